@@ -1,0 +1,1 @@
+//! Runnable examples for `state-core`; see the `*.rs` programs beside this crate.

@@ -1,0 +1,29 @@
+//! Everything generated code names, behind one hidden path, so user crates
+//! need no dependency but `state-core` and generated code never relies on
+//! the user's imports or prelude. Not a public API.
+
+pub use ::core::clone::Clone;
+pub use ::core::cmp::PartialEq;
+pub use ::core::convert::Into;
+pub use ::core::default::Default;
+pub use ::core::fmt::Debug;
+pub use ::core::option::Option::{self, None, Some};
+pub use ::core::result::Result::{self, Err, Ok};
+pub use ::std::boxed::Box;
+pub use ::std::vec::Vec;
+
+pub use ::serde;
+pub use ::serde::de::MapAccess;
+pub use ::serde::ser::SerializeMap;
+pub use ::serde::{Deserialize, Deserializer, Serialize, Serializer};
+pub use ::serde_json;
+
+pub use crate::error::StateError;
+pub use crate::reducer;
+pub use crate::reducer::Reducer;
+pub use crate::runtime::apply::{Plan, commit, stage};
+pub use crate::runtime::pending::{More, merge_field, more_mut, set_overwrite, set_update};
+pub use crate::runtime::serde_delta::{
+    DecodeDelta, decode_reduced, decode_replace, deserialize_delta, serialize_slot, unknown_field,
+};
+pub use crate::state::{Delta, State};

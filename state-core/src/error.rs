@@ -1,0 +1,167 @@
+//! The errors of this crate: [`StateError`] for whole-state operations and
+//! [`ReduceError`] for a single reducer.
+
+use std::fmt;
+
+/// Why a state operation failed. Every variant names the field (or dotted
+/// path) it concerns; on any error the state is left exactly as it was.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StateError {
+    /// A key that is not a field of the state.
+    #[error("unknown field \"{field}\"{}", Suggestion(.suggestion.as_deref()))]
+    UnknownField {
+        /// The key as given.
+        field: String,
+        /// The nearest real field name, when one is close.
+        suggestion: Option<String>,
+    },
+    /// Two writes to a last-write-wins field in one step (LangGraph's
+    /// `InvalidUpdateError` for a key without a reducer).
+    #[error("concurrent writes to \"{field}\" in one step; give the field a reducer")]
+    ConcurrentWrite {
+        /// The field written twice.
+        field: String,
+    },
+    /// Two overwrites of one field in one step.
+    #[error(
+        "concurrent overwrites of \"{field}\" in one step; only one overwrite per step is allowed"
+    )]
+    ConcurrentOverwrite {
+        /// The field overwritten twice.
+        field: String,
+    },
+    /// A field's reducer refused an update.
+    #[error("field \"{field}\": {source}")]
+    Reduce {
+        /// The field whose reducer failed.
+        field: String,
+        /// What the reducer said.
+        source: ReduceError,
+    },
+    /// A value of the wrong shape for a field.
+    #[error("field \"{field}\": expected {expected}, got {got}")]
+    Type {
+        /// The field (or dotted path).
+        field: String,
+        /// What the field accepts.
+        expected: String,
+        /// What was given, described briefly.
+        got: String,
+    },
+    /// A state or delta given as JSON that is not a JSON object.
+    #[error("expected a JSON object of fields, got {got}")]
+    NotAnObject {
+        /// What was given, described briefly.
+        got: String,
+    },
+}
+
+/// Renders ` (did you mean "x"?)` when there is a suggestion.
+struct Suggestion<'a>(Option<&'a str>);
+
+impl fmt::Display for Suggestion<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(name) => write!(f, " (did you mean \"{name}\"?)"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl StateError {
+    /// An [`StateError::UnknownField`] for `field`, suggesting the closest of
+    /// `known` when it is close enough to be a likely typo.
+    pub fn unknown_field(field: &str, known: &[&str]) -> Self {
+        StateError::UnknownField {
+            field: field.to_owned(),
+            suggestion: closest(field, known).map(str::to_owned),
+        }
+    }
+
+    /// The field (or dotted path) this error is about, when it names one.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            StateError::UnknownField { field, .. }
+            | StateError::ConcurrentWrite { field }
+            | StateError::ConcurrentOverwrite { field }
+            | StateError::Reduce { field, .. }
+            | StateError::Type { field, .. } => Some(field),
+            StateError::NotAnObject { .. } => None,
+        }
+    }
+}
+
+/// The name in `known` nearest to `name`, if it is a plausible typo of it.
+pub(crate) fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+    known
+        .iter()
+        .map(|k| (strsim::jaro_winkler(name, k), *k))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
+}
+
+/// Why a reducer refused an update. The target is unchanged when a reducer
+/// returns one of these.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReduceError {
+    /// A removal named a message id that is not in the history (LangGraph:
+    /// `Attempting to delete a message with an ID that doesn't exist`).
+    #[error("cannot remove message \"{id}\": no message has that id")]
+    MissingMessageId {
+        /// The id that was not found.
+        id: String,
+    },
+    /// A custom reducer's own error, rendered with `Display`.
+    #[error("{0}")]
+    Custom(String),
+}
+
+impl ReduceError {
+    /// A [`ReduceError::Custom`] from any displayable error.
+    pub fn custom(error: impl fmt::Display) -> Self {
+        ReduceError::Custom(error.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_field_suggests_nearest_name() {
+        let err = StateError::unknown_field("nxt", &["messages", "next", "error"]);
+        assert_eq!(
+            err.to_string(),
+            r#"unknown field "nxt" (did you mean "next"?)"#
+        );
+        assert_eq!(err.field(), Some("nxt"));
+    }
+
+    #[test]
+    fn unknown_field_without_close_name_has_no_suggestion() {
+        let err = StateError::unknown_field("zzzz", &["messages", "next"]);
+        assert_eq!(err.to_string(), r#"unknown field "zzzz""#);
+    }
+
+    #[test]
+    fn messages_name_the_field() {
+        let err = StateError::ConcurrentWrite {
+            field: "next".into(),
+        };
+        assert_eq!(
+            err.to_string(),
+            r#"concurrent writes to "next" in one step; give the field a reducer"#
+        );
+        let err = StateError::Reduce {
+            field: "messages".into(),
+            source: ReduceError::MissingMessageId { id: "9".into() },
+        };
+        assert_eq!(
+            err.to_string(),
+            r#"field "messages": cannot remove message "9": no message has that id"#
+        );
+    }
+}

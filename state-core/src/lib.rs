@@ -1,0 +1,16 @@
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod error;
+pub mod reducer;
+mod runtime;
+pub mod state;
+
+#[doc(hidden)]
+pub mod __private;
+
+pub use error::{ReduceError, StateError};
+pub use reducer::Reducer;
+pub use state::{Delta, State};
+pub use state_derive::AgentState;

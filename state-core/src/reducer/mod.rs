@@ -1,0 +1,96 @@
+//! How a field folds the updates written to it: the [`Reducer`] trait and the
+//! built-in reducers.
+//!
+//! Every built-in is available twice: as a plain function you can call on
+//! any value (`append(&mut v, more)`), and as a unit struct implementing
+//! [`Reducer`] that `#[derive(AgentState)]` uses (`#[reducer(append)]`).
+//! Any function `fn(&mut T, T)` or `fn(&mut T, T) -> Result<(), E>` is a
+//! reducer too (`#[reducer(with = my_fn)]`).
+
+mod append;
+mod append_by_id;
+mod custom;
+mod merge;
+mod replace;
+mod writes;
+
+pub use append::{Append, append};
+pub use append_by_id::{AppendById, HasId, append_by_id};
+pub use custom::ReduceOutcome;
+pub use merge::{Merge, MergeMap, merge};
+pub use replace::{Replace, replace};
+pub use writes::{Fold, Staged, Writes};
+
+use crate::error::ReduceError;
+
+/// A rule for folding updates into a field of type `T`, as LangGraph's
+/// `Annotated[T, reducer]`.
+///
+/// Reduction is two-phase so that a whole state update can be atomic:
+/// [`check`](Reducer::check) (or [`stage`](Reducer::stage)) finds every
+/// error without touching the target, then [`apply`](Reducer::apply) (or
+/// [`commit`](Reducer::commit)) cannot fail. Implement `apply`, plus `check`
+/// if some updates can be refused, plus `fold` if two updates written in
+/// one step can be combined into one.
+///
+/// ```
+/// use state_core::reducer::{Reducer, Append};
+///
+/// let mut log = vec!["a".to_string()];
+/// Append.reduce(&mut log, vec!["b".to_string()]).unwrap();
+/// assert_eq!(log, ["a", "b"]);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "the reducer `{Self}` cannot reduce a field of type `{T}`",
+    label = "this field's type does not fit its reducer",
+    note = "`replace` fits any type; `append` needs a collection (Vec, VecDeque, HashSet, ...); \
+            `merge` needs a map (HashMap, BTreeMap, IndexMap, serde_json::Map); \
+            `append_by_id` needs a Vec of items implementing `HasId`; \
+            `add_messages` needs `Messages` or a Vec of `MessageLike` items; \
+            `with = f` needs `fn(&mut T, T)` or `fn(&mut T, T) -> Result<(), E>`"
+)]
+pub trait Reducer<T> {
+    /// What a node writes to a field with this reducer.
+    type Update;
+
+    /// Reduces one update whose [`check`](Reducer::check) passed. Cannot fail.
+    fn apply(&self, target: &mut T, update: Self::Update);
+
+    /// Checks, without changing `target`, that `writes` can be reduced into
+    /// it one after another. The default accepts everything.
+    fn check(&self, target: &T, writes: &Writes<Self::Update>) -> Result<(), ReduceError> {
+        let _ = (target, writes);
+        Ok(())
+    }
+
+    /// Combines two updates written in the same step into one with the same
+    /// effect, when that is possible exactly. The default keeps both.
+    fn fold(&self, first: Self::Update, second: Self::Update) -> Fold<Self::Update> {
+        Fold::Both(first, second)
+    }
+
+    /// Phase one of an atomic update: everything that can fail. The default
+    /// runs [`check`](Reducer::check) and keeps the writes for
+    /// [`commit`](Reducer::commit).
+    fn stage(
+        &self,
+        target: &T,
+        writes: Writes<Self::Update>,
+    ) -> Result<Staged<T, Self::Update>, ReduceError> {
+        self.check(target, &writes)?;
+        Ok(Staged::writes(writes))
+    }
+
+    /// Phase two of an atomic update: applies what [`stage`](Reducer::stage)
+    /// accepted. Cannot fail.
+    fn commit(&self, target: &mut T, staged: Staged<T, Self::Update>) {
+        staged.commit(target, |target, update| self.apply(target, update));
+    }
+
+    /// Reduces one update, all-or-nothing: on error `target` is unchanged.
+    fn reduce(&self, target: &mut T, update: Self::Update) -> Result<(), ReduceError> {
+        let staged = self.stage(target, Writes::one(update))?;
+        self.commit(target, staged);
+        Ok(())
+    }
+}

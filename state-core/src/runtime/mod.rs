@@ -1,0 +1,6 @@
+//! The runtime that generated code calls. Keeping the logic here, in
+//! ordinary tested Rust, keeps each expansion thin.
+
+pub mod apply;
+pub mod pending;
+pub mod serde_delta;

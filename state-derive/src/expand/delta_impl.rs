@@ -1,0 +1,69 @@
+//! `impl Delta`: `is_empty`, `fields` and `merge` (two deltas of one step).
+
+use super::{key, local, private, project, reducer_value};
+use crate::model::Model;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+pub fn impl_delta(model: &Model) -> TokenStream {
+    let p = private(model);
+    let Model {
+        generics,
+        delta,
+        more,
+        ..
+    } = model;
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
+    let keys = model.fields.iter().map(key).collect::<Vec<_>>();
+    let writes = local_names("w", model);
+    let rare = local_names("m", model);
+
+    let merges = model.fields.iter().enumerate().map(|(i, field)| {
+        let name = &field.ident;
+        let key = key(field);
+        let reducer = reducer_value(model, field);
+        let project = project(model, field);
+        let (w, m) = (&writes[i], &rare[i]);
+        quote! {
+            #p::merge_field(&#reducer, #key, &mut self.#name, &mut self.__more, #project, #w, #m)?;
+        }
+    });
+
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #p::Delta for #delta #ty_generics #where_clause {
+            fn is_empty(&self) -> bool {
+                #(self.#names.is_none() &&)*
+                self.__more.as_deref().is_none_or(|__m| true #(&& !__m.#names.has_overwrite())*)
+            }
+
+            fn fields(&self) -> #p::Vec<&'static str> {
+                let mut __out = #p::Vec::new();
+                let __more = self.__more.as_deref();
+                #(
+                    if self.#names.is_some() || __more.is_some_and(|__m| __m.#names.has_overwrite()) {
+                        __out.push(#keys);
+                    }
+                )*
+                __out
+            }
+
+            fn merge(mut self, other: Self) -> #p::Result<Self, #p::StateError> {
+                let #delta { #(#names: #writes,)* __more: __other_more } = other;
+                #(let mut #rare = #p::None;)*
+                if let #p::Some(__boxed) = __other_more {
+                    let #more { #(#names,)* } = *__boxed;
+                    #(#rare = #p::Some(#names);)*
+                }
+                #(#merges)*
+                #p::Ok(self)
+            }
+        }
+    }
+}
+
+/// `__w0, __w1, ...`: one local per field.
+pub fn local_names(prefix: &str, model: &Model) -> Vec<syn::Ident> {
+    (0..model.fields.len()).map(|i| local(prefix, i)).collect()
+}

@@ -1,0 +1,1 @@
+//! Integration tests for `state-core`; the tests are under `tests/`.
