@@ -49,6 +49,23 @@ pub enum StateError {
         /// What was given, described briefly.
         got: String,
     },
+    /// A dotted path that does not lead anywhere inside a field's value.
+    #[error("path \"{path}\": {reason}")]
+    Path {
+        /// The whole dotted path as given.
+        path: String,
+        /// Why it could not be followed.
+        reason: String,
+    },
+    /// A field whose value cannot be written as JSON (e.g. a map with
+    /// non-string keys).
+    #[error("field \"{field}\": cannot be written as JSON: {message}")]
+    Serialize {
+        /// The field.
+        field: String,
+        /// serde's explanation.
+        message: String,
+    },
     /// A state or delta given as JSON that is not a JSON object.
     #[error("expected a JSON object of fields, got {got}")]
     NotAnObject {
@@ -86,7 +103,9 @@ impl StateError {
             | StateError::ConcurrentWrite { field }
             | StateError::ConcurrentOverwrite { field }
             | StateError::Reduce { field, .. }
-            | StateError::Type { field, .. } => Some(field),
+            | StateError::Type { field, .. }
+            | StateError::Serialize { field, .. } => Some(field),
+            StateError::Path { path, .. } => Some(path),
             StateError::NotAnObject { .. } => None,
         }
     }

@@ -5,6 +5,9 @@ mod attrs;
 mod expand;
 mod model;
 
+#[cfg(test)]
+mod snapshot_tests;
+
 use proc_macro::TokenStream;
 
 /// Derives `state_core::State` for a struct, with its `{Name}Delta` partial

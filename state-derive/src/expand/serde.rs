@@ -86,10 +86,9 @@ fn bounds(model: &Model, bound: TokenStream) -> TokenStream {
         let ty = &field.ty;
         let update = update_type(model, field);
         let span = ty.span();
-        [
-            quote_spanned!(span=> #ty: #bound),
-            quote_spanned!(span=> #update: #bound),
-        ]
+        let update_bound =
+            (!field.reducer.is_replace()).then(|| quote_spanned!(span=> #update: #bound));
+        std::iter::once(quote_spanned!(span=> #ty: #bound)).chain(update_bound)
     });
     quote!(where #(#existing,)* #(#extra,)*)
 }

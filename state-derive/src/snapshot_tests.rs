@@ -1,0 +1,101 @@
+//! Pretty-printed expansions of representative inputs, pinned with insta:
+//! any change to generated code shows up as a snapshot diff to review.
+
+use crate::expand;
+
+fn expand_pretty(input: proc_macro2::TokenStream) -> String {
+    let input: syn::DeriveInput = syn::parse2(input).expect("test input parses");
+    let output = expand::derive(&input);
+    let file: syn::File = syn::parse2(output).expect("expansion is valid Rust");
+    prettyplease::unparse(&file)
+}
+
+#[test]
+fn every_reducer() {
+    insta::assert_snapshot!(expand_pretty(quote::quote! {
+        pub struct ChatState {
+            /// Conversation history.
+            #[reducer(add_messages)]
+            pub messages: Messages,
+            #[reducer(append)]
+            pub transcript: Vec<String>,
+            #[reducer(merge)]
+            pub diagnostics: BTreeMap<String, f64>,
+            #[reducer(append_by_id)]
+            pub findings: Vec<Finding>,
+            #[reducer(with = keep_max)]
+            pub best_score: i64,
+            #[reducer(with = Tally, update = u32)]
+            pub tally: Vec<u32>,
+            pub next: String,
+        }
+    }));
+}
+
+#[test]
+fn scopes_and_defaults() {
+    insta::assert_snapshot!(expand_pretty(quote::quote! {
+        struct Turn {
+            #[scope(turn)]
+            #[default("supervisor")]
+            next: String,
+            #[scope(turn)]
+            #[default(3)]
+            retries: u32,
+            #[scope(persistent)]
+            #[default(vec![1, 2])]
+            kept: Vec<u8>,
+            error: Option<String>,
+        }
+    }));
+}
+
+#[test]
+fn struct_scope_turn_and_renamed_delta() {
+    insta::assert_snapshot!(expand_pretty(quote::quote! {
+        #[state(scope = turn, delta = "Update")]
+        pub(crate) struct Execution {
+            task: String,
+            #[scope(persistent)]
+            #[reducer(merge)]
+            context: HashMap<String, Value>,
+        }
+    }));
+}
+
+#[test]
+fn generics_and_where_clause() {
+    insta::assert_snapshot!(expand_pretty(quote::quote! {
+        pub struct Generic<T: Clone, U>
+        where
+            U: Default,
+        {
+            #[reducer(append)]
+            pub items: Vec<T>,
+            pub current: U,
+        }
+    }));
+}
+
+#[test]
+fn custom_crate_path() {
+    insta::assert_snapshot!(expand_pretty(quote::quote! {
+        #[state(crate = "my_framework::state")]
+        pub struct Reexported {
+            #[reducer(append)]
+            pub log: Vec<String>,
+        }
+    }));
+}
+
+#[test]
+fn invalid_input_emits_errors_and_stubs() {
+    insta::assert_snapshot!(expand_pretty(quote::quote! {
+        pub struct Broken {
+            #[reducer(add_mesages)]
+            pub messages: Messages,
+            #[scope(weekly)]
+            pub next: String,
+        }
+    }));
+}
