@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 pub mod error;
+pub mod messages;
 pub mod reducer;
 mod runtime;
 pub mod state;
@@ -11,6 +12,9 @@ pub mod state;
 pub mod __private;
 
 pub use error::{ReduceError, StateError};
+pub use messages::{
+    Content, Message, MessageKind, MessageLike, Messages, REMOVE_ALL_MESSAGES, ToolCall,
+};
 pub use reducer::Reducer;
 pub use state::{Delta, State};
 pub use state_derive::AgentState;

@@ -21,6 +21,8 @@ pub use merge::{Merge, MergeMap, merge};
 pub use replace::{Replace, replace};
 pub use writes::{Fold, Staged, Writes};
 
+pub use crate::messages::{AddMessages, add_messages};
+
 use crate::error::ReduceError;
 
 /// A rule for folding updates into a field of type `T`, as LangGraph's

@@ -32,10 +32,10 @@ impl<T, U> More<T, U> {
 }
 
 /// Finds the out-of-line part of one field, creating the box on first use.
-pub fn more_mut<'a, C: Default, T, U>(
-    more: &'a mut Option<Box<C>>,
+pub fn more_mut<C: Default, T, U>(
+    more: &mut Option<Box<C>>,
     project: fn(&mut C) -> &mut More<T, U>,
-) -> &'a mut More<T, U> {
+) -> &mut More<T, U> {
     project(more.get_or_insert_with(Box::default))
 }
 
