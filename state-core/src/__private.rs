@@ -18,12 +18,22 @@ pub use ::serde::ser::SerializeMap;
 pub use ::serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub use ::serde_json;
 
+pub use ::core::any::Any;
+pub use ::core::iter::Iterator;
+pub use ::std::string::String;
+
+pub use crate::dynamic::{from_json, split_path, to_json};
 pub use crate::error::StateError;
 pub use crate::reducer;
 pub use crate::reducer::Reducer;
+pub use crate::runtime::access::{Field, FieldMut, ViaJson, ViaJsonMut, ViaState, ViaStateMut};
 pub use crate::runtime::apply::{Plan, commit, stage};
 pub use crate::runtime::pending::{More, merge_field, more_mut, set_overwrite, set_update};
 pub use crate::runtime::serde_delta::{
-    DecodeDelta, decode_reduced, decode_replace, deserialize_delta, serialize_slot, unknown_field,
+    DecodeDelta, decode_reduced, decode_replace, delta_from_json, deserialize_delta,
+    serialize_slot, unknown_field,
 };
+pub use crate::runtime::state_serde::erased::Field as ErasedField;
+pub use crate::runtime::state_serde::{deserialize_state, state_to_json};
+pub use crate::schema::{FieldInfo, Schema, Scope};
 pub use crate::state::{Delta, State};

@@ -2,10 +2,12 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod dynamic;
 pub mod error;
 pub mod messages;
 pub mod reducer;
 mod runtime;
+pub mod schema;
 pub mod state;
 
 #[doc(hidden)]
@@ -16,5 +18,6 @@ pub use messages::{
     Content, Message, MessageKind, MessageLike, Messages, REMOVE_ALL_MESSAGES, ToolCall,
 };
 pub use reducer::Reducer;
+pub use schema::{FieldInfo, Schema, Scope};
 pub use state::{Delta, State};
 pub use state_derive::AgentState;

@@ -1,7 +1,11 @@
 //! The two traits `#[derive(AgentState)]` implements: [`State`] for the
 //! struct and [`Delta`] for its generated partial update.
 
+use crate::dynamic::{describe, split_path};
 use crate::error::StateError;
+use crate::schema::Schema;
+use serde_json::Value;
+use std::any::Any;
 
 /// An agent's state: one struct whose fields each say how updates merge.
 ///
@@ -40,6 +44,81 @@ pub trait State: Default {
     /// Starts a new turn: every turn-scoped field goes back to its default;
     /// persistent fields are untouched.
     fn begin_turn(&mut self);
+
+    /// The value at `key` as JSON. Keys are field names; a dotted path
+    /// (`progress.turn_count`, `diagnostics.latency`) reaches into a nested
+    /// state or into a field's JSON value.
+    fn get(&self, key: &str) -> Result<Value, StateError>;
+
+    /// Replaces the value at `key`, bypassing the field's reducer. The value
+    /// is checked against the field's type; on error nothing changes.
+    fn set(&mut self, key: &str, value: Value) -> Result<(), StateError>;
+
+    /// Applies a JSON object `{field: update}` through the reducers, exactly
+    /// as the typed delta would be (LangGraph-style updates from another
+    /// service included). Everything is decoded before anything is applied,
+    /// so on error the state is unchanged.
+    fn apply_json(&mut self, delta: Value) -> Result<(), StateError> {
+        let delta = Self::Delta::from_json(delta)?;
+        self.apply(delta)
+    }
+
+    /// The whole state as a JSON object, fields in declaration order. A
+    /// field whose value has no JSON form (a map with non-string keys, say)
+    /// is written as `null`; `serde_json::to_value(&state)` reports it instead.
+    fn to_json(&self) -> Value;
+
+    /// A state from a JSON object: missing fields take their defaults;
+    /// unknown fields and values of the wrong type are errors.
+    fn from_json(value: Value) -> Result<Self, StateError> {
+        let Value::Object(object) = value else {
+            return Err(StateError::NotAnObject {
+                got: describe(&value),
+            });
+        };
+        let mut state = Self::default();
+        for (key, value) in object {
+            if key.contains('.') || !Self::keys().contains(&key.as_str()) {
+                return Err(StateError::unknown_field(&key, Self::keys()));
+            }
+            state.set(&key, value)?;
+        }
+        Ok(state)
+    }
+
+    /// The field names, in declaration order.
+    fn keys() -> &'static [&'static str];
+
+    /// The fields' names, types, reducers, scopes, defaults and docs.
+    fn schema() -> &'static Schema;
+
+    /// Whether `key` (a field name or dotted path) names a value.
+    fn contains_key(&self, key: &str) -> bool {
+        match split_path(key) {
+            (head, None) => Self::keys().contains(&head),
+            _ => self.get(key).is_ok(),
+        }
+    }
+
+    /// The field at `key` as `&T`, without JSON; `None` if there is no such
+    /// field or it is not a `T`.
+    fn field_ref<T: Any>(&self, key: &str) -> Option<&T> {
+        self.field_any(key)?.downcast_ref()
+    }
+
+    /// The field at `key` as `&mut T`, without JSON; `None` if there is no
+    /// such field or it is not a `T`. Writes through it bypass the reducer.
+    fn field_mut<T: Any>(&mut self, key: &str) -> Option<&mut T> {
+        self.field_any_mut(key)?.downcast_mut()
+    }
+
+    /// The field at `key`, type-erased. Used by [`State::field_ref`].
+    #[doc(hidden)]
+    fn field_any(&self, key: &str) -> Option<&dyn Any>;
+
+    /// The field at `key`, type-erased. Used by [`State::field_mut`].
+    #[doc(hidden)]
+    fn field_any_mut(&mut self, key: &str) -> Option<&mut dyn Any>;
 }
 
 /// A partial update of a [`State`]: what one node writes.
@@ -55,4 +134,9 @@ pub trait Delta: Default {
     /// Two writes to a `replace` field are a [`StateError::ConcurrentWrite`];
     /// two overwrites of one field are a [`StateError::ConcurrentOverwrite`].
     fn merge(self, other: Self) -> Result<Self, StateError>;
+
+    /// A delta from a JSON object `{field: update}`; a reducer field also
+    /// accepts `{"__overwrite__": value}`. Unknown keys are an error with a
+    /// did-you-mean; a value of the wrong type names the field.
+    fn from_json(value: Value) -> Result<Self, StateError>;
 }

@@ -104,6 +104,16 @@ fn set_once<T>(
     }
 }
 
+/// All `///` lines of `attrs`, joined with `\n`.
+pub fn doc_text(attrs: &[syn::Attribute]) -> String {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(doc_line)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn doc_line(attr: &syn::Attribute) -> Option<String> {
     let syn::Meta::NameValue(nv) = &attr.meta else {
         return None;

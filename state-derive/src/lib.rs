@@ -4,6 +4,7 @@
 mod attrs;
 mod expand;
 mod model;
+mod text;
 
 #[cfg(test)]
 mod snapshot_tests;

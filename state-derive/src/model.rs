@@ -18,6 +18,8 @@ pub struct Model {
     /// The hidden companion type holding a delta's rare writes.
     pub more: syn::Ident,
     pub fields: Vec<Field>,
+    /// The struct's doc comment, lines joined with `\n`.
+    pub docs: String,
 }
 
 /// One field of the state.
@@ -100,7 +102,7 @@ impl Reducer {
 }
 
 #[derive(FromDeriveInput)]
-#[darling(attributes(state), forward_attrs(derive))]
+#[darling(attributes(state), forward_attrs(derive, doc))]
 struct RawState {
     ident: syn::Ident,
     vis: syn::Visibility,
@@ -178,6 +180,7 @@ impl Model {
             .unwrap_or_else(|| quote::format_ident!("{}Delta", raw.ident));
         let more = quote::format_ident!("__{}More", delta);
         let krate = raw.krate.unwrap_or_else(|| syn::parse_quote!(::state_core));
+        let docs = attrs::doc_text(&raw.attrs);
         errors.finish_with(Model {
             ident: raw.ident,
             vis: raw.vis,
@@ -186,6 +189,7 @@ impl Model {
             delta,
             more,
             fields,
+            docs,
         })
     }
 }

@@ -2,7 +2,6 @@
 //! every path it emits is absolute.
 #![no_implicit_prelude]
 
-
 extern crate std;
 
 use ::state_core::{AgentState, State};

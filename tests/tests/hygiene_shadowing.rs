@@ -30,7 +30,11 @@ pub struct Shadowed {
 fn derive_ignores_shadowing_items() {
     let mut state = <Shadowed as std::default::Default>::default();
     state
-        .apply(Shadowed::delta().items(vec!["a".to_owned()]).note(std::option::Option::Some(1)))
+        .apply(
+            Shadowed::delta()
+                .items(vec!["a".to_owned()])
+                .note(std::option::Option::Some(1)),
+        )
         .unwrap();
     assert_eq!(state.items, ["a"]);
     assert_eq!(state.note, std::option::Option::Some(1));

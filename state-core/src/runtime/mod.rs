@@ -1,6 +1,8 @@
 //! The runtime that generated code calls. Keeping the logic here, in
 //! ordinary tested Rust, keeps each expansion thin.
 
+pub mod access;
 pub mod apply;
 pub mod pending;
 pub mod serde_delta;
+pub mod state_serde;

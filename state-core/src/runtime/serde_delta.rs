@@ -2,32 +2,45 @@
 //! with `{"__overwrite__": value}` (or LangGraph's `{"type":
 //! "__overwrite__", "value": value}`) replacing a reducer field wholesale.
 
-use super::pending::{More, more_mut};
+use super::pending::{More, set_overwrite, set_update};
+use crate::dynamic::{describe, from_json};
 use crate::error::StateError;
 use serde::de::{self, DeserializeOwned, MapAccess, Visitor};
 use serde::ser::{self, SerializeMap};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserializer, Serialize};
+use serde_json::Value;
 use std::fmt;
 use std::marker::PhantomData;
 
 /// The key LangGraph uses to mark an overwrite.
 pub const OVERWRITE_KEY: &str = "__overwrite__";
 
-/// Implemented by generated deltas: decodes the value of one key.
+/// Implemented by generated deltas: decodes the JSON value of one key.
 pub trait DecodeDelta: Default {
     /// The field names, in declaration order.
     const FIELDS: &'static [&'static str];
 
-    /// Reads the value of `key` from `map` into the matching slot.
-    fn decode_field<'de, A: MapAccess<'de>>(
-        &mut self,
-        key: &str,
-        map: &mut A,
-    ) -> Result<(), A::Error>;
+    /// Reads `value` into the slot of `key`.
+    fn decode_field(&mut self, key: &str, value: Value) -> Result<(), StateError>;
 }
 
-/// Deserializes a generated delta from a map, rejecting unknown and
-/// repeated keys.
+/// A delta from a JSON object, every key decoded before returning.
+pub fn delta_from_json<T: DecodeDelta>(value: Value) -> Result<T, StateError> {
+    let Value::Object(object) = value else {
+        return Err(StateError::NotAnObject {
+            got: describe(&value),
+        });
+    };
+    let mut delta = T::default();
+    for (key, value) in object {
+        delta.decode_field(&key, value)?;
+    }
+    Ok(delta)
+}
+
+/// Deserializes a generated delta from any self-describing format: the map
+/// is read into JSON values first (a repeated key is an error), then decoded
+/// as [`delta_from_json`] does.
 pub fn deserialize_delta<'de, D, T>(deserializer: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
@@ -47,113 +60,65 @@ impl<'de, T: DecodeDelta> Visitor<'de> for DeltaVisitor<T> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
         let mut delta = T::default();
-        while let Some(key) = map.next_key::<KeyBuf<'de>>()? {
-            delta.decode_field(key.as_str(), &mut map)?;
+        let mut seen: Vec<String> = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if seen.contains(&key) {
+                return Err(de::Error::custom(format_args!(
+                    "field \"{key}\" is written twice in one delta"
+                )));
+            }
+            let value = map.next_value::<Value>()?;
+            delta.decode_field(&key, value).map_err(de::Error::custom)?;
+            seen.push(key);
         }
         Ok(delta)
     }
 }
 
-/// A map key, borrowed from the input when the format allows.
-enum KeyBuf<'de> {
-    Borrowed(&'de str),
-    Owned(String),
-}
-
-impl KeyBuf<'_> {
-    fn as_str(&self) -> &str {
-        match self {
-            KeyBuf::Borrowed(s) => s,
-            KeyBuf::Owned(s) => s,
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for KeyBuf<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = KeyBuf<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a field name")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(KeyBuf::Borrowed(v))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(KeyBuf::Owned(v.to_owned()))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(KeyBuf::Owned(v))
-            }
-        }
-        d.deserialize_str(KeyVisitor)
-    }
-}
-
 /// The error for a key that is not a field, with a did-you-mean.
-pub fn unknown_field<E: de::Error>(key: &str, fields: &[&str]) -> E {
-    E::custom(StateError::unknown_field(key, fields))
-}
-
-fn duplicate<E: de::Error>(field: &str) -> E {
-    E::custom(format_args!(
-        "field \"{field}\" is written twice in one delta"
-    ))
-}
-
-fn in_field<E: de::Error>(field: &str, error: impl fmt::Display) -> E {
-    E::custom(format_args!("field \"{field}\": {error}"))
+pub fn unknown_field(key: &str, fields: &[&str]) -> StateError {
+    StateError::unknown_field(key, fields)
 }
 
 /// Reads a last-write-wins field's update. A present key always becomes
 /// `Some(update)`: for an `Option` field, `null` is `Some(None)` (clear it).
-pub fn decode_replace<'de, A, U>(
-    map: &mut A,
+pub fn decode_replace<U: DeserializeOwned>(
     field: &str,
+    ty: &'static str,
     slot: &mut Option<U>,
-) -> Result<(), A::Error>
-where
-    A: MapAccess<'de>,
-    U: Deserialize<'de>,
-{
-    if slot.is_some() {
-        return Err(duplicate(field));
-    }
-    let value = map
-        .next_value::<U>()
-        .map_err(|e| in_field::<A::Error>(field, e))?;
-    *slot = Some(value);
+    value: Value,
+) -> Result<(), StateError> {
+    *slot = Some(from_json(field, ty, value)?);
     Ok(())
 }
 
 /// Reads a reducer field's update, or an overwrite of the whole field.
-pub fn decode_reduced<'de, A, C, T, U>(
-    map: &mut A,
+pub fn decode_reduced<C, T, U>(
     field: &str,
+    (ty, update_ty, one_or_many): (&'static str, &'static str, bool),
     slot: &mut Option<U>,
     more: &mut Option<Box<C>>,
     project: fn(&mut C) -> &mut More<T, U>,
-) -> Result<(), A::Error>
+    value: Value,
+) -> Result<(), StateError>
 where
-    A: MapAccess<'de>,
     C: Default,
     T: DeserializeOwned,
     U: DeserializeOwned,
 {
-    let written = slot.is_some() || more.as_mut().is_some_and(|m| project(m).has_overwrite());
-    if written {
-        return Err(duplicate(field));
-    }
-    let value = map.next_value::<serde_json::Value>()?;
     match split_overwrite(value) {
         Ok(inner) => {
-            let value = T::deserialize(inner).map_err(|e| in_field::<A::Error>(field, e))?;
-            more_mut(more, project).overwrite = Some(value);
+            let value = from_json(field, ty, inner)?;
+            set_overwrite(slot, more, project, value);
         }
         Err(plain) => {
-            let value = U::deserialize(plain).map_err(|e| in_field::<A::Error>(field, e))?;
-            *slot = Some(value);
+            let plain = match plain {
+                Value::Array(_) => plain,
+                single if one_or_many => Value::Array(vec![single]),
+                other => other,
+            };
+            let value = from_json(field, update_ty, plain)?;
+            set_update(slot, more, project, value);
         }
     }
     Ok(())

@@ -3,7 +3,7 @@
 
 use super::delta_impl::local_names;
 use super::turn::begin_turn;
-use super::{key, private, reducer_value};
+use super::{SerdeBound, access, bounds, key, private, reducer_value, schema};
 use crate::model::Model;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -17,7 +17,10 @@ pub fn impl_state(model: &Model) -> TokenStream {
         more,
         ..
     } = model;
-    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let (impl_generics, ty_generics, _) = generics.split_for_impl();
+    let where_clause = bounds(model, SerdeBound::State);
+    let access = access::methods(model);
+    let schema = schema::method(model);
     let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
     let writes = local_names("w", model);
     let rare = local_names("m", model);
@@ -48,6 +51,8 @@ pub fn impl_state(model: &Model) -> TokenStream {
             }
 
             #begin_turn
+            #access
+            #schema
         }
     }
 }

@@ -1,6 +1,6 @@
 //! `impl Delta`: `is_empty`, `fields` and `merge` (two deltas of one step).
 
-use super::{key, local, private, project, reducer_value};
+use super::{SerdeBound, bounds, key, local, private, project, reducer_value};
 use crate::model::Model;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -13,7 +13,8 @@ pub fn impl_delta(model: &Model) -> TokenStream {
         more,
         ..
     } = model;
-    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let (impl_generics, ty_generics, _) = generics.split_for_impl();
+    let where_clause = bounds(model, SerdeBound::Deserialize);
     let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
     let keys = model.fields.iter().map(key).collect::<Vec<_>>();
     let writes = local_names("w", model);
@@ -58,6 +59,10 @@ pub fn impl_delta(model: &Model) -> TokenStream {
                 }
                 #(#merges)*
                 #p::Ok(self)
+            }
+
+            fn from_json(value: #p::serde_json::Value) -> #p::Result<Self, #p::StateError> {
+                #p::delta_from_json(value)
             }
         }
     }

@@ -1,10 +1,12 @@
 //! Code generation from a validated [`Model`]: one file per artifact.
 
+mod access;
 mod apply;
 mod default;
 mod delta;
 mod delta_impl;
 mod fallback;
+mod schema;
 mod serde;
 mod turn;
 
@@ -97,4 +99,45 @@ fn project(model: &Model, field: &Field) -> TokenStream {
     let (_, ty_generics, _) = model.generics.split_for_impl();
     let ident = &field.ident;
     quote!(|__m: &mut #more #ty_generics| &mut __m.#ident)
+}
+
+/// Which trait bounds an impl needs on the field and update types.
+#[derive(Clone, Copy)]
+enum SerdeBound {
+    /// `Serialize`, for the `Serialize` impls.
+    Serialize,
+    /// `DeserializeOwned`, for decoding deltas.
+    Deserialize,
+    /// Everything `impl State` uses: both serde traits, and `'static` for
+    /// the type-erased field access.
+    State,
+}
+
+/// The struct's where clause plus the bounds `kind` needs on every field
+/// type and update type, each spanned at the field so a missing impl is
+/// reported there.
+fn bounds(model: &Model, kind: SerdeBound) -> TokenStream {
+    let p = private(model);
+    let ser = quote!(#p::Serialize);
+    let de = quote!(#p::serde::de::DeserializeOwned);
+    let bound = match kind {
+        SerdeBound::Serialize => ser,
+        SerdeBound::Deserialize => de,
+        SerdeBound::State => quote!(#ser + #de + 'static),
+    };
+    let existing = model
+        .generics
+        .where_clause
+        .as_ref()
+        .map(|w| w.predicates.iter().collect::<Vec<_>>())
+        .unwrap_or_default();
+    let extra = model.fields.iter().flat_map(|field| {
+        let ty = &field.ty;
+        let span = ty.span();
+        let update = update_type(model, field);
+        let update_bound =
+            (!field.reducer.is_replace()).then(|| quote_spanned!(span=> #update: #bound));
+        std::iter::once(quote_spanned!(span=> #ty: #bound)).chain(update_bound)
+    });
+    quote!(where #(#existing,)* #(#extra,)*)
 }

@@ -1,33 +1,43 @@
-//! `Serialize` and `Deserialize` for the delta: a map of the fields it
-//! writes; an overwrite is `{"__overwrite__": value}`. Decoding dispatches
-//! on the key with a `match` and rejects unknown keys with a suggestion.
+//! `Serialize` / `Deserialize` for the delta (a map of the fields it
+//! writes; an overwrite is `{"__overwrite__": value}`) and for the state
+//! (all fields; decoding follows `State::from_json`). Decoding dispatches on
+//! the key with a `match` and rejects unknown keys with a suggestion.
 
-use super::{key, private, project, update_type};
-use crate::model::Model;
+use super::{SerdeBound, bounds, key, private, project};
+use crate::model::{Builtin, Field, Model, Reducer};
+use crate::text::type_text;
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned};
-use syn::spanned::Spanned;
+use quote::quote;
 
 pub fn impl_serde(model: &Model) -> TokenStream {
     let p = private(model);
     let Model {
-        generics, delta, ..
+        ident,
+        generics,
+        delta,
+        ..
     } = model;
     let (impl_generics, ty_generics, _) = generics.split_for_impl();
     let keys = model.fields.iter().map(key).collect::<Vec<_>>();
     let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
+    let count = model.fields.len();
 
-    let ser_where = bounds(model, quote!(#p::Serialize));
-    let de_where = bounds(model, quote!(#p::serde::de::DeserializeOwned));
+    let ser_where = bounds(model, SerdeBound::Serialize);
+    let de_where = bounds(model, SerdeBound::Deserialize);
+    let state_where = bounds(model, SerdeBound::State);
 
     let decoders = model.fields.iter().map(|field| {
         let name = &field.ident;
         let key = key(field);
+        let ty = type_text(&field.ty);
         if field.reducer.is_replace() {
-            quote!(#key => #p::decode_replace(__map, #key, &mut self.#name),)
+            quote!(#key => #p::decode_replace(#key, #ty, &mut self.#name, value),)
         } else {
+            let update = update_text(field);
             let project = project(model, field);
-            quote!(#key => #p::decode_reduced(__map, #key, &mut self.#name, &mut self.__more, #project),)
+            // LangGraph accepts one message where a list is expected.
+            let one_or_many = matches!(field.reducer, Reducer::Builtin(Builtin::AddMessages, _));
+            quote!(#key => #p::decode_reduced(#key, (#ty, #update, #one_or_many), &mut self.#name, &mut self.__more, #project, value),)
         }
     });
 
@@ -52,14 +62,14 @@ pub fn impl_serde(model: &Model) -> TokenStream {
         impl #impl_generics #p::DecodeDelta for #delta #ty_generics #de_where {
             const FIELDS: &'static [&'static str] = &[#(#keys),*];
 
-            fn decode_field<'__de, __A: #p::MapAccess<'__de>>(
+            fn decode_field(
                 &mut self,
-                __key: &str,
-                __map: &mut __A,
-            ) -> #p::Result<(), __A::Error> {
-                match __key {
+                key: &str,
+                value: #p::serde_json::Value,
+            ) -> #p::Result<(), #p::StateError> {
+                match key {
                     #(#decoders)*
-                    _ => #p::Err(#p::unknown_field(__key, <Self as #p::DecodeDelta>::FIELDS)),
+                    _ => #p::Err(#p::unknown_field(key, <Self as #p::DecodeDelta>::FIELDS)),
                 }
             }
         }
@@ -70,25 +80,33 @@ pub fn impl_serde(model: &Model) -> TokenStream {
                 #p::deserialize_delta(__deserializer)
             }
         }
+
+        #[automatically_derived]
+        impl #impl_generics #p::Serialize for #ident #ty_generics #ser_where {
+            fn serialize<__S: #p::Serializer>(&self, __serializer: __S) -> #p::Result<__S::Ok, __S::Error> {
+                let mut __map = #p::Serializer::serialize_map(__serializer, #p::Some(#count))?;
+                #(#p::SerializeMap::serialize_entry(&mut __map, #keys, &self.#names)?;)*
+                #p::SerializeMap::end(__map)
+            }
+        }
+
+        #[automatically_derived]
+        impl #de_impl_generics #p::Deserialize<'__de> for #ident #ty_generics #state_where {
+            fn deserialize<__D: #p::Deserializer<'__de>>(__deserializer: __D) -> #p::Result<Self, __D::Error> {
+                #p::deserialize_state(__deserializer)
+            }
+        }
     }
 }
 
-/// The struct's where clause plus `Type: bound` for every field type and
-/// update type, each spanned at the field so a missing impl points there.
-fn bounds(model: &Model, bound: TokenStream) -> TokenStream {
-    let existing = model
-        .generics
-        .where_clause
-        .as_ref()
-        .map(|w| w.predicates.iter().collect::<Vec<_>>())
-        .unwrap_or_default();
-    let extra = model.fields.iter().flat_map(|field| {
-        let ty = &field.ty;
-        let update = update_type(model, field);
-        let span = ty.span();
-        let update_bound =
-            (!field.reducer.is_replace()).then(|| quote_spanned!(span=> #update: #bound));
-        std::iter::once(quote_spanned!(span=> #ty: #bound)).chain(update_bound)
-    });
-    quote!(where #(#existing,)* #(#extra,)*)
+/// How errors name a field's update type.
+fn update_text(field: &Field) -> String {
+    match &field.reducer {
+        Reducer::Builtin(Builtin::AddMessages, _) => "a message or a list of messages".to_owned(),
+        Reducer::With {
+            update: Some(update),
+            ..
+        } => type_text(update),
+        _ => type_text(&field.ty),
+    }
 }

@@ -1,0 +1,159 @@
+//! Dotted-path access below a field. A field that is itself a [`State`]
+//! is entered through its own typed methods; any other field through its
+//! JSON value. Generated code picks between the two with autoref
+//! specialisation: `Field(&self.f).get_below(..)` resolves to
+//! [`ViaState`] when the field's type implements `State`, else to
+//! [`ViaJson`].
+
+use crate::dynamic::{from_json, to_json, walk, walk_mut};
+use crate::error::StateError;
+use crate::state::State;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::any::Any;
+
+/// A shared borrow of one field, for path access below it.
+pub struct Field<'a, T>(pub &'a T);
+
+/// A mutable borrow of one field, for path writes below it.
+pub struct FieldMut<'a, T>(pub &'a mut T);
+
+/// Prefixes the errors of a nested state with the outer field's path.
+fn nested_error(path: &str, rest: &str, error: StateError) -> StateError {
+    let outer = path
+        .get(..path.len().saturating_sub(rest.len()))
+        .unwrap_or("");
+    match error {
+        StateError::UnknownField { field, suggestion } => StateError::UnknownField {
+            field: format!("{outer}{field}"),
+            suggestion: suggestion.map(|s| format!("{outer}{s}")),
+        },
+        StateError::Type {
+            field,
+            expected,
+            got,
+        } => StateError::Type {
+            field: format!("{outer}{field}"),
+            expected,
+            got,
+        },
+        StateError::Path { reason, .. } => StateError::Path {
+            path: path.to_owned(),
+            reason,
+        },
+        other => other,
+    }
+}
+
+/// Path access into a field that is a nested state (preferred).
+pub trait ViaState<'a> {
+    /// `get` below this field.
+    fn get_below(self, path: &str, rest: &str) -> Result<Value, StateError>;
+    /// Typed reference below this field.
+    fn any_below(self, rest: &str) -> Option<&'a dyn Any>;
+}
+
+/// Mutable path access into a field that is a nested state (preferred).
+pub trait ViaStateMut<'a> {
+    /// `set` below this field.
+    fn set_below(self, path: &str, rest: &str, value: Value) -> Result<(), StateError>;
+    /// Typed mutable reference below this field.
+    fn any_below_mut(self, rest: &str) -> Option<&'a mut dyn Any>;
+}
+
+impl<'a, T: State> ViaState<'a> for Field<'a, T> {
+    fn get_below(self, path: &str, rest: &str) -> Result<Value, StateError> {
+        self.0.get(rest).map_err(|e| nested_error(path, rest, e))
+    }
+    fn any_below(self, rest: &str) -> Option<&'a dyn Any> {
+        self.0.field_any(rest)
+    }
+}
+
+impl<'a, T: State> ViaStateMut<'a> for FieldMut<'a, T> {
+    fn set_below(self, path: &str, rest: &str, value: Value) -> Result<(), StateError> {
+        self.0
+            .set(rest, value)
+            .map_err(|e| nested_error(path, rest, e))
+    }
+    fn any_below_mut(self, rest: &str) -> Option<&'a mut dyn Any> {
+        self.0.field_any_mut(rest)
+    }
+}
+
+/// Path access into any other field, through its JSON value (fallback).
+pub trait ViaJson<'a> {
+    /// `get` below this field.
+    fn get_below(self, path: &str, rest: &str) -> Result<Value, StateError>;
+    /// No typed access below a plain value.
+    fn any_below(self, rest: &str) -> Option<&'a dyn Any>;
+}
+
+/// Mutable path access into any other field (fallback).
+pub trait ViaJsonMut<'a> {
+    /// `set` below this field: the field's JSON value is edited and read
+    /// back, so the field changes only if the result is still valid.
+    fn set_below(self, path: &str, rest: &str, value: Value) -> Result<(), StateError>;
+    /// No typed access below a plain value.
+    fn any_below_mut(self, rest: &str) -> Option<&'a mut dyn Any>;
+}
+
+/// The field's name: `path` without `.rest`.
+fn field_of<'p>(path: &'p str, rest: &str) -> &'p str {
+    path.get(..path.len().saturating_sub(rest.len() + 1))
+        .unwrap_or(path)
+}
+
+impl<'a, T: Serialize> ViaJson<'a> for &Field<'a, T> {
+    fn get_below(self, path: &str, rest: &str) -> Result<Value, StateError> {
+        let value = to_json(field_of(path, rest), self.0)?;
+        walk(path, &value, rest).cloned()
+    }
+    fn any_below(self, _rest: &str) -> Option<&'a dyn Any> {
+        None
+    }
+}
+
+impl<'a, T: Serialize + DeserializeOwned> ViaJsonMut<'a> for &mut FieldMut<'a, T> {
+    fn set_below(self, path: &str, rest: &str, value: Value) -> Result<(), StateError> {
+        let mut json = to_json(field_of(path, rest), &*self.0)?;
+        *walk_mut(path, &mut json, rest)? = value;
+        *self.0 = from_json(path, std::any::type_name::<T>(), json)?;
+        Ok(())
+    }
+    fn any_below_mut(self, _rest: &str) -> Option<&'a mut dyn Any> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn json_fallback_reads_and_writes_below_a_map_field() {
+        let mut scores = BTreeMap::from([("a".to_string(), 1.0)]);
+        let got = Field(&scores).get_below("scores.a", "a").unwrap();
+        assert_eq!(got, json!(1.0));
+        FieldMut(&mut scores)
+            .set_below("scores.b", "b", json!(2.5))
+            .unwrap();
+        assert_eq!(scores["b"], 2.5);
+    }
+
+    #[test]
+    fn json_fallback_write_of_wrong_type_changes_nothing() {
+        let mut scores = BTreeMap::from([("a".to_string(), 1.0)]);
+        let err = FieldMut(&mut scores)
+            .set_below("scores.a", "a", json!("high"))
+            .unwrap_err();
+        assert!(
+            matches!(err, StateError::Type { ref field, .. } if field == "scores.a"),
+            "{err}"
+        );
+        assert_eq!(scores["a"], 1.0);
+    }
+}

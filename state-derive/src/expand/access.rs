@@ -1,0 +1,79 @@
+//! Dict-like access, generated as a `match` on the key (no hash map):
+//! `get`, `set`, `to_json`, `keys` and the type-erased field access behind
+//! `field_ref` / `field_mut`. A dotted path enters a nested state through
+//! its own methods, or any other field through its JSON value.
+
+use super::{key, private};
+use crate::model::Model;
+use crate::text::type_text;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+pub fn methods(model: &Model) -> TokenStream {
+    let p = private(model);
+    let keys = model.fields.iter().map(key).collect::<Vec<_>>();
+    let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
+    let types = model
+        .fields
+        .iter()
+        .map(|f| type_text(&f.ty))
+        .collect::<Vec<_>>();
+    let unknown = quote!(#p::Err(#p::unknown_field(__head, <Self as #p::State>::keys())));
+
+    quote! {
+        fn get(&self, key: &str) -> #p::Result<#p::serde_json::Value, #p::StateError> {
+            use #p::{ViaJson as _, ViaState as _};
+            match #p::split_path(key) {
+                #(
+                    (#keys, #p::None) => #p::to_json(#keys, &self.#names),
+                    (#keys, #p::Some(__rest)) => #p::Field(&self.#names).get_below(key, __rest),
+                )*
+                (__head, _) => #unknown,
+            }
+        }
+
+        fn set(&mut self, key: &str, value: #p::serde_json::Value) -> #p::Result<(), #p::StateError> {
+            use #p::{ViaJsonMut as _, ViaStateMut as _};
+            match #p::split_path(key) {
+                #(
+                    (#keys, #p::None) => {
+                        self.#names = #p::from_json(#keys, #types, value)?;
+                        #p::Ok(())
+                    }
+                    (#keys, #p::Some(__rest)) => #p::FieldMut(&mut self.#names).set_below(key, __rest, value),
+                )*
+                (__head, _) => #unknown,
+            }
+        }
+
+        fn to_json(&self) -> #p::serde_json::Value {
+            #p::state_to_json([#((#keys, &self.#names as &dyn #p::ErasedField)),*])
+        }
+
+        fn keys() -> &'static [&'static str] {
+            &[#(#keys),*]
+        }
+
+        fn field_any(&self, key: &str) -> #p::Option<&dyn #p::Any> {
+            use #p::{ViaJson as _, ViaState as _};
+            match #p::split_path(key) {
+                #(
+                    (#keys, #p::None) => #p::Some(&self.#names),
+                    (#keys, #p::Some(__rest)) => #p::Field(&self.#names).any_below(__rest),
+                )*
+                _ => #p::None,
+            }
+        }
+
+        fn field_any_mut(&mut self, key: &str) -> #p::Option<&mut dyn #p::Any> {
+            use #p::{ViaJsonMut as _, ViaStateMut as _};
+            match #p::split_path(key) {
+                #(
+                    (#keys, #p::None) => #p::Some(&mut self.#names),
+                    (#keys, #p::Some(__rest)) => #p::FieldMut(&mut self.#names).any_below_mut(__rest),
+                )*
+                _ => #p::None,
+            }
+        }
+    }
+}

@@ -1,0 +1,38 @@
+//! `State::schema`: a static table of the fields as written.
+
+use super::{key, private};
+use crate::attrs::Scope;
+use crate::model::Model;
+use crate::text::{expr_text, type_text};
+use proc_macro2::TokenStream;
+use quote::quote;
+
+pub fn method(model: &Model) -> TokenStream {
+    let p = private(model);
+    let name = model.ident.to_string();
+    let docs = &model.docs;
+    let fields = model.fields.iter().map(|field| {
+        let key = key(field);
+        let ty = type_text(&field.ty);
+        let reducer = field.reducer.describe();
+        let scope = match field.scope {
+            Scope::Turn => quote!(#p::Scope::Turn),
+            Scope::Persistent => quote!(#p::Scope::Persistent),
+        };
+        let default = match &field.default {
+            Some(expr) => {
+                let text = expr_text(expr);
+                quote!(#p::Some(#text))
+            }
+            None => quote!(#p::None),
+        };
+        let doc = &field.docs;
+        quote!(#p::FieldInfo::new(#key, #ty, #reducer, #scope, #default, #doc))
+    });
+    quote! {
+        fn schema() -> &'static #p::Schema {
+            static SCHEMA: #p::Schema = #p::Schema::new(#name, #docs, &[#(#fields),*]);
+            &SCHEMA
+        }
+    }
+}
