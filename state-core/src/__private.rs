@@ -37,3 +37,29 @@ pub use crate::runtime::state_serde::erased::Field as ErasedField;
 pub use crate::runtime::state_serde::{deserialize_state, state_to_json};
 pub use crate::schema::{FieldInfo, Schema, Scope};
 pub use crate::state::{Delta, State};
+
+pub use ::std::borrow::Cow;
+
+#[cfg(feature = "schemars")]
+pub use crate::runtime::json_schema::{delta_json_schema, state_json_schema};
+#[cfg(feature = "schemars")]
+pub use ::schemars;
+
+/// Expands its input only when state-core is built with the `schemars`
+/// feature: generated code cannot test the features of state-core itself.
+#[cfg(feature = "schemars")]
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __with_schemars {
+    ($($tokens:tt)*) => { $($tokens)* };
+}
+
+/// Without the `schemars` feature, the generated JSON Schema impls vanish.
+#[cfg(not(feature = "schemars"))]
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __with_schemars {
+    ($($tokens:tt)*) => {};
+}
+
+pub use crate::__with_schemars as with_schemars;

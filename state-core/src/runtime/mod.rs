@@ -3,6 +3,8 @@
 
 pub mod access;
 pub mod apply;
+#[cfg(feature = "schemars")]
+pub mod json_schema;
 pub mod pending;
 pub mod serde_delta;
 pub mod state_serde;

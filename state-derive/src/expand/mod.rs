@@ -6,6 +6,7 @@ mod default;
 mod delta;
 mod delta_impl;
 mod fallback;
+mod json_schema;
 mod schema;
 mod serde;
 mod turn;
@@ -36,6 +37,7 @@ fn expand(model: &Model) -> TokenStream {
         delta_impl::impl_delta(model),
         serde::impl_serde(model),
         apply::impl_state(model),
+        json_schema::impl_json_schema(model),
     ];
     quote! {
         #delta_items
@@ -111,6 +113,8 @@ enum SerdeBound {
     /// Everything `impl State` uses: both serde traits, and `'static` for
     /// the type-erased field access.
     State,
+    /// `impl State`'s bounds plus `schemars::JsonSchema`.
+    Schema,
 }
 
 /// The struct's where clause plus the bounds `kind` needs on every field
@@ -124,6 +128,7 @@ fn bounds(model: &Model, kind: SerdeBound) -> TokenStream {
         SerdeBound::Serialize => ser,
         SerdeBound::Deserialize => de,
         SerdeBound::State => quote!(#ser + #de + 'static),
+        SerdeBound::Schema => quote!(#ser + #de + 'static + #p::schemars::JsonSchema),
     };
     let existing = model
         .generics

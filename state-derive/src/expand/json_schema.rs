@@ -1,0 +1,64 @@
+//! `schemars::JsonSchema` for the state and its delta, emitted through
+//! `__private::with_schemars!` so it exists exactly when state-core has its
+//! `schemars` feature on.
+
+use super::{SerdeBound, bounds, key, private, update_type};
+use crate::model::Model;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+pub fn impl_json_schema(model: &Model) -> TokenStream {
+    let p = private(model);
+    let Model {
+        ident,
+        generics,
+        delta,
+        ..
+    } = model;
+    let (impl_generics, ty_generics, _) = generics.split_for_impl();
+    let where_clause = bounds(model, SerdeBound::Schema);
+    let name = ident.to_string();
+    let delta_name = delta.to_string();
+    let keys = model.fields.iter().map(key).collect::<Vec<_>>();
+    let types = model.fields.iter().map(|f| &f.ty).collect::<Vec<_>>();
+    let delta_fields = model.fields.iter().map(|field| {
+        let key = key(field);
+        let ty = &field.ty;
+        let update = update_type(model, field);
+        let overwrite = if field.reducer.is_replace() {
+            quote!(#p::None)
+        } else {
+            quote!(#p::Some(__generator.subschema_for::<#ty>()))
+        };
+        quote!((#key, __generator.subschema_for::<#update>(), #overwrite))
+    });
+    quote! {
+        #p::with_schemars! {
+            #[automatically_derived]
+            impl #impl_generics #p::schemars::JsonSchema for #ident #ty_generics #where_clause {
+                fn schema_name() -> #p::Cow<'static, str> {
+                    #p::Cow::Borrowed(#name)
+                }
+                fn json_schema(__generator: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema {
+                    #p::state_json_schema(
+                        <Self as #p::State>::schema(),
+                        [#((#keys, __generator.subschema_for::<#types>())),*],
+                    )
+                }
+            }
+
+            #[automatically_derived]
+            impl #impl_generics #p::schemars::JsonSchema for #delta #ty_generics #where_clause {
+                fn schema_name() -> #p::Cow<'static, str> {
+                    #p::Cow::Borrowed(#delta_name)
+                }
+                fn json_schema(__generator: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema {
+                    #p::delta_json_schema(
+                        <#ident #ty_generics as #p::State>::schema(),
+                        [#(#delta_fields),*],
+                    )
+                }
+            }
+        }
+    }
+}
