@@ -43,15 +43,48 @@ pub fn from_json<T: DeserializeOwned>(
     ty: &'static str,
     value: Value,
 ) -> Result<T, StateError> {
-    // For a scalar, "got a string (\"x\")" says it all; inside an array or
-    // object, serde's message says where the mismatch is.
-    let nested = matches!(value, Value::Array(_) | Value::Object(_));
-    let got = describe(&value);
+    // Only the value's kind is kept (no allocation): the happy path moves
+    // the value into `T`, and serde's error already quotes a bad scalar.
+    let kind = Kind::of(&value);
     T::deserialize(value).map_err(|e| StateError::Type {
         field: field.to_owned(),
         expected: ty.to_owned(),
-        got: if nested { format!("{got}: {e}") } else { got },
+        got: kind.explain(&e.to_string()),
     })
+}
+
+/// The shape of a JSON value, for error messages.
+#[derive(Clone, Copy)]
+enum Kind {
+    Scalar,
+    Array(usize),
+    Object(usize),
+}
+
+impl Kind {
+    fn of(value: &Value) -> Kind {
+        match value {
+            Value::Array(a) => Kind::Array(a.len()),
+            Value::Object(o) => Kind::Object(o.len()),
+            _ => Kind::Scalar,
+        }
+    }
+
+    /// "string \"high\"" from serde's `invalid type: string "high",
+    /// expected i64`; for arrays and objects, their shape and serde's
+    /// message about what inside them is wrong.
+    fn explain(self, serde_message: &str) -> String {
+        let unexpected = serde_message
+            .strip_prefix("invalid type: ")
+            .and_then(|rest| rest.split_once(", expected"))
+            .map(|(unexpected, _)| unexpected);
+        match (self, unexpected) {
+            (Kind::Scalar, Some(unexpected)) => unexpected.to_owned(),
+            (Kind::Scalar, None) => serde_message.to_owned(),
+            (Kind::Array(n), _) => format!("an array of {n} item(s): {serde_message}"),
+            (Kind::Object(n), _) => format!("an object with {n} key(s): {serde_message}"),
+        }
+    }
 }
 
 /// Splits `"a.b.c"` into `("a", Some("b.c"))`.
@@ -145,15 +178,22 @@ mod tests {
     #[test]
     fn type_error_names_field_type_and_value() {
         let err = from_json::<Vec<f64>>("scores", "Vec<f64>", json!("fast")).unwrap_err();
-        let text = err.to_string();
         assert_eq!(
-            text,
-            "field \"scores\": expected Vec<f64>, got a string (\"fast\")"
+            err.to_string(),
+            "field \"scores\": expected Vec<f64>, got string \"fast\""
         );
         let err = from_json::<Vec<f64>>("scores", "Vec<f64>", json!([1, "x"])).unwrap_err();
         assert!(
             err.to_string()
                 .contains("an array of 2 item(s): invalid type: string \"x\""),
+            "{err}"
+        );
+        let err = from_json::<u32>("n", "u32", json!(null)).unwrap_err();
+        assert_eq!(err.to_string(), "field \"n\": expected u32, got null");
+        let err = from_json::<u8>("n", "u8", json!(300)).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("field \"n\": expected u8, got invalid value: integer `300`"),
             "{err}"
         );
     }
