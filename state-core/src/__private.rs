@@ -54,12 +54,18 @@ macro_rules! __with_schemars {
     ($($tokens:tt)*) => { $($tokens)* };
 }
 
-/// Without the `schemars` feature, the generated JSON Schema impls vanish.
+/// Without the `schemars` feature, `#[state(json_schema)]` says how to
+/// turn it on.
 #[cfg(not(feature = "schemars"))]
 #[macro_export]
 #[doc(hidden)]
 macro_rules! __with_schemars {
-    ($($tokens:tt)*) => {};
+    ($($tokens:tt)*) => {
+        ::core::compile_error!(
+            "#[state(json_schema)] needs the `schemars` feature of state-core: \
+             state-core = { version = \"...\", features = [\"schemars\"] }"
+        );
+    };
 }
 
 pub use crate::__with_schemars as with_schemars;

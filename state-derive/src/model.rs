@@ -20,6 +20,8 @@ pub struct Model {
     pub fields: Vec<Field>,
     /// The struct's doc comment, lines joined with `\n`.
     pub docs: String,
+    /// `#[state(json_schema)]`: also implement `schemars::JsonSchema`.
+    pub json_schema: bool,
 }
 
 /// One field of the state.
@@ -113,6 +115,7 @@ struct RawState {
     krate: Option<syn::Path>,
     scope: Option<Scope>,
     delta: Option<syn::Ident>,
+    json_schema: darling::util::Flag,
 }
 
 #[derive(FromField)]
@@ -190,6 +193,7 @@ impl Model {
             more,
             fields,
             docs,
+            json_schema: raw.json_schema.is_present(),
         })
     }
 }

@@ -1,6 +1,7 @@
-//! `schemars::JsonSchema` for the state and its delta, emitted through
-//! `__private::with_schemars!` so it exists exactly when state-core has its
-//! `schemars` feature on.
+//! `schemars::JsonSchema` for the state and its delta, on request
+//! (`#[state(json_schema)]`: every field type must then implement
+//! `JsonSchema`), emitted through `__private::with_schemars!`, which asks
+//! for state-core's `schemars` feature when it is off.
 
 use super::{SerdeBound, bounds, key, private, update_type};
 use crate::model::Model;
@@ -8,6 +9,9 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 pub fn impl_json_schema(model: &Model) -> TokenStream {
+    if !model.json_schema {
+        return TokenStream::new();
+    }
     let p = private(model);
     let Model {
         ident,
