@@ -20,4 +20,65 @@ pub use messages::{
 pub use reducer::Reducer;
 pub use schema::{FieldInfo, Schema, Scope};
 pub use state::{Delta, State};
+/// Derives [`State`] for a struct with named fields, and its `{Name}Delta`.
+///
+/// # Field attributes
+///
+/// | attribute | meaning |
+/// |---|---|
+/// | `#[reducer(replace)]` | last write wins (the default); two writes in one step are a [`StateError::ConcurrentWrite`] |
+/// | `#[reducer(append)]` | extend a `Vec`, `VecDeque`, set... (LangGraph's `operator.add`) |
+/// | `#[reducer(merge)]` | maps: keys of the update win (`HashMap`, `BTreeMap`, `IndexMap`, `serde_json::Map`) |
+/// | `#[reducer(append_by_id)]` | `Vec<T: HasId>`: update the item with the same id in place, else append |
+/// | `#[reducer(add_messages)]` | LangGraph's `add_messages` on [`Messages`] or `Vec<M: MessageLike>` |
+/// | `#[reducer(with = path)]` | a custom `fn(&mut T, T)` or `fn(&mut T, T) -> Result<(), E>`, or a unit struct implementing [`Reducer<T>`]; add `update = Type` when its update is not `T` |
+/// | `#[scope(turn)]` / `#[scope(persistent)]` | reset by [`State::begin_turn`], or kept (the default) |
+/// | `#[default(EXPR)]` | initial and turn-reset value, typed as the field; a string literal alone goes through `Into` |
+///
+/// # Struct attributes
+///
+/// `#[state(crate = "path")]` when state-core is re-exported under another
+/// path, `#[state(scope = turn)]` to make turn the default scope,
+/// `#[state(delta = "Name")]` to rename the delta type, and
+/// `#[state(json_schema)]` to implement `schemars::JsonSchema` for the state
+/// and its delta (feature `schemars`).
+///
+/// # What is generated
+///
+/// `Default` (from the `#[default]` values: do not also derive it),
+/// `Serialize`/`Deserialize` (the `to_json` shape), the delta type with one
+/// `Option<Update>` per field, chainable setters named after the fields,
+/// `overwrite_<field>` setters for reducer fields, `Delta` and serde impls
+/// for it, and `impl State`. Every field type must implement serde's
+/// `Serialize` and `DeserializeOwned` and be `'static`.
+///
+/// ```
+/// use state_core::{AgentState, State};
+///
+/// fn keep_max(best: &mut i64, new: i64) {
+///     *best = (*best).max(new);
+/// }
+///
+/// #[derive(AgentState, Debug)]
+/// struct Search {
+///     #[reducer(append)]
+///     queries: Vec<String>,
+///     #[reducer(with = keep_max)]
+///     best_score: i64,
+///     #[scope(turn)]
+///     #[default(3)]
+///     retries_left: u32,
+/// }
+///
+/// let mut state = Search::default();
+/// state.apply_all([
+///     Search::delta().queries(vec!["rust".to_string()]).best_score(7),
+///     Search::delta().queries(vec!["serde".to_string()]).best_score(5),
+/// ]).unwrap();
+/// assert_eq!(state.queries, ["rust", "serde"]);
+/// assert_eq!(state.best_score, 7);
+/// state.retries_left = 0;
+/// state.begin_turn();
+/// assert_eq!(state.retries_left, 3);
+/// ```
 pub use state_derive::AgentState;
