@@ -3,7 +3,7 @@
 //! path and the unchanged-on-error guarantee.
 
 use serde_json::json;
-use state_core::{AgentState, Delta, Scope, State, StateError};
+use state_core::{AgentState, Delta, Message, Messages, Scope, State, StateError};
 use std::collections::BTreeMap;
 
 fn keep_max(current: &mut i64, new: i64) {
@@ -36,6 +36,9 @@ impl state_core::reducer::HasId for Finding {
 #[derive(AgentState, Debug, Clone, PartialEq)]
 #[state(json_schema)]
 pub struct Agent {
+    /// Conversation history.
+    #[reducer(add_messages)]
+    messages: Messages,
     /// Durable record.
     #[reducer(append)]
     transcript: Vec<String>,
@@ -59,6 +62,7 @@ fn sample() -> Agent {
     let mut state = Agent::default();
     state
         .apply_json(json!({
+            "messages": [{"type": "human", "id": "1", "content": "hi"}],
             "transcript": ["hello"],
             "diagnostics": {"llm": 1.5},
             "findings": [{"id": 1, "text": "draft"}],
@@ -75,6 +79,7 @@ fn keys_are_field_names_in_declaration_order() {
     assert_eq!(
         Agent::keys(),
         [
+            "messages",
             "transcript",
             "diagnostics",
             "findings",
@@ -99,6 +104,11 @@ fn get_reads_fields_and_paths_as_json() {
     assert_eq!(state.get("diagnostics.llm").unwrap(), json!(1.5));
     assert_eq!(state.get("findings.0.text").unwrap(), json!("draft"));
     assert_eq!(state.get("error").unwrap(), json!(null));
+    assert_eq!(state.get("messages.0.content").unwrap(), json!("hi"));
+    assert_eq!(
+        state.get("messages").unwrap(),
+        json!([{"type": "human", "id": "1", "content": "hi"}])
+    );
 }
 
 #[test]
@@ -187,6 +197,30 @@ fn apply_json_goes_through_the_reducers() {
 }
 
 #[test]
+fn apply_json_takes_langgraph_message_updates() {
+    let mut state = sample();
+    // One message where a list is expected, in OpenAI's shape, as LangGraph allows.
+    state
+        .apply_json(json!({"messages": {"role": "assistant", "content": "hello", "id": "2"}}))
+        .unwrap();
+    // A list with a LangChain-shaped update of id 1 and a bare string.
+    state
+        .apply_json(json!({"messages": [{"type": "human", "id": "1", "content": "hi!"}, "thanks"]}))
+        .unwrap();
+    let texts: Vec<_> = state.messages.iter().map(Message::text).collect();
+    assert_eq!(texts, ["hi!", "hello", "thanks"]);
+    // A removal by id, then __remove_all__.
+    state
+        .apply_json(json!({"messages": [{"type": "remove", "id": "2"}]}))
+        .unwrap();
+    assert_eq!(state.messages.len(), 2);
+    state
+        .apply_json(json!({"messages": {"type": "remove", "id": "__remove_all__"}}))
+        .unwrap();
+    assert!(state.messages.is_empty());
+}
+
+#[test]
 fn apply_json_accepts_langgraph_overwrite() {
     let mut state = sample();
     state
@@ -215,6 +249,14 @@ fn apply_json_is_all_or_nothing() {
     assert_eq!(
         err.to_string(),
         r#"field "budget": budget would reach 103, over 10"#
+    );
+    // A removal of an unknown message id, after valid keys.
+    let err = state
+        .apply_json(json!({"transcript": ["x"], "messages": [{"type": "remove", "id": "nope"}]}))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        r#"field "messages": cannot remove message "nope": no message has that id"#
     );
     // Unknown key, with a suggestion.
     let err = state.apply_json(json!({"transcipt": ["x"]})).unwrap_err();

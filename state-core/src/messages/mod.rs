@@ -37,6 +37,8 @@ mod index;
 mod json;
 mod message;
 mod reducer;
+#[cfg(feature = "schemars")]
+mod schema;
 
 pub use add::{MessageHistory, MessageLike, add_messages};
 pub use content::Content;
