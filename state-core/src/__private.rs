@@ -26,7 +26,9 @@ pub use crate::dynamic::{from_json, split_path, to_json};
 pub use crate::error::StateError;
 pub use crate::reducer;
 pub use crate::reducer::Reducer;
-pub use crate::runtime::access::{Field, FieldMut, ViaJson, ViaJsonMut, ViaState, ViaStateMut};
+pub use crate::runtime::access::{
+    Field, FieldMut, NoAny, NoAnyMut, ViaAny, ViaAnyMut, ViaJson, ViaJsonMut, ViaState, ViaStateMut,
+};
 pub use crate::runtime::apply::{Plan, commit, stage};
 pub use crate::runtime::pending::{More, merge_field, more_mut, set_overwrite, set_update};
 pub use crate::runtime::serde_delta::{
@@ -36,7 +38,7 @@ pub use crate::runtime::serde_delta::{
 pub use crate::runtime::state_serde::erased::Field as ErasedField;
 pub use crate::runtime::state_serde::{deserialize_state, state_to_json};
 pub use crate::schema::{FieldInfo, Schema, Scope};
-pub use crate::state::{Delta, State};
+pub use crate::state::{Delta, FieldAny, State};
 
 pub use ::std::borrow::Cow;
 

@@ -99,26 +99,6 @@ pub trait State: Default {
             _ => self.get(key).is_ok(),
         }
     }
-
-    /// The field at `key` as `&T`, without JSON; `None` if there is no such
-    /// field or it is not a `T`.
-    fn field_ref<T: Any>(&self, key: &str) -> Option<&T> {
-        self.field_any(key)?.downcast_ref()
-    }
-
-    /// The field at `key` as `&mut T`, without JSON; `None` if there is no
-    /// such field or it is not a `T`. Writes through it bypass the reducer.
-    fn field_mut<T: Any>(&mut self, key: &str) -> Option<&mut T> {
-        self.field_any_mut(key)?.downcast_mut()
-    }
-
-    /// The field at `key`, type-erased. Used by [`State::field_ref`].
-    #[doc(hidden)]
-    fn field_any(&self, key: &str) -> Option<&dyn Any>;
-
-    /// The field at `key`, type-erased. Used by [`State::field_mut`].
-    #[doc(hidden)]
-    fn field_any_mut(&mut self, key: &str) -> Option<&mut dyn Any>;
 }
 
 /// A partial update of a [`State`]: what one node writes.
@@ -139,4 +119,16 @@ pub trait Delta: Default {
     /// accepts `{"__overwrite__": value}`. Unknown keys are an error with a
     /// did-you-mean; a value of the wrong type names the field.
     fn from_json(value: Value) -> Result<Self, StateError>;
+}
+
+/// Type-erased access to a state's fields, behind the `field_ref` and
+/// `field_mut` methods that `#[derive(AgentState)]` generates (for states
+/// whose field types are all `'static`).
+#[doc(hidden)]
+pub trait FieldAny {
+    /// The field at `key` (a name or dotted path), type-erased.
+    fn field_any(&self, key: &str) -> Option<&dyn Any>;
+
+    /// The field at `key` (a name or dotted path), type-erased.
+    fn field_any_mut(&mut self, key: &str) -> Option<&mut dyn Any>;
 }

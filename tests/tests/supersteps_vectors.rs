@@ -61,7 +61,7 @@ pub struct LooseGraph {
 /// A state whose JSON can be compared with LangGraph's output: reducer keys
 /// always (their channels start at `[]`/`{}`), a LastValue key once written.
 trait Mirror: State + Clone + PartialEq + Debug {
-    fn to_json(&self, written: &BTreeSet<&'static str>) -> Value;
+    fn written_json(&self, written: &BTreeSet<&'static str>) -> Value;
 }
 
 fn graph_json(
@@ -85,14 +85,14 @@ fn graph_json(
 }
 
 impl Mirror for Graph {
-    fn to_json(&self, written: &BTreeSet<&'static str>) -> Value {
+    fn written_json(&self, written: &BTreeSet<&'static str>) -> Value {
         let last = self.last.clone().map(Value::String);
         graph_json(last, &self.items, &self.meta, &self.messages, written)
     }
 }
 
 impl Mirror for LooseGraph {
-    fn to_json(&self, written: &BTreeSet<&'static str>) -> Value {
+    fn written_json(&self, written: &BTreeSet<&'static str>) -> Value {
         graph_json(
             self.last.clone(),
             &self.items,
@@ -356,7 +356,7 @@ where
             assert_same_error(name, langgraph, &ours, nodes);
         }
         (None, Ok(run)) => {
-            let actual = run.state.to_json(&run.written);
+            let actual = run.state.written_json(&run.written);
             if let Err(diff) = matches("final", &case["final"], &actual, &mut HashMap::new()) {
                 panic!(
                     "{name}: {diff}\n expected {}\n got      {actual}",
@@ -366,7 +366,7 @@ where
         }
         (Some(langgraph), Ok(run)) => panic!(
             "{name}: LangGraph failed ({langgraph}) but we got {}",
-            run.state.to_json(&run.written)
+            run.state.written_json(&run.written)
         ),
         (None, Err(failure)) => panic!("{name}: LangGraph succeeded but we failed: {failure:?}"),
         (Some(langgraph), Err(Failure::Decode { who, error })) => panic!(
@@ -544,7 +544,8 @@ fn check_difference(name: &str, case: &Value, difference: Difference) {
                         panic!("{name}: null decoded for {key}");
                     };
                     assert!(
-                        error.starts_with(&format!("field \"{key}\": invalid type: null")),
+                        error.starts_with(&format!("field \"{key}\": expected "))
+                            && error.ends_with("got null"),
                         "{name}: {error}"
                     );
                 }
@@ -695,32 +696,32 @@ fn f_json(value: Value, written: &BTreeSet<&'static str>, always: bool) -> Value
 }
 
 impl Mirror for LastValueKey {
-    fn to_json(&self, written: &BTreeSet<&'static str>) -> Value {
+    fn written_json(&self, written: &BTreeSet<&'static str>) -> Value {
         f_json(self.f.clone().unwrap_or(Value::Null), written, false)
     }
 }
 
 impl Mirror for AddList {
-    fn to_json(&self, written: &BTreeSet<&'static str>) -> Value {
+    fn written_json(&self, written: &BTreeSet<&'static str>) -> Value {
         f_json(json!(self.f), written, true)
     }
 }
 
 impl Mirror for AddInt {
-    fn to_json(&self, written: &BTreeSet<&'static str>) -> Value {
+    fn written_json(&self, written: &BTreeSet<&'static str>) -> Value {
         f_json(json!(self.f), written, true)
     }
 }
 
 impl Mirror for AddOptionalList {
-    fn to_json(&self, written: &BTreeSet<&'static str>) -> Value {
+    fn written_json(&self, written: &BTreeSet<&'static str>) -> Value {
         // MISSING until written.
         f_json(json!(self.f), written, false)
     }
 }
 
 impl Mirror for LambdaList {
-    fn to_json(&self, written: &BTreeSet<&'static str>) -> Value {
+    fn written_json(&self, written: &BTreeSet<&'static str>) -> Value {
         f_json(json!(self.f), written, true)
     }
 }

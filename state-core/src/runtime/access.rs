@@ -7,7 +7,7 @@
 
 use crate::dynamic::{from_json, to_json, walk, walk_mut};
 use crate::error::StateError;
-use crate::state::State;
+use crate::state::{FieldAny, State};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -50,24 +50,17 @@ fn nested_error(path: &str, rest: &str, error: StateError) -> StateError {
 pub trait ViaState<'a> {
     /// `get` below this field.
     fn get_below(self, path: &str, rest: &str) -> Result<Value, StateError>;
-    /// Typed reference below this field.
-    fn any_below(self, rest: &str) -> Option<&'a dyn Any>;
 }
 
 /// Mutable path access into a field that is a nested state (preferred).
 pub trait ViaStateMut<'a> {
     /// `set` below this field.
     fn set_below(self, path: &str, rest: &str, value: Value) -> Result<(), StateError>;
-    /// Typed mutable reference below this field.
-    fn any_below_mut(self, rest: &str) -> Option<&'a mut dyn Any>;
 }
 
 impl<'a, T: State> ViaState<'a> for Field<'a, T> {
     fn get_below(self, path: &str, rest: &str) -> Result<Value, StateError> {
         self.0.get(rest).map_err(|e| nested_error(path, rest, e))
-    }
-    fn any_below(self, rest: &str) -> Option<&'a dyn Any> {
-        self.0.field_any(rest)
     }
 }
 
@@ -77,17 +70,12 @@ impl<'a, T: State> ViaStateMut<'a> for FieldMut<'a, T> {
             .set(rest, value)
             .map_err(|e| nested_error(path, rest, e))
     }
-    fn any_below_mut(self, rest: &str) -> Option<&'a mut dyn Any> {
-        self.0.field_any_mut(rest)
-    }
 }
 
 /// Path access into any other field, through its JSON value (fallback).
 pub trait ViaJson<'a> {
     /// `get` below this field.
     fn get_below(self, path: &str, rest: &str) -> Result<Value, StateError>;
-    /// No typed access below a plain value.
-    fn any_below(self, rest: &str) -> Option<&'a dyn Any>;
 }
 
 /// Mutable path access into any other field (fallback).
@@ -95,8 +83,6 @@ pub trait ViaJsonMut<'a> {
     /// `set` below this field: the field's JSON value is edited and read
     /// back, so the field changes only if the result is still valid.
     fn set_below(self, path: &str, rest: &str, value: Value) -> Result<(), StateError>;
-    /// No typed access below a plain value.
-    fn any_below_mut(self, rest: &str) -> Option<&'a mut dyn Any>;
 }
 
 /// The field's name: `path` without `.rest`.
@@ -110,9 +96,6 @@ impl<'a, T: Serialize> ViaJson<'a> for &Field<'a, T> {
         let value = to_json(field_of(path, rest), self.0)?;
         walk(path, &value, rest).cloned()
     }
-    fn any_below(self, _rest: &str) -> Option<&'a dyn Any> {
-        None
-    }
 }
 
 impl<'a, T: Serialize + DeserializeOwned> ViaJsonMut<'a> for &mut FieldMut<'a, T> {
@@ -122,6 +105,51 @@ impl<'a, T: Serialize + DeserializeOwned> ViaJsonMut<'a> for &mut FieldMut<'a, T
         *self.0 = from_json(path, std::any::type_name::<T>(), json)?;
         Ok(())
     }
+}
+
+/// Typed access below a field that is a nested state (preferred).
+pub trait ViaAny<'a> {
+    /// The value at `rest` inside this field, type-erased.
+    fn any_below(self, rest: &str) -> Option<&'a dyn Any>;
+}
+
+/// Typed mutable access below a field that is a nested state (preferred).
+pub trait ViaAnyMut<'a> {
+    /// The value at `rest` inside this field, type-erased.
+    fn any_below_mut(self, rest: &str) -> Option<&'a mut dyn Any>;
+}
+
+impl<'a, T: FieldAny> ViaAny<'a> for Field<'a, T> {
+    fn any_below(self, rest: &str) -> Option<&'a dyn Any> {
+        self.0.field_any(rest)
+    }
+}
+
+impl<'a, T: FieldAny> ViaAnyMut<'a> for FieldMut<'a, T> {
+    fn any_below_mut(self, rest: &str) -> Option<&'a mut dyn Any> {
+        self.0.field_any_mut(rest)
+    }
+}
+
+/// No typed access below a plain value (fallback).
+pub trait NoAny<'a> {
+    /// Always `None`.
+    fn any_below(self, rest: &str) -> Option<&'a dyn Any>;
+}
+
+/// No typed access below a plain value (fallback).
+pub trait NoAnyMut<'a> {
+    /// Always `None`.
+    fn any_below_mut(self, rest: &str) -> Option<&'a mut dyn Any>;
+}
+
+impl<'a, T> NoAny<'a> for &Field<'a, T> {
+    fn any_below(self, _rest: &str) -> Option<&'a dyn Any> {
+        None
+    }
+}
+
+impl<'a, T> NoAnyMut<'a> for &mut FieldMut<'a, T> {
     fn any_below_mut(self, _rest: &str) -> Option<&'a mut dyn Any> {
         None
     }

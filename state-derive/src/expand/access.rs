@@ -53,26 +53,63 @@ pub fn methods(model: &Model) -> TokenStream {
         fn keys() -> &'static [&'static str] {
             &[#(#keys),*]
         }
+    }
+}
 
-        fn field_any(&self, key: &str) -> #p::Option<&dyn #p::Any> {
-            use #p::{ViaJson as _, ViaState as _};
-            match #p::split_path(key) {
-                #(
-                    (#keys, #p::None) => #p::Some(&self.#names),
-                    (#keys, #p::Some(__rest)) => #p::Field(&self.#names).any_below(__rest),
-                )*
-                _ => #p::None,
+/// The hidden `FieldAny` impl and the inherent `field_ref` / `field_mut`,
+/// for states whose field types are all `'static` (they go through `Any`).
+pub fn typed_access(model: &Model) -> TokenStream {
+    let p = private(model);
+    let Model {
+        ident,
+        vis,
+        generics,
+        ..
+    } = model;
+    let (impl_generics, ty_generics, _) = generics.split_for_impl();
+    let where_clause = super::bounds(model, super::SerdeBound::Static);
+    let keys = model.fields.iter().map(key).collect::<Vec<_>>();
+    let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #p::FieldAny for #ident #ty_generics #where_clause {
+            fn field_any(&self, key: &str) -> #p::Option<&dyn #p::Any> {
+                use #p::{NoAny as _, ViaAny as _};
+                match #p::split_path(key) {
+                    #(
+                        (#keys, #p::None) => #p::Some(&self.#names),
+                        (#keys, #p::Some(__rest)) => #p::Field(&self.#names).any_below(__rest),
+                    )*
+                    _ => #p::None,
+                }
+            }
+
+            fn field_any_mut(&mut self, key: &str) -> #p::Option<&mut dyn #p::Any> {
+                use #p::{NoAnyMut as _, ViaAnyMut as _};
+                match #p::split_path(key) {
+                    #(
+                        (#keys, #p::None) => #p::Some(&mut self.#names),
+                        (#keys, #p::Some(__rest)) => #p::FieldMut(&mut self.#names).any_below_mut(__rest),
+                    )*
+                    _ => #p::None,
+                }
             }
         }
 
-        fn field_any_mut(&mut self, key: &str) -> #p::Option<&mut dyn #p::Any> {
-            use #p::{ViaJsonMut as _, ViaStateMut as _};
-            match #p::split_path(key) {
-                #(
-                    (#keys, #p::None) => #p::Some(&mut self.#names),
-                    (#keys, #p::Some(__rest)) => #p::FieldMut(&mut self.#names).any_below_mut(__rest),
-                )*
-                _ => #p::None,
+        #[automatically_derived]
+        impl #impl_generics #ident #ty_generics #where_clause {
+            /// The field at `key` (a name, or a dotted path into a nested
+            /// state) as `&T`, without JSON; `None` if there is no such field
+            /// or it is not a `T`.
+            #vis fn field_ref<__T: #p::Any>(&self, key: &str) -> #p::Option<&__T> {
+                #p::FieldAny::field_any(self, key)?.downcast_ref()
+            }
+
+            /// The field at `key` as `&mut T`, without JSON; `None` if there
+            /// is no such field or it is not a `T`. Writes through it bypass
+            /// the field's reducer.
+            #vis fn field_mut<__T: #p::Any>(&mut self, key: &str) -> #p::Option<&mut __T> {
+                #p::FieldAny::field_any_mut(self, key)?.downcast_mut()
             }
         }
     }

@@ -37,6 +37,7 @@ fn expand(model: &Model) -> TokenStream {
         delta_impl::impl_delta(model),
         serde::impl_serde(model),
         apply::impl_state(model),
+        access::typed_access(model),
         json_schema::impl_json_schema(model),
     ];
     quote! {
@@ -110,11 +111,12 @@ enum SerdeBound {
     Serialize,
     /// `DeserializeOwned`, for decoding deltas.
     Deserialize,
-    /// Everything `impl State` uses: both serde traits, and `'static` for
-    /// the type-erased field access.
+    /// Everything `impl State` uses: both serde traits.
     State,
     /// `impl State`'s bounds plus `schemars::JsonSchema`.
     Schema,
+    /// `'static`, for the type-erased field access.
+    Static,
 }
 
 /// The struct's where clause plus the bounds `kind` needs on every field
@@ -127,8 +129,9 @@ fn bounds(model: &Model, kind: SerdeBound) -> TokenStream {
     let bound = match kind {
         SerdeBound::Serialize => ser,
         SerdeBound::Deserialize => de,
-        SerdeBound::State => quote!(#ser + #de + 'static),
-        SerdeBound::Schema => quote!(#ser + #de + 'static + #p::schemars::JsonSchema),
+        SerdeBound::State => quote!(#ser + #de),
+        SerdeBound::Schema => quote!(#ser + #de + #p::schemars::JsonSchema),
+        SerdeBound::Static => quote!('static),
     };
     let existing = model
         .generics
