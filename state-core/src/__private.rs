@@ -24,13 +24,16 @@ pub use ::std::string::String;
 
 pub use crate::dynamic::{from_json, split_path, to_json};
 pub use crate::error::StateError;
+pub use crate::into_update::IntoUpdate;
 pub use crate::reducer;
 pub use crate::reducer::Reducer;
 pub use crate::runtime::access::{
     Field, FieldMut, NoAny, NoAnyMut, ViaAny, ViaAnyMut, ViaJson, ViaJsonMut, ViaState, ViaStateMut,
 };
 pub use crate::runtime::apply::{Plan, commit, stage};
-pub use crate::runtime::pending::{More, merge_field, more_mut, set_overwrite, set_update};
+pub use crate::runtime::pending::{
+    More, merge_field, more_eq, more_mut, set_overwrite, set_update,
+};
 pub use crate::runtime::serde_delta::{
     DecodeDelta, decode_reduced, decode_replace, delta_from_json, deserialize_delta,
     serialize_slot, unknown_field,

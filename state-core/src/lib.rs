@@ -4,6 +4,7 @@
 
 mod dynamic;
 pub mod error;
+mod into_update;
 pub mod messages;
 pub mod reducer;
 mod runtime;
@@ -14,6 +15,7 @@ pub mod state;
 pub mod __private;
 
 pub use error::{ReduceError, StateError};
+pub use into_update::IntoUpdate;
 pub use messages::{
     Content, Message, MessageKind, MessageLike, Messages, REMOVE_ALL_MESSAGES, ToolCall,
 };

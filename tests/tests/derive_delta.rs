@@ -53,10 +53,10 @@ fn delta_starts_empty_and_equals_default() {
 }
 
 #[test]
-fn setters_chain_and_convert_with_into() {
+fn setters_chain_and_convert_with_into_update() {
     let delta = Chat::delta()
         .next("tools") // &str into String
-        .retries(2u8) // u8 into u32
+        .retries(2) // an integer literal infers u32
         .transcript(vec![s("hi")])
         .best_score(4)
         .r#type(vec![1]);
@@ -66,6 +66,26 @@ fn setters_chain_and_convert_with_into() {
     assert_eq!(delta.best_score, Some(4));
     assert_eq!(delta.r#type, Some(vec![1]));
     assert!(!delta.is_empty());
+    // Numeric widening is explicit: an implicit u8 -> u32 would make every
+    // integer literal ambiguous (the reason setters do not take `impl Into`).
+    assert_eq!(Chat::delta().retries(u32::from(2u8)).retries, Some(2));
+    // One item or an array where a Vec is expected.
+    assert_eq!(
+        Chat::delta().transcript(s("one")).transcript,
+        Some(vec![s("one")])
+    );
+    assert_eq!(Chat::delta().r#type([1, 2]).r#type, Some(vec![1, 2]));
+}
+
+#[test]
+fn equality_ignores_how_a_delta_was_built() {
+    let rebuilt = Chat::delta()
+        .overwrite_transcript(vec![])
+        .transcript(vec![s("x")]);
+    assert_eq!(rebuilt, Chat::delta().transcript(vec![s("x")]));
+    let json = serde_json::to_value(&rebuilt).unwrap();
+    let back: ChatDelta = serde_json::from_value(json).unwrap();
+    assert_eq!(back, rebuilt);
 }
 
 #[test]

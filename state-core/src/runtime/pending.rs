@@ -31,6 +31,16 @@ impl<T, U> More<T, U> {
     }
 }
 
+/// Equality of two deltas' out-of-line parts, where an absent box equals an
+/// empty one (setters may leave an emptied box behind).
+pub fn more_eq<C: PartialEq + Default>(a: &Option<Box<C>>, b: &Option<Box<C>>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a == b,
+        (Some(x), None) | (None, Some(x)) => **x == C::default(),
+        (None, None) => true,
+    }
+}
+
 /// Finds the out-of-line part of one field, creating the box on first use.
 pub fn more_mut<C: Default, T, U>(
     more: &mut Option<Box<C>>,

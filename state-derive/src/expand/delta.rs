@@ -40,6 +40,7 @@ pub fn items(model: &Model) -> TokenStream {
         }
     });
     let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
+    let eq_where = super::bounds(model, super::SerdeBound::PartialEq);
     let setters = model.fields.iter().map(|field| setters(model, field));
     let delta_doc = format!(
         "A partial update of [`{ident}`]: what one node writes. Start from \
@@ -50,7 +51,7 @@ pub fn items(model: &Model) -> TokenStream {
 
     quote! {
         #[doc = #delta_doc]
-        #[derive(#p::Debug, #p::Clone, #p::PartialEq)]
+        #[derive(#p::Debug, #p::Clone)]
         #vis struct #delta #generics #where_clause {
             #(#slots,)*
             #[doc(hidden)]
@@ -60,7 +61,7 @@ pub fn items(model: &Model) -> TokenStream {
 
         #[doc(hidden)]
         #[doc = #more_doc]
-        #[derive(#p::Debug, #p::Clone, #p::PartialEq)]
+        #[derive(#p::Debug, #p::Clone)]
         #vis struct #more #generics #where_clause {
             #(#rare,)*
         }
@@ -69,6 +70,21 @@ pub fn items(model: &Model) -> TokenStream {
         impl #impl_generics #p::Default for #delta #ty_generics #where_clause {
             fn default() -> Self {
                 Self { #(#names: #p::None,)* __more: #p::None }
+            }
+        }
+
+        #[automatically_derived]
+        impl #impl_generics #p::PartialEq for #delta #ty_generics #eq_where {
+            fn eq(&self, other: &Self) -> bool {
+                #(self.#names == other.#names &&)*
+                #p::more_eq(&self.__more, &other.__more)
+            }
+        }
+
+        #[automatically_derived]
+        impl #impl_generics #p::PartialEq for #more #ty_generics #eq_where {
+            fn eq(&self, other: &Self) -> bool {
+                true #(&& self.#names == other.#names)*
             }
         }
 
@@ -114,8 +130,8 @@ fn setters(model: &Model, field: &Field) -> TokenStream {
         return quote! {
             #[doc = #doc]
             #[must_use]
-            #fvis fn #name(mut self, value: impl #p::Into<#update>) -> Self {
-                self.#name = #p::Some(#p::Into::into(value));
+            #fvis fn #name(mut self, value: impl #p::IntoUpdate<#update>) -> Self {
+                self.#name = #p::Some(#p::IntoUpdate::into_update(value));
                 self
             }
         };
@@ -129,15 +145,15 @@ fn setters(model: &Model, field: &Field) -> TokenStream {
     quote! {
         #[doc = #doc]
         #[must_use]
-        #fvis fn #name(mut self, value: impl #p::Into<#update>) -> Self {
-            #p::set_update(&mut self.#name, &mut self.__more, #project, #p::Into::into(value));
+        #fvis fn #name(mut self, value: impl #p::IntoUpdate<#update>) -> Self {
+            #p::set_update(&mut self.#name, &mut self.__more, #project, #p::IntoUpdate::into_update(value));
             self
         }
 
         #[doc = #overwrite_doc]
         #[must_use]
-        #fvis fn #overwrite(mut self, value: impl #p::Into<#ty>) -> Self {
-            #p::set_overwrite(&mut self.#name, &mut self.__more, #project, #p::Into::into(value));
+        #fvis fn #overwrite(mut self, value: impl #p::IntoUpdate<#ty>) -> Self {
+            #p::set_overwrite(&mut self.#name, &mut self.__more, #project, #p::IntoUpdate::into_update(value));
             self
         }
     }

@@ -117,6 +117,8 @@ enum SerdeBound {
     Schema,
     /// `'static`, for the type-erased field access.
     Static,
+    /// `PartialEq`, for the delta's equality.
+    PartialEq,
 }
 
 /// The struct's where clause plus the bounds `kind` needs on every field
@@ -132,6 +134,7 @@ fn bounds(model: &Model, kind: SerdeBound) -> TokenStream {
         SerdeBound::State => quote!(#ser + #de),
         SerdeBound::Schema => quote!(#ser + #de + #p::schemars::JsonSchema),
         SerdeBound::Static => quote!('static),
+        SerdeBound::PartialEq => quote!(#p::PartialEq),
     };
     let existing = model
         .generics
