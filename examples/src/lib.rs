@@ -1,1 +1,4 @@
-//! Runnable examples for `state-core`; see the `*.rs` programs beside this crate.
+//! The seed systems' states and node logic, shared by the runnable
+//! programs beside this crate (`cargo run --example NAME`, which print a
+//! walk through the turns) and by the integration tests (which assert the
+//! transitions). One module per system.
