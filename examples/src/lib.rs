@@ -2,3 +2,7 @@
 //! programs beside this crate (`cargo run --example NAME`, which print a
 //! walk through the turns) and by the integration tests (which assert the
 //! transitions). One module per system.
+
+pub mod gaia;
+pub mod ohmind;
+pub mod alpha_berkeley;

@@ -1,0 +1,242 @@
+//! The Alpha Berkeley framework's state (seed 003) over three conversation
+//! turns: each turn extracts a task, classifies it, plans, and executes the
+//! plan's steps; the capability context accumulates across turns while
+//! every execution field resets.
+//!
+//! Run it with `cargo run --example alpha_berkeley`.
+
+use serde_json::Value;
+use state_core::{Delta, Message, Scope, State};
+use state_examples::alpha_berkeley::graph::{context_summary, conversation, run_turn};
+use state_examples::alpha_berkeley::{
+    AgentState, StateUpdate, create_fresh_state, create_status_update, invoke_input, start_turn,
+};
+
+/// Longest value printed on one line.
+const WIDTH: usize = 72;
+
+fn main() {
+    print_schema();
+    let mut state = AgentState::default();
+    for (number, turn) in conversation().iter().enumerate() {
+        println!("\n=== Turn {}: user says {:?}", number + 1, turn.user_input);
+        if number > 0 {
+            print_reset_table(&state);
+        }
+        if let Err(err) = run_turn(&mut state, turn, print_node) {
+            eprintln!("turn {} failed: {err}", number + 1);
+            std::process::exit(1);
+        }
+        print_turn_end(&state);
+    }
+    print_context(&state);
+    show_fresh_state_equivalence(&state);
+    show_status_updates_replace(&state);
+}
+
+/// The field table from `AgentState::schema()`, and the scope split.
+fn print_schema() {
+    let schema = AgentState::schema();
+    let persistent: Vec<&str> = schema
+        .fields
+        .iter()
+        .filter(|field| field.scope == Scope::Persistent)
+        .map(|field| field.name)
+        .collect();
+    println!(
+        "Alpha Berkeley AgentState: {} fields; {} persist across turns ({}), {} reset at every turn.\n",
+        schema.fields.len(),
+        persistent.len(),
+        persistent.join(", "),
+        schema.fields.len() - persistent.len()
+    );
+    println!("| field | type | reducer | scope | default |");
+    println!("|---|---|---|---|---|");
+    for field in schema.fields {
+        let default = field.default.unwrap_or("Default::default()");
+        println!(
+            "| {} | {} | {} | {} | {} |",
+            field.name,
+            field.ty,
+            field.reducer,
+            field.scope.as_str(),
+            default
+        );
+    }
+}
+
+/// What `begin_turn` does to the thread's state: every field that held a
+/// value, before and after, with its scope from the schema.
+fn print_reset_table(state: &AgentState) {
+    let mut after = state.clone();
+    after.begin_turn();
+    let fresh = AgentState::default();
+    println!("begin_turn() on the thread's state (fields not at their default):");
+    println!("  {:<34} {:<10} {:<30} after", "field", "scope", "before");
+    for field in AgentState::schema().fields {
+        let before = json(state, field.name);
+        if before == json(&fresh, field.name) && field.scope == Scope::Turn {
+            continue;
+        }
+        let now = json(&after, field.name);
+        let verdict = if before == now { "kept" } else { "reset" };
+        println!(
+            "  {:<34} {:<10} {:<30} {verdict}: {}",
+            field.name,
+            field.scope.as_str(),
+            short(&before, 30),
+            short(&now, 24)
+        );
+    }
+}
+
+/// One node's update, as LangGraph's `stream_mode="updates"` shows it.
+fn print_node(node: &str, update: &StateUpdate, _state: &AgentState) {
+    println!("  [{node}] writes {}", update.fields().join(", "));
+    let Ok(Value::Object(written)) = serde_json::to_value(update) else {
+        return;
+    };
+    for (key, value) in &written {
+        if let Some(line) = describe(key, value) {
+            println!("      {line}");
+        }
+    }
+}
+
+/// A readable line for the writes worth reading.
+fn describe(key: &str, value: &Value) -> Option<String> {
+    match key {
+        "status_updates" => event(value, "status", "message", "progress"),
+        "progress_events" => event(value, "progress", "operation", "progress"),
+        "planning_execution_plan" => Some(format!("plan: {}", plan_line(value))),
+        "capability_context_data" => Some(format!("context += {}", context_line(value))),
+        "messages" => Some(format!("AI: {}", value[0]["content"].as_str()?)),
+        "execution_last_result" => Some(result_line(value)),
+        "execution_step_results" | "execution_start_time" | "execution_total_time" => None,
+        _ => Some(format!("{key} = {}", short(value, WIDTH))),
+    }
+}
+
+fn event(events: &Value, label: &str, text: &str, fraction: &str) -> Option<String> {
+    let first = events.get(0)?;
+    let percent = first[fraction].as_f64().unwrap_or(0.0) * 100.0;
+    Some(format!("{label}: {} ({percent:.0}%)", first[text]))
+}
+
+/// `TYPE/key {field, ...}` for each record written: the field names show
+/// what a rewrite replaces.
+fn context_line(update: &Value) -> String {
+    let Some(types) = update.as_object() else {
+        return short(update, WIDTH);
+    };
+    let mut records = Vec::new();
+    for (context_type, contexts) in types {
+        for (key, fields) in contexts.as_object().into_iter().flatten() {
+            let names: Vec<&str> = fields
+                .as_object()
+                .map(|fields| fields.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            records.push(format!("{context_type}/{key} {{{}}}", names.join(", ")));
+        }
+    }
+    records.join("; ")
+}
+
+fn result_line(result: &Value) -> String {
+    match result["error"]["message"].as_str() {
+        Some(message) => format!("last result: failed ({message})"),
+        None => "last result: success".to_owned(),
+    }
+}
+
+fn plan_line(plan: &Value) -> String {
+    let steps = plan["steps"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    let names: Vec<String> = steps
+        .iter()
+        .map(|step| match step["expected_output"].as_str() {
+            Some(output) => format!(
+                "{} -> {output}/{}",
+                step["capability"].as_str().unwrap_or("?"),
+                step["context_key"].as_str().unwrap_or("?")
+            ),
+            None => step["capability"].as_str().unwrap_or("?").to_owned(),
+        })
+        .collect();
+    names.join("; ")
+}
+
+fn print_turn_end(state: &AgentState) {
+    let retries = state.control_retry_count;
+    println!(
+        "  end of turn: {} messages, {} plan(s) made, {retries} retr{}, {} figure(s)",
+        state.messages.len(),
+        state.control_plans_created_count,
+        if retries == 1 { "y" } else { "ies" },
+        state.ui_captured_figures.len()
+    );
+    println!(
+        "  context kept for the next turns: {}",
+        context_summary(state)
+    );
+}
+
+/// The persistent context after all turns: every level of the merge.
+fn print_context(state: &AgentState) {
+    println!("\n=== capability_context_data after three turns");
+    for (context_type, contexts) in &state.capability_context_data {
+        println!("  {context_type}");
+        for (key, fields) in contexts {
+            let fields = Value::Object(fields.clone());
+            println!("    {key}: {}", short(&fields, 2 * WIDTH));
+        }
+    }
+    println!(
+        "  Turn 2 added new types (level 1), turn 3 a key beside beam_current_pvs (level 2),\n  \
+         and its rewrite of beam_current_pvs replaced the record whole: the turn-1 \"notes\" are gone (level 3)."
+    );
+}
+
+/// `create_fresh_state` as the Python writes it, fed to the checkpointed
+/// thread, against `begin_turn` plus the user's message.
+fn show_fresh_state_equivalence(state: &AgentState) {
+    let message = Message::human("What changed since yesterday?").with_id("turn-4");
+    let mut python = state.clone();
+    let fresh = create_fresh_state(message.clone(), Some(state));
+    let mut rust = state.clone();
+    let same = invoke_input(&mut python, &fresh).is_ok()
+        && start_turn(&mut rust, message).is_ok()
+        && python == rust;
+    println!(
+        "\n=== create_fresh_state(user_input, current_state) fed to the thread == begin_turn() + the message: {same}"
+    );
+}
+
+/// The seed declares `status_updates` without a reducer: LangGraph keeps
+/// the last write, and two in one step are an error.
+fn show_status_updates_replace(state: &AgentState) {
+    println!(
+        "\n=== status_updates has no reducer in the seed: the state keeps only the last node's event ({} now).",
+        state.status_updates.len()
+    );
+    let mut probe = state.clone();
+    let a = create_status_update("archiver", 0.5, false, []);
+    let b = create_status_update("python", 0.5, false, []);
+    match probe.apply_all([a, b]) {
+        Ok(()) => println!("    two parallel nodes' events: both applied"),
+        Err(err) => println!("    two parallel nodes' events in one step: {err}"),
+    }
+}
+
+fn json(state: &AgentState, key: &str) -> Value {
+    state.get(key).unwrap_or(Value::Null)
+}
+
+/// Compact JSON, cut to `width` characters.
+fn short(value: &Value, width: usize) -> String {
+    let text = value.to_string();
+    if text.chars().count() <= width {
+        return text;
+    }
+    let cut: String = text.chars().take(width.saturating_sub(1)).collect();
+    format!("{cut}…")
+}

@@ -1,0 +1,284 @@
+//! GAIA (seed 001) turn by turn: the initial state built from a request,
+//! the config passed beside the state, node updates streamed as JSON lines
+//! (`stream_mode="updates"`) and as full values (`"values"`), the SSE
+//! events, dict-like access, trimming and filtering the history with an
+//! overwrite, and resuming a thread from its checkpoint.
+//!
+//! Run it with `cargo run --example gaia`.
+
+use serde_json::{Value, json};
+use state_core::reducer::add_messages;
+use state_core::{Delta, Message, Messages, State};
+use state_examples::gaia::{
+    self, AgentOptions, Checkpointer, Gaia, GaiaState, GaiaStateDelta, MemoryStore,
+    MessageRequestWithHistory, ModelConfig, Run, RunnableConfig, StreamMode,
+    UsageMetadataCallbackHandler, User,
+};
+
+const THREAD: &str = "conversation_123";
+const USER_ID: &str = "user_456";
+const NOW: &str = "2024-01-01T18:30:00+01:00";
+
+fn main() {
+    println!("GAIA state management, simulated\n");
+    println!(
+        "The schema, from #[derive(AgentState)]:\n{}",
+        GaiaState::schema().to_markdown()
+    );
+
+    let config = config();
+    println!("1. build_agent_config(..): the config travels beside the state, never in it");
+    println!(
+        "   {}",
+        serde_json::to_string(&config).expect("the config serializes")
+    );
+    println!(
+        "   config[\"configurable\"][\"user_timezone\"] → config.configurable.user_timezone = {:?}",
+        config.configurable.user_timezone
+    );
+
+    let mut graph = Gaia::new(remembered());
+    let mut state = GaiaState::default();
+    let input = first_input();
+    println!(
+        "\n2. build_initial_state(..) is the graph's input, a delta:\n   {}",
+        to_line(&input)
+    );
+
+    let run = graph.run(&mut state, input, &config).expect("turn 1 runs");
+    stream_updates(&run);
+    stream_values(&run);
+    println!("\n   execute_graph_streaming: the SSE events");
+    for event in run.sse_events() {
+        print!("   {event}");
+    }
+
+    let mut checkpoints = Checkpointer::default();
+    checkpoints.put(THREAD, &state);
+    dict_like_access(&mut state.clone());
+    accumulation_vs_replacement();
+    resume(&mut graph, &checkpoints, &config);
+    prune_long_history(&mut graph, &config);
+}
+
+fn config() -> RunnableConfig {
+    let user = User {
+        user_id: USER_ID.into(),
+        name: Some("Ada".into()),
+        email: Some("ada@example.com".into()),
+        timezone: Some("Europe/Paris".into()),
+    };
+    let options = AgentOptions {
+        user_model_config: Some(ModelConfig {
+            model_name: "gpt-4o-mini".into(),
+        }),
+        usage_metadata_callback: Some(UsageMetadataCallbackHandler {
+            name: "usage".into(),
+        }),
+        ..AgentOptions::default()
+    };
+    gaia::build_agent_config(THREAD, &user, NOW, options)
+}
+
+/// Mem0 already knows two things about the user.
+fn remembered() -> MemoryStore {
+    let mut memory = MemoryStore::default();
+    memory.add(
+        USER_ID,
+        "Prefers meeting slots in the afternoon",
+        "older_thread",
+    );
+    memory.add(USER_ID, "Works with the design team", "older_thread");
+    memory
+}
+
+fn first_input() -> GaiaStateDelta {
+    let request = MessageRequestWithHistory {
+        message: "Schedule a meeting for tomorrow".into(),
+    };
+    let history = vec![Message::human(request.message.as_str()).with_id("user-1")];
+    gaia::build_initial_state(&request, USER_ID, THREAD, history, None, NOW)
+}
+
+/// `async for chunk in graph.astream(state, config, stream_mode="updates")`.
+fn stream_updates(run: &Run) {
+    println!("\n3. stream_mode=\"updates\": one JSON line per node, its delta serialized");
+    let chunks = run.stream(StreamMode::Updates).expect("deltas serialize");
+    for chunk in chunks {
+        println!("   {chunk}");
+    }
+}
+
+/// `stream_mode="values"`: the whole state after the input and each node.
+fn stream_values(run: &Run) {
+    println!("\n4. stream_mode=\"values\": state.to_json() after the input and after each node");
+    let chunks = run.stream(StreamMode::Values).expect("values are JSON");
+    for chunk in &chunks {
+        let messages = chunk["messages"].as_array().map_or(0, Vec::len);
+        println!(
+            "   messages: {messages}, memories: {}, memories_stored: {}",
+            chunk["memories"], chunk["memories_stored"]
+        );
+    }
+    if let Some(last) = chunks.last() {
+        println!("   the last chunk in full:\n   {last}");
+    }
+}
+
+/// `DictLikeModel`: `state["query"]` and `state.query` side by side.
+fn dict_like_access(state: &mut GaiaState) {
+    println!("\n5. Dict-like access (DictLikeModel)");
+    println!("   state.query          = {:?}", state.query);
+    println!(
+        "   state.get(\"query\")   = {}",
+        state.get("query").expect("a field")
+    );
+    println!(
+        "   field_ref::<String>  = {:?}",
+        state.field_ref::<String>("query")
+    );
+    println!(
+        "   len(state)           = GaiaState::keys().len() = {}",
+        GaiaState::keys().len()
+    );
+    println!(
+        "   \"memories\" in state  = {}",
+        state.contains_key("memories")
+    );
+
+    // state["memories"] = [m.content for m in memories.memories]
+    state
+        .set("memories", json!(["Likes Thai food"]))
+        .expect("a list of strings");
+    println!("   state[\"memories\"] = [..] → set: {:?}", state.memories);
+    println!(
+        "   a typo:       {}",
+        state.get("memory").expect_err("no such key")
+    );
+    println!(
+        "   a wrong type: {}",
+        state
+            .set("memories_stored", json!("yes"))
+            .expect_err("not a bool")
+    );
+
+    // state["messages"].append(HumanMessage(...)): the reducer, in place.
+    let before = state.messages.len();
+    add_messages(&mut state.messages, vec![Message::human("And lunch?")]).expect("a plain append");
+    println!(
+        "   state[\"messages\"].append(..) → add_messages: {before} → {} messages",
+        state.messages.len()
+    );
+}
+
+/// The document's "Accumulation vs. Replacement".
+fn accumulation_vs_replacement() {
+    println!("\n6. Accumulation vs. replacement");
+    let mut state = GaiaState::default();
+    let hello = GaiaState::delta().messages(vec![Message::human("Hello").with_id("1")]);
+    state.apply(hello).expect("append");
+    state
+        .apply(GaiaState::delta().messages(vec![Message::ai("Hi there").with_id("2")]))
+        .expect("append");
+    println!(
+        "   return {{\"messages\": [AIMessage(..)]}}: both kept → {:?}",
+        texts(&state.messages)
+    );
+
+    let kept = vec![Message::ai("Hi there").with_id("2")];
+    let mut as_written = state.clone();
+    as_written
+        .apply(GaiaState::delta().messages(kept.clone()))
+        .expect("merge by id");
+    println!(
+        "   return {{\"messages\": filtered}} through add_messages: nothing removed → {:?}",
+        texts(&as_written.messages)
+    );
+    state
+        .apply(GaiaState::delta().overwrite_messages(Messages::from(kept)))
+        .expect("overwrite");
+    println!(
+        "   overwrite_messages(filtered), LangGraph's Overwrite: replaced → {:?}",
+        texts(&state.messages)
+    );
+}
+
+/// "Resuming from Checkpoints": the checkpoint, a new turn, a partial input.
+fn resume(graph: &mut Gaia, checkpoints: &Checkpointer, config: &RunnableConfig) {
+    println!("\n7. Resuming {THREAD:?} from its checkpoint");
+    let mut state = checkpoints
+        .get(THREAD)
+        .expect("the checkpoint decodes")
+        .expect("the thread was saved");
+    println!(
+        "   snapshot.values has {} messages; memories_stored = {}",
+        state.messages.len(),
+        state.memories_stored
+    );
+    state.begin_turn();
+    println!(
+        "   begin_turn(): memories_stored (turn scope) = {}, query (persistent) = {:?}",
+        state.memories_stored, state.query
+    );
+    let input = json!({"messages": [{"type": "human", "content": "Continue from where we left off", "id": "user-2"}]});
+    let delta = GaiaStateDelta::from_json(input.clone()).expect("a valid partial input");
+    println!("   input {input} writes {:?}", delta.fields());
+    let run = graph
+        .run(&mut state, delta, config)
+        .expect("the resumed turn runs");
+    print_nodes(&run);
+}
+
+/// Turn with a long history: filtered, then trimmed to the last ten.
+fn prune_long_history(graph: &mut Gaia, config: &RunnableConfig) {
+    println!("\n8. A long history: filter_messages_node, then trim_messages_node");
+    let mut history: Vec<Message> = (1..=14)
+        .map(|i| Message::human(format!("message {i}")).with_id(format!("h{i}")))
+        .collect();
+    history.insert(3, Message::ai("x".repeat(12_000)).with_id("huge"));
+    let request = MessageRequestWithHistory {
+        message: "What did we say?".into(),
+    };
+    let input = gaia::build_initial_state(&request, USER_ID, "thread_long", history, None, NOW);
+    let mut state = GaiaState::default();
+    let run = graph
+        .run(&mut state, input, config)
+        .expect("the long turn runs");
+    print_nodes(&run);
+    println!(
+        "   history now starts at {:?} and has {} messages",
+        state.messages.first().and_then(Message::id),
+        state.messages.len()
+    );
+}
+
+/// One line per node: the fields its update writes, and how many messages
+/// the state holds after it.
+fn print_nodes(run: &Run) {
+    for step in &run.steps {
+        let count = step.values["messages"].as_array().map_or(0, Vec::len);
+        let update = to_line(&step.delta).to_string();
+        let shown = shorten(&update, 110);
+        println!(
+            "   {:<17} {:>2} messages after; update {}",
+            step.node, count, shown
+        );
+    }
+}
+
+/// The text cut to `max` characters, marked with an ellipsis.
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let cut: String = text.chars().take(max).collect();
+    format!("{cut}…")
+}
+
+fn texts(messages: &Messages) -> Vec<String> {
+    messages.iter().map(Message::text).collect()
+}
+
+fn to_line(delta: &GaiaStateDelta) -> Value {
+    serde_json::to_value(delta).expect("a delta of JSON-able fields serializes")
+}

@@ -1,0 +1,250 @@
+//! OHMind (seed 000) turn by turn: supervisor routing with `next`, human
+//! validation, a task plan executed step by step, MCP results and artifacts
+//! merged by name, and retries up to the limit, with the state saved to a
+//! checkpoint between turns.
+//!
+//! Run it with `cargo run --example ohmind`.
+
+use serde_json::{Value, json};
+use state_core::{Delta, Message};
+use state_examples::ohmind::{
+    self, AgentState, AgentStateDelta, MAX_RETRIES, MemorySaver, Ohmind, Step,
+};
+
+const THREAD: &str = "user-123-session-1";
+
+fn main() {
+    let mut app = Ohmind::new();
+    let mut memory = MemorySaver::default();
+
+    println!("OHMind state management, simulated\n");
+    let mut state = first_turn(&mut app);
+    memory.put(THREAD, &state);
+
+    helpers_as_deltas();
+
+    state = turn(
+        &mut app,
+        &mut memory,
+        "2. Validation requested",
+        "Simulate the hydroxide conductivity of benzyltrimethylammonium with MD",
+    );
+    println!(
+        "   waiting for the user: should_continue_validation = {}",
+        ohmind::should_continue_validation(&state)
+    );
+    println!("   validation_message  = {:?}", state.validation_message);
+
+    state = turn(
+        &mut app,
+        &mut memory,
+        "3. The user approves",
+        "yes, go ahead",
+    );
+    println!(
+        "   validation_required = {}, validation_approved = {:?} (consumed by md_agent)",
+        state.validation_required, state.validation_approved
+    );
+
+    turn(
+        &mut app,
+        &mut memory,
+        "4a. Another long run ...",
+        "Run a longer MD simulation",
+    );
+    state = turn(
+        &mut app,
+        &mut memory,
+        "4b. ... which the user rejects",
+        "no, cancel that",
+    );
+    println!("   validation_approved = {:?}", state.validation_approved);
+
+    app.fail_next("orca_single_point", 1);
+    state = turn(
+        &mut app,
+        &mut memory,
+        "5. A complex query: a task plan (each agent ends with FINISH; the active plan sends it back to the supervisor), one failed tool call on the way",
+        "Design new HEM cations, compute their HOMO LUMO gap, and find papers on their stability",
+    );
+    println!(
+        "   after the summary: task_plan = {:?}, current_step = {}, completed_steps = {:?}",
+        state.task_plan, state.current_step, state.completed_steps
+    );
+    println!(
+        "   mcp_results keys: {:?}",
+        state.mcp_results.keys().collect::<Vec<_>>()
+    );
+    println!(
+        "   artifacts keys:   {:?}",
+        state.artifacts.keys().collect::<Vec<_>>()
+    );
+
+    app.fail_next("rag_search", 10);
+    state = turn(
+        &mut app,
+        &mut memory,
+        "6. A tool that keeps failing",
+        "Find literature on alkaline degradation",
+    );
+    println!(
+        "   error = {:?}, retry_count = {} (MAX_RETRIES = {MAX_RETRIES})",
+        state.error, state.retry_count
+    );
+
+    let mut planner = Ohmind::new().with_plan_approval();
+    plan_needing_approval(&mut planner);
+}
+
+/// Turn 1 starts from `create_initial_state`, as a new conversation does.
+fn first_turn(app: &mut Ohmind) -> AgentState {
+    let mut state =
+        ohmind::create_initial_state("What is the HOMO-LUMO gap of benzyltrimethylammonium?");
+    println!("1. create_initial_state(..): the #[default]s fill the other 17 keys");
+    println!(
+        "   next = {:?}, current_operation = {:?}, retry_count = {}, messages = {}",
+        state.next,
+        state.current_operation,
+        state.retry_count,
+        state.messages.len()
+    );
+    let steps = app.run(&mut state).expect("the first turn runs");
+    print_steps(&steps);
+    println!(
+        "   mcp_results = {}",
+        Value::Object(state.mcp_results.clone())
+    );
+    state
+}
+
+/// Runs one user turn on the state recovered from the checkpoint, then
+/// saves it again.
+fn turn(app: &mut Ohmind, memory: &mut MemorySaver, title: &str, user: &str) -> AgentState {
+    let mut state = memory
+        .get_state(THREAD)
+        .expect("the checkpoint decodes")
+        .expect("the thread was saved");
+    println!("\n{title}\n   user: {user}");
+    let steps = app.run_turn(&mut state, user).expect("the turn runs");
+    print_steps(&steps);
+    memory.put(THREAD, &state);
+    state
+}
+
+/// The Python helpers copy all 18 keys; a delta carries only its writes.
+fn helpers_as_deltas() {
+    println!("\n   Helpers return deltas, not modified copies of the state:");
+    let mut metadata = ohmind::Dict::new();
+    metadata.insert("next_agent".into(), json!("md_agent"));
+    let required = ohmind::mark_validation_required("Run a 10 ns MD simulation", metadata);
+    println!("   mark_validation_required(..) = {}", to_json(&required));
+    let result = ohmind::add_mcp_result("hem_design", json!({"candidates": 2}));
+    println!(
+        "   add_mcp_result(..)           = {}  (merged by key)",
+        to_json(&result)
+    );
+    let message = Message::ai("done");
+    println!(
+        "   update_state_with_message(..) writes {:?}, and needs no state",
+        ohmind::update_state_with_message(message.clone(), Some("FINISH")).fields()
+    );
+    // Two helpers that both route: the Python's second copy would win silently.
+    let clash = ohmind::mark_validation_complete(true, "md_agent").merge(
+        ohmind::update_state_with_message(message, Some("supervisor")),
+    );
+    println!(
+        "   combining two deltas that both set `next`: {}",
+        clash.expect_err("both write next")
+    );
+}
+
+/// The task planner can also wait for the user's approval of the plan.
+fn plan_needing_approval(app: &mut Ohmind) {
+    let mut state =
+        ohmind::create_initial_state("Design HEM cations and simulate their conductivity");
+    println!("\n7. A plan that needs approval (task_plan_needs_approval)");
+    print_steps(&app.run(&mut state).expect("planning runs"));
+    println!(
+        "   task_plan_needs_approval = {}, task_plan_approved = {:?}",
+        state.task_plan_needs_approval, state.task_plan_approved
+    );
+    if let Some(markdown) = state.plan_markdown() {
+        println!(
+            "   {} holds:\n{}",
+            state.task_plan_path.as_deref().unwrap_or("?"),
+            indent(&markdown)
+        );
+    }
+    println!("   user: no");
+    print_steps(&app.run_turn(&mut state, "no").expect("the answer runs"));
+    println!(
+        "   task_plan = {:?}, task_plan_approved = {:?}",
+        state.task_plan, state.task_plan_approved
+    );
+}
+
+/// One line per node: where it routes and what it writes, with the values
+/// of the routing, validation, retry and plan fields, and its messages.
+fn print_steps(steps: &[Step]) {
+    for step in steps {
+        let json = to_json(&step.delta);
+        let next = json.get("next").and_then(Value::as_str).unwrap_or("-");
+        println!("   {:<16} → {:<16} {}", step.node, next, highlights(&json));
+        for message in step.delta.messages.iter().flatten() {
+            let author = message.name().unwrap_or("");
+            let text = message.text().replace('\n', "\n                        ");
+            println!("   {:<16}   {}({author}): {text}", "", message.kind());
+        }
+    }
+}
+
+fn highlights(delta: &Value) -> String {
+    const SHOWN: [&str; 8] = [
+        "validation_required",
+        "validation_approved",
+        "error",
+        "retry_count",
+        "current_step",
+        "task_plan_needs_approval",
+        "task_plan_approved",
+        "task_plan_path",
+    ];
+    let mut parts = Vec::new();
+    for (key, value) in delta.as_object().into_iter().flatten() {
+        if key == "completed_steps" {
+            // The `append` reducer's update, or an overwrite that resets it.
+            match value.get("__overwrite__") {
+                Some(all) => parts.push(format!("completed_steps={all} (overwrite)")),
+                None => parts.push(format!("completed_steps+={value}")),
+            }
+        } else if SHOWN.contains(&key.as_str()) {
+            parts.push(format!("{key}={value}"));
+        } else if key == "mcp_results" || key == "artifacts" {
+            let names: Vec<&String> = value
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, _)| k)
+                .collect();
+            parts.push(format!("{key}+={names:?}"));
+        } else if key == "task_plan" {
+            parts.push(if value.is_null() {
+                "task_plan=None".into()
+            } else {
+                "task_plan=<plan>".into()
+            });
+        }
+    }
+    parts.join(" ")
+}
+
+fn to_json(delta: &AgentStateDelta) -> Value {
+    serde_json::to_value(delta).expect("a delta of JSON-able fields serializes")
+}
+
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|line| format!("     {line}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -1,0 +1,715 @@
+//! GAIA (seed 001): a personal assistant whose state holds the query, the
+//! message history, the user's datetime and the Mem0 memories; its runtime
+//! configuration travels beside the state, and every node's update is
+//! streamed to the browser as server-sent events.
+//!
+//! The Python `State` is a Pydantic model made dict-like (`DictLikeModel`)
+//! because LangGraph wants a mapping. Here the struct is the state: fields
+//! are attributes (`state.query`), and the derive adds the mapping side
+//! (`state.get("query")`, `state.set(..)`, `GaiaState::keys()`), with the
+//! key and the value checked.
+//!
+//! Nodes return a [`GaiaStateDelta`], as GAIA's nodes return a partial dict.
+//! Two of the document's nodes need care: returning a shorter list for an
+//! `add_messages` field does not shorten it (in LangGraph either: the
+//! reducer merges by id), so [`trim_messages_node`] and
+//! [`filter_messages_node`] use the overwrite setter, LangGraph's
+//! `Overwrite`.
+//!
+//! The LLM, Mem0 and the calendar tool are simulated by [`Gaia`]: fixed
+//! answers and a keyword search, and deterministic message ids.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use state_core::{Message, MessageKind, Messages, State, StateError, ToolCall};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Messages kept by [`trim_messages_node`] ("Keep last 10").
+pub const KEEP_LAST: usize = 10;
+/// [`filter_messages_node`] keeps messages shorter than this, in characters.
+pub const MAX_CONTENT_CHARS: usize = 10_000;
+/// Memories returned by one search (`limit=5` in the document).
+pub const MEMORY_LIMIT: usize = 5;
+/// The calendar tool the simulated agent calls.
+pub const FETCH_EVENTS: &str = "CUSTOM_FETCH_EVENTS";
+/// Node executions allowed in one run, as LangGraph's `recursion_limit`.
+pub const RECURSION_LIMIT: usize = 25;
+
+/// Agent state schema with message history and context (the document's
+/// `State(DictLikeModel)`), field for field, with its defaults.
+///
+/// Named `GaiaState` so that it does not shadow the [`State`] trait.
+#[derive(state_core::AgentState, Debug, Clone, PartialEq)]
+pub struct GaiaState {
+    /// Current user query/message.
+    pub query: String,
+    /// Conversation message history with automatic merging.
+    #[reducer(add_messages)]
+    pub messages: Messages,
+    /// User's current datetime in their timezone.
+    pub current_datetime: Option<String>,
+    /// User ID for Mem0 memory storage.
+    pub mem0_user_id: Option<String>,
+    /// Retrieved memories relevant to current conversation.
+    pub memories: Vec<String>,
+    /// Flag indicating if memories have been stored this turn.
+    #[scope(turn)]
+    pub memories_stored: bool,
+    /// Thread/conversation identifier for state persistence.
+    pub conversation_id: Option<String>,
+}
+
+/// The user's request (the document's `MessageRequestWithHistory`; only
+/// the field the state reads).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessageRequestWithHistory {
+    /// The user's message.
+    pub message: String,
+}
+
+/// The graph's input for one invocation (the document's
+/// `build_initial_state`). The Python returns a dict that LangGraph applies
+/// as an update to the thread's checkpoint; a delta is exactly that.
+/// History messages that are already in the checkpoint (same id) are
+/// updated in place, not repeated.
+///
+/// `now` stands for `datetime.now().isoformat()`, so that runs are
+/// reproducible; `trigger_context` is accepted and unused, as in the
+/// document.
+pub fn build_initial_state(
+    request: &MessageRequestWithHistory,
+    user_id: &str,
+    conversation_id: &str,
+    history: Vec<Message>,
+    _trigger_context: Option<&Value>,
+    now: &str,
+) -> GaiaStateDelta {
+    GaiaState::delta()
+        .query(request.message.as_str())
+        .messages(history)
+        .current_datetime(now)
+        .mem0_user_id(user_id)
+        .conversation_id(conversation_id)
+        .memories(Vec::new())
+        .memories_stored(false)
+}
+
+/// The user record `build_agent_config` reads.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct User {
+    /// The user's id.
+    pub user_id: String,
+    /// Display name.
+    pub name: Option<String>,
+    /// Email address.
+    pub email: Option<String>,
+    /// IANA timezone; `"UTC"` when absent.
+    pub timezone: Option<String>,
+}
+
+/// The user's chosen model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelConfig {
+    /// The model's name.
+    pub model_name: String,
+}
+
+/// Stand-in for LangChain's `UsageMetadataCallbackHandler`: only its name
+/// travels in the config here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UsageMetadataCallbackHandler {
+    /// A label for the handler.
+    pub name: String,
+}
+
+/// The configurable parameters of a run (`config["configurable"]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Configurable {
+    /// The conversation, which is also the checkpointer's thread.
+    pub thread_id: String,
+    /// The user's id.
+    pub user_id: String,
+    /// The user's name.
+    pub user_name: Option<String>,
+    /// The user's email.
+    pub user_email: Option<String>,
+    /// The user's local time, ISO 8601.
+    pub user_time: String,
+    /// The user's timezone.
+    pub user_timezone: String,
+    /// The agent to run.
+    pub agent_name: String,
+    /// A tool the user picked in the UI.
+    pub selected_tool: Option<String>,
+    /// A tool category the user picked.
+    pub tool_category: Option<String>,
+    /// The model to use.
+    pub model: Option<String>,
+}
+
+/// The runtime configuration passed beside the state (LangChain's
+/// `RunnableConfig`): read by nodes, never part of the state or its
+/// checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RunnableConfig {
+    /// The configurable parameters.
+    pub configurable: Configurable,
+    /// Callbacks of the run.
+    pub callbacks: Vec<UsageMetadataCallbackHandler>,
+}
+
+/// The keyword arguments of `build_agent_config` that have defaults.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentOptions {
+    /// The user's model choice.
+    pub user_model_config: Option<ModelConfig>,
+    /// A usage callback to attach.
+    pub usage_metadata_callback: Option<UsageMetadataCallbackHandler>,
+    /// The agent to run; `"comms_agent"` by default.
+    pub agent_name: String,
+    /// A tool the user picked.
+    pub selected_tool: Option<String>,
+    /// A tool category the user picked.
+    pub tool_category: Option<String>,
+}
+
+impl Default for AgentOptions {
+    fn default() -> Self {
+        AgentOptions {
+            user_model_config: None,
+            usage_metadata_callback: None,
+            agent_name: "comms_agent".to_owned(),
+            selected_tool: None,
+            tool_category: None,
+        }
+    }
+}
+
+/// The runtime configuration for a run (the document's
+/// `build_agent_config`); `user_time` is ISO 8601.
+pub fn build_agent_config(
+    conversation_id: &str,
+    user: &User,
+    user_time: &str,
+    options: AgentOptions,
+) -> RunnableConfig {
+    let configurable = Configurable {
+        thread_id: conversation_id.to_owned(),
+        user_id: user.user_id.clone(),
+        user_name: user.name.clone(),
+        user_email: user.email.clone(),
+        user_time: user_time.to_owned(),
+        user_timezone: user.timezone.clone().unwrap_or_else(|| "UTC".to_owned()),
+        agent_name: options.agent_name,
+        selected_tool: options.selected_tool,
+        tool_category: options.tool_category,
+        model: options.user_model_config.map(|config| config.model_name),
+    };
+    RunnableConfig {
+        configurable,
+        callbacks: options.usage_metadata_callback.into_iter().collect(),
+    }
+}
+
+/// Keeps the last [`KEEP_LAST`] messages (the document's
+/// `trim_messages_node`). The shorter history replaces the field wholesale
+/// (`overwrite_messages`, LangGraph's `Overwrite`): through `add_messages`
+/// it would not shorten anything, see [`trim_messages_as_written`].
+pub fn trim_messages_node(state: &GaiaState) -> GaiaStateDelta {
+    let skip = state.messages.len().saturating_sub(KEEP_LAST);
+    let kept: Messages = state.messages.iter().skip(skip).cloned().collect();
+    GaiaState::delta().overwrite_messages(kept)
+}
+
+/// The document's `trim_messages_node` as written:
+/// `{"messages": state.messages[-10:]}` goes through `add_messages`, which
+/// updates the ten messages in place by id and keeps every other one. In
+/// LangGraph too. Kept to show the difference.
+pub fn trim_messages_as_written(state: &GaiaState) -> GaiaStateDelta {
+    let skip = state.messages.len().saturating_sub(KEEP_LAST);
+    let kept: Vec<Message> = state.messages.iter().skip(skip).cloned().collect();
+    GaiaState::delta().messages(kept)
+}
+
+/// Drops messages of [`MAX_CONTENT_CHARS`] characters or more (the
+/// document's `filter_messages_node`), replacing the history wholesale.
+pub fn filter_messages_node(state: &GaiaState) -> GaiaStateDelta {
+    let kept: Messages = state
+        .messages
+        .iter()
+        .filter(|message| !is_oversized(message))
+        .cloned()
+        .collect();
+    GaiaState::delta().overwrite_messages(kept)
+}
+
+/// `len(msg.content) >= 10000`, counted in characters as Python does.
+fn is_oversized(message: &Message) -> bool {
+    message.text().chars().count() >= MAX_CONTENT_CHARS
+}
+
+/// The pruning node a run starts with, if any: filter oversized messages
+/// first, then trim to [`KEEP_LAST`].
+pub fn prune_route(state: &GaiaState) -> Option<&'static str> {
+    if state.messages.iter().any(is_oversized) {
+        Some("filter_messages")
+    } else if state.messages.len() > KEEP_LAST {
+        Some("trim_messages")
+    } else {
+        None
+    }
+}
+
+/// The node after `node`, or `None` at the end of the run:
+/// prune → `memory_retrieval` → `agent` ⇄ `tools` → `store_memory`.
+pub fn next_node(node: &str, state: &GaiaState) -> Option<&'static str> {
+    match node {
+        "__start__" | "filter_messages" | "trim_messages" => {
+            Some(prune_route(state).unwrap_or("memory_retrieval"))
+        }
+        "memory_retrieval" | "tools" => Some("agent"),
+        "agent" if wants_tools(state) => Some("tools"),
+        "agent" => Some("store_memory"),
+        _ => None,
+    }
+}
+
+/// True when the last message is an AI message with tool calls.
+fn wants_tools(state: &GaiaState) -> bool {
+    state.messages.last().is_some_and(|message| {
+        message.kind() == MessageKind::Ai && !message.tool_calls().is_empty()
+    })
+}
+
+/// One stored memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryEntry {
+    /// Whose memory it is.
+    pub user_id: String,
+    /// What was remembered.
+    pub content: String,
+    /// The conversation it came from.
+    pub conversation_id: String,
+}
+
+/// The simulated Mem0 store: per-user memories and a keyword search.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemoryStore {
+    entries: Vec<MemoryEntry>,
+}
+
+impl MemoryStore {
+    /// Stores a memory (`store_user_message_memory`).
+    pub fn add(&mut self, user_id: &str, content: &str, conversation_id: &str) {
+        self.entries.push(MemoryEntry {
+            user_id: user_id.to_owned(),
+            content: content.to_owned(),
+            conversation_id: conversation_id.to_owned(),
+        });
+    }
+
+    /// All stored memories, oldest first.
+    pub fn entries(&self) -> &[MemoryEntry] {
+        &self.entries
+    }
+
+    /// The user's memories sharing a word of four letters or more with
+    /// `query`, most shared words first, at most `limit`
+    /// (`memory_service.search_memories`).
+    pub fn search_memories(&self, query: &str, user_id: &str, limit: usize) -> Vec<String> {
+        let wanted = keywords(query);
+        let mut hits: Vec<(usize, &str)> = self
+            .entries
+            .iter()
+            .filter(|entry| entry.user_id == user_id)
+            .map(|entry| (shared(&wanted, &entry.content), entry.content.as_str()))
+            .filter(|(score, _)| *score > 0)
+            .collect();
+        // Stable: equal scores keep their storage order.
+        hits.sort_by_key(|hit| std::cmp::Reverse(hit.0));
+        hits.into_iter()
+            .take(limit)
+            .map(|(_, content)| content.to_owned())
+            .collect()
+    }
+}
+
+fn keywords(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|word| word.chars().count() >= 4)
+        .map(str::to_lowercase)
+        .collect()
+}
+
+fn shared(wanted: &[String], content: &str) -> usize {
+    let have = keywords(content);
+    wanted.iter().filter(|word| have.contains(word)).count()
+}
+
+/// The simulated calendar: the events `CUSTOM_FETCH_EVENTS` returns.
+pub fn fetch_events(args: &Value) -> Value {
+    json!({
+        "time_min": args.get("time_min").cloned().unwrap_or(Value::Null),
+        "events": [
+            {"summary": "Team standup", "start": "2024-01-02T09:00:00Z"},
+            {"summary": "Design review", "start": "2024-01-02T14:00:00Z"}
+        ]
+    })
+}
+
+/// One node execution: the node, its update, and the full state after it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeRun {
+    /// The node that ran.
+    pub node: &'static str,
+    /// What it returned (a `stream_mode="updates"` chunk).
+    pub delta: GaiaStateDelta,
+    /// The state after its update (a `stream_mode="values"` chunk).
+    pub values: Value,
+}
+
+/// One invocation of the graph, recorded for streaming.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    /// The state once the input was applied (the first `values` chunk).
+    pub input_values: Value,
+    /// The nodes, in order.
+    pub steps: Vec<NodeRun>,
+}
+
+/// LangGraph's stream modes that GAIA uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamMode {
+    /// `"updates"`: `{node: update}` after each node.
+    Updates,
+    /// `"values"`: the full state after the input and after each node.
+    Values,
+}
+
+impl Run {
+    /// The `stream_mode="updates"` chunks: `{node_name: delta}`, the delta
+    /// serialized with serde (an overwrite as `{"__overwrite__": ...}`).
+    ///
+    /// # Errors
+    ///
+    /// When a delta holds a value with no JSON form (none of this state's do).
+    pub fn updates(&self) -> Result<Vec<Value>, serde_json::Error> {
+        self.steps
+            .iter()
+            .map(|step| Ok(json!({ step.node: serde_json::to_value(&step.delta)? })))
+            .collect()
+    }
+
+    /// The `stream_mode="values"` chunks: [`State::to_json`] after the
+    /// input and after each node.
+    pub fn values(&self) -> Vec<Value> {
+        let after_nodes = self.steps.iter().map(|step| step.values.clone());
+        std::iter::once(self.input_values.clone())
+            .chain(after_nodes)
+            .collect()
+    }
+
+    /// The chunks of one stream mode.
+    ///
+    /// # Errors
+    ///
+    /// As [`Run::updates`].
+    pub fn stream(&self, mode: StreamMode) -> Result<Vec<Value>, serde_json::Error> {
+        match mode {
+            StreamMode::Updates => self.updates(),
+            StreamMode::Values => Ok(self.values()),
+        }
+    }
+
+    /// The SSE events of the document's `execute_graph_streaming`: the
+    /// content of each new AI message, its tool calls, then `[DONE]`.
+    ///
+    /// The Python tests `"messages" in chunk`, but an `updates` chunk is
+    /// keyed by node name, so it would never match; this reads each node's
+    /// update instead. An overwrite (trimming) streams nothing: it adds no
+    /// new message.
+    pub fn sse_events(&self) -> Vec<String> {
+        let mut events = Vec::new();
+        for step in &self.steps {
+            for message in step.delta.messages.iter().flatten() {
+                events.extend(message_events(message));
+            }
+        }
+        events.push("data: [DONE]\n\n".to_owned());
+        events
+    }
+}
+
+fn message_events(message: &Message) -> Vec<String> {
+    if message.kind() != MessageKind::Ai {
+        return Vec::new();
+    }
+    let mut events = Vec::new();
+    if !message.content().is_empty() {
+        events.push(sse(&json!({"content": message.text()})));
+    }
+    if !message.tool_calls().is_empty() {
+        let calls: Vec<Value> = message.tool_calls().iter().map(tool_call_json).collect();
+        events.push(sse(&json!({"tool_calls": calls})));
+    }
+    events
+}
+
+fn tool_call_json(call: &ToolCall) -> Value {
+    json!({"id": call.id, "name": call.name, "args": call.args})
+}
+
+fn sse(data: &Value) -> String {
+    format!("data: {data}\n\n")
+}
+
+/// Why a run failed.
+#[derive(Debug)]
+pub enum RunError {
+    /// A node's update was refused.
+    State(StateError),
+    /// The run went past [`RECURSION_LIMIT`] nodes.
+    RecursionLimit(usize),
+    /// A node name the graph does not know.
+    UnknownNode(String),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::State(error) => write!(f, "state update refused: {error}"),
+            RunError::RecursionLimit(limit) => write!(f, "more than {limit} nodes in one run"),
+            RunError::UnknownNode(node) => write!(f, "no node named {node:?}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RunError::State(error) => Some(error),
+            _ => None,
+        }
+    }
+}
+
+impl From<StateError> for RunError {
+    fn from(error: StateError) -> Self {
+        RunError::State(error)
+    }
+}
+
+/// The simulated GAIA graph: Mem0, the calendar, a model that answers by
+/// rule, and a counter for deterministic message ids.
+#[derive(Debug, Default)]
+pub struct Gaia {
+    /// The memory store the graph reads and writes.
+    pub memory: MemoryStore,
+    next_id: u64,
+}
+
+impl Gaia {
+    /// A graph over this memory store.
+    pub fn new(memory: MemoryStore) -> Self {
+        Gaia { memory, next_id: 0 }
+    }
+
+    /// Applies `input` to `state` and runs the graph to its end, recording
+    /// every node's update and the state after it (`graph.astream`).
+    ///
+    /// # Errors
+    ///
+    /// When an update is refused (the state is left as after the last
+    /// accepted one), a node is unknown, or the run exceeds
+    /// [`RECURSION_LIMIT`].
+    pub fn run(
+        &mut self,
+        state: &mut GaiaState,
+        input: GaiaStateDelta,
+        config: &RunnableConfig,
+    ) -> Result<Run, RunError> {
+        state.apply(input)?;
+        let input_values = state.to_json();
+        let mut steps = Vec::new();
+        let mut node = next_node("__start__", state);
+        while let Some(name) = node {
+            if steps.len() == RECURSION_LIMIT {
+                return Err(RunError::RecursionLimit(RECURSION_LIMIT));
+            }
+            let delta = self.run_node(name, state, config)?;
+            state.apply(delta.clone())?;
+            steps.push(NodeRun {
+                node: name,
+                delta,
+                values: state.to_json(),
+            });
+            node = next_node(name, state);
+        }
+        Ok(Run {
+            input_values,
+            steps,
+        })
+    }
+
+    /// Runs and formats the SSE events (the document's
+    /// `execute_graph_streaming`).
+    ///
+    /// # Errors
+    ///
+    /// As [`Gaia::run`].
+    pub fn execute_graph_streaming(
+        &mut self,
+        state: &mut GaiaState,
+        initial_state: GaiaStateDelta,
+        config: &RunnableConfig,
+    ) -> Result<Vec<String>, RunError> {
+        Ok(self.run(state, initial_state, config)?.sse_events())
+    }
+
+    /// Runs one node and returns its update, unapplied.
+    ///
+    /// # Errors
+    ///
+    /// [`RunError::UnknownNode`] for a name the graph does not have.
+    pub fn run_node(
+        &mut self,
+        node: &str,
+        state: &GaiaState,
+        config: &RunnableConfig,
+    ) -> Result<GaiaStateDelta, RunError> {
+        Ok(match node {
+            "filter_messages" => filter_messages_node(state),
+            "trim_messages" => trim_messages_node(state),
+            "memory_retrieval" => self.memory_retrieval(state),
+            "agent" => self.agent(state, config),
+            "tools" => self.tools(state),
+            "store_memory" => self.store_memory(state),
+            _ => return Err(RunError::UnknownNode(node.to_owned())),
+        })
+    }
+
+    fn id(&mut self, kind: &str) -> String {
+        self.next_id += 1;
+        format!("{kind}-{}", self.next_id)
+    }
+
+    /// The document's `my_node`: search memories for the query, report it.
+    fn memory_retrieval(&mut self, state: &GaiaState) -> GaiaStateDelta {
+        let user_id = state.mem0_user_id.as_deref().unwrap_or_default();
+        let memories = self
+            .memory
+            .search_memories(&state.query, user_id, MEMORY_LIMIT);
+        let note = format!("Found {} relevant memories", memories.len());
+        GaiaState::delta()
+            .messages(vec![Message::system(note).with_id(self.id("sys"))])
+            .memories(memories)
+    }
+
+    /// The document's `my_node(state, config)`: reads the user's timezone,
+    /// name and selected tool from the config, never from the state.
+    fn agent(&mut self, state: &GaiaState, config: &RunnableConfig) -> GaiaStateDelta {
+        let user = &config.configurable;
+        let reply = match state.messages.last() {
+            Some(last) if last.kind() == MessageKind::Tool => {
+                self.calendar_answer(last, &user.user_timezone)
+            }
+            _ if wants_calendar(state, user.selected_tool.as_deref()) => self.calendar_call(state),
+            _ => self.chat_answer(state, user.user_name.as_deref()),
+        };
+        GaiaState::delta().messages(vec![reply])
+    }
+
+    fn calendar_call(&mut self, state: &GaiaState) -> Message {
+        let args = json!({"time_min": state.current_datetime});
+        let call = ToolCall::new(FETCH_EVENTS, args).with_id(self.id("call"));
+        Message::ai("I'll check your calendar")
+            .with_tool_calls([call])
+            .with_id(self.id("ai"))
+    }
+
+    fn calendar_answer(&mut self, result: &Message, timezone: &str) -> Message {
+        let events: Value = serde_json::from_str(&result.text()).unwrap_or(Value::Null);
+        let count = events["events"].as_array().map_or(0, Vec::len);
+        let text =
+            format!("You have {count} events tomorrow; I'll suggest a free slot in {timezone}.");
+        Message::ai(text).with_id(self.id("ai"))
+    }
+
+    fn chat_answer(&mut self, state: &GaiaState, user_name: Option<&str>) -> Message {
+        let name = user_name.unwrap_or("there");
+        let text = match state.memories.as_slice() {
+            [] => format!("Hi {name}! How can I help?"),
+            memories => format!("Hi {name}! I remember: {}.", memories.join("; ")),
+        };
+        Message::ai(text).with_id(self.id("ai"))
+    }
+
+    /// Executes the tool calls of the last AI message.
+    fn tools(&mut self, state: &GaiaState) -> GaiaStateDelta {
+        let calls = state
+            .messages
+            .last()
+            .map(Message::tool_calls)
+            .unwrap_or_default();
+        let results: Vec<Message> = calls
+            .iter()
+            .map(|call| {
+                let call_id = call.id.clone().unwrap_or_else(|| call.name.clone());
+                Message::tool(fetch_events(&call.args).to_string(), call_id)
+                    .with_id(self.id("tool"))
+            })
+            .collect();
+        GaiaState::delta().messages(results)
+    }
+
+    /// Stores the user's message in Mem0 (a background task in GAIA, a node
+    /// here so that the run is deterministic) and raises the turn's flag.
+    fn store_memory(&mut self, state: &GaiaState) -> GaiaStateDelta {
+        let user_id = state.mem0_user_id.as_deref().unwrap_or_default();
+        let conversation = state.conversation_id.as_deref().unwrap_or_default();
+        if !user_id.is_empty() && !state.query.is_empty() {
+            self.memory.add(user_id, &state.query, conversation);
+        }
+        GaiaState::delta().memories_stored(true)
+    }
+}
+
+/// Whether the simulated model calls the calendar: the query is about
+/// scheduling, and the user did not pick another tool.
+fn wants_calendar(state: &GaiaState, selected_tool: Option<&str>) -> bool {
+    let about_calendar = keywords(&state.query)
+        .iter()
+        .any(|word| ["schedule", "meeting", "calendar", "events"].contains(&word.as_str()));
+    about_calendar && selected_tool.is_none_or(|tool| tool == FETCH_EVENTS)
+}
+
+/// A PostgresSaver stand-in: one JSON snapshot per thread, written after a
+/// run and read back to resume.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Checkpointer {
+    threads: BTreeMap<String, Value>,
+}
+
+impl Checkpointer {
+    /// Saves a thread's state.
+    pub fn put(&mut self, thread_id: &str, state: &GaiaState) {
+        self.threads.insert(thread_id.to_owned(), state.to_json());
+    }
+
+    /// The saved values of a thread (`snapshot.values`).
+    pub fn values(&self, thread_id: &str) -> Option<&Value> {
+        self.threads.get(thread_id)
+    }
+
+    /// The saved state of a thread, decoded (`graph.aget_state(config)`).
+    ///
+    /// # Errors
+    ///
+    /// When the snapshot does not decode as a [`GaiaState`].
+    pub fn get(&self, thread_id: &str) -> Result<Option<GaiaState>, StateError> {
+        self.values(thread_id)
+            .map(|values| GaiaState::from_json(values.clone()))
+            .transpose()
+    }
+}
