@@ -3,6 +3,6 @@
 //! walk through the turns) and by the integration tests (which assert the
 //! transitions). One module per system.
 
+pub mod alpha_berkeley;
 pub mod gaia;
 pub mod ohmind;
-pub mod alpha_berkeley;

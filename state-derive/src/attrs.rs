@@ -1,9 +1,11 @@
-//! Field attributes: `#[reducer(...)]`, `#[scope(...)]`, `#[default(...)]`
-//! and doc comments. Each mistake becomes an error at its own span, and all
-//! of a field's mistakes are reported together.
+//! The attributes: `#[reducer(...)]`, `#[scope(...)]`, `#[default(...)]` and
+//! doc comments on fields, `#[state(...)]` on the struct. Each mistake
+//! becomes an error at its own span that says what to write instead, and all
+//! of an input's mistakes are reported together.
 
 use crate::model::{Builtin, Reducer};
 use darling::Error;
+use proc_macro2::{Span, TokenStream, TokenTree};
 use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
 
@@ -25,12 +27,24 @@ pub struct FieldAttrs {
     pub docs: String,
 }
 
+/// What the struct's `#[state(...)]` attributes say.
+#[derive(Default)]
+pub struct StateAttrs {
+    pub krate: Option<syn::Path>,
+    pub scope: Option<Scope>,
+    pub delta: Option<syn::Ident>,
+    pub json_schema: bool,
+}
+
+const SCOPE_HELP: &str =
+    "expected `turn` (reset by `begin_turn`) or `persistent` (kept across turns)";
+
 pub fn parse_scope_name(value: &str) -> darling::Result<Scope> {
     match value {
         "turn" => Ok(Scope::Turn),
         "persistent" => Ok(Scope::Persistent),
         other => Err(Error::custom(format!(
-            "unknown scope `{other}`; expected `turn` (reset by `begin_turn`) or `persistent` (kept across turns){}",
+            "unknown scope `{other}`{}; {SCOPE_HELP}",
             did_you_mean(other, ["turn", "persistent"])
         ))),
     }
@@ -40,13 +54,14 @@ pub fn parse_scope_ident(ident: &syn::Ident) -> darling::Result<Scope> {
     parse_scope_name(&ident.to_string()).map_err(|e| e.with_span(ident))
 }
 
+/// ` (did you mean `x`?)` when `name` is close to one of `known`.
 fn did_you_mean<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> String {
     known
         .into_iter()
         .map(|k| (strsim::jaro_winkler(name, k), k))
         .filter(|(score, _)| *score >= 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, k)| format!("; did you mean `{k}`?"))
+        .map(|(_, k)| format!(" (did you mean `{k}`?)"))
         .unwrap_or_default()
 }
 
@@ -70,17 +85,26 @@ pub fn parse_field_attrs(attrs: &[syn::Attribute]) -> darling::Result<FieldAttrs
             let parsed = errors.handle(parse_default(attr));
             set_once(&mut out.default, parsed, attr, "default", &mut errors);
         } else if path.is_ident("state") {
-            errors.push(
-                Error::custom(
-                    "`#[state(...)]` goes on the struct (`crate`, `scope`, `delta`); \
-                     on a field, use `#[reducer(...)]`, `#[scope(...)]` or `#[default(...)]`",
-                )
-                .with_span(attr),
-            );
+            let flatten = matches!(&attr.meta, syn::Meta::List(list)
+                if list.tokens.to_string() == "flatten");
+            let message = if flatten {
+                "`#[state(flatten)]` is not supported: keep the nested state as a field \
+                 (its keys are reachable as `field.key`), or move its fields into this struct"
+            } else {
+                "`#[state(...)]` goes on the struct (`crate`, `scope`, `delta`, `json_schema`); \
+                 on a field, use `#[reducer(...)]`, `#[scope(...)]` or `#[default(...)]`"
+            };
+            errors.push(Error::custom(message).with_span(&attr_name(attr)));
         }
     }
     out.docs = docs.join("\n");
     errors.finish_with(out)
+}
+
+/// The name of an attribute (`reducer` in `#[reducer(append)]`), where
+/// errors about the attribute as a whole are reported.
+fn attr_name(attr: &syn::Attribute) -> Span {
+    attr.path().span()
 }
 
 /// Records the first occurrence of an attribute; a second one is an error at
@@ -95,9 +119,9 @@ fn set_once<T>(
     if slot.is_some() {
         errors.push(
             Error::custom(format!(
-                "duplicate `#[{name}(...)]` on this field; a field takes one, so remove this one"
+                "a field takes one `#[{name}(...)]`; remove this second one"
             ))
-            .with_span(attr),
+            .with_span(&attr_name(attr)),
         );
     } else if parsed.is_some() {
         *slot = parsed;
@@ -138,69 +162,408 @@ fn doc_line(attr: &syn::Attribute) -> Option<String> {
 const REDUCER_HELP: &str = "built-in reducers: `replace`, `append`, `merge`, `append_by_id`, \
     `add_messages`; or a custom one: `#[reducer(with = path::to::function)]`";
 
-/// The parenthesised body of an attribute, or an error saying what to write.
-fn list_body<'a>(attr: &'a syn::Attribute, example: &str) -> darling::Result<&'a syn::MetaList> {
+const WITH_HELP: &str = "`with` names the reducer function: `#[reducer(with = path::to::function)]`, \
+    where the function is `fn(&mut T, T)` or `fn(&mut T, T) -> Result<(), E>`";
+
+/// The parenthesised tokens of an attribute, or an error at the attribute
+/// (or at its `= value`) saying what to write: `example`.
+fn list_tokens<'a>(attr: &'a syn::Attribute, what: &str) -> darling::Result<&'a TokenStream> {
     match &attr.meta {
-        syn::Meta::List(list) if !list.tokens.is_empty() => Ok(list),
-        _ => Err(Error::custom(format!("expected {example}")).with_span(attr)),
+        syn::Meta::List(list) if !list.tokens.is_empty() => Ok(&list.tokens),
+        syn::Meta::List(list) => Err(Error::custom(format!(
+            "`#[{name}()]` is empty; {what}",
+            name = path_text(attr)
+        ))
+        .with_span(&list.delimiter.span().join())),
+        syn::Meta::Path(_) => Err(Error::custom(format!(
+            "`#[{name}]` needs a value in parentheses; {what}",
+            name = path_text(attr)
+        ))
+        .with_span(&attr_name(attr))),
+        syn::Meta::NameValue(nv) => Err(Error::custom(format!(
+            "write `#[{name}(...)]`, with the value in parentheses, not `#[{name} = ...]`; {what}",
+            name = path_text(attr)
+        ))
+        .with_span(&nv.eq_token)),
     }
 }
 
+fn path_text(attr: &syn::Attribute) -> String {
+    attr.path()
+        .get_ident()
+        .map_or_else(String::new, ToString::to_string)
+}
+
+/// The span of the token after which `input` ended, for errors about
+/// something missing at the end.
+fn last_span(tokens: &TokenStream) -> Span {
+    tokens
+        .clone()
+        .into_iter()
+        .last()
+        .map_or_else(Span::call_site, |t| t.span())
+}
+
 fn parse_reducer(attr: &syn::Attribute) -> darling::Result<Reducer> {
-    let list = list_body(attr, &format!("`#[reducer(NAME)]`; {REDUCER_HELP}"))?;
+    let tokens = list_tokens(
+        attr,
+        &format!("name the reducer, e.g. `#[reducer(append)]`; {REDUCER_HELP}"),
+    )?;
+    let end = last_span(tokens);
     let parser = |input: ParseStream| -> syn::Result<Result<Reducer, Error>> {
-        let name: syn::Ident = input.parse()?;
-        if name == "with" {
-            input.parse::<syn::Token![=]>()?;
-            let path: syn::Path = input.parse()?;
-            let mut update = None;
-            if input.parse::<Option<syn::Token![,]>>()?.is_some() && !input.is_empty() {
-                let key: syn::Ident = input.parse()?;
-                if key != "update" {
-                    return Ok(Err(Error::custom(format!(
-                        "unknown reducer option `{key}`; after `with = path`, only `update = Type` is accepted"
-                    ))
-                    .with_span(&key)));
-                }
-                input.parse::<syn::Token![=]>()?;
-                update = Some(input.parse::<syn::Type>()?);
-                input.parse::<Option<syn::Token![,]>>()?;
+        let name = match input.parse::<TokenTree>()? {
+            TokenTree::Ident(name) => name,
+            other => {
+                input.parse::<TokenStream>()?;
+                return Ok(Err(Error::custom(format!(
+                    "expected the name of a reducer; {REDUCER_HELP}"
+                ))
+                .with_span(&other.span())));
             }
-            return Ok(Ok(Reducer::With { path, update }));
+        };
+        if name == "with" {
+            return Ok(parse_with(input, &name, end));
         }
-        input.parse::<Option<syn::Token![,]>>()?;
         let text = name.to_string();
-        let found = Builtin::ALL.iter().find(|(n, _)| *n == text);
-        Ok(match found {
-            Some((_, builtin)) => Ok(Reducer::Builtin(*builtin, name.span())),
-            None => Err(Error::custom(format!(
+        let Some((_, builtin)) = Builtin::ALL.iter().find(|(n, _)| *n == text) else {
+            input.parse::<TokenStream>()?;
+            let known = Builtin::ALL.iter().map(|(n, _)| *n).chain(["with"]);
+            return Ok(Err(Error::custom(format!(
                 "unknown reducer `{text}`{}; {REDUCER_HELP}",
-                did_you_mean(&text, Builtin::ALL.iter().map(|(n, _)| *n))
+                did_you_mean(&text, known)
             ))
-            .with_span(&name)),
-        })
+            .with_span(&name)));
+        };
+        Ok(rest_after_builtin(input, &text)?.map(|()| Reducer::Builtin(*builtin, name.span())))
     };
-    match parser.parse2(list.tokens.clone()) {
+    parser
+        .parse2(tokens.clone())
+        .map_err(|e| Error::custom(format!("{e}; {REDUCER_HELP}")).with_span(&e.span()))?
+}
+
+/// After a built-in's name: nothing, or a trailing comma.
+fn rest_after_builtin(input: ParseStream, name: &str) -> syn::Result<Result<(), Error>> {
+    if input.is_empty() {
+        return Ok(Ok(()));
+    }
+    let comma = input.parse::<Option<syn::Token![,]>>()?;
+    if input.is_empty() {
+        return Ok(Ok(()));
+    }
+    let next: TokenTree = input.parse()?;
+    input.parse::<TokenStream>()?;
+    let next_text = next.to_string();
+    let message = if comma.is_none() {
+        format!("unexpected `{next_text}` after the reducer `{name}`; {REDUCER_HELP}")
+    } else if next_text == "update" {
+        "`update = Type` goes with a custom reducer, `#[reducer(with = path, update = Type)]`; \
+         a built-in reducer's update type is fixed"
+            .to_owned()
+    } else if Builtin::ALL.iter().any(|(n, _)| *n == next_text) || next_text == "with" {
+        format!("a field takes one reducer; keep either `{name}` or `{next_text}`")
+    } else {
+        format!("unexpected `{next_text}`: `#[reducer(...)]` takes one reducer; {REDUCER_HELP}")
+    };
+    Ok(Err(Error::custom(message).with_span(&next.span())))
+}
+
+/// `with = path` and an optional `, update = Type`, after `with`.
+fn parse_with(input: ParseStream, with: &syn::Ident, end: Span) -> Result<Reducer, Error> {
+    let result = (|| -> syn::Result<Result<Reducer, Error>> {
+        let Some(eq) = input.parse::<Option<syn::Token![=]>>()? else {
+            let at = if input.is_empty() {
+                with.span()
+            } else {
+                input.span()
+            };
+            input.parse::<TokenStream>()?;
+            return Ok(Err(Error::custom(WITH_HELP).with_span(&at)));
+        };
+        if input.is_empty() || input.peek(syn::Token![,]) {
+            input.parse::<TokenStream>()?;
+            return Ok(Err(Error::custom(WITH_HELP).with_span(&eq)));
+        }
+        let path: syn::Path = input.parse()?;
+        let mut update = None;
+        if input.parse::<Option<syn::Token![,]>>()?.is_some() && !input.is_empty() {
+            let key: syn::Ident = input.parse()?;
+            if key != "update" {
+                input.parse::<TokenStream>()?;
+                return Ok(Err(Error::custom(format!(
+                    "unknown reducer option `{key}`{}; after `with = path`, only \
+                     `update = Type` is accepted, for a reducer whose update type is not \
+                     the field's",
+                    did_you_mean(&key.to_string(), ["update"])
+                ))
+                .with_span(&key)));
+            }
+            let Some(eq) = input.parse::<Option<syn::Token![=]>>()? else {
+                input.parse::<TokenStream>()?;
+                return Ok(Err(Error::custom(
+                    "`update` takes the type the reducer accepts: `update = Type`",
+                )
+                .with_span(&key)));
+            };
+            if input.is_empty() {
+                return Ok(Err(Error::custom(
+                    "`update` takes the type the reducer accepts: `update = Type`",
+                )
+                .with_span(&eq)));
+            }
+            update = Some(Box::new(input.parse::<syn::Type>()?));
+            input.parse::<Option<syn::Token![,]>>()?;
+        }
+        if !input.is_empty() {
+            let next: TokenTree = input.parse()?;
+            input.parse::<TokenStream>()?;
+            return Ok(Err(Error::custom(format!(
+                "unexpected `{next}` after the custom reducer; write \
+                 `#[reducer(with = path)]` or `#[reducer(with = path, update = Type)]`"
+            ))
+            .with_span(&next.span())));
+        }
+        Ok(Ok(Reducer::With { path, update }))
+    })();
+    match result {
         Ok(result) => result,
-        Err(e) => Err(Error::custom(format!("{e}; {REDUCER_HELP}")).with_span(&e.span())),
+        Err(e) => {
+            // syn reports a missing token at the end of the input at the
+            // call site; point at the last token instead.
+            let span = if e.to_string().starts_with("unexpected end of input") {
+                end
+            } else {
+                e.span()
+            };
+            Err(Error::custom(format!("{e}; {WITH_HELP}")).with_span(&span))
+        }
     }
 }
 
 fn parse_scope(attr: &syn::Attribute) -> darling::Result<Scope> {
-    let list = list_body(attr, "`#[scope(turn)]` or `#[scope(persistent)]`")?;
-    let ident: syn::Ident = syn::parse2(list.tokens.clone()).map_err(|_| {
-        Error::custom("expected `#[scope(turn)]` or `#[scope(persistent)]`")
-            .with_span(&list.tokens.span())
-    })?;
-    parse_scope_ident(&ident)
+    const EXAMPLE: &str = "write `#[scope(turn)]` (reset by `begin_turn`) or \
+        `#[scope(persistent)]` (kept across turns, the default)";
+    let tokens = list_tokens(attr, EXAMPLE)?;
+    let mut iter = tokens.clone().into_iter();
+    let first = iter.next();
+    if let Some(extra) = iter.next() {
+        return Err(
+            Error::custom(format!("a field takes one scope; {EXAMPLE}")).with_span(&extra.span())
+        );
+    }
+    match first {
+        Some(TokenTree::Ident(ident)) => parse_scope_ident(&ident),
+        Some(TokenTree::Literal(lit)) => {
+            let text = lit.to_string();
+            let name = text.trim_matches('"');
+            let hint = if text.starts_with('"') && parse_scope_name(name).is_ok() {
+                format!("write the scope without quotes: `#[scope({name})]`")
+            } else {
+                EXAMPLE.to_owned()
+            };
+            Err(Error::custom(hint).with_span(&lit.span()))
+        }
+        Some(other) => Err(Error::custom(EXAMPLE).with_span(&other.span())),
+        None => Err(Error::custom(EXAMPLE).with_span(&attr_name(attr))),
+    }
 }
 
 fn parse_default(attr: &syn::Attribute) -> darling::Result<syn::Expr> {
-    let list = list_body(
-        attr,
-        "an expression: `#[default(EXPR)]`, e.g. `#[default(3)]` or `#[default(\"supervisor\")]`",
-    )?;
-    syn::parse2(list.tokens.clone()).map_err(|e| {
-        Error::custom(format!("`#[default(...)]` takes one expression: {e}")).with_span(&e.span())
-    })
+    const EXAMPLE: &str = "write the field's initial value: `#[default(EXPR)]`, e.g. \
+        `#[default(3)]` or `#[default(\"supervisor\")]`";
+    if let syn::Meta::NameValue(nv) = &attr.meta {
+        let value = &nv.value;
+        let text = quote::ToTokens::to_token_stream(value).to_string();
+        return Err(Error::custom(format!(
+            "write `#[default({text})]`, with the value in parentheses, not `#[default = ...]`"
+        ))
+        .with_span(&nv.eq_token));
+    }
+    let tokens = list_tokens(attr, EXAMPLE)?;
+    let parser = |input: ParseStream| -> syn::Result<Result<syn::Expr, Error>> {
+        let expr: syn::Expr = input.parse()?;
+        if input.peek(syn::Token![,]) {
+            let comma: syn::Token![,] = input.parse()?;
+            let rest: TokenStream = input.parse()?;
+            if rest.is_empty() {
+                return Ok(Ok(expr));
+            }
+            return Ok(Err(Error::custom(format!(
+                "`#[default(...)]` takes one expression; for a tuple, add parentheses: \
+                 `#[default(({}, {rest}))]`",
+                quote::ToTokens::to_token_stream(&expr)
+            ))
+            .with_span(&comma)));
+        }
+        if !input.is_empty() {
+            let next: TokenTree = input.parse()?;
+            input.parse::<TokenStream>()?;
+            return Ok(Err(Error::custom(format!(
+                "unexpected `{next}`: `#[default(...)]` takes one expression"
+            ))
+            .with_span(&next.span())));
+        }
+        Ok(Ok(expr))
+    };
+    let end = last_span(tokens);
+    parser.parse2(tokens.clone()).map_err(|e| {
+        let span = if e.to_string().starts_with("unexpected end of input") {
+            end
+        } else {
+            e.span()
+        };
+        Error::custom(format!("`#[default(...)]` takes one expression: {e}")).with_span(&span)
+    })?
+}
+
+const STATE_KEYS: [&str; 4] = ["crate", "scope", "delta", "json_schema"];
+
+const STATE_HELP: &str = "the struct attribute takes `crate = \"path\"` (a crate that re-exports \
+    state-core), `scope = turn` (turn-scoped fields by default), `delta = \"Name\"` (the delta \
+    type's name) and `json_schema`";
+
+/// The struct's `#[state(...)]` attributes (any number of them).
+pub fn parse_state_attrs(attrs: &[syn::Attribute]) -> darling::Result<StateAttrs> {
+    let mut errors = Error::accumulator();
+    let mut out = StateAttrs::default();
+    let mut seen: Vec<String> = Vec::new();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("state")) {
+        let Some(tokens) = errors.handle(list_tokens(attr, STATE_HELP)) else {
+            continue;
+        };
+        let parsed = syn::meta::parser(|meta| {
+            let key = meta
+                .path
+                .get_ident()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            if seen.contains(&key) {
+                errors.push(
+                    Error::custom(format!("duplicate `{key}` in `#[state(...)]`; remove one"))
+                        .with_span(&meta.path),
+                );
+                skip_value(&meta)?;
+                return Ok(());
+            }
+            match key.as_str() {
+                "crate" => out.krate = errors.handle(state_value(&meta, &key, parse_crate)),
+                "scope" => out.scope = errors.handle(state_value(&meta, &key, parse_state_scope)),
+                "delta" => out.delta = errors.handle(state_value(&meta, &key, parse_delta)),
+                "json_schema" => {
+                    if !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
+                        errors.push(
+                            Error::custom("`json_schema` takes no value: `#[state(json_schema)]`")
+                                .with_span(&meta.path),
+                        );
+                        skip_value(&meta)?;
+                    }
+                    out.json_schema = true;
+                }
+                _ => {
+                    let shown = quote::ToTokens::to_token_stream(&meta.path).to_string();
+                    errors.push(
+                        Error::custom(format!(
+                            "unknown key `{shown}` in `#[state(...)]`{}; {STATE_HELP}",
+                            did_you_mean(&shown, STATE_KEYS)
+                        ))
+                        .with_span(&meta.path),
+                    );
+                    skip_value(&meta)?;
+                }
+            }
+            seen.push(key);
+            Ok(())
+        })
+        .parse2(tokens.clone());
+        if let Err(e) = parsed {
+            errors.push(Error::custom(format!("{e}; {STATE_HELP}")).with_span(&e.span()));
+        }
+    }
+    errors.finish_with(out)
+}
+
+/// Skips `= value` after an unknown or repeated key.
+fn skip_value(meta: &syn::meta::ParseNestedMeta) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        meta.input.parse::<syn::Token![=]>()?;
+        meta.input.parse::<syn::Expr>()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        let _ = meta.input.parse::<proc_macro2::Group>()?;
+    }
+    Ok(())
+}
+
+/// `key = value`, with `value` read by `parse` (a string literal's contents
+/// or the expression itself).
+fn state_value<T>(
+    meta: &syn::meta::ParseNestedMeta,
+    key: &str,
+    parse: fn(&syn::Expr) -> darling::Result<T>,
+) -> darling::Result<T> {
+    if !meta.input.peek(syn::Token![=]) {
+        return Err(
+            Error::custom(format!("`{key}` needs a value, {}", state_example(key)))
+                .with_span(&meta.path),
+        );
+    }
+    let value = meta
+        .value()
+        .and_then(|v| v.parse::<syn::Expr>())
+        .map_err(|e| {
+            Error::custom(format!("`{key}` needs a value, {}", state_example(key)))
+                .with_span(&e.span())
+        })?;
+    parse(&value)
+}
+
+/// What `key` takes, with an example.
+fn state_example(key: &str) -> &'static str {
+    match key {
+        "crate" => {
+            "the path where state-core is re-exported, in a string: \
+                    `#[state(crate = \"my_crate::state_core\")]`"
+        }
+        "scope" => "`turn` or `persistent`: `#[state(scope = turn)]`",
+        _ => "the name of the generated delta type: `#[state(delta = \"ChatUpdate\")]`",
+    }
+}
+
+/// The contents of a string literal, parsed as `T`; or the expression itself
+/// when it is a path.
+fn string_or_path<T: syn::parse::Parse>(value: &syn::Expr, key: &str) -> darling::Result<T> {
+    let fail = |span: Span| {
+        Error::custom(format!("`{key}` takes {}", state_example(key))).with_span(&span)
+    };
+    match value {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => s.parse::<T>().map_err(|_| fail(s.span())),
+        syn::Expr::Path(p) if p.attrs.is_empty() && p.qself.is_none() => {
+            syn::parse2(quote::ToTokens::to_token_stream(&p.path)).map_err(|_| fail(value.span()))
+        }
+        _ => Err(fail(value.span())),
+    }
+}
+
+fn parse_crate(value: &syn::Expr) -> darling::Result<syn::Path> {
+    string_or_path(value, "crate")
+}
+
+fn parse_delta(value: &syn::Expr) -> darling::Result<syn::Ident> {
+    string_or_path(value, "delta")
+}
+
+fn parse_state_scope(value: &syn::Expr) -> darling::Result<Scope> {
+    match value {
+        syn::Expr::Path(p) if p.path.get_ident().is_some() => {
+            parse_scope_ident(p.path.get_ident().unwrap_or_else(|| unreachable!()))
+        }
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => parse_scope_name(&s.value()).map_err(|e| e.with_span(s)),
+        _ => {
+            Err(Error::custom(format!("`scope` takes {}", state_example("scope"))).with_span(value))
+        }
+    }
 }

@@ -2,8 +2,8 @@
 //! checked. All errors are found here, with spans; `expand` only generates.
 
 use crate::attrs::{self, FieldAttrs, Scope};
-use darling::{FromDeriveInput, FromField, FromMeta, ast};
 use proc_macro2::Span;
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 
 /// A state struct, ready to expand.
@@ -43,7 +43,7 @@ pub enum Reducer {
     /// update type (the field's own type unless `update = Type` is given).
     With {
         path: syn::Path,
-        update: Option<syn::Type>,
+        update: Option<Box<syn::Type>>,
     },
 }
 
@@ -103,121 +103,98 @@ impl Reducer {
     }
 }
 
-#[derive(FromDeriveInput)]
-#[darling(attributes(state), forward_attrs(derive, doc))]
-struct RawState {
-    ident: syn::Ident,
-    vis: syn::Visibility,
-    generics: syn::Generics,
-    data: ast::Data<darling::util::Ignored, RawField>,
-    attrs: Vec<syn::Attribute>,
-    #[darling(rename = "crate")]
-    krate: Option<syn::Path>,
-    scope: Option<Scope>,
-    delta: Option<syn::Ident>,
-    json_schema: darling::util::Flag,
-}
-
-#[derive(FromField)]
-#[darling(forward_attrs(reducer, scope, default, doc, state))]
-struct RawField {
-    ident: Option<syn::Ident>,
-    vis: syn::Visibility,
-    ty: syn::Type,
-    attrs: Vec<syn::Attribute>,
-}
-
-impl FromMeta for Scope {
-    fn from_expr(expr: &syn::Expr) -> darling::Result<Self> {
-        match expr {
-            syn::Expr::Path(p) if p.path.get_ident().is_some() => {
-                attrs::parse_scope_ident(p.path.get_ident().unwrap_or_else(|| unreachable!()))
-                    .map_err(|e| e.with_span(expr))
-            }
-            syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Str(s),
-                ..
-            }) => Self::from_string(&s.value()).map_err(|e| e.with_span(s)),
-            _ => Err(
-                darling::Error::custom("expected `scope = turn` or `scope = persistent`")
-                    .with_span(expr),
-            ),
-        }
-    }
-
-    fn from_string(value: &str) -> darling::Result<Self> {
-        attrs::parse_scope_name(value)
-    }
-}
-
 impl Model {
     /// Parses and validates, reporting every error found at once.
     pub fn from_input(input: &syn::DeriveInput) -> darling::Result<Model> {
         check_shape(input)?;
         let mut errors = darling::Error::accumulator();
-        let raw = errors.handle(RawState::from_derive_input(input));
-        let Some(raw) = raw else {
-            // Field attributes are still worth checking: report them too.
-            if let syn::Data::Struct(data) = &input.data {
-                for field in &data.fields {
-                    errors.handle(attrs::parse_field_attrs(&field.attrs));
-                }
-            }
-            return Err(errors
-                .finish()
-                .err()
-                .unwrap_or_else(|| darling::Error::custom("invalid input")));
+        let state = errors
+            .handle(attrs::parse_state_attrs(&input.attrs))
+            .unwrap_or_default();
+        check_no_derive_default(&input.attrs, &mut errors);
+        let default_scope = state.scope.unwrap_or(Scope::Persistent);
+        let fields: Vec<Field> = match &input.data {
+            syn::Data::Struct(data) => data
+                .fields
+                .iter()
+                .filter_map(|f| errors.handle(build_field(f, default_scope)))
+                .collect(),
+            _ => Vec::new(),
         };
-        check_no_derive_default(&raw.attrs, &mut errors);
-        let default_scope = raw.scope.unwrap_or(Scope::Persistent);
-        let fields = match raw.data {
-            ast::Data::Struct(fields) => fields.fields,
-            ast::Data::Enum(_) => Vec::new(),
-        };
-        let fields = fields
-            .into_iter()
-            .filter_map(|f| errors.handle(build_field(f, default_scope)))
-            .collect();
-        let delta = raw
+        check_generated_names(&fields, &mut errors);
+        let delta = state
             .delta
-            .unwrap_or_else(|| quote::format_ident!("{}Delta", raw.ident));
+            .unwrap_or_else(|| quote::format_ident!("{}Delta", input.ident));
         let more = quote::format_ident!("__{}More", delta);
-        let krate = raw.krate.unwrap_or_else(|| syn::parse_quote!(::state_core));
-        let docs = attrs::doc_text(&raw.attrs);
+        let krate = state
+            .krate
+            .unwrap_or_else(|| syn::parse_quote!(::state_core));
         errors.finish_with(Model {
-            ident: raw.ident,
-            vis: raw.vis,
-            generics: raw.generics,
+            ident: input.ident.clone(),
+            vis: input.vis.clone(),
+            generics: input.generics.clone(),
             krate,
             delta,
             more,
             fields,
-            docs,
-            json_schema: raw.json_schema.is_present(),
+            docs: attrs::doc_text(&input.attrs),
+            json_schema: state.json_schema,
         })
     }
 }
 
-fn build_field(raw: RawField, default_scope: Scope) -> darling::Result<Field> {
-    let span = raw.ty.span();
-    let ident = raw
+fn build_field(field: &syn::Field, default_scope: Scope) -> darling::Result<Field> {
+    let ident = field
         .ident
-        .ok_or_else(|| darling::Error::custom("a state field needs a name").with_span(&span))?;
+        .clone()
+        .ok_or_else(|| darling::Error::custom("a state field needs a name").with_span(&field.ty))?;
     let FieldAttrs {
         reducer,
         scope,
         default,
         docs,
-    } = attrs::parse_field_attrs(&raw.attrs)?;
+    } = attrs::parse_field_attrs(&field.attrs)?;
     Ok(Field {
         ident,
-        vis: raw.vis,
-        ty: raw.ty,
+        vis: field.vis.clone(),
+        ty: field.ty.clone(),
         reducer: reducer.unwrap_or(Reducer::Builtin(Builtin::Replace, Span::call_site())),
         scope: scope.unwrap_or(default_scope),
         default,
         docs,
     })
+}
+
+/// Field names the generated delta needs for itself: its hidden `__more`
+/// slot, and the `overwrite_x` setter of a reducer field `x`.
+fn check_generated_names(fields: &[Field], errors: &mut darling::error::Accumulator) {
+    for field in fields {
+        let name = field.ident.unraw().to_string();
+        if name == "__more" {
+            errors.push(
+                darling::Error::custom(
+                    "`__more` is reserved for the generated delta's own use; rename this field",
+                )
+                .with_span(&field.ident),
+            );
+        }
+        let Some(base) = name.strip_prefix("overwrite_") else {
+            continue;
+        };
+        let clash = fields
+            .iter()
+            .find(|f| !f.reducer.is_replace() && f.ident.unraw() == base);
+        if let Some(reduced) = clash {
+            errors.push(
+                darling::Error::custom(format!(
+                    "the setter of this field, `{name}`, would clash with the one that \
+                     overwrites the reducer field `{}` (bypassing its reducer); rename this field",
+                    reduced.ident.unraw()
+                ))
+                .with_span(&field.ident),
+            );
+        }
+    }
 }
 
 /// Only structs with named fields can be states; say so at the keyword.
@@ -238,8 +215,10 @@ fn check_shape(input: &syn::DeriveInput) -> darling::Result<()> {
     .with_span(&span))
 }
 
-/// Whether the struct also derives `Default` (visible when that derive is
-/// listed after ours).
+/// Whether the struct also derives `Default` in an attribute the macro can
+/// see: a `#[derive(...)]` written after `#[derive(AgentState)]`. One written
+/// before it, or beside it in the same list, has been taken off the item by
+/// then; rustc reports that one as conflicting implementations of `Default`.
 pub fn derives_default(input: &syn::DeriveInput) -> bool {
     let mut found = false;
     for attr in input.attrs.iter().filter(|a| a.path().is_ident("derive")) {

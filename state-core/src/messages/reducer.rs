@@ -46,6 +46,7 @@ use std::collections::HashSet;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AddMessages;
 
+#[diagnostic::do_not_recommend]
 impl Reducer<Messages> for AddMessages {
     type Update = Vec<Message>;
 
@@ -66,6 +67,7 @@ impl Reducer<Messages> for AddMessages {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<M: MessageLike> Reducer<Vec<M>> for AddMessages {
     type Update = Vec<M>;
 

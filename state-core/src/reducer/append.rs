@@ -22,6 +22,9 @@ where
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Append;
 
+// Errors name `Reducer` itself, with its note on what each reducer needs,
+// rather than this impl's unmet bound.
+#[diagnostic::do_not_recommend]
 impl<C> Reducer<C> for Append
 where
     C: Extend<<C as IntoIterator>::Item> + IntoIterator,

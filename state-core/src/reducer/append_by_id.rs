@@ -60,6 +60,9 @@ pub fn append_by_id<T: HasId>(target: &mut Vec<T>, update: Vec<T>) {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AppendById;
 
+// Errors name `Reducer` itself, with its note on what each reducer needs,
+// rather than this impl's unmet bound.
+#[diagnostic::do_not_recommend]
 impl<T: HasId> Reducer<Vec<T>> for AppendById {
     type Update = Vec<T>;
 

@@ -57,6 +57,9 @@ pub fn merge<M: MergeMap>(target: &mut M, update: M) {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Merge;
 
+// Errors name `Reducer` itself, with its note on what each reducer needs,
+// rather than this impl's unmet bound.
+#[diagnostic::do_not_recommend]
 impl<M: MergeMap> Reducer<M> for Merge {
     type Update = M;
 

@@ -18,6 +18,8 @@ pub fn replace<T>(target: &mut T, update: T) {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Replace;
 
+// Not offered as an alternative in errors about the other reducers.
+#[diagnostic::do_not_recommend]
 impl<T> Reducer<T> for Replace {
     type Update = T;
 

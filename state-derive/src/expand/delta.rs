@@ -17,16 +17,18 @@ pub fn items(model: &Model) -> TokenStream {
         more,
         ..
     } = model;
-    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let (impl_generics, ty_generics, _) = generics.split_for_impl();
+    let where_clause = super::where_clause(model, []);
 
     let slots = model.fields.iter().map(|field| {
         let name = &field.ident;
         let fvis = &field.vis;
         let update = update_type(model, field);
         let doc = slot_doc(field);
+        let ty = super::checks::around(&field.ty, quote!(#p::Option<), update, quote!(>));
         quote! {
             #[doc = #doc]
-            #fvis #name: #p::Option<#update>
+            #fvis #name: #ty
         }
     });
     let rare = model.fields.iter().map(|field| {
@@ -34,9 +36,10 @@ pub fn items(model: &Model) -> TokenStream {
         let fvis = &field.vis;
         let ty = &field.ty;
         let update = update_type(model, field);
+        let ty = super::checks::around(ty, quote!(#p::More<), quote!(#ty, #update), quote!(>));
         quote! {
             #[doc = "Rare writes to this field."]
-            #fvis #name: #p::More<#ty, #update>
+            #fvis #name: #ty
         }
     });
     let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();

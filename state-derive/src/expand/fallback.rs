@@ -1,44 +1,213 @@
-//! Stub impls emitted beside the errors of invalid input, so the user sees
-//! the macro's errors and not a flood of "State is not implemented" ones
-//! wherever the state is used.
+//! Stub impls emitted beside the errors of invalid input (as serde_derive
+//! and thiserror do), so the user sees the macro's errors and not a flood of
+//! follow-on ones wherever the state, its delta or their setters are used.
+//! The stubs are never run: the crate does not compile while the errors
+//! stand.
 
+use crate::attrs::{self, StateAttrs};
+use crate::model::{Builtin, Reducer};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
+use syn::ext::IdentExt;
 
 pub fn stubs(input: &syn::DeriveInput, derives_default: bool) -> TokenStream {
-    // Generic stubs would need PhantomData plumbing for nothing: the crate
-    // does not compile anyway, and the macro's errors say why.
-    if !matches!(&input.data, syn::Data::Struct(_)) || !input.generics.params.is_empty() {
-        return TokenStream::new();
-    }
+    // What can be read of the struct attribute despite its errors.
+    let state = attrs::parse_state_attrs(&input.attrs).unwrap_or_else(|_| StateAttrs::default());
+    let krate = state
+        .krate
+        .unwrap_or_else(|| syn::parse_quote!(::state_core));
+    let p = quote!(#krate::__private);
     let ident = &input.ident;
     let vis = &input.vis;
-    let delta = format_ident!("{}Delta", ident);
-    let p = quote!(::state_core::__private);
+    let delta = state
+        .delta
+        .unwrap_or_else(|| format_ident!("{}Delta", ident));
+    let generics = &input.generics;
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let mut de_generics = generics.clone();
+    de_generics.params.insert(0, syn::parse_quote!('__de));
+    let (de_impl_generics, _, _) = de_generics.split_for_impl();
+
+    // The delta uses every parameter, as the real one does.
+    let types = generics.type_params().map(|t| &t.ident);
+    let lifetimes = generics.lifetimes().map(|l| &l.lifetime);
+    let marker = quote!(#p::Option<(#(*const #types,)* #(&#lifetimes (),)*)>);
+
     let default = (!derives_default).then(|| {
         quote! {
-            impl #p::Default for #ident {
-                fn default() -> Self { ::core::unreachable!() }
+            #[automatically_derived]
+            impl #impl_generics #p::Default for #ident #ty_generics #where_clause {
+                fn default() -> Self {
+                    loop {}
+                }
             }
         }
     });
+    let setters = setters(input, &p);
     quote! {
         #[doc(hidden)]
-        #[derive(::core::default::Default)]
-        #vis struct #delta;
+        #vis struct #delta #generics #where_clause {
+            __marker: #marker,
+        }
+
+        #[automatically_derived]
+        impl #impl_generics #delta #ty_generics #where_clause {
+            #setters
+        }
 
         const _: () = {
             #default
-            impl #p::Delta for #delta {
-                fn is_empty(&self) -> bool { true }
-                fn fields(&self) -> #p::Vec<&'static str> { #p::Vec::new() }
-                fn merge(self, _other: Self) -> #p::Result<Self, #p::StateError> { #p::Ok(self) }
+
+            #[automatically_derived]
+            impl #impl_generics #p::Default for #delta #ty_generics #where_clause {
+                fn default() -> Self {
+                    Self { __marker: #p::None }
+                }
             }
-            impl #p::State for #ident {
-                type Delta = #delta;
-                fn apply(&mut self, _delta: #delta) -> #p::Result<(), #p::StateError> { #p::Ok(()) }
+
+            #[automatically_derived]
+            impl #impl_generics #p::Delta for #delta #ty_generics #where_clause {
+                fn is_empty(&self) -> bool {
+                    true
+                }
+                fn fields(&self) -> #p::Vec<&'static str> {
+                    #p::Vec::new()
+                }
+                fn merge(self, _: Self) -> #p::Result<Self, #p::StateError> {
+                    #p::Ok(self)
+                }
+                fn from_json(_: #p::serde_json::Value) -> #p::Result<Self, #p::StateError> {
+                    loop {}
+                }
+            }
+
+            #[automatically_derived]
+            impl #impl_generics #p::State for #ident #ty_generics #where_clause {
+                type Delta = #delta #ty_generics;
+                fn apply(&mut self, _: Self::Delta) -> #p::Result<(), #p::StateError> {
+                    #p::Ok(())
+                }
                 fn begin_turn(&mut self) {}
+                fn get(&self, _: &str) -> #p::Result<#p::serde_json::Value, #p::StateError> {
+                    loop {}
+                }
+                fn set(&mut self, _: &str, _: #p::serde_json::Value) -> #p::Result<(), #p::StateError> {
+                    loop {}
+                }
+                fn to_json(&self) -> #p::serde_json::Value {
+                    loop {}
+                }
+                fn keys() -> &'static [&'static str] {
+                    &[]
+                }
+                fn schema() -> &'static #p::Schema {
+                    loop {}
+                }
+            }
+
+            #[automatically_derived]
+            impl #impl_generics #p::FieldAny for #ident #ty_generics #where_clause {
+                fn field_any(&self, _: &str) -> #p::Option<&dyn #p::Any> {
+                    #p::None
+                }
+                fn field_any_mut(&mut self, _: &str) -> #p::Option<&mut dyn #p::Any> {
+                    #p::None
+                }
+            }
+
+            #[automatically_derived]
+            impl #impl_generics #ident #ty_generics #where_clause {
+                #vis fn field_ref<__T: #p::Any>(&self, _: &str) -> #p::Option<&__T> {
+                    #p::None
+                }
+                #vis fn field_mut<__T: #p::Any>(&mut self, _: &str) -> #p::Option<&mut __T> {
+                    #p::None
+                }
+            }
+
+            #[automatically_derived]
+            impl #impl_generics #p::Serialize for #ident #ty_generics #where_clause {
+                fn serialize<__S: #p::Serializer>(&self, _: __S) -> #p::Result<__S::Ok, __S::Error> {
+                    loop {}
+                }
+            }
+
+            #[automatically_derived]
+            impl #de_impl_generics #p::Deserialize<'__de> for #ident #ty_generics #where_clause {
+                fn deserialize<__D: #p::Deserializer<'__de>>(_: __D) -> #p::Result<Self, __D::Error> {
+                    loop {}
+                }
+            }
+
+            #[automatically_derived]
+            impl #impl_generics #p::Serialize for #delta #ty_generics #where_clause {
+                fn serialize<__S: #p::Serializer>(&self, _: __S) -> #p::Result<__S::Ok, __S::Error> {
+                    loop {}
+                }
+            }
+
+            #[automatically_derived]
+            impl #de_impl_generics #p::Deserialize<'__de> for #delta #ty_generics #where_clause {
+                fn deserialize<__D: #p::Deserializer<'__de>>(_: __D) -> #p::Result<Self, __D::Error> {
+                    loop {}
+                }
             }
         };
     }
+}
+
+/// A setter per named field, taking what the real one takes where that can
+/// be told from the (possibly invalid) attributes, and anything otherwise;
+/// plus `overwrite_x` for a field with a reducer other than `replace`.
+fn setters(input: &syn::DeriveInput, p: &TokenStream) -> TokenStream {
+    let syn::Data::Struct(syn::DataStruct {
+        fields: syn::Fields::Named(fields),
+        ..
+    }) = &input.data
+    else {
+        return TokenStream::new();
+    };
+    let names = fields
+        .named
+        .iter()
+        .filter_map(|f| f.ident.as_ref().map(|i| i.unraw().to_string()))
+        .collect::<Vec<_>>();
+    let mut out = TokenStream::new();
+    for field in &fields.named {
+        let Some(name) = &field.ident else { continue };
+        let vis = &field.vis;
+        let ty = &field.ty;
+        let parsed = attrs::parse_field_attrs(&field.attrs).ok();
+        let reducer = parsed.as_ref().and_then(|a| a.reducer.as_ref());
+        let has_reducer_attr = field.attrs.iter().any(|a| a.path().is_ident("reducer"));
+        // `<__V>`: anything, where the update type is not known.
+        let (param, value) = match reducer {
+            None if has_reducer_attr => (quote!(<__V>), quote!(__V)),
+            Some(Reducer::Builtin(Builtin::AddMessages, _)) => (quote!(<__V>), quote!(__V)),
+            Some(Reducer::With {
+                update: Some(update),
+                ..
+            }) => (quote!(), quote!(impl #p::IntoUpdate<#update>)),
+            _ => (quote!(), quote!(impl #p::IntoUpdate<#ty>)),
+        };
+        out.extend(quote! {
+            #[must_use]
+            #vis fn #name #param (self, _: #value) -> Self {
+                self
+            }
+        });
+        let replace = matches!(reducer, Some(Reducer::Builtin(Builtin::Replace, _)))
+            || reducer.is_none() && !has_reducer_attr;
+        let overwrite = format!("overwrite_{}", name.unraw());
+        if !replace && !names.contains(&overwrite) {
+            let overwrite = format_ident!("{}", overwrite);
+            out.extend(quote! {
+                #[must_use]
+                #vis fn #overwrite(self, _: impl #p::IntoUpdate<#ty>) -> Self {
+                    self
+                }
+            });
+        }
+    }
+    out
 }

@@ -21,6 +21,7 @@ pub fn impl_json_schema(model: &Model) -> TokenStream {
     } = model;
     let (impl_generics, ty_generics, _) = generics.split_for_impl();
     let where_clause = bounds(model, SerdeBound::Schema);
+    let checks = super::checks::json_schema_items(model);
     let name = ident.to_string();
     let delta_name = delta.to_string();
     let keys = model.fields.iter().map(key).collect::<Vec<_>>();
@@ -38,6 +39,8 @@ pub fn impl_json_schema(model: &Model) -> TokenStream {
     });
     quote! {
         #p::with_schemars! {
+            #checks
+
             #[automatically_derived]
             impl #impl_generics #p::schemars::JsonSchema for #ident #ty_generics #where_clause {
                 fn schema_name() -> #p::Cow<'static, str> {

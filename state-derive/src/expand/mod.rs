@@ -2,6 +2,7 @@
 
 mod access;
 mod apply;
+mod checks;
 mod default;
 mod delta;
 mod delta_impl;
@@ -13,9 +14,8 @@ mod turn;
 
 use crate::model::{Builtin, Field, Model, Reducer};
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use quote::{format_ident, quote};
 use syn::ext::IdentExt;
-use syn::spanned::Spanned;
 
 /// Expands `#[derive(AgentState)]`: the generated items, or the errors plus
 /// stub impls that keep one mistake from cascading into many.
@@ -33,6 +33,7 @@ pub fn derive(input: &syn::DeriveInput) -> TokenStream {
 fn expand(model: &Model) -> TokenStream {
     let delta_items = delta::items(model);
     let impls = [
+        checks::items(model),
         default::impl_default(model),
         delta_impl::impl_delta(model),
         serde::impl_serde(model),
@@ -65,28 +66,27 @@ fn local(prefix: &str, index: usize) -> syn::Ident {
     format_ident!("__{}{}", prefix, index)
 }
 
-/// The reducer as a value expression.
+/// The reducer as a value expression (see [`checks::reducer_value`]).
 fn reducer_value(model: &Model, field: &Field) -> TokenStream {
-    let p = private(model);
-    match &field.reducer {
-        Reducer::Builtin(builtin, span) => {
-            let name = format_ident!("{}", builtin.type_name(), span = *span);
-            quote_spanned!(field.ty.span()=> #p::reducer::#name)
-        }
-        Reducer::With { path, .. } => quote!(#path),
-    }
+    checks::reducer_value(model, field)
 }
 
-/// The type a node writes to this field.
+/// The type a node writes to this field: the field's own type for
+/// `replace`, `append`, `merge` and `append_by_id` (their `Reducer::Update`
+/// is the field type, written out so that no generated item depends on the
+/// reducer fitting: see [`checks`]), the `Update` of `add_messages` (a Vec of
+/// messages for `Messages`), or the `update = Type` of a custom reducer.
 fn update_type(model: &Model, field: &Field) -> TokenStream {
     let p = private(model);
     let ty = &field.ty;
     match &field.reducer {
-        Reducer::Builtin(Builtin::Replace, _) => quote!(#ty),
-        Reducer::Builtin(builtin, _) => {
-            let name = format_ident!("{}", builtin.type_name());
-            quote_spanned!(ty.span()=> <#p::reducer::#name as #p::Reducer<#ty>>::Update)
-        }
+        Reducer::Builtin(Builtin::AddMessages, _) => checks::around(
+            ty,
+            quote!(<#p::reducer::AddMessages as #p::Reducer<),
+            quote!(#ty),
+            quote!(>>::Update),
+        ),
+        Reducer::Builtin(..) => quote!(#ty),
         Reducer::With {
             update: Some(update),
             ..
@@ -122,33 +122,70 @@ enum SerdeBound {
 }
 
 /// The struct's where clause plus the bounds `kind` needs on every field
-/// type and update type, each spanned at the field so a missing impl is
-/// reported there.
+/// type and update type, and the facts [`checks`] establishes about the
+/// reducers, each spanned at the field.
 fn bounds(model: &Model, kind: SerdeBound) -> TokenStream {
     let p = private(model);
     let ser = quote!(#p::Serialize);
     let de = quote!(#p::serde::de::DeserializeOwned);
-    let bound = match kind {
-        SerdeBound::Serialize => ser,
-        SerdeBound::Deserialize => de,
-        SerdeBound::State => quote!(#ser + #de),
-        SerdeBound::Schema => quote!(#ser + #de + #p::schemars::JsonSchema),
-        SerdeBound::Static => quote!('static),
-        SerdeBound::PartialEq => quote!(#p::PartialEq),
+    let schema = quote!(#p::schemars::JsonSchema);
+    // Each trait, and whether it is `DeserializeOwned`.
+    let traits = match kind {
+        SerdeBound::Serialize => vec![(ser, false)],
+        SerdeBound::Deserialize => vec![(de, true)],
+        SerdeBound::State => vec![(ser, false), (de, true)],
+        SerdeBound::Schema => vec![(ser, false), (de, true), (schema, false)],
+        SerdeBound::Static => vec![(quote!('static), false)],
+        SerdeBound::PartialEq => vec![(quote!(#p::PartialEq), false)],
     };
+    let extra = model.fields.iter().flat_map(|field| {
+        let ty = &field.ty;
+        // Each type the field's values and updates have, and whether it is
+        // a projection (`<AddMessages as Reducer<T>>::Update`).
+        let mut types = vec![(quote!(#ty), false)];
+        match &field.reducer {
+            Reducer::With {
+                update: Some(update),
+                ..
+            } => types.push((quote!(#update), false)),
+            Reducer::Builtin(Builtin::AddMessages, _) => {
+                types.push((update_type(model, field), true));
+            }
+            _ => {}
+        }
+        types
+            .into_iter()
+            .filter_map(|(t, projection)| {
+                let generic = checks::is_generic(model, &t);
+                let traits = traits
+                    .iter()
+                    .filter(|(_, deserialize)| match kind {
+                        // A type naming no generic parameter is `'static`.
+                        SerdeBound::Static => generic,
+                        // `for<'_> Update: DeserializeOwned` beside the same
+                        // bound on the type `Update` normalizes to is
+                        // ambiguous, and the update of `add_messages` (a Vec
+                        // of messages) deserializes anyway.
+                        _ => generic || !projection || !deserialize,
+                    })
+                    .map(|(t, _)| t)
+                    .collect::<Vec<_>>();
+                (!traits.is_empty()).then(|| checks::bound(model, ty, t, quote!(#(#traits)+*)))
+            })
+            .collect::<Vec<_>>()
+    });
+    where_clause(model, extra)
+}
+
+/// The struct's where clause, the reducer facts of [`checks`] and `extra`.
+fn where_clause(model: &Model, extra: impl IntoIterator<Item = TokenStream>) -> TokenStream {
     let existing = model
         .generics
         .where_clause
         .as_ref()
         .map(|w| w.predicates.iter().collect::<Vec<_>>())
         .unwrap_or_default();
-    let extra = model.fields.iter().flat_map(|field| {
-        let ty = &field.ty;
-        let span = ty.span();
-        let update = update_type(model, field);
-        let update_bound =
-            (!field.reducer.is_replace()).then(|| quote_spanned!(span=> #update: #bound));
-        std::iter::once(quote_spanned!(span=> #ty: #bound)).chain(update_bound)
-    });
-    quote!(where #(#existing,)* #(#extra,)*)
+    let reducers = checks::reducer_bounds(model);
+    let extra = extra.into_iter();
+    quote!(where #(#existing,)* #(#reducers,)* #(#extra,)*)
 }

@@ -1,0 +1,273 @@
+//! Early checks, each reported once and at the field: that a field's reducer
+//! fits its type, and that its type has the traits every state field needs.
+//!
+//! The rest of the generated code must then not repeat these errors:
+//! - it calls a field's reducer through a function returning `impl
+//!   Reducer<Field, Update = ...>` (here), so it relies on that bound, not on
+//!   the reducer's impls; only the function's body can fail;
+//! - it states the other facts in its where clauses, as `for<'__r> Type:
+//!   Trait` when `Type` names no generic parameter. Such a bound is not
+//!   checked where it is written, only where the item is used, so a missing
+//!   trait is one error here instead of one per generated item. A bound on a
+//!   type naming a generic parameter is an ordinary one, carried to the
+//!   users of every generated item.
+//!
+//! `Debug` and `Clone`, which the delta derives, are reported by those
+//! derives (at the field, once for the delta and once for its companion).
+
+use super::{local, private, update_type};
+use crate::model::{Builtin, Field, Model, Reducer};
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{ToTokens, format_ident, quote};
+
+/// The checks, as items for the generated `const _: () = { ... };` block:
+/// one function per reducer field that returns its reducer as `impl
+/// Reducer<Field, Update = ...>` (the rest of the generated code calls it, so
+/// it relies on that bound and not on the reducer's impls), and one function
+/// that names every field type in a trait-bounded call.
+pub fn items(model: &Model) -> TokenStream {
+    let p = private(model);
+    let (impl_generics, _, _) = model.generics.split_for_impl();
+    // Always a `where` (of the macro's span), so that rustc does not suggest
+    // adding one at the field, where it would not compile.
+    let predicates = model.generics.where_clause.as_ref().map(|w| &w.predicates);
+    let where_clause = quote!(where #predicates);
+    let reducers = model.fields.iter().enumerate().filter_map(|(i, field)| {
+        if field.reducer.is_replace() || mentions_self(&field.ty) {
+            return None;
+        }
+        let name = reducer_fn(i);
+        let ty = &field.ty;
+        let update = update_type(model, field);
+        let value = reducer_expr(model, field);
+        let returns = around(
+            ty,
+            quote!(impl #p::Reducer<),
+            quote!(#ty, Update = #update),
+            quote!(>),
+        );
+        Some(quote! {
+            #[inline]
+            fn #name #impl_generics () -> #returns #where_clause {
+                #value
+            }
+        })
+    });
+    let fields = field_types(model);
+    quote! {
+        #(#reducers)*
+        #[allow(dead_code)]
+        fn __state_field_types() {
+            fn state_field<__T: #p::Serialize + #p::serde::de::DeserializeOwned + #p::PartialEq>() {}
+            #(state_field::<#fields>();)*
+        }
+    }
+}
+
+/// `JsonSchema` for every field type, checked as [`items`] checks the
+/// other traits; for `#[state(json_schema)]`.
+pub fn json_schema_items(model: &Model) -> TokenStream {
+    let p = private(model);
+    let fields = field_types(model);
+    quote! {
+        #[allow(dead_code)]
+        fn __state_field_schemas() {
+            fn state_field_json_schema<__T: #p::schemars::JsonSchema>() {}
+            #(state_field_json_schema::<#fields>();)*
+        }
+    }
+}
+
+/// The field types (and explicit `update = Type` types) that name none of
+/// the struct's generic parameters, each spanned at itself.
+fn field_types(model: &Model) -> Vec<TokenStream> {
+    model
+        .fields
+        .iter()
+        .flat_map(|field| {
+            let update = match &field.reducer {
+                Reducer::With {
+                    update: Some(update),
+                    ..
+                } => Some(&**update),
+                _ => None,
+            };
+            std::iter::once(&field.ty).chain(update)
+        })
+        .filter(|ty| !is_generic(model, ty))
+        .map(|ty| ty.to_token_stream())
+        .collect()
+}
+
+/// `__reducer0`: the function returning the reducer of field 0.
+pub fn reducer_fn(index: usize) -> syn::Ident {
+    local("reducer", index)
+}
+
+/// The reducer of `field` as a value: `Replace` itself (it fits every
+/// type), or a call of the field's checked reducer function.
+pub fn reducer_value(model: &Model, field: &Field) -> TokenStream {
+    if field.reducer.is_replace() || mentions_self(&field.ty) {
+        return reducer_expr(model, field);
+    }
+    let index = model
+        .fields
+        .iter()
+        .position(|f| f.ident == field.ident)
+        .unwrap_or_default();
+    let name = reducer_fn(index);
+    let (_, ty_generics, _) = model.generics.split_for_impl();
+    let turbofish = ty_generics.as_turbofish();
+    quote!(#name #turbofish ())
+}
+
+/// The reducer as written: a built-in's unit struct, spanned at its name in
+/// the attribute, or the `with = path` value.
+fn reducer_expr(model: &Model, field: &Field) -> TokenStream {
+    let p = private(model);
+    match &field.reducer {
+        Reducer::Builtin(builtin, span) => {
+            let name = format_ident!("{}", builtin.type_name());
+            respan(quote!(#p::reducer::#name), *span)
+        }
+        Reducer::With { path, .. } => quote!(#path),
+    }
+}
+
+/// `for<'__r> AddMessages: Reducer<Field, Update: Debug + Clone>` for every
+/// `add_messages` field (a plain `AddMessages: Reducer<Field>` when the
+/// field's type is generic): the generated items name its `Update` type,
+/// which exists only when the reducer fits. (The other built-ins' update
+/// type is the field type, written out.)
+pub fn reducer_bounds(model: &Model) -> Vec<TokenStream> {
+    let p = private(model);
+    model
+        .fields
+        .iter()
+        .filter(|field| matches!(field.reducer, Reducer::Builtin(Builtin::AddMessages, _)))
+        .map(|field| {
+            let ty = &field.ty;
+            let reducer = quote!(#p::reducer::AddMessages);
+            // The delta's derived `Debug` and `Clone` need these of `Update`
+            // even where `Reducer` is not implemented.
+            if is_generic(model, ty) {
+                around(ty, quote!(#reducer: #p::Reducer<), quote!(#ty), quote!(>))
+            } else {
+                around(
+                    ty,
+                    quote!(for<'__r> #reducer: #p::Reducer<),
+                    quote!(#ty),
+                    quote!(, Update: #p::Debug + #p::Clone>),
+                )
+            }
+        })
+        .collect()
+}
+
+/// `Type: Bound`, spanned at `node`; as `for<'__r> Type: Bound` when it
+/// names none of the struct's generic parameters (see the module docs).
+pub fn bound(
+    model: &Model,
+    node: &impl ToTokens,
+    bounded: TokenStream,
+    bound: TokenStream,
+) -> TokenStream {
+    let open = if is_generic(model, &bounded) || is_generic(model, &bound) {
+        quote!()
+    } else {
+        quote!(for<'__r>)
+    };
+    around(node, open, quote!(#bounded:), bound)
+}
+
+/// Whether `ty` names one of the struct's generic parameters (or `Self`,
+/// which only the impls can name).
+pub fn is_generic(model: &Model, ty: &impl ToTokens) -> bool {
+    let params = model
+        .generics
+        .params
+        .iter()
+        .map(|param| match param {
+            syn::GenericParam::Type(t) => t.ident.to_string(),
+            syn::GenericParam::Const(c) => c.ident.to_string(),
+            syn::GenericParam::Lifetime(l) => format!("'{}", l.lifetime.ident),
+        })
+        .chain(["Self".to_owned()])
+        .collect::<Vec<_>>();
+    mentions(ty.to_token_stream(), &params, &mut false)
+}
+
+/// Whether `ty` names `Self`: only the impls can, not the checks.
+fn mentions_self(ty: &syn::Type) -> bool {
+    mentions(ty.to_token_stream(), &["Self".to_owned()], &mut false)
+}
+
+fn mentions(tokens: TokenStream, params: &[String], after_quote: &mut bool) -> bool {
+    for token in tokens {
+        match token {
+            TokenTree::Group(group) => {
+                if mentions(group.stream(), params, after_quote) {
+                    return true;
+                }
+            }
+            TokenTree::Punct(punct) => {
+                *after_quote = punct.as_char() == '\'';
+                continue;
+            }
+            TokenTree::Ident(ident) => {
+                let name = if *after_quote {
+                    format!("'{ident}")
+                } else {
+                    ident.to_string()
+                };
+                if params.contains(&name) {
+                    return true;
+                }
+            }
+            TokenTree::Literal(_) => {}
+        }
+        *after_quote = false;
+    }
+    false
+}
+
+/// `open`, `inner` and `close`, where `open` and `close` (our tokens) are
+/// re-spanned to the start and the end of the user's `node`: rustc then
+/// reports an error about the whole at all of `node`. `inner` keeps its own
+/// spans, so that an error inside it (an unknown type, say) is reported
+/// where it is.
+pub fn around(
+    node: &impl ToTokens,
+    open: TokenStream,
+    inner: TokenStream,
+    close: TokenStream,
+) -> TokenStream {
+    let mut tokens = node.to_token_stream().into_iter();
+    let Some(first) = tokens.next() else {
+        return quote!(#open #inner #close);
+    };
+    let start = first.span();
+    let end = tokens.last().map_or(start, |t| t.span());
+    let open = respan(open, start);
+    let close = respan(close, end);
+    quote!(#open #inner #close)
+}
+
+/// Our `tokens`, all re-spanned to `span`.
+pub fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|token| match token {
+            TokenTree::Group(group) => {
+                let mut out =
+                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                out.set_span(span);
+                TokenTree::Group(out)
+            }
+            mut other => {
+                other.set_span(span);
+                other
+            }
+        })
+        .collect()
+}

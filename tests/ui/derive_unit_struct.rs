@@ -1,0 +1,6 @@
+use state_core::AgentState;
+
+#[derive(AgentState)]
+pub struct S;
+
+fn main() {}

@@ -1,0 +1,10 @@
+use state_core::AgentState;
+
+#[derive(AgentState)]
+pub struct S {
+    #[reducer(append)]
+    pub items: Vec<String>,
+    pub overwrite_items: bool,
+}
+
+fn main() {}

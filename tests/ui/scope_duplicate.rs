@@ -1,0 +1,10 @@
+use state_core::AgentState;
+
+#[derive(AgentState)]
+pub struct S {
+    #[scope(turn)]
+    #[scope(persistent)]
+    pub next: String,
+}
+
+fn main() {}
