@@ -1,7 +1,8 @@
 //! The Alpha Berkeley framework's state (seed 003) over three conversation
 //! turns: each turn extracts a task, classifies it, plans, and executes the
-//! plan's steps; the capability context accumulates across turns while
-//! every execution field resets.
+//! plan's steps; the capability context accumulates across turns (its
+//! three-level merge), the status and progress events accumulate within a
+//! turn, and every execution field resets at the next one.
 //!
 //! Run it with `cargo run --example alpha_berkeley`.
 
@@ -9,7 +10,8 @@ use serde_json::Value;
 use state_core::{Delta, Message, Scope, State};
 use state_examples::alpha_berkeley::graph::{context_summary, conversation, run_turn};
 use state_examples::alpha_berkeley::{
-    AgentState, StateUpdate, create_fresh_state, create_status_update, invoke_input, start_turn,
+    AgentState, JsonObject, StateUpdate, create_fresh_state, create_status_update, invoke_input,
+    start_turn,
 };
 
 /// Longest value printed on one line.
@@ -31,7 +33,7 @@ fn main() {
     }
     print_context(&state);
     show_fresh_state_equivalence(&state);
-    show_status_updates_replace(&state);
+    show_parallel_events(&state);
 }
 
 /// The field table from `AgentState::schema()`, and the scope split.
@@ -175,9 +177,30 @@ fn print_turn_end(state: &AgentState) {
         state.ui_captured_figures.len()
     );
     println!(
+        "  status_updates (appended this turn): {}",
+        trail(&state.status_updates, "message")
+    );
+    println!(
+        "  progress_events (appended this turn): {}",
+        trail(&state.progress_events, "operation")
+    );
+    println!(
         "  context kept for the next turns: {}",
         context_summary(state)
     );
+}
+
+/// `label (NN%) -> ...` for a turn's events.
+fn trail(events: &[JsonObject], label: &str) -> String {
+    let steps: Vec<String> = events
+        .iter()
+        .map(|event| {
+            let text = event.get(label).and_then(Value::as_str).unwrap_or("?");
+            let percent = event.get("progress").and_then(Value::as_f64).unwrap_or(0.0) * 100.0;
+            format!("{text} ({percent:.0}%)")
+        })
+        .collect();
+    format!("{} events: {}", events.len(), steps.join(" -> "))
 }
 
 /// The persistent context after all turns: every level of the merge.
@@ -203,27 +226,42 @@ fn show_fresh_state_equivalence(state: &AgentState) {
     let mut python = state.clone();
     let fresh = create_fresh_state(message.clone(), Some(state));
     let mut rust = state.clone();
-    let same = invoke_input(&mut python, &fresh).is_ok()
-        && start_turn(&mut rust, message).is_ok()
-        && python == rust;
+    if invoke_input(&mut python, &fresh).is_err() || start_turn(&mut rust, message).is_err() {
+        println!("\n=== create_fresh_state: the input was refused");
+        return;
+    }
     println!(
-        "\n=== create_fresh_state(user_input, current_state) fed to the thread == begin_turn() + the message: {same}"
+        "\n=== create_fresh_state(user_input, current_state) fed to the thread vs begin_turn() + the message"
     );
+    println!(
+        "    status_updates: {} events vs {}; progress_events: {} vs {}",
+        python.status_updates.len(),
+        rust.status_updates.len(),
+        python.progress_events.len(),
+        rust.progress_events.len()
+    );
+    println!(
+        "    (through operator.add the fresh [] is appended, so the last turn's events stay;\n     begin_turn resets a turn-scoped field whatever its reducer)"
+    );
+    python.status_updates.clear();
+    python.progress_events.clear();
+    println!("    every other field equal: {}", python == rust);
 }
 
-/// The seed declares `status_updates` without a reducer: LangGraph keeps
-/// the last write, and two in one step are an error.
-fn show_status_updates_replace(state: &AgentState) {
-    println!(
-        "\n=== status_updates has no reducer in the seed: the state keeps only the last node's event ({} now).",
-        state.status_updates.len()
-    );
+/// Two nodes of one superstep both report: the `append` reducer keeps
+/// both events, in order. (With the seed's literal declaration, no
+/// reducer, LangGraph would raise `InvalidUpdateError` here.)
+fn show_parallel_events(state: &AgentState) {
     let mut probe = state.clone();
-    let a = create_status_update("archiver", 0.5, false, []);
-    let b = create_status_update("python", 0.5, false, []);
+    let before = probe.status_updates.len();
+    let a = create_status_update("Archiver: 1440 samples", 0.5, false, []);
+    let b = create_status_update("Python: figure saved", 0.5, false, []);
     match probe.apply_all([a, b]) {
-        Ok(()) => println!("    two parallel nodes' events: both applied"),
-        Err(err) => println!("    two parallel nodes' events in one step: {err}"),
+        Ok(()) => println!(
+            "\n=== Two nodes reporting in one superstep (apply_all): status_updates {before} -> {} events, both kept by #[reducer(append)]",
+            probe.status_updates.len()
+        ),
+        Err(err) => println!("\n=== Two nodes reporting in one superstep: {err}"),
     }
 }
 

@@ -104,9 +104,24 @@ fn first_input() -> GaiaStateDelta {
 fn stream_updates(run: &Run) {
     println!("\n3. stream_mode=\"updates\": one JSON line per node, its delta serialized");
     let chunks = run.stream(StreamMode::Updates).expect("deltas serialize");
-    for chunk in chunks {
+    for chunk in &chunks {
         println!("   {chunk}");
     }
+    // A client that holds the input state can rebuild every `values`
+    // chunk from the `updates` lines: each line decodes back to a typed
+    // delta and goes through the same reducers.
+    let mut replayed = GaiaState::from_json(run.input_values.clone()).expect("the input state");
+    for chunk in &chunks {
+        for (_node, update) in chunk.as_object().into_iter().flatten() {
+            let delta = GaiaStateDelta::from_json(update.clone()).expect("a line decodes");
+            replayed.apply(delta).expect("and applies");
+        }
+    }
+    let last = run.values().last().cloned().unwrap_or_default();
+    println!(
+        "   replaying the lines on the input state (GaiaStateDelta::from_json + apply) gives the last \"values\" chunk: {}",
+        replayed.to_json() == last
+    );
 }
 
 /// `stream_mode="values"`: the whole state after the input and each node.
@@ -127,11 +142,24 @@ fn stream_values(run: &Run) {
 
 /// `DictLikeModel`: `state["query"]` and `state.query` side by side.
 fn dict_like_access(state: &mut GaiaState) {
-    println!("\n5. Dict-like access (DictLikeModel)");
+    println!("\n5. Dict-like access (DictLikeModel): state[\"query\"] beside state.query");
     println!("   state.query          = {:?}", state.query);
     println!(
         "   state.get(\"query\")   = {}",
         state.get("query").expect("a field")
+    );
+    // Both work interchangeably: write one way, read the other.
+    state.query = "Hello".into();
+    println!(
+        "   state.query = \"Hello\"           → state.get(\"query\") = {}",
+        state.get("query").expect("a field")
+    );
+    state
+        .set("query", json!("Schedule a meeting for tomorrow"))
+        .expect("a string");
+    println!(
+        "   state.set(\"query\", json!(..)) → state.query = {:?}",
+        state.query
     );
     println!(
         "   field_ref::<String>  = {:?}",
@@ -227,6 +255,10 @@ fn resume(graph: &mut Gaia, checkpoints: &Checkpointer, config: &RunnableConfig)
         .run(&mut state, delta, config)
         .expect("the resumed turn runs");
     print_nodes(&run);
+    println!(
+        "   (the input wrote only messages, so query is still the checkpoint's {:?}: the nodes that read it act on the old request, as in GAIA)",
+        state.query
+    );
 }
 
 /// Turn with a long history: filtered, then trimmed to the last ten.
@@ -239,6 +271,10 @@ fn prune_long_history(graph: &mut Gaia, config: &RunnableConfig) {
     let request = MessageRequestWithHistory {
         message: "What did we say?".into(),
     };
+    println!(
+        "   the input history: {} messages, one of them (id \"huge\") 12,000 characters long",
+        history.len()
+    );
     let input = gaia::build_initial_state(&request, USER_ID, "thread_long", history, None, NOW);
     let mut state = GaiaState::default();
     let run = graph

@@ -1,7 +1,7 @@
 //! OHMind (seed 000) turn by turn: supervisor routing with `next`, human
 //! validation, a task plan executed step by step, MCP results and artifacts
 //! merged by name, and retries up to the limit, with the state saved to a
-//! checkpoint between turns.
+//! checkpoint between turns; then task plans that wait for approval.
 //!
 //! Run it with `cargo run --example ohmind`.
 
@@ -17,7 +17,8 @@ fn main() {
     let mut app = Ohmind::new();
     let mut memory = MemorySaver::default();
 
-    println!("OHMind state management, simulated\n");
+    println!("OHMind state management, simulated");
+    println!("Each node line: node → next [current_operation] and the flags its delta writes.\n");
     let mut state = first_turn(&mut app);
     memory.put(THREAD, &state);
 
@@ -181,15 +182,37 @@ fn plan_needing_approval(app: &mut Ohmind) {
         "   task_plan = {:?}, task_plan_approved = {:?}",
         state.task_plan, state.task_plan_approved
     );
+
+    println!("\n8. Another plan, and this time the user approves it (task_plan_approved=True)");
+    let request = "Design HEM cations and compute their properties";
+    println!("   user: {request}");
+    print_steps(&app.run_turn(&mut state, request).expect("planning runs"));
+    println!("   user: yes");
+    print_steps(&app.run_turn(&mut state, "yes").expect("the plan runs"));
+    println!(
+        "   task_plan_approved = {:?}, task_plan = {:?}, completed_steps = {:?}",
+        state.task_plan_approved, state.task_plan, state.completed_steps
+    );
 }
 
-/// One line per node: where it routes and what it writes, with the values
-/// of the routing, validation, retry and plan fields, and its messages.
+/// One line per node: where it routes (`next`), its `[current_operation]`,
+/// the routing, validation, retry and plan fields it writes, and its
+/// messages.
 fn print_steps(steps: &[Step]) {
     for step in steps {
         let json = to_json(&step.delta);
         let next = json.get("next").and_then(Value::as_str).unwrap_or("-");
-        println!("   {:<16} → {:<16} {}", step.node, next, highlights(&json));
+        let operation = json
+            .get("current_operation")
+            .and_then(Value::as_str)
+            .map(|op| format!("[{op}] "))
+            .unwrap_or_default();
+        println!(
+            "   {:<16} → {:<16} {operation}{}",
+            step.node,
+            next,
+            highlights(&json)
+        );
         for message in step.delta.messages.iter().flatten() {
             let author = message.name().unwrap_or("");
             let text = message.text().replace('\n', "\n                        ");
@@ -218,7 +241,13 @@ fn highlights(delta: &Value) -> String {
                 None => parts.push(format!("completed_steps+={value}")),
             }
         } else if SHOWN.contains(&key.as_str()) {
-            parts.push(format!("{key}={value}"));
+            // JSON null is Python's None: the delta clears the field.
+            let shown = if value.is_null() {
+                "None".to_owned()
+            } else {
+                value.to_string()
+            };
+            parts.push(format!("{key}={shown}"));
         } else if key == "mcp_results" || key == "artifacts" {
             let names: Vec<&String> = value
                 .as_object()

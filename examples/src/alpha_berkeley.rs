@@ -11,6 +11,15 @@
 //! `create_fresh_state` is [`State::begin_turn`] (see [`create_fresh_state`]
 //! for the equivalence).
 //!
+//! The event lists `status_updates` and `progress_events` accumulate
+//! through `#[reducer(append)]` (LangGraph's `operator.add`) for the length
+//! of a turn, then reset with the other execution fields. The seed's
+//! comment calls them "Event accumulation" and its helpers' docstrings
+//! count on "LangGraph's automatic list merging", but its declaration
+//! forgets the `Annotated[..., operator.add]` that would do it: as
+//! written, LangGraph would keep only the last node's event, and two
+//! nodes reporting in one superstep would raise `InvalidUpdateError`.
+//!
 //! The conversation history is MessagesState's `messages` field with
 //! `add_messages`. It is persistent too: the framework passes the fresh
 //! state to a checkpointed graph, where `add_messages` appends the new user
@@ -97,9 +106,13 @@ pub struct AgentState {
     /// Agent control state; resets to the configured defaults each turn.
     #[default(agent_control_defaults())]
     pub agent_control: JsonObject,
-    /// Status update events; reset each execution.
+    /// Status update events: every node's event is appended (the seed's
+    /// "Event accumulation"); reset each execution.
+    #[reducer(append)]
     pub status_updates: Vec<JsonObject>,
-    /// Progress events; reset each execution.
+    /// Progress events: appended like the status updates; reset each
+    /// execution.
+    #[reducer(append)]
     pub progress_events: Vec<JsonObject>,
 
     /// The task extracted from the conversation.
@@ -260,8 +273,11 @@ pub fn agent_control_defaults() -> JsonObject {
 ///
 /// This is [`State::begin_turn`] spelt by hand. The state the graph then
 /// runs on is this value fed to the checkpointed thread ([`invoke_input`]),
-/// which is exactly [`start_turn`]: `begin_turn` plus the user's message.
-/// The integration tests check both equalities.
+/// which is [`start_turn`] (`begin_turn` plus the user's message) except
+/// for the event lists: their `append` reducer adds the fresh `[]` to the
+/// last turn's events instead of clearing them, as `operator.add` would
+/// in LangGraph. `begin_turn` resets a turn-scoped field whatever its
+/// reducer. The integration tests check both statements.
 pub fn create_fresh_state(
     user_input: impl Into<Message>,
     current_state: Option<&AgentState>,
@@ -314,7 +330,8 @@ pub fn create_fresh_state(
 
 /// What LangGraph does with an input dict on a checkpointed thread: each
 /// key goes through its channel's reducer (`add_messages` appends, the
-/// context merge adds nothing new) and the plain keys are overwritten.
+/// context merge adds nothing new, the event lists append nothing, so
+/// they keep the last turn's events) and the plain keys are overwritten.
 /// That is `apply_json` of the whole input.
 ///
 /// # Errors
@@ -349,7 +366,8 @@ pub fn now() -> f64 {
 }
 
 /// A status update event, as the seed's `create_status_update`: a delta
-/// writing `status_updates` with one timestamped event. The metadata
+/// writing `status_updates` with one timestamped event, which the
+/// `append` reducer adds to the turn's list. The metadata
 /// pairs come last, so they may override the standard keys (as Python's
 /// `**metadata` does).
 pub fn create_status_update<'k>(
@@ -368,7 +386,7 @@ pub fn create_status_update<'k>(
 }
 
 /// A progress event, as the seed's `create_progress_event`: a delta
-/// writing `progress_events` with one event whose `progress` is
+/// appending to `progress_events` one event whose `progress` is
 /// `current / total`, or 0.0 when `total` is not positive.
 pub fn create_progress_event<'k>(
     current: i64,

@@ -816,7 +816,11 @@ impl Ohmind {
             spec.name,
             format!("Approval needed: {description}. Reply yes or no."),
         );
-        mark_validation_required(&description, meta).merge(AgentState::delta().messages(vec![ask]))
+        mark_validation_required(&description, meta).merge(
+            AgentState::delta()
+                .messages(vec![ask])
+                .current_operation("Awaiting the user's approval"),
+        )
     }
 
     /// Retries through the supervisor while the budget lasts; then gives up

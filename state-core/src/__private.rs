@@ -23,7 +23,7 @@ pub use ::core::iter::Iterator;
 pub use ::std::string::String;
 
 pub use crate::dynamic::{from_json, split_path, to_json};
-pub use crate::error::StateError;
+pub use crate::error::{ReduceError, StateError};
 pub use crate::into_update::IntoUpdate;
 pub use crate::reducer;
 pub use crate::reducer::Reducer;
@@ -31,6 +31,7 @@ pub use crate::runtime::access::{
     Field, FieldMut, NoAny, NoAnyMut, ViaAny, ViaAnyMut, ViaJson, ViaJsonMut, ViaState, ViaStateMut,
 };
 pub use crate::runtime::apply::{Plan, commit, stage};
+pub use crate::runtime::nested::{self, Staging, restage, unstage};
 pub use crate::runtime::pending::{
     More, merge_field, more_eq, more_mut, set_overwrite, set_update,
 };

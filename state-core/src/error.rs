@@ -96,6 +96,72 @@ impl StateError {
         }
     }
 
+    /// The same error about a field of the nested state at `prefix`: its
+    /// field (or path) becomes `prefix.field`, and a suggestion likewise.
+    ///
+    /// ```
+    /// use state_core::StateError;
+    /// let inner = StateError::ConcurrentWrite { field: "route".into() };
+    /// assert_eq!(
+    ///     inner.within("routing").to_string(),
+    ///     r#"concurrent writes to "routing.route" in one step; give the field a reducer"#
+    /// );
+    /// ```
+    #[must_use]
+    pub fn within(self, prefix: &str) -> StateError {
+        let join = |field: String| format!("{prefix}.{field}");
+        match self {
+            StateError::UnknownField { field, suggestion } => StateError::UnknownField {
+                field: join(field),
+                suggestion: suggestion.map(join),
+            },
+            StateError::ConcurrentWrite { field } => {
+                StateError::ConcurrentWrite { field: join(field) }
+            }
+            StateError::ConcurrentOverwrite { field } => {
+                StateError::ConcurrentOverwrite { field: join(field) }
+            }
+            StateError::Reduce { field, source } => StateError::Reduce {
+                field: join(field),
+                source,
+            },
+            StateError::Type {
+                field,
+                expected,
+                got,
+            } => StateError::Type {
+                field: join(field),
+                expected,
+                got,
+            },
+            StateError::Path { path, reason } => StateError::Path {
+                path: join(path),
+                reason,
+            },
+            StateError::Serialize { field, message } => StateError::Serialize {
+                field: join(field),
+                message,
+            },
+            StateError::NotAnObject { got } => StateError::Type {
+                field: prefix.to_owned(),
+                expected: "a JSON object of the nested state's fields".to_owned(),
+                got,
+            },
+        }
+    }
+
+    /// The error of a reducer on `field`: a nested state's own error is
+    /// lifted with its path under `field`.
+    pub(crate) fn reduce(field: &str, source: ReduceError) -> StateError {
+        match source {
+            ReduceError::Nested(inner) => inner.within(field),
+            source => StateError::Reduce {
+                field: field.to_owned(),
+                source,
+            },
+        }
+    }
+
     /// The field (or dotted path) this error is about, when it names one.
     pub fn field(&self) -> Option<&str> {
         match self {
@@ -136,6 +202,10 @@ pub enum ReduceError {
     /// A custom reducer's own error, rendered with `Display`.
     #[error("{0}")]
     Custom(String),
+    /// A nested state refused its delta: the inner error, whose field path
+    /// is relative to the nested state.
+    #[error("{0}")]
+    Nested(Box<StateError>),
 }
 
 impl ReduceError {

@@ -38,6 +38,30 @@ pub struct FieldInfo {
     pub default: Option<&'static str>,
     /// The field's doc comment (lines joined with `\n`; empty if none).
     pub doc: &'static str,
+    /// The schema of a nested state (`#[reducer(merge)]` on a state).
+    nested: Option<NestedSchema>,
+}
+
+/// The schema of a nested state, found when asked for: a static cannot
+/// call the nested state's `schema()` while it is built.
+#[derive(Clone, Copy)]
+struct NestedSchema(fn() -> Option<&'static Schema>);
+
+impl PartialEq for NestedSchema {
+    fn eq(&self, other: &Self) -> bool {
+        (self.0)() == (other.0)()
+    }
+}
+
+impl Eq for NestedSchema {}
+
+impl std::fmt::Debug for NestedSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.0)() {
+            Some(schema) => write!(f, "NestedSchema({})", schema.name),
+            None => f.write_str("NestedSchema(None)"),
+        }
+    }
 }
 
 impl FieldInfo {
@@ -58,7 +82,22 @@ impl FieldInfo {
             scope,
             default,
             doc,
+            nested: None,
         }
+    }
+
+    /// Used by generated code: the field may be a nested state, whose
+    /// schema `nested` returns.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn with_nested(mut self, nested: fn() -> Option<&'static Schema>) -> Self {
+        self.nested = Some(NestedSchema(nested));
+        self
+    }
+
+    /// The schema of the nested state this field holds, if it is one.
+    pub fn nested(&self) -> Option<&'static Schema> {
+        self.nested.and_then(|nested| (nested.0)())
     }
 }
 
@@ -86,8 +125,51 @@ impl Schema {
         self.fields.iter().find(|f| f.name == name)
     }
 
+    /// Every field by its dotted path, nested states' fields included (after
+    /// the nested state's own entry), in declaration order. A field inside a
+    /// turn-scoped nested state is reported as turn-scoped: `begin_turn`
+    /// resets it with its group.
+    pub fn entries(&self) -> Vec<(String, FieldInfo)> {
+        let mut out = Vec::new();
+        self.walk("", None, &mut |path, info, _| out.push((path, info)));
+        out
+    }
+
+    /// The leaf fields by dotted path: as [`entries`](Schema::entries),
+    /// without the nested states themselves.
+    pub fn leaves(&self) -> Vec<(String, FieldInfo)> {
+        let mut out = Vec::new();
+        self.walk("", None, &mut |path, info, is_group| {
+            if !is_group {
+                out.push((path, info));
+            }
+        });
+        out
+    }
+
+    fn walk(
+        &self,
+        prefix: &str,
+        scope: Option<Scope>,
+        visit: &mut dyn FnMut(String, FieldInfo, bool),
+    ) {
+        for field in self.fields {
+            let path = format!("{prefix}{}", field.name);
+            let mut info = *field;
+            if scope == Some(Scope::Turn) {
+                info.scope = Scope::Turn;
+            }
+            let nested = field.nested();
+            visit(path.clone(), info, nested.is_some());
+            if let Some(nested) = nested {
+                nested.walk(&format!("{path}."), Some(info.scope), visit);
+            }
+        }
+    }
+
     /// The field table as Markdown: field, type, reducer, scope, default and
-    /// description, one row per field.
+    /// description, one row per field, a nested state's fields under it by
+    /// dotted path.
     ///
     /// ```
     /// use state_core::schema::{FieldInfo, Schema, Scope};
@@ -101,14 +183,14 @@ impl Schema {
         let mut out = String::new();
         out.push_str("| Field | Type | Reducer | Scope | Default | Description |\n");
         out.push_str("|---|---|---|---|---|---|\n");
-        for field in self.fields {
+        for (name, field) in self.entries() {
             let default = field
                 .default
                 .map_or_else(|| "`Default::default()`".to_owned(), code);
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} |",
-                code(field.name),
+                code(&name),
                 code(field.ty),
                 escape(field.reducer),
                 field.scope.as_str(),

@@ -92,6 +92,17 @@ pub trait State: Default {
     /// The fields' names, types, reducers, scopes, defaults and docs.
     fn schema() -> &'static Schema;
 
+    /// Every leaf field's dotted path, in declaration order: a nested
+    /// state's fields instead of the state itself (`progress.turn_count`,
+    /// `progress.stage`, ...).
+    fn leaf_keys() -> Vec<String> {
+        Self::schema()
+            .leaves()
+            .into_iter()
+            .map(|(path, _)| path)
+            .collect()
+    }
+
     /// Whether `key` (a field name or dotted path) names a value.
     fn contains_key(&self, key: &str) -> bool {
         match split_path(key) {

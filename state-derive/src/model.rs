@@ -85,6 +85,15 @@ impl Builtin {
     }
 }
 
+impl Builtin {
+    /// Whether the update type is the reducer's own `Update` for the field
+    /// type rather than the field type: `add_messages` (a Vec of messages
+    /// for `Messages`) and `merge` (a nested state's delta).
+    pub fn projects_update(self) -> bool {
+        matches!(self, Builtin::AddMessages | Builtin::Merge)
+    }
+}
+
 impl Reducer {
     /// Last-write-wins fields: no overwrite marker, and two writes conflict.
     pub fn is_replace(&self) -> bool {

@@ -5,12 +5,14 @@
 //!   the state's reducer, typed and as JSON;
 //! - the field list, scopes, reducers and defaults of the document;
 //! - `begin_turn` resets every execution field and keeps the context (and
-//!   the history), and equals `StateManager.create_fresh_state`;
-//! - `create_status_update` / `create_progress_event`;
+//!   the history), and equals `StateManager.create_fresh_state` (which,
+//!   fed through the reducers, cannot clear the appended event lists);
+//! - `create_status_update` / `create_progress_event`, appended to the
+//!   turn's event lists by their reducers;
 //! - a three-turn run: context accumulates, everything else resets.
 
 use serde_json::{Value, json};
-use state_core::{Delta, Message, MessageKind, Scope, State, StateError};
+use state_core::{Delta, Message, MessageKind, Scope, State};
 use state_examples::alpha_berkeley::graph::{Turn, conversation, run_turn};
 use state_examples::alpha_berkeley::{
     AgentState, CapabilityContextData, ContextFields, agent_control_defaults, create_fresh_state,
@@ -207,7 +209,7 @@ fn only_the_context_and_the_history_persist() {
 }
 
 #[test]
-fn only_the_context_and_the_history_have_reducers() {
+fn reducers_are_the_documents_plus_event_accumulation() {
     let schema = AgentState::schema();
     let reducer = |name: &str| schema.field(name).map(|field| field.reducer);
     assert_eq!(reducer("messages"), Some("add_messages"));
@@ -215,7 +217,10 @@ fn only_the_context_and_the_history_have_reducers() {
         reducer("capability_context_data"),
         Some("with = merge_capability_context_data")
     );
-    for name in &SEED_FIELDS[2..] {
+    // "Event accumulation - reset each execution": appended within a turn.
+    assert_eq!(reducer("status_updates"), Some("append"));
+    assert_eq!(reducer("progress_events"), Some("append"));
+    for name in &SEED_FIELDS[5..] {
         assert_eq!(reducer(name), Some("replace"), "reducer of {name}");
     }
 }
@@ -326,10 +331,11 @@ fn create_fresh_state_is_begin_turn_with_the_user_message_as_history() {
 }
 
 #[test]
-fn the_fresh_state_fed_to_the_thread_is_start_turn() {
+fn the_fresh_state_fed_to_the_thread_is_start_turn_but_for_the_event_lists() {
     // LangGraph reduces the input dict into the checkpoint: the history
-    // grows by one message, the context merges into itself, the rest is
-    // overwritten with defaults.
+    // grows by one message, the context merges into itself, the plain
+    // fields are overwritten with defaults, and the event lists get `[]`
+    // appended: through a reducer, the fresh dict cannot clear them.
     let previous = dirty();
     let message = Message::human("Plot it").with_id("u2");
     let mut python = previous.clone();
@@ -340,6 +346,13 @@ fn the_fresh_state_fed_to_the_thread_is_start_turn() {
     .expect("a valid input");
     let mut rust = previous.clone();
     start_turn(&mut rust, message).expect("a valid message");
+    assert_eq!(python.status_updates, previous.status_updates);
+    assert_eq!(python.progress_events, previous.progress_events);
+    assert!(rust.status_updates.is_empty() && rust.progress_events.is_empty());
+    // begin_turn resets a turn-scoped field whatever its reducer; apart
+    // from that the two agree field for field.
+    python.status_updates.clear();
+    python.progress_events.clear();
     assert_eq!(python, rust);
     assert_eq!(rust.messages.len(), 3);
     assert_eq!(
@@ -421,9 +434,7 @@ fn a_progress_event_computes_its_fraction() {
 }
 
 #[test]
-fn events_follow_the_document_state_which_gives_them_no_reducer() {
-    // The seed declares `status_updates: List[Dict[str, Any]]` without a
-    // reducer: LangGraph keeps the last node's write...
+fn status_updates_and_progress_events_are_appended_through_their_reducers() {
     let mut state = AgentState::default();
     state
         .apply(create_status_update("first", 0.1, false, []))
@@ -431,23 +442,39 @@ fn events_follow_the_document_state_which_gives_them_no_reducer() {
     state
         .apply(create_status_update("second", 0.2, false, []))
         .expect("applies");
-    assert_eq!(state.status_updates.len(), 1);
-    assert_eq!(state.status_updates[0]["message"], json!("second"));
-    // ...and two nodes writing it in one superstep is InvalidUpdateError.
-    let before = state.clone();
-    let err = state
+    let messages: Vec<&Value> = state
+        .status_updates
+        .iter()
+        .map(|event| &event["message"])
+        .collect();
+    assert_eq!(messages, [&json!("first"), &json!("second")]);
+    // Two nodes reporting in one superstep: both events land, in order
+    // (the seed as literally declared, without a reducer, would raise
+    // InvalidUpdateError).
+    state
         .apply_all([
             create_status_update("a", 0.5, false, []),
             create_status_update("b", 0.5, false, []),
+            create_progress_event(1, 2, "step", []),
+            create_progress_event(2, 2, "step", []),
         ])
-        .expect_err("two writes to a plain field");
-    assert_eq!(
-        err,
-        StateError::ConcurrentWrite {
-            field: "status_updates".to_owned()
-        }
-    );
-    assert_eq!(state, before);
+        .expect("append never conflicts");
+    assert_eq!(state.status_updates.len(), 4);
+    assert_eq!(state.status_updates[3]["message"], json!("b"));
+    let fractions: Vec<&Value> = state
+        .progress_events
+        .iter()
+        .map(|event| &event["progress"])
+        .collect();
+    assert_eq!(fractions, [&json!(0.5), &json!(1.0)]);
+    // The same through Delta::merge, as a node combining two helpers.
+    let both = create_status_update("x", 0.1, false, [])
+        .merge(create_status_update("y", 0.2, false, []))
+        .expect("append fields merge");
+    assert_eq!(both.status_updates.as_ref().map(Vec::len), Some(2));
+    // ...and they are execution-scoped: the next turn starts empty.
+    state.begin_turn();
+    assert!(state.status_updates.is_empty() && state.progress_events.is_empty());
 }
 
 // ----- a multi-turn run -----
@@ -567,19 +594,61 @@ fn three_turns_accumulate_context_and_reset_everything_else() {
 }
 
 #[test]
-fn after_a_turn_the_events_hold_only_the_last_nodes_write() {
+fn a_turn_accumulates_every_nodes_events_and_the_next_turn_resets_them() {
+    let turns = conversation();
     let mut state = AgentState::default();
     let mut seen = 0;
-    run_turn(&mut state, &conversation()[0], |_, update, _| {
+    run_turn(&mut state, &turns[0], |_, update, _| {
         seen += usize::from(update.status_updates.is_some());
     })
     .expect("the turn runs");
     assert_eq!(seen, 4, "four nodes reported a status");
-    assert_eq!(state.status_updates.len(), 1);
-    assert_eq!(state.status_updates[0]["message"], json!("Response ready"));
-    assert_eq!(state.status_updates[0]["complete"], json!(true));
-    assert_eq!(state.progress_events.len(), 1);
-    assert_eq!(state.progress_events[0]["progress"], json!(1.0));
+    let messages: Vec<&str> = state
+        .status_updates
+        .iter()
+        .filter_map(|event| event["message"].as_str())
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            "Task extracted",
+            "Task classified",
+            "Execution plan created",
+            "Response ready"
+        ]
+    );
+    assert_eq!(state.status_updates[3]["complete"], json!(true));
+    let progress: Vec<(&Value, &Value)> = state
+        .progress_events
+        .iter()
+        .map(|event| (&event["operation"], &event["progress"]))
+        .collect();
+    assert_eq!(
+        progress,
+        [
+            (&json!("pv_address_finding"), &json!(0.5)),
+            (&json!("respond"), &json!(1.0))
+        ]
+    );
+    // Turn 2 starts from empty lists: only its own events, the retry's
+    // status among them.
+    run_turn(&mut state, &turns[1], |_, _, _| {}).expect("the turn runs");
+    let messages: Vec<&str> = state
+        .status_updates
+        .iter()
+        .filter_map(|event| event["message"].as_str())
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            "Task extracted",
+            "Task classified",
+            "Execution plan created",
+            "Retrying: archiver_retrieval timed out",
+            "Response ready"
+        ]
+    );
+    assert_eq!(state.progress_events.len(), 3, "one per completed step");
 }
 
 #[test]

@@ -23,10 +23,18 @@ pub use writes::{Fold, Staged, Writes};
 
 pub use crate::messages::{AddMessages, add_messages};
 
-use crate::error::ReduceError;
+use crate::error::{ReduceError, StateError};
+use crate::schema::Schema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 /// A rule for folding updates into a field of type `T`, as LangGraph's
 /// `Annotated[T, reducer]`.
+///
+/// `merge` also reduces a field whose type is itself a state
+/// (`#[derive(AgentState)]` implements `Reducer<ItsState>` for [`Merge`]):
+/// the update is the nested state's delta, and only the inner fields it
+/// writes change, each through its own reducer.
 ///
 /// Reduction is two-phase so that a whole state update can be atomic:
 /// [`check`](Reducer::check) (or [`stage`](Reducer::stage)) finds every
@@ -46,7 +54,8 @@ use crate::error::ReduceError;
     message = "the reducer `{Self}` cannot reduce a field of type `{T}`",
     label = "this field's type does not fit its reducer",
     note = "`replace` fits any type; `append` needs a collection (Vec, VecDeque, HashSet, ...); \
-            `merge` needs a map (HashMap, BTreeMap, IndexMap, serde_json::Map); \
+            `merge` needs a map (HashMap, BTreeMap, IndexMap, serde_json::Map) or a nested \
+            state that derives `AgentState`; \
             `append_by_id` needs a Vec of items implementing `HasId`; \
             `add_messages` needs `Messages` or a Vec of `MessageLike` items; \
             `with = f` needs `fn(&mut T, T)` or `fn(&mut T, T) -> Result<(), E>`"
@@ -87,6 +96,49 @@ pub trait Reducer<T> {
     /// accepted. Cannot fail.
     fn commit(&self, target: &mut T, staged: Staged<T, Self::Update>) {
         staged.commit(target, |target, update| self.apply(target, update));
+    }
+
+    /// Like [`fold`](Reducer::fold), for updates that can fail to combine
+    /// with an error of their own: a nested state's deltas, whose
+    /// concurrent writes name the inner field. The error's path is relative
+    /// to this field; the caller puts the field's name in front.
+    #[doc(hidden)]
+    fn try_fold(
+        &self,
+        first: Self::Update,
+        second: Self::Update,
+    ) -> Result<Fold<Self::Update>, StateError> {
+        Ok(self.fold(first, second))
+    }
+
+    /// Called by `begin_turn` on a persistent field: a nested state resets
+    /// its own turn-scoped fields. Anything else is left alone.
+    #[doc(hidden)]
+    fn begin_turn(&self, target: &mut T) {
+        let _ = target;
+    }
+
+    /// Reads one update from JSON for the field `field`; `update_ty` names
+    /// the update type in errors. A nested state reads its delta, with
+    /// errors that name the inner field's full path.
+    #[doc(hidden)]
+    fn decode_update(
+        &self,
+        field: &str,
+        update_ty: &'static str,
+        value: Value,
+    ) -> Result<Self::Update, StateError>
+    where
+        Self::Update: DeserializeOwned,
+    {
+        crate::dynamic::from_json(field, update_ty, value)
+    }
+
+    /// The schema of a nested state reduced by this reducer, if the field
+    /// is one.
+    #[doc(hidden)]
+    fn nested_schema(&self) -> Option<&'static Schema> {
+        None
     }
 
     /// Reduces one update, all-or-nothing: on error `target` is unchanged.

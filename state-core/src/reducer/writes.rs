@@ -22,6 +22,11 @@ impl<U> Writes<U> {
         Writes { first, later }
     }
 
+    /// The first write and the later ones.
+    pub fn into_parts(self) -> (U, Vec<U>) {
+        (self.first, self.later)
+    }
+
     /// Adds a write after the others.
     pub fn push(&mut self, update: U) {
         self.later.push(update);
@@ -73,6 +78,14 @@ impl<T, U> Staged<T, U> {
     /// A finished value, to replace the target.
     pub fn value(value: T) -> Self {
         Staged(StagedInner::Value(value))
+    }
+
+    /// The checked writes, or the finished value.
+    pub fn into_parts(self) -> Result<Writes<U>, T> {
+        match self.0 {
+            StagedInner::Writes(writes) => Ok(writes),
+            StagedInner::Value(value) => Err(value),
+        }
     }
 
     /// Applies the staged result with `apply` for each checked write.

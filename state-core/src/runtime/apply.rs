@@ -40,10 +40,7 @@ pub fn stage<T, R: Reducer<T>>(
     reducer
         .stage(target, writes)
         .map(Plan::Reduce)
-        .map_err(|source| StateError::Reduce {
-            field: field.to_owned(),
-            source,
-        })
+        .map_err(|source| StateError::reduce(field, source))
 }
 
 /// Commits a staged field.

@@ -5,6 +5,7 @@ pub mod access;
 pub mod apply;
 #[cfg(feature = "schemars")]
 pub mod json_schema;
+pub mod nested;
 pub mod pending;
 pub mod serde_delta;
 pub mod state_serde;

@@ -154,7 +154,10 @@ where
         }
         None => (first, true),
     };
-    let kept = match reducer.fold(last, update) {
+    let folded = reducer
+        .try_fold(last, update)
+        .map_err(|e| e.within(field))?;
+    let kept = match folded {
         Fold::One(folded) => [Some(folded), None],
         Fold::Both(a, b) => [Some(a), Some(b)],
         Fold::Conflict => {

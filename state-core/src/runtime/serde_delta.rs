@@ -5,6 +5,7 @@
 use super::pending::{More, set_overwrite, set_update};
 use crate::dynamic::{describe, from_json};
 use crate::error::StateError;
+use crate::reducer::Reducer;
 use serde::de::{self, DeserializeOwned, MapAccess, Visitor};
 use serde::ser::{self, SerializeMap};
 use serde::{Deserializer, Serialize};
@@ -93,7 +94,8 @@ pub fn decode_replace<U: DeserializeOwned>(
 }
 
 /// Reads a reducer field's update, or an overwrite of the whole field.
-pub fn decode_reduced<C, T, U>(
+pub fn decode_reduced<C, T, U, R>(
+    reducer: &R,
     field: &str,
     (ty, update_ty, one_or_many): (&'static str, &'static str, bool),
     slot: &mut Option<U>,
@@ -105,6 +107,7 @@ where
     C: Default,
     T: DeserializeOwned,
     U: DeserializeOwned,
+    R: Reducer<T, Update = U>,
 {
     match split_overwrite(value) {
         Ok(inner) => {
@@ -117,7 +120,7 @@ where
                 single if one_or_many => Value::Array(vec![single]),
                 other => other,
             };
-            let value = from_json(field, update_ty, plain)?;
+            let value = reducer.decode_update(field, update_ty, plain)?;
             set_update(slot, more, project, value);
         }
     }

@@ -1,9 +1,10 @@
-//! `impl State`: `apply` stages every field (all errors, no changes), then
-//! commits every field (no errors), so a delta applies all-or-nothing.
+//! `impl State` and `impl Staging`: `apply` stages every field (all errors,
+//! no changes), then commits every field (no errors), so a delta applies
+//! all-or-nothing; a nested state is staged with the state around it.
 
 use super::delta_impl::local_names;
 use super::turn::begin_turn;
-use super::{SerdeBound, access, bounds, key, private, reducer_value, schema};
+use super::{SerdeBound, access, bounds, key, private, project, reducer_value, schema};
 use crate::model::Model;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -14,13 +15,49 @@ pub fn impl_state(model: &Model) -> TokenStream {
         ident,
         generics,
         delta,
-        more,
         ..
     } = model;
     let (impl_generics, ty_generics, _) = generics.split_for_impl();
     let where_clause = bounds(model, SerdeBound::State);
     let access = access::methods(model);
     let schema = schema::method(model);
+    let begin_turn = begin_turn(model);
+    let staging = staging(model);
+
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #p::State for #ident #ty_generics #where_clause {
+            type Delta = #delta #ty_generics;
+
+            fn apply(&mut self, delta: Self::Delta) -> #p::Result<(), #p::StateError> {
+                let __checked = #p::Staging::stage_delta(self, delta)?;
+                #p::Staging::commit_delta(self, __checked);
+                #p::Ok(())
+            }
+
+            #begin_turn
+            #access
+            #schema
+        }
+
+        #staging
+    }
+}
+
+/// `impl Staging`: `stage_delta` stages every field against the state (all
+/// errors, no changes) and hands back the accepted writes as a delta;
+/// `commit_delta` applies them (no errors).
+fn staging(model: &Model) -> TokenStream {
+    let p = private(model);
+    let Model {
+        ident,
+        generics,
+        delta,
+        more,
+        ..
+    } = model;
+    let (impl_generics, ty_generics, _) = generics.split_for_impl();
+    let where_clause = bounds(model, SerdeBound::State);
     let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
     let writes = local_names("w", model);
     let rare = local_names("m", model);
@@ -30,29 +67,33 @@ pub fn impl_state(model: &Model) -> TokenStream {
         .iter()
         .map(|f| reducer_value(model, f))
         .collect::<Vec<_>>();
+    let projects = model.fields.iter().map(|f| project(model, f));
     let keys = model.fields.iter().map(key);
-    let begin_turn = begin_turn(model);
+    let unpack = quote! {
+        #(let mut #rare = #p::None;)*
+        if let #p::Some(__boxed) = __more {
+            let #more { #(#names,)* } = *__boxed;
+            #(#rare = #p::Some(#names);)*
+        }
+    };
 
     quote! {
         #[automatically_derived]
-        impl #impl_generics #p::State for #ident #ty_generics #where_clause {
-            type Delta = #delta #ty_generics;
-
-            fn apply(&mut self, delta: Self::Delta) -> #p::Result<(), #p::StateError> {
+        impl #impl_generics #p::Staging for #ident #ty_generics #where_clause {
+            fn stage_delta(&self, delta: #delta #ty_generics) -> #p::Result<#delta #ty_generics, #p::StateError> {
                 let #delta { #(#names: #writes,)* __more } = delta;
-                #(let mut #rare = #p::None;)*
-                if let #p::Some(__boxed) = __more {
-                    let #more { #(#names,)* } = *__boxed;
-                    #(#rare = #p::Some(#names);)*
-                }
+                #unpack
                 #(let #plans = #p::stage(&#reducers, &self.#names, #keys, #writes, #rare)?;)*
-                #(#p::commit(&#reducers, &mut self.#names, #plans);)*
-                #p::Ok(())
+                let mut __out = <#delta #ty_generics as #p::Default>::default();
+                #(#p::unstage(&mut __out.#names, &mut __out.__more, #projects, #plans);)*
+                #p::Ok(__out)
             }
 
-            #begin_turn
-            #access
-            #schema
+            fn commit_delta(&mut self, checked: #delta #ty_generics) {
+                let #delta { #(#names: #writes,)* __more } = checked;
+                #unpack
+                #(#p::commit(&#reducers, &mut self.#names, #p::restage(#writes, #rare));)*
+            }
         }
     }
 }

@@ -16,7 +16,7 @@
 //! derives (at the field, once for the delta and once for its companion).
 
 use super::{local, private, update_type};
-use crate::model::{Builtin, Field, Model, Reducer};
+use crate::model::{Field, Model, Reducer};
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote};
 
@@ -135,23 +135,32 @@ fn reducer_expr(model: &Model, field: &Field) -> TokenStream {
 }
 
 /// `for<'__r> AddMessages: Reducer<Field, Update: Debug + Clone>` for every
-/// `add_messages` field (a plain `AddMessages: Reducer<Field>` when the
-/// field's type is generic): the generated items name its `Update` type,
-/// which exists only when the reducer fits. (The other built-ins' update
-/// type is the field type, written out.)
+/// `add_messages` and `merge` field (a plain `AddMessages: Reducer<Field>`
+/// when the field's type is generic): the generated items name its `Update`
+/// type, which exists only when the reducer fits. (The other built-ins'
+/// update type is the field type, written out.)
 pub fn reducer_bounds(model: &Model) -> Vec<TokenStream> {
     let p = private(model);
     model
         .fields
         .iter()
-        .filter(|field| matches!(field.reducer, Reducer::Builtin(Builtin::AddMessages, _)))
-        .map(|field| {
+        .filter_map(|field| match field.reducer {
+            Reducer::Builtin(builtin, _) if builtin.projects_update() => Some((field, builtin)),
+            _ => None,
+        })
+        .map(|(field, builtin)| {
             let ty = &field.ty;
-            let reducer = quote!(#p::reducer::AddMessages);
+            let name = format_ident!("{}", builtin.type_name());
+            let reducer = quote!(#p::reducer::#name);
             // The delta's derived `Debug` and `Clone` need these of `Update`
             // even where `Reducer` is not implemented.
             if is_generic(model, ty) {
-                around(ty, quote!(#reducer: #p::Reducer<), quote!(#ty), quote!(>))
+                around(
+                    ty,
+                    quote!(#reducer: #p::Reducer<),
+                    quote!(#ty),
+                    quote!(, Update: #p::Debug + #p::Clone>),
+                )
             } else {
                 around(
                     ty,

@@ -8,11 +8,12 @@ mod delta;
 mod delta_impl;
 mod fallback;
 mod json_schema;
+mod nested;
 mod schema;
 mod serde;
 mod turn;
 
-use crate::model::{Builtin, Field, Model, Reducer};
+use crate::model::{Field, Model, Reducer};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::ext::IdentExt;
@@ -38,6 +39,7 @@ fn expand(model: &Model) -> TokenStream {
         delta_impl::impl_delta(model),
         serde::impl_serde(model),
         apply::impl_state(model),
+        nested::impl_merge_reducer(model),
         access::typed_access(model),
         json_schema::impl_json_schema(model),
     ];
@@ -72,20 +74,24 @@ fn reducer_value(model: &Model, field: &Field) -> TokenStream {
 }
 
 /// The type a node writes to this field: the field's own type for
-/// `replace`, `append`, `merge` and `append_by_id` (their `Reducer::Update`
-/// is the field type, written out so that no generated item depends on the
-/// reducer fitting: see [`checks`]), the `Update` of `add_messages` (a Vec of
-/// messages for `Messages`), or the `update = Type` of a custom reducer.
+/// `replace`, `append` and `append_by_id` (their `Reducer::Update` is the
+/// field type, written out so that no generated item depends on the reducer
+/// fitting: see [`checks`]), the `Update` of `add_messages` (a Vec of
+/// messages for `Messages`) and of `merge` (the map itself, or a nested
+/// state's delta), or the `update = Type` of a custom reducer.
 fn update_type(model: &Model, field: &Field) -> TokenStream {
     let p = private(model);
     let ty = &field.ty;
     match &field.reducer {
-        Reducer::Builtin(Builtin::AddMessages, _) => checks::around(
-            ty,
-            quote!(<#p::reducer::AddMessages as #p::Reducer<),
-            quote!(#ty),
-            quote!(>>::Update),
-        ),
+        Reducer::Builtin(builtin, _) if builtin.projects_update() => {
+            let name = format_ident!("{}", builtin.type_name());
+            checks::around(
+                ty,
+                quote!(<#p::reducer::#name as #p::Reducer<),
+                quote!(#ty),
+                quote!(>>::Update),
+            )
+        }
         Reducer::Builtin(..) => quote!(#ty),
         Reducer::With {
             update: Some(update),
@@ -148,7 +154,7 @@ fn bounds(model: &Model, kind: SerdeBound) -> TokenStream {
                 update: Some(update),
                 ..
             } => types.push((quote!(#update), false)),
-            Reducer::Builtin(Builtin::AddMessages, _) => {
+            Reducer::Builtin(builtin, _) if builtin.projects_update() => {
                 types.push((update_type(model, field), true));
             }
             _ => {}

@@ -1,8 +1,9 @@
-//! `State::schema`: a static table of the fields as written.
+//! `State::schema`: a static table of the fields as written, each `merge`
+//! field linked to its nested state's schema when it holds one.
 
-use super::{key, private};
+use super::{key, private, reducer_value};
 use crate::attrs::Scope;
-use crate::model::Model;
+use crate::model::{Builtin, Model, Reducer};
 use crate::text::{expr_text, type_text};
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -27,7 +28,16 @@ pub fn method(model: &Model) -> TokenStream {
             None => quote!(#p::None),
         };
         let doc = &field.docs;
-        quote!(#p::FieldInfo::new(#key, #ty, #reducer, #scope, #default, #doc))
+        let info = quote!(#p::FieldInfo::new(#key, #ty, #reducer, #scope, #default, #doc));
+        // A `merge` field may hold a nested state, whose schema its reducer
+        // knows. (A static cannot name the struct's generic parameters.)
+        let merge = matches!(field.reducer, Reducer::Builtin(Builtin::Merge, _));
+        if merge && model.generics.params.is_empty() {
+            let reducer = reducer_value(model, field);
+            quote!(#info.with_nested(|| #p::Reducer::nested_schema(&#reducer)))
+        } else {
+            info
+        }
     });
     quote! {
         fn schema() -> &'static #p::Schema {

@@ -3,7 +3,7 @@
 //! (all fields; decoding follows `State::from_json`). Decoding dispatches on
 //! the key with a `match` and rejects unknown keys with a suggestion.
 
-use super::{SerdeBound, bounds, key, private, project};
+use super::{SerdeBound, bounds, key, private, project, reducer_value};
 use crate::model::{Builtin, Field, Model, Reducer};
 use crate::text::type_text;
 use proc_macro2::TokenStream;
@@ -35,9 +35,10 @@ pub fn impl_serde(model: &Model) -> TokenStream {
         } else {
             let update = update_text(field);
             let project = project(model, field);
+            let reducer = reducer_value(model, field);
             // LangGraph accepts one message where a list is expected.
             let one_or_many = matches!(field.reducer, Reducer::Builtin(Builtin::AddMessages, _));
-            quote!(#key => #p::decode_reduced(#key, (#ty, #update, #one_or_many), &mut self.#name, &mut self.__more, #project, value),)
+            quote!(#key => #p::decode_reduced(&#reducer, #key, (#ty, #update, #one_or_many), &mut self.#name, &mut self.__more, #project, value),)
         }
     });
 

@@ -1,21 +1,31 @@
-//! `begin_turn`: turn-scoped fields go back to their defaults.
+//! `begin_turn`: turn-scoped fields go back to their defaults; a persistent
+//! nested state (`#[reducer(merge)]`) resets its own turn-scoped fields.
 
 use super::default::default_value;
+use super::{private, reducer_value};
 use crate::attrs::Scope;
-use crate::model::Model;
+use crate::model::{Builtin, Model, Reducer};
 use proc_macro2::TokenStream;
 use quote::quote;
 
 pub fn begin_turn(model: &Model) -> TokenStream {
-    let resets = model
-        .fields
-        .iter()
-        .filter(|f| f.scope == Scope::Turn)
-        .map(|field| {
-            let name = &field.ident;
-            let value = default_value(model, field);
-            quote!(self.#name = #value;)
-        });
+    let p = private(model);
+    let resets = model.fields.iter().filter_map(|field| {
+        let name = &field.ident;
+        match (field.scope, &field.reducer) {
+            (Scope::Turn, _) => {
+                let value = default_value(model, field);
+                Some(quote!(self.#name = #value;))
+            }
+            // A map's `begin_turn` does nothing; a nested state's resets its
+            // turn-scoped fields.
+            (Scope::Persistent, Reducer::Builtin(Builtin::Merge, _)) => {
+                let reducer = reducer_value(model, field);
+                Some(quote!(#p::Reducer::begin_turn(&#reducer, &mut self.#name);))
+            }
+            (Scope::Persistent, _) => None,
+        }
+    });
     quote! {
         fn begin_turn(&mut self) {
             #(#resets)*

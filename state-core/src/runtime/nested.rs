@@ -1,0 +1,118 @@
+//! Nested states: a field whose type derives `AgentState`, reduced with
+//! `#[reducer(merge)]`, takes the inner state's delta as its update. The
+//! derive implements `Reducer<Inner>` for `Merge` with the functions here,
+//! and [`Staging`] so that the inner delta is staged with the outer one:
+//! the whole update stays all-or-nothing.
+
+use super::apply::Plan;
+use super::pending::{More, more_mut, set_overwrite};
+use crate::error::{ReduceError, StateError};
+use crate::reducer::{Fold, Staged, Writes};
+use crate::state::{Delta, State};
+use serde_json::Value;
+
+/// Two-phase application of a whole delta, implemented by the derive:
+/// [`State::apply`] is `commit_delta(stage_delta(delta)?)`.
+pub trait Staging: State {
+    /// Checks every write of `delta` against `self` without changing it,
+    /// and returns the delta with every write accepted (a fallible custom
+    /// reducer's result already computed, as an overwrite).
+    fn stage_delta(&self, delta: Self::Delta) -> Result<Self::Delta, StateError>;
+
+    /// Applies a delta that [`stage_delta`](Staging::stage_delta) returned.
+    /// Cannot fail.
+    fn commit_delta(&mut self, checked: Self::Delta);
+}
+
+/// Puts a staged field back into a delta's slot: accepted writes as writes,
+/// a computed value as an overwrite.
+#[inline]
+pub fn unstage<C: Default, T, U>(
+    slot: &mut Option<U>,
+    more: &mut Option<Box<C>>,
+    project: fn(&mut C) -> &mut More<T, U>,
+    plan: Plan<T, U>,
+) {
+    match plan {
+        Plan::Skip => {}
+        Plan::Overwrite(value) => set_overwrite(slot, more, project, value),
+        Plan::Reduce(staged) => match staged.into_parts() {
+            Ok(writes) => {
+                let (first, later) = writes.into_parts();
+                *slot = Some(first);
+                if !later.is_empty() {
+                    more_mut(more, project).later = later;
+                }
+            }
+            Err(value) => set_overwrite(slot, more, project, value),
+        },
+    }
+}
+
+/// The plan of one field of a staged delta, without checking again.
+#[inline]
+pub fn restage<T, U>(slot: Option<U>, more: Option<More<T, U>>) -> Plan<T, U> {
+    let (overwrite, later) = match more {
+        Some(more) => (more.overwrite, more.later),
+        None => (None, Vec::new()),
+    };
+    if let Some(value) = overwrite {
+        return Plan::Overwrite(value);
+    }
+    let mut rest = later.into_iter();
+    match slot.or_else(|| rest.next()) {
+        Some(first) => Plan::Reduce(Staged::writes(Writes::new(first, rest.collect()))),
+        None => Plan::Skip,
+    }
+}
+
+/// `Reducer::apply` of a nested state: the delta applies atomically, or
+/// (if it would fail) not at all.
+pub fn apply<S: State>(target: &mut S, delta: S::Delta) {
+    let _ = target.apply(delta);
+}
+
+/// `Reducer::stage` of a nested state: the step's deltas, merged, then
+/// staged against the nested state. Errors name the inner field.
+pub fn stage<S: Staging>(
+    target: &S,
+    writes: Writes<S::Delta>,
+) -> Result<Staged<S, S::Delta>, ReduceError> {
+    let (first, later) = writes.into_parts();
+    let mut delta = first;
+    for next in later {
+        delta = delta.merge(next).map_err(nested)?;
+    }
+    let checked = target.stage_delta(delta).map_err(nested)?;
+    Ok(Staged::writes(Writes::one(checked)))
+}
+
+/// `Reducer::commit` of a nested state.
+pub fn commit<S: Staging>(target: &mut S, staged: Staged<S, S::Delta>) {
+    staged.commit(target, |target, checked| target.commit_delta(checked));
+}
+
+/// `Reducer::fold` of a nested state: one delta with the effect of both,
+/// unless they conflict.
+pub fn fold<S: State>(first: S::Delta, second: S::Delta) -> Fold<S::Delta> {
+    match first.merge(second) {
+        Ok(merged) => Fold::One(merged),
+        Err(_) => Fold::Conflict,
+    }
+}
+
+/// `Reducer::try_fold` of a nested state: as [`fold`], with the inner
+/// field's error.
+pub fn try_fold<S: State>(first: S::Delta, second: S::Delta) -> Result<Fold<S::Delta>, StateError> {
+    first.merge(second).map(Fold::One)
+}
+
+/// `Reducer::decode_update` of a nested state: its delta, with errors under
+/// the field's path.
+pub fn decode<S: State>(field: &str, value: Value) -> Result<S::Delta, StateError> {
+    S::Delta::from_json(value).map_err(|e| e.within(field))
+}
+
+fn nested(error: StateError) -> ReduceError {
+    ReduceError::Nested(Box::new(error))
+}
