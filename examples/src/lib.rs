@@ -6,3 +6,4 @@
 pub mod alpha_berkeley;
 pub mod gaia;
 pub mod ohmind;
+pub mod therapy;

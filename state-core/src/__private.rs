@@ -19,7 +19,7 @@ pub use ::serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub use ::serde_json;
 
 pub use ::core::any::Any;
-pub use ::core::iter::Iterator;
+pub use ::core::iter::{Extend, Iterator};
 pub use ::std::string::String;
 
 pub use crate::dynamic::{from_json, split_path, to_json};
@@ -31,20 +31,27 @@ pub use crate::runtime::access::{
     Field, FieldMut, NoAny, NoAnyMut, ViaAny, ViaAnyMut, ViaJson, ViaJsonMut, ViaState, ViaStateMut,
 };
 pub use crate::runtime::apply::{Plan, commit, stage};
+pub use crate::runtime::flatten::{
+    KeyTree, SerializeEntries, flat_keys, flat_schema, json_base, json_field,
+};
 pub use crate::runtime::nested::{self, Staging, restage, unstage};
 pub use crate::runtime::pending::{
     More, merge_field, more_eq, more_mut, set_overwrite, set_update,
 };
 pub use crate::runtime::serde_delta::{
     DecodeDelta, decode_reduced, decode_replace, delta_from_json, deserialize_delta,
-    serialize_slot, unknown_field,
+    serialize_slot, unknown_delta_field, unknown_field,
 };
 pub use crate::runtime::state_serde::erased::Field as ErasedField;
 pub use crate::runtime::state_serde::{deserialize_state, state_to_json};
 pub use crate::schema::{FieldInfo, Schema, Scope};
 pub use crate::state::{Delta, FieldAny, State};
 
+pub use ::core::convert::{AsMut, AsRef, From};
+pub use ::core::mem::take;
+pub use ::serde_json::{Map as JsonMap, Value as JsonValue};
 pub use ::std::borrow::Cow;
+pub use ::std::sync::OnceLock;
 
 #[cfg(feature = "schemars")]
 pub use crate::runtime::json_schema::{delta_json_schema, state_json_schema};

@@ -13,6 +13,12 @@ use std::any::Any;
 /// attributes. Nodes return a [`State::Delta`], and the graph runtime applies
 /// it with [`apply`](State::apply) (one node) or [`apply_all`](State::apply_all)
 /// (several nodes in one superstep).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an agent state",
+    label = "this type does not derive `AgentState`",
+    note = "`#[state(flatten)]` embeds a type with `#[derive(AgentState)]`; for a plain struct, \
+            make it an ordinary field (replaced whole) instead"
+)]
 pub trait State: Default {
     /// The partial update for this state: one optional slot per field.
     type Delta: Delta;

@@ -25,6 +25,8 @@ pub struct FieldAttrs {
     pub scope: Option<Scope>,
     pub default: Option<syn::Expr>,
     pub docs: String,
+    /// `#[state(flatten)]`, at the word `flatten`.
+    pub flatten: Option<Span>,
 }
 
 /// What the struct's `#[state(...)]` attributes say.
@@ -85,19 +87,37 @@ pub fn parse_field_attrs(attrs: &[syn::Attribute]) -> darling::Result<FieldAttrs
             let parsed = errors.handle(parse_default(attr));
             set_once(&mut out.default, parsed, attr, "default", &mut errors);
         } else if path.is_ident("state") {
-            let flatten = matches!(&attr.meta, syn::Meta::List(list)
-                if list.tokens.to_string() == "flatten");
-            let message = if flatten {
-                "`#[state(flatten)]` is not supported: keep the nested state as a field \
-                 (its keys are reachable as `field.key`), or move its fields into this struct"
-            } else {
-                "`#[state(...)]` goes on the struct (`crate`, `scope`, `delta`, `json_schema`); \
-                 on a field, use `#[reducer(...)]`, `#[scope(...)]` or `#[default(...)]`"
-            };
-            errors.push(Error::custom(message).with_span(&attr_name(attr)));
+            match &attr.meta {
+                syn::Meta::List(list) if list.tokens.to_string() == "flatten" => {
+                    let span = list.tokens.span();
+                    set_once(&mut out.flatten, Some(span), attr, "state", &mut errors);
+                }
+                _ => errors.push(
+                    Error::custom(
+                        "on a field, `#[state(...)]` takes only `flatten` (embed a base state's \
+                         fields); `crate`, `scope`, `delta` and `json_schema` go on the struct",
+                    )
+                    .with_span(&attr_name(attr)),
+                ),
+            }
         }
     }
     out.docs = docs.join("\n");
+    if out.flatten.is_some() {
+        // A base's fields keep their own reducers, scopes and defaults.
+        for attr in attrs {
+            let name = path_text(attr);
+            if matches!(name.as_str(), "reducer" | "scope" | "default") {
+                errors.push(
+                    Error::custom(format!(
+                        "a flattened base keeps its own fields' reducers, scopes and defaults; \
+                         remove `#[{name}(...)]` here"
+                    ))
+                    .with_span(&attr_name(attr)),
+                );
+            }
+        }
+    }
     errors.finish_with(out)
 }
 

@@ -17,7 +17,10 @@ pub struct Model {
     pub delta: syn::Ident,
     /// The hidden companion type holding a delta's rare writes.
     pub more: syn::Ident,
+    /// The state's own fields (flattened bases excluded).
     pub fields: Vec<Field>,
+    /// The `#[state(flatten)]` fields: embedded base states.
+    pub bases: Vec<Base>,
     /// The struct's doc comment, lines joined with `\n`.
     pub docs: String,
     /// `#[state(json_schema)]`: also implement `schemars::JsonSchema`.
@@ -34,6 +37,22 @@ pub struct Field {
     pub default: Option<syn::Expr>,
     /// The doc comment, lines joined with `\n`.
     pub docs: String,
+}
+
+/// A `#[state(flatten)]` field: a base state whose fields are this
+/// state's fields.
+pub struct Base {
+    pub ident: syn::Ident,
+    pub vis: syn::Visibility,
+    pub ty: syn::Type,
+    /// How many of the state's own fields are declared before it.
+    pub position: usize,
+}
+
+/// A state's own field or flattened base, in declaration order.
+pub enum Member<'a> {
+    Field(&'a Field),
+    Base(&'a Base),
 }
 
 /// How a field reduces its updates.
@@ -122,15 +141,22 @@ impl Model {
             .unwrap_or_default();
         check_no_derive_default(&input.attrs, &mut errors);
         let default_scope = state.scope.unwrap_or(Scope::Persistent);
-        let fields: Vec<Field> = match &input.data {
-            syn::Data::Struct(data) => data
-                .fields
-                .iter()
-                .filter_map(|f| errors.handle(build_field(f, default_scope)))
-                .collect(),
-            _ => Vec::new(),
-        };
+        let mut fields: Vec<Field> = Vec::new();
+        let mut bases: Vec<Base> = Vec::new();
+        if let syn::Data::Struct(data) = &input.data {
+            for field in &data.fields {
+                match errors.handle(build_field(field, default_scope)) {
+                    Some(Built::Field(f)) => fields.push(*f),
+                    Some(Built::Base(mut base)) => {
+                        base.position = fields.len();
+                        bases.push(*base);
+                    }
+                    None => {}
+                }
+            }
+        }
         check_generated_names(&fields, &mut errors);
+        check_bases(&input.generics, &bases, state.json_schema, &mut errors);
         let delta = state
             .delta
             .unwrap_or_else(|| quote::format_ident!("{}Delta", input.ident));
@@ -146,13 +172,20 @@ impl Model {
             delta,
             more,
             fields,
+            bases,
             docs: attrs::doc_text(&input.attrs),
             json_schema: state.json_schema,
         })
     }
 }
 
-fn build_field(field: &syn::Field, default_scope: Scope) -> darling::Result<Field> {
+/// A parsed field: the state's own, or a flattened base.
+enum Built {
+    Field(Box<Field>),
+    Base(Box<Base>),
+}
+
+fn build_field(field: &syn::Field, default_scope: Scope) -> darling::Result<Built> {
     let ident = field
         .ident
         .clone()
@@ -162,8 +195,17 @@ fn build_field(field: &syn::Field, default_scope: Scope) -> darling::Result<Fiel
         scope,
         default,
         docs,
+        flatten,
     } = attrs::parse_field_attrs(&field.attrs)?;
-    Ok(Field {
+    if flatten.is_some() {
+        return Ok(Built::Base(Box::new(Base {
+            ident,
+            vis: field.vis.clone(),
+            ty: field.ty.clone(),
+            position: 0,
+        })));
+    }
+    Ok(Built::Field(Box::new(Field {
         ident,
         vis: field.vis.clone(),
         ty: field.ty.clone(),
@@ -171,7 +213,65 @@ fn build_field(field: &syn::Field, default_scope: Scope) -> darling::Result<Fiel
         scope: scope.unwrap_or(default_scope),
         default,
         docs,
-    })
+    })))
+}
+
+/// A base must be a concrete state type: its keys are the same for every
+/// instance of a generic struct.
+fn check_bases(
+    generics: &syn::Generics,
+    bases: &[Base],
+    json_schema: bool,
+    errors: &mut darling::error::Accumulator,
+) {
+    let params = generics
+        .type_params()
+        .map(|t| t.ident.to_string())
+        .collect::<Vec<_>>();
+    for base in bases {
+        let named = quote::ToTokens::to_token_stream(&base.ty).to_string();
+        if params.contains(&named) {
+            errors.push(
+                darling::Error::custom(
+                    "`#[state(flatten)]` needs a concrete state type, not a type parameter: \
+                     the flattened fields must be known to this derive",
+                )
+                .with_span(&base.ty),
+            );
+        }
+        if json_schema {
+            errors.push(
+                darling::Error::custom(
+                    "`#[state(json_schema)]` does not support `#[state(flatten)]` fields yet; \
+                     remove one of them",
+                )
+                .with_span(&base.ident),
+            );
+        }
+    }
+}
+
+impl Model {
+    /// The own fields and the bases, in declaration order.
+    pub fn members(&self) -> Vec<Member<'_>> {
+        let mut out = Vec::with_capacity(self.fields.len() + self.bases.len());
+        let mut bases = self.bases.iter().peekable();
+        for (i, field) in self.fields.iter().enumerate() {
+            while let Some(base) = bases.next_if(|b| b.position == i) {
+                out.push(Member::Base(base));
+            }
+            out.push(Member::Field(field));
+        }
+        out.extend(bases.map(Member::Base));
+        out
+    }
+
+    /// `<Base as State>::Delta`, the delta slot type of a base.
+    pub fn base_delta(&self, base: &Base) -> proc_macro2::TokenStream {
+        let krate = &self.krate;
+        let ty = &base.ty;
+        quote::quote!(<#ty as #krate::__private::State>::Delta)
+    }
 }
 
 /// Field names the generated delta needs for itself: its hidden `__more`

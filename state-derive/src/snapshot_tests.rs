@@ -99,3 +99,19 @@ fn invalid_input_emits_errors_and_stubs() {
         }
     }));
 }
+
+#[test]
+fn nested_group_and_flattened_base() {
+    insta::assert_snapshot!(expand_pretty(quote::quote! {
+        /// An order, on top of the framework's state.
+        pub struct OrderState {
+            #[state(flatten)]
+            pub base: FrameworkState,
+            /// Per-turn routing, a nested state merged field by field.
+            #[reducer(merge)]
+            #[scope(turn)]
+            pub routing: Routing,
+            pub order_id: Option<String>,
+        }
+    }));
+}

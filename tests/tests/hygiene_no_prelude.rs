@@ -12,7 +12,7 @@ fn keep_max(current: &mut i64, new: i64) {
     }
 }
 
-#[derive(AgentState)]
+#[derive(AgentState, std::fmt::Debug, std::clone::Clone, std::cmp::PartialEq)]
 pub struct Plain {
     #[reducer(append)]
     pub items: std::vec::Vec<std::string::String>,
@@ -39,4 +39,26 @@ fn derive_works_without_prelude() {
     std::assert_eq!(state.best, 3);
     state.begin_turn();
     std::assert_eq!(state.next, "start");
+}
+
+#[derive(AgentState)]
+pub struct Extended {
+    #[state(flatten)]
+    pub base: Plain,
+    #[reducer(merge)]
+    pub group: Plain,
+    pub flag: bool,
+}
+
+#[test]
+fn nested_and_flattened_states_work_without_prelude() {
+    let mut state = <Extended as std::default::Default>::default();
+    let delta = Extended::delta()
+        .base(Plain::delta().best(2))
+        .group(Plain::delta().best(5))
+        .flag(true);
+    std::assert!(state.apply(delta).is_ok());
+    std::assert_eq!(state.base.best, 2);
+    std::assert_eq!(state.group.best, 5);
+    std::assert!(Extended::keys().contains(&"items"));
 }

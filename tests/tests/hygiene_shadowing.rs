@@ -16,7 +16,7 @@ trait Default {}
 trait Clone {}
 trait Into {}
 
-#[derive(AgentState, Debug)]
+#[derive(AgentState, Debug, std::clone::Clone, std::cmp::PartialEq)]
 pub struct Shadowed {
     #[reducer(append)]
     pub items: std::vec::Vec<std::string::String>,
@@ -39,4 +39,26 @@ fn derive_ignores_shadowing_items() {
     assert_eq!(state.items, ["a"]);
     assert_eq!(state.note, std::option::Option::Some(1));
     assert_eq!(state.next, "start");
+}
+
+#[derive(AgentState, Debug)]
+pub struct ShadowedExtended {
+    #[state(flatten)]
+    pub base: Shadowed,
+    #[reducer(merge)]
+    pub group: Shadowed,
+}
+
+#[test]
+fn nested_and_flattened_states_ignore_shadowing_items() {
+    let mut state = <ShadowedExtended as std::default::Default>::default();
+    state
+        .apply(
+            ShadowedExtended::delta()
+                .base(Shadowed::delta().items(vec!["b".to_owned()]))
+                .group(Shadowed::delta().note(std::option::Option::Some(2))),
+        )
+        .unwrap();
+    assert_eq!(state.base.items, ["b"]);
+    assert_eq!(state.group.note, std::option::Option::Some(2));
 }

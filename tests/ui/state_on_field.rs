@@ -2,7 +2,7 @@ use state_core::AgentState;
 
 #[derive(AgentState)]
 pub struct S {
-    #[state(flatten)]
+    #[state(scope = turn)]
     pub inner: String,
 }
 

@@ -3,6 +3,7 @@
 
 pub mod access;
 pub mod apply;
+pub mod flatten;
 #[cfg(feature = "schemars")]
 pub mod json_schema;
 pub mod nested;

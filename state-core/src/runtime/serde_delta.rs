@@ -2,6 +2,7 @@
 //! with `{"__overwrite__": value}` (or LangGraph's `{"type":
 //! "__overwrite__", "value": value}`) replacing a reducer field wholesale.
 
+use super::flatten::KeyTree;
 use super::pending::{More, set_overwrite, set_update};
 use crate::dynamic::{describe, from_json};
 use crate::error::StateError;
@@ -18,8 +19,11 @@ pub const OVERWRITE_KEY: &str = "__overwrite__";
 
 /// Implemented by generated deltas: decodes the JSON value of one key.
 pub trait DecodeDelta: Default {
-    /// The field names, in declaration order.
-    const FIELDS: &'static [&'static str];
+    /// The keys: own field names and flattened bases' keys.
+    const KEYS: KeyTree;
+
+    /// Whether `key` is a key of this delta (a generated `match`).
+    fn has_field(key: &str) -> bool;
 
     /// Reads `value` into the slot of `key`.
     fn decode_field(&mut self, key: &str, value: Value) -> Result<(), StateError>;
@@ -79,6 +83,14 @@ impl<'de, T: DecodeDelta> Visitor<'de> for DeltaVisitor<T> {
 /// The error for a key that is not a field, with a did-you-mean.
 pub fn unknown_field(key: &str, fields: &[&str]) -> StateError {
     StateError::unknown_field(key, fields)
+}
+
+/// The error for a key that is not a field of the delta `D`, with a
+/// did-you-mean over all its keys, flattened bases' included.
+pub fn unknown_delta_field<D: DecodeDelta>(key: &str) -> StateError {
+    let mut keys = Vec::new();
+    D::KEYS.collect(&mut keys);
+    StateError::unknown_field(key, &keys)
 }
 
 /// Reads a last-write-wins field's update. A present key always becomes

@@ -4,7 +4,7 @@
 //! its own methods, or any other field through its JSON value.
 
 use super::{key, private};
-use crate::model::Model;
+use crate::model::{Member, Model};
 use crate::text::type_text;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -19,6 +19,53 @@ pub fn methods(model: &Model) -> TokenStream {
         .map(|f| type_text(&f.ty))
         .collect::<Vec<_>>();
     let unknown = quote!(#p::Err(#p::unknown_field(__head, <Self as #p::State>::keys())));
+    let base_names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
+    // A key of a base goes to the base, which knows its own fields.
+    let is_base_key = model
+        .bases
+        .iter()
+        .map(|b| {
+            let d = model.base_delta(b);
+            quote!(<#d as #p::DecodeDelta>::has_field(__head))
+        })
+        .collect::<Vec<_>>();
+    let json_entries = model.members().into_iter().map(|member| match member {
+        Member::Field(field) => {
+            let name = &field.ident;
+            let key = key(field);
+            quote!(#p::json_field(&mut __map, #key, &self.#name);)
+        }
+        Member::Base(base) => {
+            let name = &base.ident;
+            quote!(#p::json_base(&mut __map, #p::State::to_json(&self.#name));)
+        }
+    });
+    let keys_fn = if model.bases.is_empty() {
+        quote! {
+            fn keys() -> &'static [&'static str] {
+                &[#(#keys),*]
+            }
+        }
+    } else {
+        let runs = model.members().into_iter().map(|member| match member {
+            Member::Field(field) => {
+                let key = key(field);
+                quote!(&[#key])
+            }
+            Member::Base(base) => {
+                let ty = &base.ty;
+                quote!(<#ty as #p::State>::keys())
+            }
+        });
+        // Built once: a base's keys are known only at run time. (The same
+        // for every instance of a generic struct: bases are concrete.)
+        quote! {
+            fn keys() -> &'static [&'static str] {
+                static KEYS: #p::OnceLock<#p::Vec<&'static str>> = #p::OnceLock::new();
+                KEYS.get_or_init(|| #p::flat_keys(&[#(#runs),*])).as_slice()
+            }
+        }
+    };
 
     quote! {
         fn get(&self, key: &str) -> #p::Result<#p::serde_json::Value, #p::StateError> {
@@ -28,6 +75,7 @@ pub fn methods(model: &Model) -> TokenStream {
                     (#keys, #p::None) => #p::to_json(#keys, &self.#names),
                     (#keys, #p::Some(__rest)) => #p::Field(&self.#names).get_below(key, __rest),
                 )*
+                #((__head, _) if #is_base_key => #p::State::get(&self.#base_names, key),)*
                 (__head, _) => #unknown,
             }
         }
@@ -42,17 +90,18 @@ pub fn methods(model: &Model) -> TokenStream {
                     }
                     (#keys, #p::Some(__rest)) => #p::FieldMut(&mut self.#names).set_below(key, __rest, value),
                 )*
+                #((__head, _) if #is_base_key => #p::State::set(&mut self.#base_names, key, value),)*
                 (__head, _) => #unknown,
             }
         }
 
         fn to_json(&self) -> #p::serde_json::Value {
-            #p::state_to_json([#((#keys, &self.#names as &dyn #p::ErasedField)),*])
+            let mut __map = #p::JsonMap::new();
+            #(#json_entries)*
+            #p::JsonValue::Object(__map)
         }
 
-        fn keys() -> &'static [&'static str] {
-            &[#(#keys),*]
-        }
+        #keys_fn
     }
 }
 
@@ -70,6 +119,15 @@ pub fn typed_access(model: &Model) -> TokenStream {
     let where_clause = super::bounds(model, super::SerdeBound::Static);
     let keys = model.fields.iter().map(key).collect::<Vec<_>>();
     let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
+    let base_names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
+    let is_base_key = model
+        .bases
+        .iter()
+        .map(|b| {
+            let d = model.base_delta(b);
+            quote!(<#d as #p::DecodeDelta>::has_field(__head))
+        })
+        .collect::<Vec<_>>();
     quote! {
         #[automatically_derived]
         impl #impl_generics #p::FieldAny for #ident #ty_generics #where_clause {
@@ -80,6 +138,7 @@ pub fn typed_access(model: &Model) -> TokenStream {
                         (#keys, #p::None) => #p::Some(&self.#names),
                         (#keys, #p::Some(__rest)) => #p::Field(&self.#names).any_below(__rest),
                     )*
+                    #((__head, _) if #is_base_key => #p::FieldAny::field_any(&self.#base_names, key),)*
                     _ => #p::None,
                 }
             }
@@ -91,6 +150,7 @@ pub fn typed_access(model: &Model) -> TokenStream {
                         (#keys, #p::None) => #p::Some(&mut self.#names),
                         (#keys, #p::Some(__rest)) => #p::FieldMut(&mut self.#names).any_below_mut(__rest),
                     )*
+                    #((__head, _) if #is_base_key => #p::FieldAny::field_any_mut(&mut self.#base_names, key),)*
                     _ => #p::None,
                 }
             }

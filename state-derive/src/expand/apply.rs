@@ -4,7 +4,7 @@
 
 use super::delta_impl::local_names;
 use super::turn::begin_turn;
-use super::{SerdeBound, access, bounds, key, private, project, reducer_value, schema};
+use super::{SerdeBound, access, bounds, key, local, private, project, reducer_value, schema};
 use crate::model::Model;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -69,6 +69,10 @@ fn staging(model: &Model) -> TokenStream {
         .collect::<Vec<_>>();
     let projects = model.fields.iter().map(|f| project(model, f));
     let keys = model.fields.iter().map(key);
+    let base_names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
+    let base_writes = (0..model.bases.len())
+        .map(|i| local("b", i))
+        .collect::<Vec<_>>();
     let unpack = quote! {
         #(let mut #rare = #p::None;)*
         if let #p::Some(__boxed) = __more {
@@ -81,18 +85,22 @@ fn staging(model: &Model) -> TokenStream {
         #[automatically_derived]
         impl #impl_generics #p::Staging for #ident #ty_generics #where_clause {
             fn stage_delta(&self, delta: #delta #ty_generics) -> #p::Result<#delta #ty_generics, #p::StateError> {
-                let #delta { #(#names: #writes,)* __more } = delta;
+                let #delta { #(#names: #writes,)* #(#base_names: #base_writes,)* __more } = delta;
                 #unpack
                 #(let #plans = #p::stage(&#reducers, &self.#names, #keys, #writes, #rare)?;)*
+                // A base's keys are this state's: its errors name them as they are.
+                #(let #base_writes = #p::Staging::stage_delta(&self.#base_names, #base_writes)?;)*
                 let mut __out = <#delta #ty_generics as #p::Default>::default();
                 #(#p::unstage(&mut __out.#names, &mut __out.__more, #projects, #plans);)*
+                #(__out.#base_names = #base_writes;)*
                 #p::Ok(__out)
             }
 
             fn commit_delta(&mut self, checked: #delta #ty_generics) {
-                let #delta { #(#names: #writes,)* __more } = checked;
+                let #delta { #(#names: #writes,)* #(#base_names: #base_writes,)* __more } = checked;
                 #unpack
                 #(#p::commit(&#reducers, &mut self.#names, #p::restage(#writes, #rare));)*
+                #(#p::Staging::commit_delta(&mut self.#base_names, #base_writes);)*
             }
         }
     }

@@ -18,7 +18,8 @@
 use super::{local, private, update_type};
 use crate::model::{Field, Model, Reducer};
 use proc_macro2::{Span, TokenStream, TokenTree};
-use quote::{ToTokens, format_ident, quote};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
 
 /// The checks, as items for the generated `const _: () = { ... };` block:
 /// one function per reducer field that returns its reducer as `impl
@@ -54,14 +55,68 @@ pub fn items(model: &Model) -> TokenStream {
         })
     });
     let fields = field_types(model);
+    let bases = base_checks(model);
     quote! {
         #(#reducers)*
+        #bases
         #[allow(dead_code)]
         fn __state_field_types() {
             fn state_field<__T: #p::Serialize + #p::serde::de::DeserializeOwned + #p::PartialEq>() {}
             #(state_field::<#fields>();)*
         }
     }
+}
+
+/// When the struct is not generic, that no key is declared twice: a field of
+/// this struct and a base's, or two bases'. Both fields are pointed at.
+fn base_checks(model: &Model) -> TokenStream {
+    if model.bases.is_empty() {
+        return TokenStream::new();
+    }
+    let p = private(model);
+    let mut clashes = Vec::new();
+    if model.generics.params.is_empty() {
+        let tree = |b: &crate::model::Base| {
+            let d = model.base_delta(b);
+            quote!(<#d as #p::DecodeDelta>::KEYS)
+        };
+        for (i, base) in model.bases.iter().enumerate() {
+            let base_tree = tree(base);
+            let base_name = crate::text::type_text(&base.ty);
+            for field in &model.fields {
+                let key = field.ident.unraw().to_string();
+                let message = format!(
+                    "`{key}` is also a field of `{base_name}`, flattened into this state; rename one of them"
+                );
+                clashes.push(quote_spanned! {field.ident.span()=>
+                    const _: () = if #base_tree.contains(#key) { ::core::panic!(#message) };
+                });
+            }
+            let own = model.fields.iter().map(|f| f.ident.unraw().to_string());
+            let message = format!(
+                "`{base_name}`, flattened here, has a field named like a field of this state; \
+                 rename one of them"
+            );
+            clashes.push(quote_spanned! {base.ident.span()=>
+                const _: () = if #base_tree.overlaps(&#p::KeyTree { own: &[#(#own),*], bases: &[] }) {
+                    ::core::panic!(#message)
+                };
+            });
+            for other in &model.bases[i + 1..] {
+                let other_tree = tree(other);
+                let message = format!(
+                    "the flattened states `{base_name}` and `{}` share a field name; rename one of them",
+                    crate::text::type_text(&other.ty)
+                );
+                clashes.push(quote_spanned! {other.ident.span()=>
+                    const _: () = if #base_tree.overlaps(&#other_tree) { ::core::panic!(#message) };
+                });
+            }
+        }
+    }
+    // (That a base is a state at all is checked once, by the delta's
+    // field of type `<Base as State>::Delta`.)
+    quote!(#(#clashes)*)
 }
 
 /// `JsonSchema` for every field type, checked as [`items`] checks the

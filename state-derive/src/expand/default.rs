@@ -15,11 +15,16 @@ pub fn impl_default(model: &Model) -> TokenStream {
         let value = default_value(model, field);
         quote!(#name: #value)
     });
+    let bases = model.bases.iter().map(|base| {
+        let name = &base.ident;
+        let ty = &base.ty;
+        quote!(#name: <#ty as #p::Default>::default())
+    });
     quote! {
         #[automatically_derived]
         impl #impl_generics #p::Default for #ident #ty_generics #where_clause {
             fn default() -> Self {
-                Self { #(#inits,)* }
+                Self { #(#inits,)* #(#bases,)* }
             }
         }
     }

@@ -43,6 +43,58 @@ pub fn items(model: &Model) -> TokenStream {
         }
     });
     let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
+    let base_names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
+    let base_slots = model.bases.iter().map(|base| {
+        let name = &base.ident;
+        let bvis = &base.vis;
+        let ty = model.base_delta(base);
+        let doc = format!(
+            "Updates of the fields of the flattened base `{}`; empty leaves them alone.",
+            name.unraw()
+        );
+        quote! {
+            #[doc = #doc]
+            #bvis #name: #ty
+        }
+    });
+    let base_setters = model.bases.iter().map(|base| {
+        let name = &base.ident;
+        let bvis = &base.vis;
+        let ty = model.base_delta(base);
+        let doc = format!(
+            "Writes fields of the flattened base `{}` (its own delta). Calling it again \
+             replaces the earlier one.",
+            name.unraw()
+        );
+        quote! {
+            #[doc = #doc]
+            #[must_use]
+            #bvis fn #name(mut self, delta: impl #p::IntoUpdate<#ty>) -> Self {
+                self.#name = #p::IntoUpdate::into_update(delta);
+                self
+            }
+        }
+    });
+    // A node written against the base returns a delta that applies here.
+    let from_base = model.bases.iter().map(|base| {
+        let name = &base.ident;
+        let ty = model.base_delta(base);
+        let doc = format!(
+            "A delta that writes only fields of the flattened base `{}`.",
+            name.unraw()
+        );
+        quote! {
+            #[doc = #doc]
+            #[automatically_derived]
+            impl #impl_generics #p::From<#ty> for #delta #ty_generics #where_clause {
+                fn from(delta: #ty) -> Self {
+                    let mut __out = <Self as #p::Default>::default();
+                    __out.#name = delta;
+                    __out
+                }
+            }
+        }
+    });
     let eq_where = super::bounds(model, super::SerdeBound::PartialEq);
     let setters = model.fields.iter().map(|field| setters(model, field));
     let delta_doc = format!(
@@ -57,6 +109,7 @@ pub fn items(model: &Model) -> TokenStream {
         #[derive(#p::Debug, #p::Clone)]
         #vis struct #delta #generics #where_clause {
             #(#slots,)*
+            #(#base_slots,)*
             #[doc(hidden)]
             #[doc = "Overwrites and unfoldable later writes, rarely present."]
             pub __more: #p::Option<#p::Box<#more #ty_generics>>,
@@ -72,7 +125,11 @@ pub fn items(model: &Model) -> TokenStream {
         #[automatically_derived]
         impl #impl_generics #p::Default for #delta #ty_generics #where_clause {
             fn default() -> Self {
-                Self { #(#names: #p::None,)* __more: #p::None }
+                Self {
+                    #(#names: #p::None,)*
+                    #(#base_names: #p::Default::default(),)*
+                    __more: #p::None,
+                }
             }
         }
 
@@ -80,6 +137,7 @@ pub fn items(model: &Model) -> TokenStream {
         impl #impl_generics #p::PartialEq for #delta #ty_generics #eq_where {
             fn eq(&self, other: &Self) -> bool {
                 #(self.#names == other.#names &&)*
+                #(self.#base_names == other.#base_names &&)*
                 #p::more_eq(&self.__more, &other.__more)
             }
         }
@@ -101,7 +159,10 @@ pub fn items(model: &Model) -> TokenStream {
         #[automatically_derived]
         impl #impl_generics #delta #ty_generics #where_clause {
             #(#setters)*
+            #(#base_setters)*
         }
+
+        #(#from_base)*
     }
 }
 

@@ -1,7 +1,7 @@
 //! `impl Delta`: `is_empty`, `fields` and `merge` (two deltas of one step).
 
 use super::{SerdeBound, bounds, key, local, private, project, reducer_value};
-use crate::model::Model;
+use crate::model::{Member, Model};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -16,7 +16,6 @@ pub fn impl_delta(model: &Model) -> TokenStream {
     let (impl_generics, ty_generics, _) = generics.split_for_impl();
     let where_clause = bounds(model, SerdeBound::Deserialize);
     let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
-    let keys = model.fields.iter().map(key).collect::<Vec<_>>();
     let writes = local_names("w", model);
     let rare = local_names("m", model);
 
@@ -31,33 +30,53 @@ pub fn impl_delta(model: &Model) -> TokenStream {
         }
     });
 
+    let base_names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
+    let base_writes = (0..model.bases.len())
+        .map(|i| local("b", i))
+        .collect::<Vec<_>>();
+    // Declaration order: a base's keys where the base is declared.
+    let field_pushes = model.members().into_iter().map(|member| match member {
+        Member::Field(field) => {
+            let name = &field.ident;
+            let key = key(field);
+            quote! {
+                if self.#name.is_some() || __more.is_some_and(|__m| __m.#name.has_overwrite()) {
+                    __out.push(#key);
+                }
+            }
+        }
+        Member::Base(base) => {
+            let name = &base.ident;
+            quote!(#p::Extend::extend(&mut __out, #p::Delta::fields(&self.#name));)
+        }
+    });
+
     quote! {
         #[automatically_derived]
         impl #impl_generics #p::Delta for #delta #ty_generics #where_clause {
             fn is_empty(&self) -> bool {
                 #(self.#names.is_none() &&)*
+                #(#p::Delta::is_empty(&self.#base_names) &&)*
                 self.__more.as_deref().is_none_or(|__m| true #(&& !__m.#names.has_overwrite())*)
             }
 
             fn fields(&self) -> #p::Vec<&'static str> {
                 let mut __out = #p::Vec::new();
                 let __more = self.__more.as_deref();
-                #(
-                    if self.#names.is_some() || __more.is_some_and(|__m| __m.#names.has_overwrite()) {
-                        __out.push(#keys);
-                    }
-                )*
+                #(#field_pushes)*
                 __out
             }
 
             fn merge(mut self, other: Self) -> #p::Result<Self, #p::StateError> {
-                let #delta { #(#names: #writes,)* __more: __other_more } = other;
+                let #delta { #(#names: #writes,)* #(#base_names: #base_writes,)* __more: __other_more } = other;
                 #(let mut #rare = #p::None;)*
                 if let #p::Some(__boxed) = __other_more {
                     let #more { #(#names,)* } = *__boxed;
                     #(#rare = #p::Some(#names);)*
                 }
                 #(#merges)*
+                // A base's keys are this state's: its errors name them as they are.
+                #(self.#base_names = #p::Delta::merge(#p::take(&mut self.#base_names), #base_writes)?;)*
                 #p::Ok(self)
             }
 

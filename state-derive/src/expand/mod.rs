@@ -2,6 +2,7 @@
 
 mod access;
 mod apply;
+mod bases;
 mod checks;
 mod default;
 mod delta;
@@ -40,6 +41,7 @@ fn expand(model: &Model) -> TokenStream {
         serde::impl_serde(model),
         apply::impl_state(model),
         nested::impl_merge_reducer(model),
+        bases::impl_as_base(model),
         access::typed_access(model),
         json_schema::impl_json_schema(model),
     ];
@@ -180,7 +182,16 @@ fn bounds(model: &Model, kind: SerdeBound) -> TokenStream {
             })
             .collect::<Vec<_>>()
     });
-    where_clause(model, extra)
+    // Typed access below a base goes through the base's own.
+    let any = model
+        .bases
+        .iter()
+        .filter(|_| matches!(kind, SerdeBound::Static))
+        .map(|base| {
+            let ty = &base.ty;
+            checks::bound(model, ty, quote!(#ty), quote!(#p::FieldAny))
+        });
+    where_clause(model, extra.chain(any).collect::<Vec<_>>())
 }
 
 /// The struct's where clause, the reducer facts of [`checks`] and `extra`.
@@ -192,6 +203,34 @@ fn where_clause(model: &Model, extra: impl IntoIterator<Item = TokenStream>) -> 
         .map(|w| w.predicates.iter().collect::<Vec<_>>())
         .unwrap_or_default();
     let reducers = checks::reducer_bounds(model);
+    let bases = base_bounds(model);
     let extra = extra.into_iter();
-    quote!(where #(#existing,)* #(#reducers,)* #(#extra,)*)
+    quote!(where #(#existing,)* #(#reducers,)* #(#bases,)* #(#extra,)*)
+}
+
+/// What the generated code uses of a flattened base and its delta.
+fn base_bounds(model: &Model) -> Vec<TokenStream> {
+    let p = private(model);
+    model
+        .bases
+        .iter()
+        .flat_map(|base| {
+            let ty = &base.ty;
+            let delta = model.base_delta(base);
+            [
+                checks::bound(
+                    model,
+                    ty,
+                    quote!(#ty),
+                    quote!(#p::State + #p::Staging + #p::SerializeEntries),
+                ),
+                checks::bound(
+                    model,
+                    ty,
+                    delta,
+                    quote!(#p::DecodeDelta + #p::SerializeEntries + #p::PartialEq + #p::Debug + #p::Clone),
+                ),
+            ]
+        })
+        .collect()
 }

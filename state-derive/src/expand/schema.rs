@@ -3,7 +3,7 @@
 
 use super::{key, private, reducer_value};
 use crate::attrs::Scope;
-use crate::model::{Builtin, Model, Reducer};
+use crate::model::{Builtin, Field, Member, Model, Reducer};
 use crate::text::{expr_text, type_text};
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -12,37 +12,61 @@ pub fn method(model: &Model) -> TokenStream {
     let p = private(model);
     let name = model.ident.to_string();
     let docs = &model.docs;
-    let fields = model.fields.iter().map(|field| {
-        let key = key(field);
-        let ty = type_text(&field.ty);
-        let reducer = field.reducer.describe();
-        let scope = match field.scope {
-            Scope::Turn => quote!(#p::Scope::Turn),
-            Scope::Persistent => quote!(#p::Scope::Persistent),
-        };
-        let default = match &field.default {
-            Some(expr) => {
-                let text = expr_text(expr);
-                quote!(#p::Some(#text))
+    if model.bases.is_empty() {
+        let fields = model.fields.iter().map(|f| field_info(model, f, true));
+        return quote! {
+            fn schema() -> &'static #p::Schema {
+                static SCHEMA: #p::Schema = #p::Schema::new(#name, #docs, &[#(#fields),*]);
+                &SCHEMA
             }
-            None => quote!(#p::None),
         };
-        let doc = &field.docs;
-        let info = quote!(#p::FieldInfo::new(#key, #ty, #reducer, #scope, #default, #doc));
-        // A `merge` field may hold a nested state, whose schema its reducer
-        // knows. (A static cannot name the struct's generic parameters.)
-        let merge = matches!(field.reducer, Reducer::Builtin(Builtin::Merge, _));
-        if merge && model.generics.params.is_empty() {
-            let reducer = reducer_value(model, field);
-            quote!(#info.with_nested(|| #p::Reducer::nested_schema(&#reducer)))
-        } else {
-            info
+    }
+    // Built once: a base's schema is known only at run time.
+    let runs = model.members().into_iter().map(|member| match member {
+        Member::Field(field) => {
+            let info = field_info(model, field, false);
+            quote!(&[#info])
+        }
+        Member::Base(base) => {
+            let ty = &base.ty;
+            quote!(<#ty as #p::State>::schema().fields)
         }
     });
     quote! {
         fn schema() -> &'static #p::Schema {
-            static SCHEMA: #p::Schema = #p::Schema::new(#name, #docs, &[#(#fields),*]);
-            &SCHEMA
+            static SCHEMA: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
+            SCHEMA.get_or_init(|| #p::flat_schema(#name, #docs, &[#(#runs),*]))
         }
+    }
+}
+
+/// One field's `FieldInfo`. In a `static` (`in_static`), the link to a
+/// nested state's schema cannot name the struct's generic parameters.
+fn field_info(model: &Model, field: &Field, in_static: bool) -> TokenStream {
+    let p = private(model);
+    let key = key(field);
+    let ty = type_text(&field.ty);
+    let reducer = field.reducer.describe();
+    let scope = match field.scope {
+        Scope::Turn => quote!(#p::Scope::Turn),
+        Scope::Persistent => quote!(#p::Scope::Persistent),
+    };
+    let default = match &field.default {
+        Some(expr) => {
+            let text = expr_text(expr);
+            quote!(#p::Some(#text))
+        }
+        None => quote!(#p::None),
+    };
+    let doc = &field.docs;
+    let info = quote!(#p::FieldInfo::new(#key, #ty, #reducer, #scope, #default, #doc));
+    // A `merge` field may hold a nested state, whose schema its reducer knows.
+    let merge = matches!(field.reducer, Reducer::Builtin(Builtin::Merge, _));
+    let nameable = !in_static || model.generics.params.is_empty();
+    if merge && nameable {
+        let reducer = reducer_value(model, field);
+        quote!(#info.with_nested(|| #p::Reducer::nested_schema(&#reducer)))
+    } else {
+        info
     }
 }

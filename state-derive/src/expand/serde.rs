@@ -4,7 +4,7 @@
 //! the key with a `match` and rejects unknown keys with a suggestion.
 
 use super::{SerdeBound, bounds, key, private, project, reducer_value};
-use crate::model::{Builtin, Field, Model, Reducer};
+use crate::model::{Builtin, Field, Member, Model, Reducer};
 use crate::text::type_text;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -19,8 +19,6 @@ pub fn impl_serde(model: &Model) -> TokenStream {
     } = model;
     let (impl_generics, ty_generics, _) = generics.split_for_impl();
     let keys = model.fields.iter().map(key).collect::<Vec<_>>();
-    let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
-    let count = model.fields.len();
 
     let ser_where = bounds(model, SerdeBound::Serialize);
     let de_where = bounds(model, SerdeBound::Deserialize);
@@ -42,26 +40,77 @@ pub fn impl_serde(model: &Model) -> TokenStream {
         }
     });
 
+    let base_names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
+    let base_deltas = model
+        .bases
+        .iter()
+        .map(|b| model.base_delta(b))
+        .collect::<Vec<_>>();
+    let delta_entries = model.members().into_iter().map(|member| match member {
+        Member::Field(field) => {
+            let name = &field.ident;
+            let key = key(field);
+            quote!(#p::serialize_slot(__map, #key, &self.#name, __more.map(|__m| &__m.#name))?;)
+        }
+        Member::Base(base) => {
+            let name = &base.ident;
+            quote!(#p::SerializeEntries::serialize_entries(&self.#name, __map)?;)
+        }
+    });
+    let state_entries = model.members().into_iter().map(|member| match member {
+        Member::Field(field) => {
+            let name = &field.ident;
+            let key = key(field);
+            quote!(#p::SerializeMap::serialize_entry(__map, #key, &self.#name)?;)
+        }
+        Member::Base(base) => {
+            let name = &base.ident;
+            quote!(#p::SerializeEntries::serialize_entries(&self.#name, __map)?;)
+        }
+    });
+    // Own keys first (a `match`), then each base's.
+    let has_own = if keys.is_empty() {
+        quote!(false)
+    } else {
+        quote!(::core::matches!(key, #(#keys)|*))
+    };
+    let has_field = quote!(#has_own #(|| <#base_deltas as #p::DecodeDelta>::has_field(key))*);
+    let key_bases = model.bases.iter().map(|b| {
+        let d = model.base_delta(b);
+        quote!(<#d as #p::DecodeDelta>::KEYS)
+    });
+
     let mut de_generics = generics.clone();
     de_generics.params.insert(0, syn::parse_quote!('__de));
     let (de_impl_generics, _, _) = de_generics.split_for_impl();
 
     quote! {
         #[automatically_derived]
+        impl #impl_generics #p::SerializeEntries for #delta #ty_generics #ser_where {
+            fn serialize_entries<__M: #p::SerializeMap>(&self, __map: &mut __M) -> #p::Result<(), __M::Error> {
+                let __more = self.__more.as_deref();
+                #(#delta_entries)*
+                #p::Ok(())
+            }
+        }
+
+        #[automatically_derived]
         impl #impl_generics #p::Serialize for #delta #ty_generics #ser_where {
             fn serialize<__S: #p::Serializer>(&self, __serializer: __S) -> #p::Result<__S::Ok, __S::Error> {
                 let mut __map = #p::Serializer::serialize_map(__serializer, #p::None)?;
-                let __more = self.__more.as_deref();
-                #(
-                    #p::serialize_slot(&mut __map, #keys, &self.#names, __more.map(|__m| &__m.#names))?;
-                )*
+                #p::SerializeEntries::serialize_entries(self, &mut __map)?;
                 #p::SerializeMap::end(__map)
             }
         }
 
         #[automatically_derived]
         impl #impl_generics #p::DecodeDelta for #delta #ty_generics #de_where {
-            const FIELDS: &'static [&'static str] = &[#(#keys),*];
+            const KEYS: #p::KeyTree = #p::KeyTree { own: &[#(#keys),*], bases: &[#(#key_bases),*] };
+
+            #[inline]
+            fn has_field(key: &str) -> bool {
+                #has_field
+            }
 
             fn decode_field(
                 &mut self,
@@ -70,7 +119,12 @@ pub fn impl_serde(model: &Model) -> TokenStream {
             ) -> #p::Result<(), #p::StateError> {
                 match key {
                     #(#decoders)*
-                    _ => #p::Err(#p::unknown_field(key, <Self as #p::DecodeDelta>::FIELDS)),
+                    #(
+                        _ if <#base_deltas as #p::DecodeDelta>::has_field(key) => {
+                            #p::DecodeDelta::decode_field(&mut self.#base_names, key, value)
+                        }
+                    )*
+                    _ => #p::Err(#p::unknown_delta_field::<Self>(key)),
                 }
             }
         }
@@ -83,10 +137,18 @@ pub fn impl_serde(model: &Model) -> TokenStream {
         }
 
         #[automatically_derived]
+        impl #impl_generics #p::SerializeEntries for #ident #ty_generics #ser_where {
+            fn serialize_entries<__M: #p::SerializeMap>(&self, __map: &mut __M) -> #p::Result<(), __M::Error> {
+                #(#state_entries)*
+                #p::Ok(())
+            }
+        }
+
+        #[automatically_derived]
         impl #impl_generics #p::Serialize for #ident #ty_generics #ser_where {
             fn serialize<__S: #p::Serializer>(&self, __serializer: __S) -> #p::Result<__S::Ok, __S::Error> {
-                let mut __map = #p::Serializer::serialize_map(__serializer, #p::Some(#count))?;
-                #(#p::SerializeMap::serialize_entry(&mut __map, #keys, &self.#names)?;)*
+                let mut __map = #p::Serializer::serialize_map(__serializer, #p::None)?;
+                #p::SerializeEntries::serialize_entries(self, &mut __map)?;
                 #p::SerializeMap::end(__map)
             }
         }

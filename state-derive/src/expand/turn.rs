@@ -26,9 +26,15 @@ pub fn begin_turn(model: &Model) -> TokenStream {
             (Scope::Persistent, _) => None,
         }
     });
+    // A base's fields keep their own scopes.
+    let bases = model.bases.iter().map(|base| {
+        let name = &base.ident;
+        quote!(#p::State::begin_turn(&mut self.#name);)
+    });
     quote! {
         fn begin_turn(&mut self) {
             #(#resets)*
+            #(#bases)*
         }
     }
 }

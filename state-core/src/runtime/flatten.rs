@@ -1,0 +1,152 @@
+//! Flattened bases (`#[state(flatten)] base: Base`): the base's fields sit
+//! at the top level of the extended state's key space. Keys are known at
+//! compile time as a [`KeyTree`] (so that a name clash is a compile error);
+//! the key list and the schema of an extended state are assembled once, on
+//! first use.
+
+use crate::schema::{FieldInfo, Schema};
+use serde::ser::SerializeMap;
+use serde_json::{Map, Value};
+
+/// A state's keys: its own fields' names and its flattened bases' trees.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyTree {
+    /// The state's own field names.
+    pub own: &'static [&'static str],
+    /// The key trees of its flattened bases.
+    pub bases: &'static [KeyTree],
+}
+
+impl KeyTree {
+    /// Whether `key` is one of the tree's keys.
+    pub const fn contains(&self, key: &str) -> bool {
+        let mut i = 0;
+        while i < self.own.len() {
+            if str_eq(self.own[i], key) {
+                return true;
+            }
+            i += 1;
+        }
+        let mut b = 0;
+        while b < self.bases.len() {
+            if self.bases[b].contains(key) {
+                return true;
+            }
+            b += 1;
+        }
+        false
+    }
+
+    /// Whether the two trees share a key.
+    pub const fn overlaps(&self, other: &KeyTree) -> bool {
+        let mut i = 0;
+        while i < self.own.len() {
+            if other.contains(self.own[i]) {
+                return true;
+            }
+            i += 1;
+        }
+        let mut b = 0;
+        while b < self.bases.len() {
+            if self.bases[b].overlaps(other) {
+                return true;
+            }
+            b += 1;
+        }
+        false
+    }
+
+    /// Every key, own keys before the bases' (for error suggestions).
+    pub fn collect(&self, out: &mut Vec<&'static str>) {
+        out.extend_from_slice(self.own);
+        for base in self.bases {
+            base.collect(out);
+        }
+    }
+}
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The key list of an extended state, from its runs of keys in
+/// declaration order (its own fields', and each flattened base's).
+pub fn flat_keys(parts: &[&'static [&'static str]]) -> Vec<&'static str> {
+    parts.concat()
+}
+
+/// The schema of an extended state: runs of its own fields and of its
+/// bases' fields, in declaration order. Built once per type; the field table lives for
+/// the rest of the program, as a static one would.
+pub fn flat_schema(name: &'static str, doc: &'static str, parts: &[&[FieldInfo]]) -> Schema {
+    let fields = parts.concat();
+    Schema::new(name, doc, Box::leak(fields.into_boxed_slice()))
+}
+
+/// Adds one field to `to_json`'s object; a field without a JSON form
+/// becomes `null`.
+pub fn json_field(
+    map: &mut Map<String, Value>,
+    key: &'static str,
+    value: &dyn crate::runtime::state_serde::erased::Field,
+) {
+    map.insert(key.to_owned(), value.json(key).unwrap_or(Value::Null));
+}
+
+/// Adds a flattened base's `to_json` object to the extended state's.
+pub fn json_base(map: &mut Map<String, Value>, base: Value) {
+    if let Value::Object(base) = base {
+        map.extend(base);
+    }
+}
+
+/// Writes a state's or a delta's entries into a map that others may share:
+/// a flattened base writes into the extended state's map.
+pub trait SerializeEntries {
+    /// Writes every entry into `map`.
+    fn serialize_entries<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const C: KeyTree = KeyTree {
+        own: &["messages", "step"],
+        bases: &[],
+    };
+    const B: KeyTree = KeyTree {
+        own: &["order_id"],
+        bases: &[C],
+    };
+
+    #[test]
+    fn trees_find_keys_at_any_depth() {
+        assert!(B.contains("order_id"));
+        assert!(B.contains("step"));
+        assert!(!B.contains("ste"));
+        const OTHER: KeyTree = KeyTree {
+            own: &["total", "step"],
+            bases: &[],
+        };
+        assert!(OTHER.overlaps(&B));
+        assert!(!C.overlaps(&KeyTree {
+            own: &["x"],
+            bases: &[]
+        }));
+        let mut keys = Vec::new();
+        B.collect(&mut keys);
+        assert_eq!(keys, ["order_id", "messages", "step"]);
+    }
+}
