@@ -30,12 +30,62 @@ pub use state::{Delta, State};
 /// |---|---|
 /// | `#[reducer(replace)]` | last write wins (the default); two writes in one step are a [`StateError::ConcurrentWrite`] |
 /// | `#[reducer(append)]` | extend a `Vec`, `VecDeque`, set... (LangGraph's `operator.add`) |
-/// | `#[reducer(merge)]` | maps: keys of the update win (`HashMap`, `BTreeMap`, `IndexMap`, `serde_json::Map`) |
+/// | `#[reducer(merge)]` | maps: keys of the update win (`HashMap`, `BTreeMap`, `IndexMap`, `serde_json::Map`); a nested state (a type that also derives `AgentState`): the update is its delta, and only the inner fields it writes change, each through its own reducer |
 /// | `#[reducer(append_by_id)]` | `Vec<T: HasId>`: update the item with the same id in place, else append |
 /// | `#[reducer(add_messages)]` | LangGraph's `add_messages` on [`Messages`] or `Vec<M: MessageLike>` |
 /// | `#[reducer(with = path)]` | a custom `fn(&mut T, T)` or `fn(&mut T, T) -> Result<(), E>`, or a unit struct implementing [`Reducer<T>`]; add `update = Type` when its update is not `T` |
 /// | `#[scope(turn)]` / `#[scope(persistent)]` | reset by [`State::begin_turn`], or kept (the default) |
 /// | `#[default(EXPR)]` | initial and turn-reset value, typed as the field; a string literal alone goes through `Into` |
+/// | `#[state(flatten)]` | embed a base state: its fields become this state's fields (keys, JSON, schema, deltas), with their own reducers and scopes |
+///
+/// # Composition
+///
+/// A nested state with `#[reducer(merge)]` is a group of fields with its
+/// own reducers and scopes: deltas nest (`{"progress": {"stage": "closing"}}`
+/// in JSON, `S::delta().progress(Progress::delta().stage("closing"))` in
+/// Rust), `begin_turn` resets a turn-scoped group wholesale and the
+/// turn-scoped fields inside a persistent one, two parallel writes to one
+/// inner `replace` field conflict with the full path (`progress.stage`), and
+/// dotted paths reach inside (`get("progress.stage")`).
+///
+/// A `#[state(flatten)]` base is inheritance (AgentFlow's
+/// `class OrderState(AgentState)`): `OrderStateDelta: From<BaseDelta>`, so
+/// a node written for the base applies to the extension, and
+/// `OrderState: AsRef<Base> + AsMut<Base>`. A field named like one of the
+/// base's is a compile error.
+///
+/// ```
+/// use state_core::{AgentState, State};
+///
+/// #[derive(AgentState, Debug, Clone, PartialEq)]
+/// struct Progress {
+///     #[scope(turn)]
+///     stage: String,
+///     exercise: Option<String>,
+/// }
+///
+/// #[derive(AgentState, Debug, Clone, PartialEq)]
+/// struct Base {
+///     #[reducer(append)]
+///     log: Vec<String>,
+/// }
+///
+/// #[derive(AgentState, Debug)]
+/// struct Session {
+///     #[state(flatten)]
+///     base: Base,
+///     #[reducer(merge)]
+///     progress: Progress,
+/// }
+///
+/// let mut s = Session::default();
+/// s.apply(Session::delta().progress(Progress::delta().stage("breathing").exercise("box"))).unwrap();
+/// s.apply(BaseDelta::from(Base::delta().log(vec!["started".into()])).into()).unwrap();
+/// assert_eq!(Session::keys(), ["log", "progress"]);
+/// assert_eq!(s.get("progress.stage").unwrap(), "breathing");
+/// s.begin_turn();
+/// assert_eq!((s.progress.stage.as_str(), s.progress.exercise.as_deref()), ("", Some("box")));
+/// ```
 ///
 /// # Struct attributes
 ///
@@ -43,7 +93,7 @@ pub use state::{Delta, State};
 /// path, `#[state(scope = turn)]` to make turn the default scope,
 /// `#[state(delta = "Name")]` to rename the delta type, and
 /// `#[state(json_schema)]` to implement `schemars::JsonSchema` for the state
-/// and its delta (feature `schemars`).
+/// and its delta (feature `schemars`; not yet with `#[state(flatten)]`).
 ///
 /// # What is generated
 ///

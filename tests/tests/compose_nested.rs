@@ -411,6 +411,22 @@ pub struct WithMemory {
     /// The group.
     #[reducer(merge)]
     pub memory: Memory,
+    /// A group replaced whole (no reducer), per turn.
+    #[scope(turn)]
+    pub snapshot: Memory,
+}
+
+#[test]
+fn a_group_replaced_whole_is_still_described_by_path() {
+    let entries = WithMemory::schema().entries();
+    let (_, facts) = entries
+        .iter()
+        .find(|(path, _)| path == "snapshot.facts")
+        .unwrap();
+    assert_eq!(facts.scope, Scope::Turn, "reset with its turn-scoped group");
+    assert_eq!(facts.reducer, "append");
+    assert!(WithMemory::leaf_keys().contains(&"snapshot.messages".to_owned()));
+    assert!(!WithMemory::leaf_keys().contains(&"snapshot".to_owned()));
 }
 
 #[test]

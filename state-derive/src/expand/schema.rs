@@ -1,6 +1,7 @@
 //! `State::schema`: a static table of the fields as written, each `merge`
 //! field linked to its nested state's schema when it holds one.
 
+use super::checks::is_generic;
 use super::{key, private, reducer_value};
 use crate::attrs::Scope;
 use crate::model::{Builtin, Field, Member, Model, Reducer};
@@ -60,12 +61,20 @@ fn field_info(model: &Model, field: &Field, in_static: bool) -> TokenStream {
     };
     let doc = &field.docs;
     let info = quote!(#p::FieldInfo::new(#key, #ty, #reducer, #scope, #default, #doc));
-    // A `merge` field may hold a nested state, whose schema its reducer knows.
+    // A `merge` field may hold a nested state, whose schema its reducer
+    // knows; any other field whose type is a state is found by probing it.
+    // (A static cannot name the struct's generic parameters.)
     let merge = matches!(field.reducer, Reducer::Builtin(Builtin::Merge, _));
     let nameable = !in_static || model.generics.params.is_empty();
     if merge && nameable {
         let reducer = reducer_value(model, field);
         quote!(#info.with_nested(|| #p::Reducer::nested_schema(&#reducer)))
+    } else if !merge && (nameable || !is_generic(model, &field.ty)) {
+        let ty = &field.ty;
+        quote!(#info.with_nested(|| {
+            use #p::{NoStateSchema as _, ViaStateSchema as _};
+            (&#p::Probe::<#ty>::new()).state_schema()
+        }))
     } else {
         info
     }
