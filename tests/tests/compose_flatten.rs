@@ -210,3 +210,44 @@ fn schema_and_typed_access_show_the_union() {
     assert_eq!(state.order.base.step, 5);
     assert!(state.contains_key("messages"));
 }
+
+/// A generic extension and a generic nested group.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Tagged<T>
+where
+    T: Clone
+        + PartialEq
+        + std::fmt::Debug
+        + serde::Serialize
+        + serde::de::DeserializeOwned
+        + 'static,
+{
+    /// The framework's fields.
+    #[state(flatten)]
+    pub base: FrameworkState,
+    /// Tags of the application's own type.
+    #[reducer(append)]
+    pub tags: Vec<T>,
+    /// A nested group.
+    #[reducer(merge)]
+    pub group: FrameworkState,
+}
+
+#[test]
+fn generic_states_flatten_and_nest() {
+    let mut state = Tagged::<u8>::default();
+    state
+        .apply_json(json!({"step": 1, "tags": [1, 2], "group": {"step": 5}}))
+        .unwrap();
+    assert_eq!(state.base.step, 1);
+    assert_eq!(state.tags, [1, 2]);
+    assert_eq!(state.group.step, 5);
+    assert_eq!(
+        Tagged::<u8>::keys(),
+        ["messages", "current_node", "step", "tags", "group"]
+    );
+    assert!(Tagged::<u8>::leaf_keys().contains(&"group.step".to_owned()));
+    let delta: TaggedDelta<u8> = FrameworkState::delta().step(2).into();
+    state.apply(delta).unwrap();
+    assert_eq!(state.get("step").unwrap(), json!(2));
+}
