@@ -28,7 +28,8 @@ pub use crate::into_update::IntoUpdate;
 pub use crate::reducer;
 pub use crate::reducer::Reducer;
 pub use crate::runtime::access::{
-    Field, FieldMut, NoAny, NoAnyMut, NoStateSchema, Probe, ViaStateSchema, ViaAny, ViaAnyMut, ViaJson, ViaJsonMut, ViaState, ViaStateMut,
+    Field, FieldMut, NoAny, NoAnyMut, NoStateSchema, Probe, ViaAny, ViaAnyMut, ViaJson, ViaJsonMut,
+    ViaState, ViaStateMut, ViaStateSchema,
 };
 pub use crate::runtime::apply::{Plan, commit, stage};
 pub use crate::runtime::flatten::{
