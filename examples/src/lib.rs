@@ -3,6 +3,7 @@
 //! walk through the turns) and by the integration tests (which assert the
 //! transitions). One module per system.
 
+pub mod agentflow;
 pub mod alpha_berkeley;
 pub mod gaia;
 pub mod ohmind;

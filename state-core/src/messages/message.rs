@@ -44,9 +44,15 @@ impl MessageKind {
     }
 }
 
+/// The kind's JSON name; width and alignment apply (`{:<6}`).
+///
+/// ```
+/// use state_core::MessageKind;
+/// assert_eq!(format!("{:<5}|", MessageKind::Ai), "ai   |");
+/// ```
 impl fmt::Display for MessageKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 

@@ -106,6 +106,9 @@ pub fn items(model: &Model) -> TokenStream {
 
     quote! {
         #[doc = #delta_doc]
+        // A slot wraps the field's update type in `Option`: as complex as
+        // the field type is, plus one level, which is not the user's doing.
+        #[allow(clippy::type_complexity)]
         #[derive(#p::Debug, #p::Clone)]
         #vis struct #delta #generics #where_clause {
             #(#slots,)*
@@ -117,6 +120,7 @@ pub fn items(model: &Model) -> TokenStream {
 
         #[doc(hidden)]
         #[doc = #more_doc]
+        #[allow(clippy::type_complexity)]
         #[derive(#p::Debug, #p::Clone)]
         #vis struct #more #generics #where_clause {
             #(#rare,)*

@@ -48,6 +48,7 @@ fn expand(model: &Model) -> TokenStream {
     quote! {
         #delta_items
         #[doc(hidden)]
+        #[allow(clippy::type_complexity)]
         const _: () = {
             #(#impls)*
         };
