@@ -31,7 +31,7 @@ pub use crate::runtime::access::{
     Field, FieldMut, NoAny, NoAnyMut, NoStateSchema, Probe, ViaAny, ViaAnyMut, ViaJson, ViaJsonMut,
     ViaState, ViaStateMut, ViaStateSchema,
 };
-pub use crate::runtime::apply::{Plan, commit, stage};
+pub use crate::runtime::apply::{Plan, commit, stage, stage_slot};
 pub use crate::runtime::flatten::{
     KeyTree, SerializeEntries, flat_keys, flat_schema, json_base, json_field,
 };

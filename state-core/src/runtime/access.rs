@@ -155,37 +155,6 @@ impl<'a, T> NoAnyMut<'a> for &mut FieldMut<'a, T> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-    use std::collections::BTreeMap;
-
-    #[test]
-    fn json_fallback_reads_and_writes_below_a_map_field() {
-        let mut scores = BTreeMap::from([("a".to_string(), 1.0)]);
-        let got = Field(&scores).get_below("scores.a", "a").unwrap();
-        assert_eq!(got, json!(1.0));
-        FieldMut(&mut scores)
-            .set_below("scores.b", "b", json!(2.5))
-            .unwrap();
-        assert_eq!(scores["b"], 2.5);
-    }
-
-    #[test]
-    fn json_fallback_write_of_wrong_type_changes_nothing() {
-        let mut scores = BTreeMap::from([("a".to_string(), 1.0)]);
-        let err = FieldMut(&mut scores)
-            .set_below("scores.a", "a", json!("high"))
-            .unwrap_err();
-        assert!(
-            matches!(err, StateError::Type { ref field, .. } if field == "scores.a"),
-            "{err}"
-        );
-        assert_eq!(scores["a"], 1.0);
-    }
-}
-
 /// A type, probed for being a state: the schema of a field that holds a
 /// nested state, whatever its reducer. Generated code picks between
 /// [`ViaStateSchema`] and [`NoStateSchema`] with autoref specialisation.
@@ -225,5 +194,36 @@ pub trait NoStateSchema {
 impl<T> NoStateSchema for &Probe<T> {
     fn state_schema(&self) -> Option<&'static crate::schema::Schema> {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn json_fallback_reads_and_writes_below_a_map_field() {
+        let mut scores = BTreeMap::from([("a".to_string(), 1.0)]);
+        let got = Field(&scores).get_below("scores.a", "a").unwrap();
+        assert_eq!(got, json!(1.0));
+        FieldMut(&mut scores)
+            .set_below("scores.b", "b", json!(2.5))
+            .unwrap();
+        assert_eq!(scores["b"], 2.5);
+    }
+
+    #[test]
+    fn json_fallback_write_of_wrong_type_changes_nothing() {
+        let mut scores = BTreeMap::from([("a".to_string(), 1.0)]);
+        let err = FieldMut(&mut scores)
+            .set_below("scores.a", "a", json!("high"))
+            .unwrap_err();
+        assert!(
+            matches!(err, StateError::Type { ref field, .. } if field == "scores.a"),
+            "{err}"
+        );
+        assert_eq!(scores["a"], 1.0);
     }
 }

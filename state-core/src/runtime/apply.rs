@@ -18,7 +18,22 @@ pub enum Plan<T, U> {
 /// Stages one field's writes: the delta's slot, then any later writes, or an
 /// overwrite. Fails, naming the field, when the reducer refuses; changes
 /// nothing either way.
+#[inline(always)]
 pub fn stage<T, R: Reducer<T>>(
+    reducer: &R,
+    target: &T,
+    field: &'static str,
+    slot: Option<R::Update>,
+    more: Option<More<T, R::Update>>,
+) -> Result<Plan<T, R::Update>, StateError> {
+    match (slot, more) {
+        (None, None) => Ok(Plan::Skip),
+        (Some(update), None) => stage_one(reducer, target, field, update),
+        (slot, more) => stage_more(reducer, target, field, slot, more),
+    }
+}
+
+fn stage_more<T, R: Reducer<T>>(
     reducer: &R,
     target: &T,
     field: &'static str,
@@ -39,6 +54,34 @@ pub fn stage<T, R: Reducer<T>>(
     let writes = Writes::new(first, rest.collect());
     reducer
         .stage(target, writes)
+        .map(Plan::Reduce)
+        .map_err(|source| StateError::reduce(field, source))
+}
+
+/// Stages one field's single plain write (the fast path of `apply`, for a
+/// delta with no out-of-line writes): nothing to do without a write.
+#[inline(always)]
+pub fn stage_slot<T, R: Reducer<T>>(
+    reducer: &R,
+    target: &T,
+    field: &'static str,
+    slot: Option<R::Update>,
+) -> Result<Plan<T, R::Update>, StateError> {
+    match slot {
+        None => Ok(Plan::Skip),
+        Some(update) => stage_one(reducer, target, field, update),
+    }
+}
+
+#[inline]
+fn stage_one<T, R: Reducer<T>>(
+    reducer: &R,
+    target: &T,
+    field: &'static str,
+    update: R::Update,
+) -> Result<Plan<T, R::Update>, StateError> {
+    reducer
+        .stage(target, Writes::one(update))
         .map(Plan::Reduce)
         .map_err(|source| StateError::reduce(field, source))
 }

@@ -52,6 +52,14 @@ pub fn unstage<C: Default, T, U>(
 /// The plan of one field of a staged delta, without checking again.
 #[inline]
 pub fn restage<T, U>(slot: Option<U>, more: Option<More<T, U>>) -> Plan<T, U> {
+    match (slot, more) {
+        (None, None) => Plan::Skip,
+        (Some(first), None) => Plan::Reduce(Staged::writes(Writes::one(first))),
+        (slot, more) => restage_more(slot, more),
+    }
+}
+
+fn restage_more<T, U>(slot: Option<U>, more: Option<More<T, U>>) -> Plan<T, U> {
     let (overwrite, later) = match more {
         Some(more) => (more.overwrite, more.later),
         None => (None, Vec::new()),

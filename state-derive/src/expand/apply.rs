@@ -23,17 +23,14 @@ pub fn impl_state(model: &Model) -> TokenStream {
     let schema = schema::method(model);
     let begin_turn = begin_turn(model);
     let staging = staging(model);
+    let apply = apply(model);
 
     quote! {
         #[automatically_derived]
         impl #impl_generics #p::State for #ident #ty_generics #where_clause {
             type Delta = #delta #ty_generics;
 
-            fn apply(&mut self, delta: Self::Delta) -> #p::Result<(), #p::StateError> {
-                let __checked = #p::Staging::stage_delta(self, delta)?;
-                #p::Staging::commit_delta(self, __checked);
-                #p::Ok(())
-            }
+            #apply
 
             #begin_turn
             #access
@@ -41,6 +38,58 @@ pub fn impl_state(model: &Model) -> TokenStream {
         }
 
         #staging
+    }
+}
+
+/// `apply`. A delta with no out-of-line writes (no overwrite, no second
+/// write to one field: the common case) takes the fast path, as a
+/// hand-written apply would: only the written reducer fields are staged,
+/// then written `replace` fields are moved into place and the staged ones
+/// committed. Any other delta goes through `stage_delta` / `commit_delta`.
+fn apply(model: &Model) -> TokenStream {
+    let p = private(model);
+    let delta = &model.delta;
+    let writes = local_names("w", model);
+    let plans = local_names("plan", model);
+    let base_names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
+    let base_writes = (0..model.bases.len())
+        .map(|i| local("b", i))
+        .collect::<Vec<_>>();
+    let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
+    let mut stages = Vec::new();
+    let mut commits = Vec::new();
+    for (i, field) in model.fields.iter().enumerate() {
+        let name = &field.ident;
+        let (w, plan) = (&writes[i], &plans[i]);
+        if field.reducer.is_replace() {
+            commits.push(quote! {
+                if let #p::Some(__value) = #w {
+                    self.#name = __value;
+                }
+            });
+        } else {
+            let reducer = reducer_value(model, field);
+            let key = key(field);
+            stages.push(quote!(let #plan = #p::stage_slot(&#reducer, &self.#name, #key, #w)?;));
+            commits.push(quote!(#p::commit(&#reducer, &mut self.#name, #plan);));
+        }
+    }
+    quote! {
+        #[inline]
+        fn apply(&mut self, delta: Self::Delta) -> #p::Result<(), #p::StateError> {
+            if delta.__more.is_some() {
+                let __checked = #p::Staging::stage_delta(self, delta)?;
+                #p::Staging::commit_delta(self, __checked);
+                return #p::Ok(());
+            }
+            let #delta { #(#names: #writes,)* #(#base_names: #base_writes,)* __more: _ } = delta;
+            #(#stages)*
+            // A base's keys are this state's: its errors name them as they are.
+            #(let #base_writes = #p::Staging::stage_delta(&self.#base_names, #base_writes)?;)*
+            #(#commits)*
+            #(#p::Staging::commit_delta(&mut self.#base_names, #base_writes);)*
+            #p::Ok(())
+        }
     }
 }
 
