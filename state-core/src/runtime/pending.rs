@@ -87,7 +87,29 @@ pub fn set_update<C, T, U>(
 /// the reducer; what cannot fold exactly is kept as a later write, and a
 /// conflict (a `replace` field written twice) is an error naming the field.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 pub fn merge_field<T, R, C>(
+    reducer: &R,
+    field: &'static str,
+    slot: &mut Option<R::Update>,
+    more: &mut Option<Box<C>>,
+    project: fn(&mut C) -> &mut More<T, R::Update>,
+    b_slot: Option<R::Update>,
+    b_more: Option<More<T, R::Update>>,
+) -> Result<(), StateError>
+where
+    R: Reducer<T>,
+    C: Default,
+{
+    // Most fields are not written by a given delta: nothing to merge.
+    if b_slot.is_none() && b_more.is_none() {
+        return Ok(());
+    }
+    merge_writes(reducer, field, slot, more, project, b_slot, b_more)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn merge_writes<T, R, C>(
     reducer: &R,
     field: &'static str,
     slot: &mut Option<R::Update>,

@@ -42,6 +42,7 @@ pub fn methods(model: &Model) -> TokenStream {
     });
     let keys_fn = if model.bases.is_empty() {
         quote! {
+            #[inline]
             fn keys() -> &'static [&'static str] {
                 &[#(#keys),*]
             }
@@ -60,6 +61,7 @@ pub fn methods(model: &Model) -> TokenStream {
         // Built once: a base's keys are known only at run time. (The same
         // for every instance of a generic struct: bases are concrete.)
         quote! {
+            #[inline]
             fn keys() -> &'static [&'static str] {
                 static KEYS: #p::OnceLock<#p::Vec<&'static str>> = #p::OnceLock::new();
                 KEYS.get_or_init(|| #p::flat_keys(&[#(#runs),*])).as_slice()
@@ -68,6 +70,7 @@ pub fn methods(model: &Model) -> TokenStream {
     };
 
     quote! {
+        #[inline]
         fn get(&self, key: &str) -> #p::Result<#p::serde_json::Value, #p::StateError> {
             use #p::{ViaJson as _, ViaState as _};
             match #p::split_path(key) {
@@ -80,6 +83,7 @@ pub fn methods(model: &Model) -> TokenStream {
             }
         }
 
+        #[inline]
         fn set(&mut self, key: &str, value: #p::serde_json::Value) -> #p::Result<(), #p::StateError> {
             use #p::{ViaJsonMut as _, ViaStateMut as _};
             match #p::split_path(key) {
@@ -95,6 +99,7 @@ pub fn methods(model: &Model) -> TokenStream {
             }
         }
 
+        #[inline]
         fn to_json(&self) -> #p::serde_json::Value {
             let mut __map = #p::JsonMap::new();
             #(#json_entries)*
@@ -131,6 +136,7 @@ pub fn typed_access(model: &Model) -> TokenStream {
     quote! {
         #[automatically_derived]
         impl #impl_generics #p::FieldAny for #ident #ty_generics #where_clause {
+            #[inline]
             fn field_any(&self, key: &str) -> #p::Option<&dyn #p::Any> {
                 use #p::{NoAny as _, ViaAny as _};
                 match #p::split_path(key) {
@@ -143,6 +149,7 @@ pub fn typed_access(model: &Model) -> TokenStream {
                 }
             }
 
+            #[inline]
             fn field_any_mut(&mut self, key: &str) -> #p::Option<&mut dyn #p::Any> {
                 use #p::{NoAnyMut as _, ViaAnyMut as _};
                 match #p::split_path(key) {

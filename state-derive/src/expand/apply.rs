@@ -133,6 +133,7 @@ fn staging(model: &Model) -> TokenStream {
     quote! {
         #[automatically_derived]
         impl #impl_generics #p::Staging for #ident #ty_generics #where_clause {
+            #[inline]
             fn stage_delta(&self, delta: #delta #ty_generics) -> #p::Result<#delta #ty_generics, #p::StateError> {
                 let #delta { #(#names: #writes,)* #(#base_names: #base_writes,)* __more } = delta;
                 #unpack
@@ -145,6 +146,7 @@ fn staging(model: &Model) -> TokenStream {
                 #p::Ok(__out)
             }
 
+            #[inline]
             fn commit_delta(&mut self, checked: #delta #ty_generics) {
                 let #delta { #(#names: #writes,)* #(#base_names: #base_writes,)* __more } = checked;
                 #unpack

@@ -16,6 +16,7 @@ pub fn impl_as_base(model: &Model) -> TokenStream {
         quote! {
             #[automatically_derived]
             impl #impl_generics #p::AsRef<#ty> for #ident #ty_generics #where_clause {
+                #[inline]
                 fn as_ref(&self) -> &#ty {
                     &self.#name
                 }
@@ -23,6 +24,7 @@ pub fn impl_as_base(model: &Model) -> TokenStream {
 
             #[automatically_derived]
             impl #impl_generics #p::AsMut<#ty> for #ident #ty_generics #where_clause {
+                #[inline]
                 fn as_mut(&mut self) -> &mut #ty {
                     &mut self.#name
                 }

@@ -23,6 +23,7 @@ pub fn impl_default(model: &Model) -> TokenStream {
     quote! {
         #[automatically_derived]
         impl #impl_generics #p::Default for #ident #ty_generics #where_clause {
+            #[inline]
             fn default() -> Self {
                 Self { #(#inits,)* #(#bases,)* }
             }

@@ -87,6 +87,7 @@ pub fn items(model: &Model) -> TokenStream {
             #[doc = #doc]
             #[automatically_derived]
             impl #impl_generics #p::From<#ty> for #delta #ty_generics #where_clause {
+                #[inline]
                 fn from(delta: #ty) -> Self {
                     let mut __out = <Self as #p::Default>::default();
                     __out.#name = delta;
@@ -128,6 +129,7 @@ pub fn items(model: &Model) -> TokenStream {
 
         #[automatically_derived]
         impl #impl_generics #p::Default for #delta #ty_generics #where_clause {
+            #[inline]
             fn default() -> Self {
                 Self {
                     #(#names: #p::None,)*
@@ -139,6 +141,7 @@ pub fn items(model: &Model) -> TokenStream {
 
         #[automatically_derived]
         impl #impl_generics #p::PartialEq for #delta #ty_generics #eq_where {
+            #[inline]
             fn eq(&self, other: &Self) -> bool {
                 #(self.#names == other.#names &&)*
                 #(self.#base_names == other.#base_names &&)*
@@ -148,6 +151,7 @@ pub fn items(model: &Model) -> TokenStream {
 
         #[automatically_derived]
         impl #impl_generics #p::PartialEq for #more #ty_generics #eq_where {
+            #[inline]
             fn eq(&self, other: &Self) -> bool {
                 true #(&& self.#names == other.#names)*
             }
@@ -155,6 +159,7 @@ pub fn items(model: &Model) -> TokenStream {
 
         #[automatically_derived]
         impl #impl_generics #p::Default for #more #ty_generics #where_clause {
+            #[inline]
             fn default() -> Self {
                 Self { #(#names: #p::Default::default(),)* }
             }

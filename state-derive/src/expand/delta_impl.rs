@@ -54,12 +54,14 @@ pub fn impl_delta(model: &Model) -> TokenStream {
     quote! {
         #[automatically_derived]
         impl #impl_generics #p::Delta for #delta #ty_generics #where_clause {
+            #[inline]
             fn is_empty(&self) -> bool {
                 #(self.#names.is_none() &&)*
                 #(#p::Delta::is_empty(&self.#base_names) &&)*
                 self.__more.as_deref().is_none_or(|__m| true #(&& !__m.#names.has_overwrite())*)
             }
 
+            #[inline]
             fn fields(&self) -> #p::Vec<&'static str> {
                 let mut __out = #p::Vec::new();
                 let __more = self.__more.as_deref();
@@ -67,6 +69,7 @@ pub fn impl_delta(model: &Model) -> TokenStream {
                 __out
             }
 
+            #[inline]
             fn merge(mut self, other: Self) -> #p::Result<Self, #p::StateError> {
                 let #delta { #(#names: #writes,)* #(#base_names: #base_writes,)* __more: __other_more } = other;
                 #(let mut #rare = #p::None;)*
@@ -80,6 +83,7 @@ pub fn impl_delta(model: &Model) -> TokenStream {
                 #p::Ok(self)
             }
 
+            #[inline]
             fn from_json(value: #p::serde_json::Value) -> #p::Result<Self, #p::StateError> {
                 #p::delta_from_json(value)
             }

@@ -33,6 +33,7 @@ pub fn impl_merge_reducer(model: &Model) -> TokenStream {
                 #n::apply(target, update)
             }
 
+            #[inline]
             fn stage(
                 &self,
                 target: &#state,
@@ -41,14 +42,17 @@ pub fn impl_merge_reducer(model: &Model) -> TokenStream {
                 #n::stage(target, writes)
             }
 
+            #[inline]
             fn commit(&self, target: &mut #state, staged: #p::reducer::Staged<#state, #update>) {
                 #n::commit(target, staged)
             }
 
+            #[inline]
             fn fold(&self, first: #update, second: #update) -> #p::reducer::Fold<#update> {
                 #n::fold::<#state>(first, second)
             }
 
+            #[inline]
             fn try_fold(
                 &self,
                 first: #update,
@@ -57,10 +61,12 @@ pub fn impl_merge_reducer(model: &Model) -> TokenStream {
                 #n::try_fold::<#state>(first, second)
             }
 
+            #[inline]
             fn begin_turn(&self, target: &mut #state) {
                 #p::State::begin_turn(target)
             }
 
+            #[inline]
             fn decode_update(
                 &self,
                 field: &str,
@@ -70,6 +76,7 @@ pub fn impl_merge_reducer(model: &Model) -> TokenStream {
                 #n::decode::<#state>(field, value)
             }
 
+            #[inline]
             fn nested_schema(&self) -> #p::Option<&'static #p::Schema> {
                 #p::Some(<#state as #p::State>::schema())
             }

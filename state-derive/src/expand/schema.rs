@@ -16,6 +16,7 @@ pub fn method(model: &Model) -> TokenStream {
     if model.bases.is_empty() {
         let fields = model.fields.iter().map(|f| field_info(model, f, true));
         return quote! {
+            #[inline]
             fn schema() -> &'static #p::Schema {
                 static SCHEMA: #p::Schema = #p::Schema::new(#name, #docs, &[#(#fields),*]);
                 &SCHEMA
@@ -34,6 +35,7 @@ pub fn method(model: &Model) -> TokenStream {
         }
     });
     quote! {
+        #[inline]
         fn schema() -> &'static #p::Schema {
             static SCHEMA: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
             SCHEMA.get_or_init(|| #p::flat_schema(#name, #docs, &[#(#runs),*]))

@@ -87,6 +87,7 @@ pub fn impl_serde(model: &Model) -> TokenStream {
     quote! {
         #[automatically_derived]
         impl #impl_generics #p::SerializeEntries for #delta #ty_generics #ser_where {
+            #[inline]
             fn serialize_entries<__M: #p::SerializeMap>(&self, __map: &mut __M) -> #p::Result<(), __M::Error> {
                 let __more = self.__more.as_deref();
                 #(#delta_entries)*
@@ -96,6 +97,7 @@ pub fn impl_serde(model: &Model) -> TokenStream {
 
         #[automatically_derived]
         impl #impl_generics #p::Serialize for #delta #ty_generics #ser_where {
+            #[inline]
             fn serialize<__S: #p::Serializer>(&self, __serializer: __S) -> #p::Result<__S::Ok, __S::Error> {
                 let mut __map = #p::Serializer::serialize_map(__serializer, #p::None)?;
                 #p::SerializeEntries::serialize_entries(self, &mut __map)?;
@@ -112,6 +114,7 @@ pub fn impl_serde(model: &Model) -> TokenStream {
                 #has_field
             }
 
+            #[inline]
             fn decode_field(
                 &mut self,
                 key: &str,
@@ -131,6 +134,7 @@ pub fn impl_serde(model: &Model) -> TokenStream {
 
         #[automatically_derived]
         impl #de_impl_generics #p::Deserialize<'__de> for #delta #ty_generics #de_where {
+            #[inline]
             fn deserialize<__D: #p::Deserializer<'__de>>(__deserializer: __D) -> #p::Result<Self, __D::Error> {
                 #p::deserialize_delta(__deserializer)
             }
@@ -138,6 +142,7 @@ pub fn impl_serde(model: &Model) -> TokenStream {
 
         #[automatically_derived]
         impl #impl_generics #p::SerializeEntries for #ident #ty_generics #ser_where {
+            #[inline]
             fn serialize_entries<__M: #p::SerializeMap>(&self, __map: &mut __M) -> #p::Result<(), __M::Error> {
                 #(#state_entries)*
                 #p::Ok(())
@@ -146,6 +151,7 @@ pub fn impl_serde(model: &Model) -> TokenStream {
 
         #[automatically_derived]
         impl #impl_generics #p::Serialize for #ident #ty_generics #ser_where {
+            #[inline]
             fn serialize<__S: #p::Serializer>(&self, __serializer: __S) -> #p::Result<__S::Ok, __S::Error> {
                 let mut __map = #p::Serializer::serialize_map(__serializer, #p::None)?;
                 #p::SerializeEntries::serialize_entries(self, &mut __map)?;
@@ -155,6 +161,7 @@ pub fn impl_serde(model: &Model) -> TokenStream {
 
         #[automatically_derived]
         impl #de_impl_generics #p::Deserialize<'__de> for #ident #ty_generics #state_where {
+            #[inline]
             fn deserialize<__D: #p::Deserializer<'__de>>(__deserializer: __D) -> #p::Result<Self, __D::Error> {
                 #p::deserialize_state(__deserializer)
             }

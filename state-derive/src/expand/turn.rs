@@ -32,6 +32,7 @@ pub fn begin_turn(model: &Model) -> TokenStream {
         quote!(#p::State::begin_turn(&mut self.#name);)
     });
     quote! {
+        #[inline]
         fn begin_turn(&mut self) {
             #(#resets)*
             #(#bases)*
