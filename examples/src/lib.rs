@@ -3,6 +3,9 @@
 //! walk through the turns) and by the integration tests (which assert the
 //! transitions). One module per system.
 
+// Generated items carry docs: a crate that denies missing docs compiles.
+#![deny(missing_docs)]
+
 pub mod agentflow;
 pub mod alpha_berkeley;
 pub mod gaia;

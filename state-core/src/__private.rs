@@ -50,6 +50,7 @@ pub use crate::state::{Delta, FieldAny, State};
 
 pub use ::core::convert::{AsMut, AsRef, From};
 pub use ::core::mem::take;
+pub use ::core::{matches, panic};
 pub use ::serde_json::{Map as JsonMap, Value as JsonValue};
 pub use ::std::borrow::Cow;
 pub use ::std::sync::OnceLock;

@@ -318,6 +318,8 @@ fn typed_access_without_json() {
         None,
         "no typed access inside a map"
     );
+    assert!(state.field_mut::<u32>("best").is_none(), "wrong type");
+    assert!(state.field_mut::<i64>("bset").is_none(), "no such field");
     *state.field_mut::<i64>("best").unwrap() = 42;
     assert_eq!(state.best, 42);
     state
@@ -389,6 +391,22 @@ mod properties {
             any::<i64>().prop_map(serde_json::Value::from),
             any::<f64>().prop_map(serde_json::Value::from),
             "[a-z_.]{0,12}".prop_map(serde_json::Value::from),
+            // Message kinds, roles and ids, so objects look like messages.
+            prop::sample::select(vec![
+                "human",
+                "ai",
+                "system",
+                "tool",
+                "remove",
+                "user",
+                "assistant",
+                "function",
+                "__remove_all__",
+                "0",
+                "1",
+                "tool_call",
+            ])
+            .prop_map(serde_json::Value::from),
         ];
         leaf.prop_recursive(4, 32, 6, |inner| {
             prop_oneof![
@@ -407,6 +425,24 @@ mod properties {
             Just("__overwrite__".to_owned()),
             Just("diagnostics.llm".to_owned()),
             Just("findings.0.text".to_owned()),
+            // Message fields (LangChain's, OpenAI's and LangChain's
+            // serialized-object shape), so objects look like messages.
+            prop::sample::select(vec![
+                "type",
+                "role",
+                "content",
+                "id",
+                "name",
+                "tool_calls",
+                "tool_call_id",
+                "function",
+                "arguments",
+                "args",
+                "lc",
+                "kwargs",
+                "text",
+            ])
+            .prop_map(str::to_owned),
             "[a-z_.]{0,10}",
         ]
     }
@@ -443,4 +479,35 @@ mod properties {
             let _ = sample().get(&k);
         }
     }
+}
+
+/// A field whose value has no JSON form (a map with non-string keys).
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Unwritable {
+    /// Keys are pairs: JSON objects cannot have them.
+    pub grid: std::collections::HashMap<(u8, u8), u8>,
+    /// An ordinary field beside it.
+    pub label: String,
+}
+
+#[test]
+fn a_field_without_a_json_form_is_null_in_to_json_and_an_error_by_key() {
+    let mut state = Unwritable::default();
+    state.grid.insert((1, 2), 3);
+    state.label = "l".to_owned();
+    assert_eq!(state.to_json(), json!({"grid": null, "label": "l"}));
+    let err = state.get("grid").unwrap_err();
+    assert!(
+        matches!(&err, StateError::Serialize { field, .. } if field == "grid"),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .starts_with(r#"field "grid": cannot be written as JSON"#),
+        "{err}"
+    );
+    assert!(
+        serde_json::to_value(&state).is_err(),
+        "serde reports it instead"
+    );
 }

@@ -385,11 +385,13 @@ where
 const NOT_ONE_STEP: &[(&str, &str)] = &[
     (
         "sequential_lastvalue_overwrite_ok",
-        "multi-step: a -> b in two supersteps; scheduling steps is the graph runner's job",
+        "multi-step: a -> b in two supersteps; scheduling steps is the graph runner's job; \
+         asserted instead: the steps of SCHEDULES, state by state against values_stream",
     ),
     (
         "fan_out_fan_in",
-        "multi-step with a join edge add_edge([b, c], d); scheduling is the graph runner's job",
+        "multi-step with a join edge add_edge([b, c], d); scheduling is the graph runner's job; \
+         asserted instead: the steps of SCHEDULES, state by state against values_stream",
     ),
     (
         "fan_out_plain_edges_to_same_node",
@@ -397,7 +399,8 @@ const NOT_ONE_STEP: &[(&str, &str)] = &[
     ),
     (
         "checkpointer_multi_turn",
-        "multi-turn with a checkpointer (InMemorySaver) and generated ids across turns",
+        "multi-turn with a checkpointer (InMemorySaver) and generated ids across turns; \
+         asserted instead: each turn's input and node on the carried-over state, against its final",
     ),
     (
         "checkpointer_concurrent_lastvalue_error_poisons_thread",
@@ -588,8 +591,73 @@ fn check_not_one_step(name: &str, case: &Value, why: &str) {
             let err = serde_json::from_value::<GraphDelta>(Value::Null).unwrap_err();
             assert!(err.to_string().contains("a map of field names to updates"));
         }
-        Some(_) => {}
+        Some(_) => {
+            if let Some(schedule) = reason(SCHEDULES, name) {
+                run_schedule(name, case, schedule);
+            }
+        }
         None => panic!("{name} is listed as not one step ({why}) but is one: run it"),
+    }
+}
+
+/// The supersteps of the multi-step cases that a graph runner would drive
+/// through `apply_all`, as LangGraph schedules them from their edges (read
+/// off by hand): each inner list runs in parallel, every turn of a
+/// multi-turn case runs the same schedule after its input.
+const SCHEDULES: &[(&str, &[&[&str]])] = &[
+    ("sequential_lastvalue_overwrite_ok", &[&["a"], &["b"]]),
+    ("fan_out_fan_in", &[&["a"], &["b", "c"], &["d"]]),
+    ("checkpointer_multi_turn", &[&["a"]]),
+];
+
+/// Runs a multi-step case step by step, comparing the state after every
+/// step with `values_stream` (or, turn by turn, with each turn's `final`:
+/// the state carries over between turns, as a checkpointer's thread does).
+fn run_schedule(name: &str, case: &Value, schedule: &[&[&str]]) {
+    let nodes = nodes_of(case);
+    let mut state = Graph::default();
+    let mut written = BTreeSet::new();
+    let mut ids = HashMap::new();
+    let mut run_steps = |input: &Value, expected_after: &mut dyn FnMut(usize, &Value)| {
+        let input = decode::<Graph>("input", input).expect("input decodes");
+        step(&mut state, vec![input], &mut written).expect("input step");
+        expected_after(0, &state.written_json(&written));
+        for (i, names) in schedule.iter().enumerate() {
+            let deltas = names
+                .iter()
+                .map(|n| decode::<Graph>(n, &nodes[*n]).expect("node decodes"))
+                .collect();
+            step(&mut state, deltas, &mut written).expect("step succeeds");
+            expected_after(i + 1, &state.written_json(&written));
+        }
+    };
+    if let Some(turns) = case.get("turns").and_then(Value::as_array) {
+        for (t, turn) in turns.iter().enumerate() {
+            let last = schedule.len();
+            run_steps(&turn["input"], &mut |i, actual| {
+                if i == last
+                    && let Err(diff) = matches("final", &turn["final"], actual, &mut ids)
+                {
+                    panic!("{name}, turn {t}: {diff}\n got {actual}");
+                }
+            });
+        }
+    } else {
+        let stream = case["values_stream"].as_array().expect("values_stream");
+        assert_eq!(
+            stream.len(),
+            schedule.len() + 1,
+            "{name}: one value per step"
+        );
+        run_steps(&case["input"], &mut |i, actual| {
+            if let Err(diff) = matches("values", &stream[i], actual, &mut ids) {
+                panic!("{name}, after step {i}: {diff}\n got {actual}");
+            }
+        });
+        let actual = state.written_json(&written);
+        if let Err(diff) = matches("final", &case["final"], &actual, &mut ids) {
+            panic!("{name}: {diff}");
+        }
     }
 }
 

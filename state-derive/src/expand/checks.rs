@@ -74,6 +74,8 @@ fn base_checks(model: &Model) -> TokenStream {
         return TokenStream::new();
     }
     let p = private(model);
+    // The panic is reported where the macro is named: at the field.
+    let panic_at = |span: Span| respan(quote!(#p::panic!), span);
     let mut clashes = Vec::new();
     if model.generics.params.is_empty() {
         let tree = |b: &crate::model::Base| {
@@ -88,8 +90,9 @@ fn base_checks(model: &Model) -> TokenStream {
                 let message = format!(
                     "`{key}` is also a field of `{base_name}`, flattened into this state; rename one of them"
                 );
+                let panic = panic_at(field.ident.span());
                 clashes.push(quote_spanned! {field.ident.span()=>
-                    const _: () = if #base_tree.contains(#key) { ::core::panic!(#message) };
+                    const _: () = if #base_tree.contains(#key) { #panic(#message) };
                 });
             }
             let own = model.fields.iter().map(|f| f.ident.unraw().to_string());
@@ -97,9 +100,10 @@ fn base_checks(model: &Model) -> TokenStream {
                 "`{base_name}`, flattened here, has a field named like a field of this state; \
                  rename one of them"
             );
+            let panic = panic_at(base.ident.span());
             clashes.push(quote_spanned! {base.ident.span()=>
                 const _: () = if #base_tree.overlaps(&#p::KeyTree { own: &[#(#own),*], bases: &[] }) {
-                    ::core::panic!(#message)
+                    #panic(#message)
                 };
             });
             for other in &model.bases[i + 1..] {
@@ -108,8 +112,9 @@ fn base_checks(model: &Model) -> TokenStream {
                     "the flattened states `{base_name}` and `{}` share a field name; rename one of them",
                     crate::text::type_text(&other.ty)
                 );
+                let panic = panic_at(other.ident.span());
                 clashes.push(quote_spanned! {other.ident.span()=>
-                    const _: () = if #base_tree.overlaps(&#other_tree) { ::core::panic!(#message) };
+                    const _: () = if #base_tree.overlaps(&#other_tree) { #panic(#message) };
                 });
             }
         }

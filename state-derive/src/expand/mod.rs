@@ -147,6 +147,9 @@ fn bounds(model: &Model, kind: SerdeBound) -> TokenStream {
         SerdeBound::Static => vec![(quote!('static), false)],
         SerdeBound::PartialEq => vec![(quote!(#p::PartialEq), false)],
     };
+    // One bound per distinct type: forty `String` fields need one
+    // `String: Serialize`, and every predicate costs the type checker.
+    let mut seen = std::collections::HashSet::new();
     let extra = model.fields.iter().flat_map(|field| {
         let ty = &field.ty;
         // Each type the field's values and updates have, and whether it is
@@ -164,6 +167,7 @@ fn bounds(model: &Model, kind: SerdeBound) -> TokenStream {
         }
         types
             .into_iter()
+            .filter(|(t, _)| seen.insert(t.to_string()))
             .filter_map(|(t, projection)| {
                 let generic = checks::is_generic(model, &t);
                 let traits = traits

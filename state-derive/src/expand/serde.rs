@@ -72,7 +72,7 @@ pub fn impl_serde(model: &Model) -> TokenStream {
     let has_own = if keys.is_empty() {
         quote!(false)
     } else {
-        quote!(::core::matches!(key, #(#keys)|*))
+        quote!(#p::matches!(key, #(#keys)|*))
     };
     let has_field = quote!(#has_own #(|| <#base_deltas as #p::DecodeDelta>::has_field(key))*);
     let key_bases = model.bases.iter().map(|b| {

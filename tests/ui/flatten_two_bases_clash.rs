@@ -1,0 +1,23 @@
+// Two flattened bases may not share a field name.
+use state_core::AgentState;
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Framework {
+    pub step: u32,
+}
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Tracking {
+    pub step: u32,
+    pub source: String,
+}
+
+#[derive(AgentState)]
+pub struct Extended {
+    #[state(flatten)]
+    pub framework: Framework,
+    #[state(flatten)]
+    pub tracking: Tracking,
+}
+
+fn main() {}
