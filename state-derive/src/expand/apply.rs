@@ -56,6 +56,10 @@ fn apply(model: &Model) -> TokenStream {
         .map(|i| local("b", i))
         .collect::<Vec<_>>();
     let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
+    let split = base_names.len().saturating_sub(1);
+    let (staged_base_names, last_base) = base_names.split_at(split);
+    let (staged_base_writes, last_write) = base_writes.split_at(split);
+    let staged_bases = staged_base_writes;
     let mut stages = Vec::new();
     let mut commits = Vec::new();
     for (i, field) in model.fields.iter().enumerate() {
@@ -85,9 +89,12 @@ fn apply(model: &Model) -> TokenStream {
             let #delta { #(#names: #writes,)* #(#base_names: #base_writes,)* __more: _ } = delta;
             #(#stages)*
             // A base's keys are this state's: its errors name them as they are.
-            #(let #base_writes = #p::Staging::stage_delta(&self.#base_names, #base_writes)?;)*
+            #(let #staged_bases = #p::Staging::stage_delta(&self.#staged_base_names, #staged_base_writes)?;)*
+            // The last base applies as the last step that can fail: on error
+            // nothing else has changed yet, and its own apply is atomic.
+            #(#p::State::apply(&mut self.#last_base, #last_write)?;)*
             #(#commits)*
-            #(#p::Staging::commit_delta(&mut self.#base_names, #base_writes);)*
+            #(#p::Staging::commit_delta(&mut self.#staged_base_names, #staged_bases);)*
             #p::Ok(())
         }
     }
