@@ -21,14 +21,7 @@ pub fn methods(model: &Model) -> TokenStream {
     let unknown = quote!(#p::Err(#p::unknown_field(__head, <Self as #p::State>::keys())));
     let base_names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
     // A key of a base goes to the base, which knows its own fields.
-    let is_base_key = model
-        .bases
-        .iter()
-        .map(|b| {
-            let d = model.base_delta(b);
-            quote!(<#d as #p::DecodeDelta>::has_field(__head))
-        })
-        .collect::<Vec<_>>();
+    let is_base_key = is_base_key(model);
     let json_entries = model.members().into_iter().map(|member| match member {
         Member::Field(field) => {
             let name = &field.ident;
@@ -125,14 +118,7 @@ pub fn typed_access(model: &Model) -> TokenStream {
     let keys = model.fields.iter().map(key).collect::<Vec<_>>();
     let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
     let base_names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
-    let is_base_key = model
-        .bases
-        .iter()
-        .map(|b| {
-            let d = model.base_delta(b);
-            quote!(<#d as #p::DecodeDelta>::has_field(__head))
-        })
-        .collect::<Vec<_>>();
+    let is_base_key = is_base_key(model);
     quote! {
         #[automatically_derived]
         impl #impl_generics #p::FieldAny for #ident #ty_generics #where_clause {
@@ -180,4 +166,17 @@ pub fn typed_access(model: &Model) -> TokenStream {
             }
         }
     }
+}
+
+/// Per base, whether `__head` is one of its keys (a generated `match`).
+fn is_base_key(model: &Model) -> Vec<TokenStream> {
+    let p = private(model);
+    model
+        .bases
+        .iter()
+        .map(|b| {
+            let d = model.base_delta(b);
+            quote!(<#d as #p::DecodeDelta>::has_field(__head))
+        })
+        .collect()
 }
