@@ -56,7 +56,7 @@ pub use ::std::borrow::Cow;
 pub use ::std::sync::OnceLock;
 
 #[cfg(feature = "schemars")]
-pub use crate::runtime::json_schema::{delta_json_schema, state_json_schema};
+pub use crate::runtime::json_schema::{delta_json_schema, state_json_schema, with_base_properties};
 #[cfg(feature = "schemars")]
 pub use ::schemars;
 

@@ -93,7 +93,8 @@ pub use state::{Delta, State};
 /// path, `#[state(scope = turn)]` to make turn the default scope,
 /// `#[state(delta = "Name")]` to rename the delta type, and
 /// `#[state(json_schema)]` to implement `schemars::JsonSchema` for the state
-/// and its delta (feature `schemars`; not yet with `#[state(flatten)]`).
+/// and its delta (feature `schemars`; a flattened base needs it too, and
+/// its properties join the extension's).
 ///
 /// # What is generated
 ///

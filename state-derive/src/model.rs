@@ -156,7 +156,7 @@ impl Model {
             }
         }
         check_generated_names(&fields, &mut errors);
-        check_bases(&input.generics, &bases, state.json_schema, &mut errors);
+        check_bases(&input.generics, &bases, &mut errors);
         let delta = state
             .delta
             .unwrap_or_else(|| quote::format_ident!("{}Delta", input.ident));
@@ -218,12 +218,7 @@ fn build_field(field: &syn::Field, default_scope: Scope) -> darling::Result<Buil
 
 /// A base must be a concrete state type: its keys are the same for every
 /// instance of a generic struct.
-fn check_bases(
-    generics: &syn::Generics,
-    bases: &[Base],
-    json_schema: bool,
-    errors: &mut darling::error::Accumulator,
-) {
+fn check_bases(generics: &syn::Generics, bases: &[Base], errors: &mut darling::error::Accumulator) {
     let params = generics
         .type_params()
         .map(|t| t.ident.to_string())
@@ -237,15 +232,6 @@ fn check_bases(
                      the flattened fields must be known to this derive",
                 )
                 .with_span(&base.ty),
-            );
-        }
-        if json_schema {
-            errors.push(
-                darling::Error::custom(
-                    "`#[state(json_schema)]` does not support `#[state(flatten)]` fields yet; \
-                     remove one of them",
-                )
-                .with_span(&base.ident),
             );
         }
     }

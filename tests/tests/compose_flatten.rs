@@ -251,3 +251,41 @@ fn generic_states_flatten_and_nest() {
     state.apply(delta).unwrap();
     assert_eq!(state.get("step").unwrap(), json!(2));
 }
+
+/// A base with a JSON Schema.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+#[state(json_schema)]
+pub struct SchemaBase {
+    /// Steps taken.
+    pub step: u32,
+    /// Log lines, appended.
+    #[reducer(append)]
+    pub log: Vec<String>,
+}
+
+/// An extension with a JSON Schema: the base's properties are its own.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+#[state(json_schema)]
+pub struct SchemaExtended {
+    /// The base.
+    #[state(flatten)]
+    pub base: SchemaBase,
+    /// The order.
+    pub order_id: Option<String>,
+}
+
+#[test]
+fn json_schema_of_an_extended_state_has_the_base_properties() {
+    let state = serde_json::to_value(schemars::schema_for!(SchemaExtended)).unwrap();
+    let properties = state["properties"].as_object().unwrap();
+    assert_eq!(
+        properties.keys().collect::<Vec<_>>(),
+        ["order_id", "step", "log"]
+    );
+    assert_eq!(state["additionalProperties"], json!(false));
+    assert_eq!(properties["step"]["description"], json!("Steps taken."));
+    let delta = serde_json::to_value(schemars::schema_for!(SchemaExtendedDelta)).unwrap();
+    let log = &delta["properties"]["log"]["anyOf"];
+    assert_eq!(log[1]["required"], json!(["__overwrite__"]));
+    assert!(delta["properties"]["order_id"].is_object());
+}

@@ -74,3 +74,19 @@ fn object_schema(title: &str, doc: &str, properties: Map<String, Value>) -> Sche
     }
     Schema::try_from(schema).unwrap_or_default()
 }
+
+/// Adds the properties of flattened bases' schemas (each the base's own
+/// state or delta schema) to an extended state's or delta's schema.
+pub fn with_base_properties(schema: Schema, bases: impl IntoIterator<Item = Schema>) -> Schema {
+    let mut value = schema.to_value();
+    if let Some(Value::Object(properties)) = value.get_mut("properties") {
+        for base in bases {
+            if let Some(Value::Object(more)) = base.to_value().get("properties") {
+                for (key, property) in more {
+                    properties.insert(key.clone(), property.clone());
+                }
+            }
+        }
+    }
+    Schema::try_from(value).unwrap_or_default()
+}

@@ -20,7 +20,23 @@ pub fn impl_json_schema(model: &Model) -> TokenStream {
         ..
     } = model;
     let (impl_generics, ty_generics, _) = generics.split_for_impl();
+    let base_bounds = model.bases.iter().flat_map(|base| {
+        let ty = &base.ty;
+        let d = model.base_delta(base);
+        [
+            super::checks::bound(model, ty, quote!(#ty), quote!(#p::schemars::JsonSchema)),
+            super::checks::bound(model, ty, d, quote!(#p::schemars::JsonSchema)),
+        ]
+    });
     let where_clause = bounds(model, SerdeBound::Schema);
+    let where_clause = quote!(#where_clause #(#base_bounds,)*);
+    // A base's schema is its own state's (or delta's), inlined, not a `$ref`.
+    let base_types = model.bases.iter().map(|b| &b.ty).collect::<Vec<_>>();
+    let base_deltas = model
+        .bases
+        .iter()
+        .map(|b| model.base_delta(b))
+        .collect::<Vec<_>>();
     let checks = super::checks::json_schema_items(model);
     let name = ident.to_string();
     let delta_name = delta.to_string();
@@ -47,9 +63,12 @@ pub fn impl_json_schema(model: &Model) -> TokenStream {
                     #p::Cow::Borrowed(#name)
                 }
                 fn json_schema(__generator: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema {
-                    #p::state_json_schema(
-                        <Self as #p::State>::schema(),
-                        [#((#keys, __generator.subschema_for::<#types>())),*],
+                    #p::with_base_properties(
+                        #p::state_json_schema(
+                            <Self as #p::State>::schema(),
+                            [#((#keys, __generator.subschema_for::<#types>())),*],
+                        ),
+                        [#(<#base_types as #p::schemars::JsonSchema>::json_schema(__generator)),*],
                     )
                 }
             }
@@ -60,9 +79,12 @@ pub fn impl_json_schema(model: &Model) -> TokenStream {
                     #p::Cow::Borrowed(#delta_name)
                 }
                 fn json_schema(__generator: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema {
-                    #p::delta_json_schema(
-                        <#ident #ty_generics as #p::State>::schema(),
-                        [#(#delta_fields),*],
+                    #p::with_base_properties(
+                        #p::delta_json_schema(
+                            <#ident #ty_generics as #p::State>::schema(),
+                            [#(#delta_fields),*],
+                        ),
+                        [#(<#base_deltas as #p::schemars::JsonSchema>::json_schema(__generator)),*],
                     )
                 }
             }
