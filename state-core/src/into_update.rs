@@ -17,6 +17,10 @@ use std::borrow::Cow;
 /// | one item `T`, or an array `[T; N]` | `Vec<T>` |
 /// | `&str`, `String` | `Cow<str>` |
 ///
+/// Other conversions (`&str` to `PathBuf`, `u8` to `u64`, ...) take an
+/// explicit `.into()` at the call site: a blanket impl over `Into` would
+/// overlap with the impls above and make `.retries(3)` ambiguous.
+///
 /// ```
 /// use state_core::IntoUpdate;
 ///
