@@ -28,8 +28,8 @@ pub use crate::into_update::IntoUpdate;
 pub use crate::reducer;
 pub use crate::reducer::Reducer;
 pub use crate::runtime::access::{
-    Field, FieldMut, NoAny, NoAnyMut, NoStateSchema, Probe, ViaAny, ViaAnyMut, ViaJson, ViaJsonMut,
-    ViaState, ViaStateMut, ViaStateSchema,
+    Field, FieldMut, NoAny, NoAnyMut, NoStateSchema, NoStateTurn, Probe, ViaAny, ViaAnyMut,
+    ViaJson, ViaJsonMut, ViaState, ViaStateMut, ViaStateSchema, ViaStateTurn,
 };
 pub use crate::runtime::apply::{Plan, commit, stage, stage_slot};
 pub use crate::runtime::flatten::{

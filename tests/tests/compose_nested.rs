@@ -466,3 +466,25 @@ fn a_failing_inner_reducer_leaves_the_whole_state_unchanged() {
     assert_eq!(err.field(), Some("memory.messages"));
     assert_eq!(state, before);
 }
+
+/// A persistent group held by a `replace` field (replaced whole when
+/// written) still resets its own turn-scoped fields at a new turn.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct HeldWhole {
+    /// Replaced whole, kept across turns.
+    pub progress: Progress,
+    /// A plain field beside it.
+    pub note: String,
+}
+
+#[test]
+fn begin_turn_reaches_into_a_group_replaced_whole() {
+    let mut state = HeldWhole::default();
+    state
+        .apply_json(json!({"progress": {"stage": "working", "exercise_type": "box"}, "note": "n"}))
+        .unwrap();
+    state.begin_turn();
+    assert_eq!(state.progress.stage, "opening", "inner turn field reset");
+    assert_eq!(state.progress.exercise_type.as_deref(), Some("box"));
+    assert_eq!(state.note, "n");
+}

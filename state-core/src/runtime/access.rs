@@ -155,6 +155,31 @@ impl<'a, T> NoAnyMut<'a> for &mut FieldMut<'a, T> {
     }
 }
 
+/// `begin_turn` below a persistent field that holds a nested state
+/// (preferred): the nested state resets its own turn-scoped fields.
+pub trait ViaStateTurn {
+    /// `State::begin_turn` of the nested state.
+    fn begin_turn_below(self);
+}
+
+impl<T: State> ViaStateTurn for FieldMut<'_, T> {
+    #[inline]
+    fn begin_turn_below(self) {
+        self.0.begin_turn();
+    }
+}
+
+/// Any other field has nothing to reset (fallback).
+pub trait NoStateTurn {
+    /// Does nothing.
+    fn begin_turn_below(self);
+}
+
+impl<T> NoStateTurn for &mut FieldMut<'_, T> {
+    #[inline]
+    fn begin_turn_below(self) {}
+}
+
 /// A type, probed for being a state: the schema of a field that holds a
 /// nested state, whatever its reducer. Generated code picks between
 /// [`ViaStateSchema`] and [`NoStateSchema`] with autoref specialisation.

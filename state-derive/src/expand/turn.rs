@@ -1,8 +1,8 @@
 //! `begin_turn`: turn-scoped fields go back to their defaults; a persistent
-//! nested state (`#[reducer(merge)]`) resets its own turn-scoped fields.
+//! field holding a nested state resets that state's turn-scoped fields.
 
 use super::default::default_value;
-use super::{private, reducer_value};
+use super::{checks, private, reducer_value};
 use crate::attrs::Scope;
 use crate::model::{Builtin, Model, Reducer};
 use proc_macro2::TokenStream;
@@ -23,6 +23,16 @@ pub fn begin_turn(model: &Model) -> TokenStream {
                 let reducer = reducer_value(model, field);
                 Some(quote!(#p::Reducer::begin_turn(&#reducer, &mut self.#name);))
             }
+            // Any other field holding a state (found by autoref
+            // specialisation; a no-op otherwise, compiled away) resets its
+            // turn-scoped fields too. A field of a generic parameter's type
+            // is not probed.
+            (Scope::Persistent, _) if !checks::is_generic(model, &field.ty) => Some(quote! {
+                {
+                    use #p::{NoStateTurn as _, ViaStateTurn as _};
+                    #p::FieldMut(&mut self.#name).begin_turn_below();
+                }
+            }),
             (Scope::Persistent, _) => None,
         }
     });
