@@ -31,11 +31,9 @@ pub use crate::runtime::access::{
     Field, FieldMut, NoAny, NoAnyMut, NoStateSchema, NoStateTurn, Probe, ViaAny, ViaAnyMut,
     ViaJson, ViaJsonMut, ViaState, ViaStateMut, ViaStateSchema, ViaStateTurn,
 };
-pub use crate::runtime::apply::{Plan, commit, stage, stage_slot};
-pub use crate::runtime::flatten::{
-    KeyTree, SerializeEntries, flat_keys, flat_schema, json_base, json_field,
-};
-pub use crate::runtime::nested::{self, Staging, restage, unstage};
+pub use crate::runtime::apply::{Plan, commit, restage, stage};
+pub use crate::runtime::flatten::{KeyTree, SerializeEntries, flat_keys, flat_schema};
+pub use crate::runtime::nested::{self, Staging, unstage};
 pub use crate::runtime::pending::{
     More, merge_field, more_eq, more_mut, set_overwrite, set_update,
 };
@@ -44,7 +42,7 @@ pub use crate::runtime::serde_delta::{
     serialize_slot, unknown_delta_field, unknown_field,
 };
 pub use crate::runtime::state_serde::erased::Field as ErasedField;
-pub use crate::runtime::state_serde::{deserialize_state, state_to_json};
+pub use crate::runtime::state_serde::{deserialize_state, json_base, json_field};
 pub use crate::schema::{FieldInfo, Schema, Scope};
 pub use crate::state::{Delta, FieldAny, State};
 

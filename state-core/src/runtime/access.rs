@@ -19,33 +19,6 @@ pub struct Field<'a, T>(pub &'a T);
 /// A mutable borrow of one field, for path writes below it.
 pub struct FieldMut<'a, T>(pub &'a mut T);
 
-/// Prefixes the errors of a nested state with the outer field's path.
-fn nested_error(path: &str, rest: &str, error: StateError) -> StateError {
-    let outer = path
-        .get(..path.len().saturating_sub(rest.len()))
-        .unwrap_or("");
-    match error {
-        StateError::UnknownField { field, suggestion } => StateError::UnknownField {
-            field: format!("{outer}{field}"),
-            suggestion: suggestion.map(|s| format!("{outer}{s}")),
-        },
-        StateError::Type {
-            field,
-            expected,
-            got,
-        } => StateError::Type {
-            field: format!("{outer}{field}"),
-            expected,
-            got,
-        },
-        StateError::Path { reason, .. } => StateError::Path {
-            path: path.to_owned(),
-            reason,
-        },
-        other => other,
-    }
-}
-
 /// Path access into a field that is a nested state (preferred).
 pub trait ViaState<'a> {
     /// `get` below this field.
@@ -60,7 +33,7 @@ pub trait ViaStateMut<'a> {
 
 impl<'a, T: State> ViaState<'a> for Field<'a, T> {
     fn get_below(self, path: &str, rest: &str) -> Result<Value, StateError> {
-        self.0.get(rest).map_err(|e| nested_error(path, rest, e))
+        self.0.get(rest).map_err(|e| e.within(field_of(path, rest)))
     }
 }
 
@@ -68,7 +41,7 @@ impl<'a, T: State> ViaStateMut<'a> for FieldMut<'a, T> {
     fn set_below(self, path: &str, rest: &str, value: Value) -> Result<(), StateError> {
         self.0
             .set(rest, value)
-            .map_err(|e| nested_error(path, rest, e))
+            .map_err(|e| e.within(field_of(path, rest)))
     }
 }
 

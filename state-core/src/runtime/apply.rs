@@ -26,64 +26,63 @@ pub fn stage<T, R: Reducer<T>>(
     slot: Option<R::Update>,
     more: Option<More<T, R::Update>>,
 ) -> Result<Plan<T, R::Update>, StateError> {
-    match (slot, more) {
-        (None, None) => Ok(Plan::Skip),
-        (Some(update), None) => stage_one(reducer, target, field, update),
-        (slot, more) => stage_more(reducer, target, field, slot, more),
+    match written(slot, more) {
+        Written::Nothing => Ok(Plan::Skip),
+        Written::Overwrite(value) => Ok(Plan::Overwrite(value)),
+        Written::Writes(writes) => stage_writes(reducer, target, field, writes),
     }
 }
 
-fn stage_more<T, R: Reducer<T>>(
+/// The plan of one field of a delta that was staged already (see
+/// `Staging::stage_delta`): its writes, without checking them again.
+#[inline(always)]
+pub fn restage<T, U>(slot: Option<U>, more: Option<More<T, U>>) -> Plan<T, U> {
+    match written(slot, more) {
+        Written::Nothing => Plan::Skip,
+        Written::Overwrite(value) => Plan::Overwrite(value),
+        Written::Writes(writes) => Plan::Reduce(Staged::writes(writes)),
+    }
+}
+
+fn stage_writes<T, R: Reducer<T>>(
     reducer: &R,
     target: &T,
     field: &'static str,
-    slot: Option<R::Update>,
-    more: Option<More<T, R::Update>>,
+    writes: Writes<R::Update>,
 ) -> Result<Plan<T, R::Update>, StateError> {
-    let (overwrite, later) = match more {
-        Some(more) => (more.overwrite, more.later),
-        None => (None, Vec::new()),
-    };
-    if let Some(value) = overwrite {
-        return Ok(Plan::Overwrite(value));
-    }
-    let mut rest = later.into_iter();
-    let Some(first) = slot.or_else(|| rest.next()) else {
-        return Ok(Plan::Skip);
-    };
-    let writes = Writes::new(first, rest.collect());
     reducer
         .stage(target, writes)
         .map(Plan::Reduce)
         .map_err(|source| StateError::reduce(field, source))
 }
 
-/// Stages one field's single plain write (the fast path of `apply`, for a
-/// delta with no out-of-line writes): nothing to do without a write.
+/// What a delta writes to one field, before any check.
+enum Written<T, U> {
+    Nothing,
+    Overwrite(T),
+    Writes(Writes<U>),
+}
+
+/// The slot and the out-of-line part of one field, as one write list. The
+/// common cases (no write, one plain write) need no look at `more`.
 #[inline(always)]
-pub fn stage_slot<T, R: Reducer<T>>(
-    reducer: &R,
-    target: &T,
-    field: &'static str,
-    slot: Option<R::Update>,
-) -> Result<Plan<T, R::Update>, StateError> {
-    match slot {
-        None => Ok(Plan::Skip),
-        Some(update) => stage_one(reducer, target, field, update),
+fn written<T, U>(slot: Option<U>, more: Option<More<T, U>>) -> Written<T, U> {
+    match (slot, more) {
+        (None, None) => Written::Nothing,
+        (Some(update), None) => Written::Writes(Writes::one(update)),
+        (slot, Some(more)) => written_more(slot, more),
     }
 }
 
-#[inline]
-fn stage_one<T, R: Reducer<T>>(
-    reducer: &R,
-    target: &T,
-    field: &'static str,
-    update: R::Update,
-) -> Result<Plan<T, R::Update>, StateError> {
-    reducer
-        .stage(target, Writes::one(update))
-        .map(Plan::Reduce)
-        .map_err(|source| StateError::reduce(field, source))
+fn written_more<T, U>(slot: Option<U>, more: More<T, U>) -> Written<T, U> {
+    if let Some(value) = more.overwrite {
+        return Written::Overwrite(value);
+    }
+    let mut rest = more.later.into_iter();
+    match slot.or_else(|| rest.next()) {
+        Some(first) => Written::Writes(Writes::new(first, rest.collect())),
+        None => Written::Nothing,
+    }
 }
 
 /// Commits a staged field.

@@ -6,7 +6,6 @@
 
 use crate::schema::{FieldInfo, Schema};
 use serde::ser::SerializeMap;
-use serde_json::{Map, Value};
 
 /// A state's keys: its own fields' names and its flattened bases' trees.
 #[derive(Debug, Clone, Copy)]
@@ -92,23 +91,6 @@ pub fn flat_keys(parts: &[&'static [&'static str]]) -> Vec<&'static str> {
 pub fn flat_schema(name: &'static str, doc: &'static str, parts: &[&[FieldInfo]]) -> Schema {
     let fields = parts.concat();
     Schema::new(name, doc, Box::leak(fields.into_boxed_slice()))
-}
-
-/// Adds one field to `to_json`'s object; a field without a JSON form
-/// becomes `null`.
-pub fn json_field(
-    map: &mut Map<String, Value>,
-    key: &'static str,
-    value: &dyn crate::runtime::state_serde::erased::Field,
-) {
-    map.insert(key.to_owned(), value.json(key).unwrap_or(Value::Null));
-}
-
-/// Adds a flattened base's `to_json` object to the extended state's.
-pub fn json_base(map: &mut Map<String, Value>, base: Value) {
-    if let Value::Object(base) = base {
-        map.extend(base);
-    }
 }
 
 /// Writes a state's or a delta's entries into a map that others may share:

@@ -49,31 +49,6 @@ pub fn unstage<C: Default, T, U>(
     }
 }
 
-/// The plan of one field of a staged delta, without checking again.
-#[inline]
-pub fn restage<T, U>(slot: Option<U>, more: Option<More<T, U>>) -> Plan<T, U> {
-    match (slot, more) {
-        (None, None) => Plan::Skip,
-        (Some(first), None) => Plan::Reduce(Staged::writes(Writes::one(first))),
-        (slot, more) => restage_more(slot, more),
-    }
-}
-
-fn restage_more<T, U>(slot: Option<U>, more: Option<More<T, U>>) -> Plan<T, U> {
-    let (overwrite, later) = match more {
-        Some(more) => (more.overwrite, more.later),
-        None => (None, Vec::new()),
-    };
-    if let Some(value) = overwrite {
-        return Plan::Overwrite(value);
-    }
-    let mut rest = later.into_iter();
-    match slot.or_else(|| rest.next()) {
-        Some(first) => Plan::Reduce(Staged::writes(Writes::new(first, rest.collect()))),
-        None => Plan::Skip,
-    }
-}
-
 /// `Reducer::apply` of a nested state: the delta applies atomically, or
 /// (if it would fail) not at all.
 pub fn apply<S: State>(target: &mut S, delta: S::Delta) {
@@ -103,10 +78,7 @@ pub fn commit<S: Staging>(target: &mut S, staged: Staged<S, S::Delta>) {
 /// `Reducer::fold` of a nested state: one delta with the effect of both,
 /// unless they conflict.
 pub fn fold<S: State>(first: S::Delta, second: S::Delta) -> Fold<S::Delta> {
-    match first.merge(second) {
-        Ok(merged) => Fold::One(merged),
-        Err(_) => Fold::Conflict,
-    }
+    try_fold::<S>(first, second).unwrap_or(Fold::Conflict)
 }
 
 /// `Reducer::try_fold` of a nested state: as [`fold`], with the inner

@@ -10,20 +10,21 @@ use serde_json::{Map, Value};
 use std::fmt;
 use std::marker::PhantomData;
 
-/// Builds `to_json`'s object from `(key, value)` pairs; a field without a
-/// JSON form becomes `null`.
-pub fn state_to_json<'a>(
-    fields: impl IntoIterator<Item = (&'static str, &'a dyn erased::Field)>,
-) -> Value {
-    let mut map = Map::new();
-    for (key, value) in fields {
-        map.insert(key.to_owned(), value.json(key).unwrap_or(Value::Null));
-    }
-    Value::Object(map)
+/// Adds one field to `to_json`'s object; a field without a JSON form
+/// becomes `null`.
+pub fn json_field(map: &mut Map<String, Value>, key: &'static str, value: &dyn erased::Field) {
+    map.insert(key.to_owned(), value.json(key).unwrap_or(Value::Null));
 }
 
-/// A serializable field behind a trait object, so `state_to_json` takes any
-/// mix of field types.
+/// Adds a flattened base's `to_json` object to the extended state's.
+pub fn json_base(map: &mut Map<String, Value>, base: Value) {
+    if let Value::Object(base) = base {
+        map.extend(base);
+    }
+}
+
+/// A serializable field behind a trait object, so `json_field` takes any
+/// field type without a generic instance per type.
 pub mod erased {
     use super::*;
 

@@ -74,7 +74,8 @@ fn apply(model: &Model) -> TokenStream {
         } else {
             let reducer = reducer_value(model, field);
             let key = key(field);
-            stages.push(quote!(let #plan = #p::stage_slot(&#reducer, &self.#name, #key, #w)?;));
+            stages
+                .push(quote!(let #plan = #p::stage(&#reducer, &self.#name, #key, #w, #p::None)?;));
             commits.push(quote!(#p::commit(&#reducer, &mut self.#name, #plan);));
         }
     }
