@@ -2,9 +2,11 @@
 //! no changes), then commits every field (no errors), so a delta applies
 //! all-or-nothing; a nested state is staged with the state around it.
 
-use super::delta_impl::local_names;
 use super::turn::begin_turn;
-use super::{SerdeBound, access, bounds, key, local, private, project, reducer_value, schema};
+use super::{
+    SerdeBound, access, base_locals, bounds, key, local_names, private, project, reducer_value,
+    schema, unpack_more,
+};
 use crate::model::Model;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -52,9 +54,7 @@ fn apply(model: &Model) -> TokenStream {
     let writes = local_names("w", model);
     let plans = local_names("plan", model);
     let base_names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
-    let base_writes = (0..model.bases.len())
-        .map(|i| local("b", i))
-        .collect::<Vec<_>>();
+    let base_writes = base_locals(model);
     let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
     let split = base_names.len().saturating_sub(1);
     let (staged_base_names, last_base) = base_names.split_at(split);
@@ -110,7 +110,6 @@ fn staging(model: &Model) -> TokenStream {
         ident,
         generics,
         delta,
-        more,
         ..
     } = model;
     let (impl_generics, ty_generics, _) = generics.split_for_impl();
@@ -127,16 +126,8 @@ fn staging(model: &Model) -> TokenStream {
     let projects = model.fields.iter().map(|f| project(model, f));
     let keys = model.fields.iter().map(key);
     let base_names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
-    let base_writes = (0..model.bases.len())
-        .map(|i| local("b", i))
-        .collect::<Vec<_>>();
-    let unpack = quote! {
-        #(let mut #rare = #p::None;)*
-        if let #p::Some(__boxed) = __more {
-            let #more { #(#names,)* } = *__boxed;
-            #(#rare = #p::Some(#names);)*
-        }
-    };
+    let base_writes = base_locals(model);
+    let unpack = unpack_more(model, quote!(__more));
 
     quote! {
         #[automatically_derived]

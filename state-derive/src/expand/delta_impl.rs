@@ -1,6 +1,8 @@
 //! `impl Delta`: `is_empty`, `fields` and `merge` (two deltas of one step).
 
-use super::{SerdeBound, bounds, key, local, private, project, reducer_value};
+use super::{
+    SerdeBound, base_locals, bounds, key, local_names, private, project, reducer_value, unpack_more,
+};
 use crate::model::{Member, Model};
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -8,16 +10,14 @@ use quote::quote;
 pub fn impl_delta(model: &Model) -> TokenStream {
     let p = private(model);
     let Model {
-        generics,
-        delta,
-        more,
-        ..
+        generics, delta, ..
     } = model;
     let (impl_generics, ty_generics, _) = generics.split_for_impl();
     let where_clause = bounds(model, SerdeBound::Deserialize);
     let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
     let writes = local_names("w", model);
     let rare = local_names("m", model);
+    let unpack = unpack_more(model, quote!(__other_more));
 
     let merges = model.fields.iter().enumerate().map(|(i, field)| {
         let name = &field.ident;
@@ -31,9 +31,7 @@ pub fn impl_delta(model: &Model) -> TokenStream {
     });
 
     let base_names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
-    let base_writes = (0..model.bases.len())
-        .map(|i| local("b", i))
-        .collect::<Vec<_>>();
+    let base_writes = base_locals(model);
     // Declaration order: a base's keys where the base is declared.
     let field_pushes = model.members().into_iter().map(|member| match member {
         Member::Field(field) => {
@@ -72,11 +70,7 @@ pub fn impl_delta(model: &Model) -> TokenStream {
             #[inline]
             fn merge(mut self, other: Self) -> #p::Result<Self, #p::StateError> {
                 let #delta { #(#names: #writes,)* #(#base_names: #base_writes,)* __more: __other_more } = other;
-                #(let mut #rare = #p::None;)*
-                if let #p::Some(__boxed) = __other_more {
-                    let #more { #(#names,)* } = *__boxed;
-                    #(#rare = #p::Some(#names);)*
-                }
+                #unpack
                 #(#merges)*
                 // A base's keys are this state's: its errors name them as they are.
                 #(self.#base_names = #p::Delta::merge(#p::take(&mut self.#base_names), #base_writes)?;)*
@@ -89,9 +83,4 @@ pub fn impl_delta(model: &Model) -> TokenStream {
             }
         }
     }
-}
-
-/// `__w0, __w1, ...`: one local per field.
-pub fn local_names(prefix: &str, model: &Model) -> Vec<syn::Ident> {
-    (0..model.fields.len()).map(|i| local(prefix, i)).collect()
 }

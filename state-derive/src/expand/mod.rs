@@ -71,6 +71,32 @@ fn local(prefix: &str, index: usize) -> syn::Ident {
     format_ident!("__{}{}", prefix, index)
 }
 
+/// `__w0, __w1, ...`: one local per field.
+fn local_names(prefix: &str, model: &Model) -> Vec<syn::Ident> {
+    (0..model.fields.len()).map(|i| local(prefix, i)).collect()
+}
+
+/// `__b0, __b1, ...`: one local per flattened base.
+fn base_locals(model: &Model) -> Vec<syn::Ident> {
+    (0..model.bases.len()).map(|i| local("b", i)).collect()
+}
+
+/// Moves a delta's out-of-line part (`boxed`, an `Option<Box<More>>`) into
+/// one `Option<More<..>>` local per field, `__m0, __m1, ...`.
+fn unpack_more(model: &Model, boxed: TokenStream) -> TokenStream {
+    let p = private(model);
+    let more = &model.more;
+    let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
+    let rare = local_names("m", model);
+    quote! {
+        #(let mut #rare = #p::None;)*
+        if let #p::Some(__boxed) = #boxed {
+            let #more { #(#names,)* } = *__boxed;
+            #(#rare = #p::Some(#names);)*
+        }
+    }
+}
+
 /// The reducer as a value expression (see [`checks::reducer_value`]).
 fn reducer_value(model: &Model, field: &Field) -> TokenStream {
     checks::reducer_value(model, field)
