@@ -84,7 +84,9 @@ pub trait State: Default {
         };
         let mut state = Self::default();
         for (key, value) in object {
-            if key.contains('.') || !Self::keys().contains(&key.as_str()) {
+            // A dotted path names a value inside a field, not a field; any
+            // other unknown key is refused by `set` with the same error.
+            if key.contains('.') {
                 return Err(StateError::unknown_field(&key, Self::keys()));
             }
             state.set(&key, value)?;
