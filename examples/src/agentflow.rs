@@ -10,7 +10,7 @@
 //! |---|---|
 //! | `class AgentState(BaseModel)` | [`AgentState`], `#[derive(AgentState)]` |
 //! | `class OrderState(AgentState)` | [`OrderState`] with `#[state(flatten)] base: AgentState`: the base's fields are its own (keys, JSON, schema) |
-//! | `context: Annotated[list[Message], add_messages]` | `#[reducer(with = reducers::add_messages)] context: Vec<Message>` |
+//! | `context: Annotated[list[Message], add_messages]` | `#[reducer(with = reducers::AddMessages)] context: Vec<Message>` |
 //! | `execution_meta: ExecutionState` | [`ExecutionState`], a nested state under `#[reducer(merge)]`, in a private field: application code reads it ([`AgentState::execution_meta`]) and has no typed setter for it (a JSON update or `set` can still write it, as a checkpoint restore must) |
 //! | status methods (`is_running()`...) | methods of [`AgentState`] and [`ExecutionState`] returning `bool` |
 //! | lifecycle methods (`advance_step()`...) | methods of [`AgentState`] returning an [`AgentStateDelta`] that the runtime applies (a node of an [`OrderState`] graph converts it with `.into()`) |
@@ -26,7 +26,7 @@
 //! every message is stored. AgentFlow's **drops** a message whose
 //! `message_id` is already in the history, and never stores a streaming
 //! chunk. [`reducers::add_messages`] implements AgentFlow's rules as a
-//! custom reducer, and [`reducers::append_items`] does the same for
+//! function, [`reducers::AddMessages`] as the field's reducer, and [`reducers::append_items`] does the same for
 //! `append_items` (the built-in `append_by_id` updates in place instead).
 //!
 //! # Streaming chunks
@@ -45,8 +45,11 @@
 //!
 //! An AgentFlow `Message` always has a `message_id` (a default factory
 //! makes one). Here [`text_message`] (`Message.text_message`) gives each
-//! message a new id from [`generate_id`], and [`reducers::add_messages`]
-//! gives one to a message that arrives without.
+//! message a new id from [`generate_id`], and [`reducers::AddMessages`]
+//! gives one to a message that arrives without, when the delta is built
+//! (its `prepare`): the delta then holds the id, so a stored log replays
+//! to the same state. (The function [`reducers::add_messages`] gives one
+//! as it merges.)
 //!
 //! # The runtime
 //!
@@ -144,8 +147,73 @@ pub fn is_chunk(message: &Message) -> bool {
 /// `#[reducer(with = ...)]` takes.
 pub mod reducers {
     use super::{Message, generate_id, is_chunk};
-    use state_core::reducer::HasId;
+    use state_core::reducer::{HasId, Reducer, Writes};
+    use state_core::{MessageLike, ReduceError};
     use std::collections::HashSet;
+
+    /// [`add_messages`] as the reducer of a field
+    /// (`#[reducer(with = reducers::AddMessages)]`). A message without an
+    /// id gets one ([`generate_id`]) when a delta is built or decoded
+    /// ([`Reducer::prepare`]), not when it is merged: a reducer must do the
+    /// same on every replay of a stored step, and the delta then holds the
+    /// id. Two writes of one step are two calls, in order.
+    ///
+    /// ```
+    /// use state_examples::agentflow::{AgentState, reducers};
+    /// use state_core::{Message, State};
+    ///
+    /// let delta = AgentState::delta().context(vec![Message::human("hi")]);
+    /// let id = delta.context.as_ref().and_then(|m| m[0].id()).map(str::to_owned);
+    /// assert!(id.as_deref().is_some_and(|id| id.starts_with("msg-")));
+    /// let mut state = AgentState::default();
+    /// state.apply(delta).unwrap();
+    /// assert_eq!(state.context[0].id(), id.as_deref());
+    /// # let _ = reducers::AddMessages;
+    /// ```
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub struct AddMessages;
+
+    impl Reducer<Vec<Message>> for AddMessages {
+        type Update = Vec<Message>;
+
+        /// [`add_messages`] of an update [`check`](Reducer::check) accepted.
+        fn apply(&self, target: &mut Vec<Message>, update: Vec<Message>) {
+            // Checked updates cannot fail; an unchecked bad one is a no-op.
+            let _ = add_messages(target, update);
+        }
+
+        /// Refuses a removal, as [`add_messages`] does; nothing else fails.
+        fn check(
+            &self,
+            _target: &Vec<Message>,
+            writes: &Writes<Vec<Message>>,
+        ) -> Result<(), ReduceError> {
+            writes
+                .iter()
+                .try_for_each(|update| no_removal(update))
+                .map_err(ReduceError::custom)
+        }
+
+        /// Gives every message without an id (removals aside) a new one.
+        fn prepare(&self, update: &mut Vec<Message>) {
+            for message in update.iter_mut() {
+                if message.id().is_none() && !message.is_removal() {
+                    message.set_id(generate_id());
+                }
+            }
+        }
+    }
+
+    /// AgentFlow's `add_messages` has no removals: the error for one.
+    fn no_removal(update: &[Message]) -> Result<(), String> {
+        match update.iter().find(|m| m.is_removal()) {
+            Some(removal) => Err(format!(
+                "AgentFlow's add_messages has no removals (remove {:?}); overwrite the history instead",
+                removal.id().unwrap_or_default()
+            )),
+            None => Ok(()),
+        }
+    }
 
     /// `add_messages`: appends the messages of `new` in order, except
     /// - a message whose id is already in `current` (it is **dropped**,
@@ -162,12 +230,7 @@ pub mod reducers {
     /// replace the history instead ([`replace_messages`], or
     /// `overwrite_context`). The history is then unchanged.
     pub fn add_messages(current: &mut Vec<Message>, new: Vec<Message>) -> Result<(), String> {
-        if let Some(removal) = new.iter().find(|m| m.is_removal()) {
-            return Err(format!(
-                "AgentFlow's add_messages has no removals (remove {:?}); overwrite the history instead",
-                removal.id().unwrap_or_default()
-            ));
-        }
+        no_removal(&new)?;
         let left: HashSet<String> = current
             .iter()
             .filter_map(|m| m.id().map(str::to_owned))
@@ -298,7 +361,7 @@ pub struct AgentState {
     /// Conversation message history. AgentFlow's add_messages: new messages
     /// are appended; duplicates by message id and streaming chunks are
     /// dropped.
-    #[reducer(with = reducers::add_messages)]
+    #[reducer(with = reducers::AddMessages)]
     pub context: Vec<Message>,
     /// Optional rolling summary of the conversation. Written by summary
     /// nodes.

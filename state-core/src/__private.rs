@@ -33,7 +33,7 @@ pub use crate::runtime::access::{
 };
 pub use crate::runtime::apply::{Plan, commit, restage, stage};
 pub use crate::runtime::flatten::{KeyTree, SerializeEntries, flat_keys, flat_schema};
-pub use crate::runtime::nested::{self, Staging, unstage};
+pub use crate::runtime::nested::{self, unstage};
 pub use crate::runtime::pending::{
     More, merge_field, more_eq, more_mut, set_overwrite, set_update,
 };
@@ -44,7 +44,13 @@ pub use crate::runtime::serde_delta::{
 pub use crate::runtime::state_serde::erased::Field as ErasedField;
 pub use crate::runtime::state_serde::{deserialize_state, json_base, json_field};
 pub use crate::schema::{FieldInfo, Schema, Scope};
-pub use crate::state::{Delta, FieldAny, State};
+pub use crate::state::{Checked, Delta, FieldAny, State};
+
+/// Wraps a delta that generated `State::check` accepted.
+#[inline]
+pub fn checked<D>(delta: D) -> Checked<D> {
+    Checked::new(delta)
+}
 
 pub use ::core::convert::{AsMut, AsRef, From};
 pub use ::core::mem::take;

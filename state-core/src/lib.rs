@@ -21,7 +21,7 @@ pub use messages::{
 };
 pub use reducer::Reducer;
 pub use schema::{FieldInfo, Schema, Scope};
-pub use state::{Delta, State};
+pub use state::{Checked, Delta, State};
 /// Derives [`State`] for a struct with named fields, and its `{Name}Delta`.
 ///
 /// # Field attributes
@@ -33,10 +33,18 @@ pub use state::{Delta, State};
 /// | `#[reducer(merge)]` | maps: keys of the update win (`HashMap`, `BTreeMap`, `IndexMap`, `serde_json::Map`); a nested state (a type that also derives `AgentState`): the update is its delta, and only the inner fields it writes change, each through its own reducer |
 /// | `#[reducer(append_by_id)]` | `Vec<T: HasId>`: update the item with the same id in place, else append |
 /// | `#[reducer(add_messages)]` | LangGraph's `add_messages` on [`Messages`] or `Vec<M: MessageLike>` |
-/// | `#[reducer(with = path)]` | a custom `fn(&mut T, T)` or `fn(&mut T, T) -> Result<(), E>`, or a unit struct implementing [`Reducer<T>`]; add `update = Type` when its update is not `T` |
+/// | `#[reducer(with = path)]` | a custom `fn(&mut T, T)` or `fn(&mut T, T) -> Result<(), E>`, or a unit struct implementing [`Reducer<T>`]; add `update = Type` when its update is not `T`. It must be deterministic (see below) |
 /// | `#[scope(turn)]` / `#[scope(persistent)]` | reset by [`State::begin_turn`], or kept (the default) |
 /// | `#[default(EXPR)]` | initial and turn-reset value, typed as the field; a string literal alone goes through `Into` |
 /// | `#[state(flatten)]` | embed a base state: its fields become this state's fields (keys, JSON, schema, deltas), with their own reducers and scopes |
+///
+/// A custom reducer must be deterministic: its effect depends only on the
+/// field and the update. Stores log each step's delta and rebuild a state by
+/// replaying the log through the same reducers, which must do exactly what
+/// they did the first time. Anything random (an id, a timestamp) belongs in
+/// the update, built by the node, or in [`Reducer::prepare`], which a
+/// delta's setters and its JSON decoding call on every update (that is
+/// where `add_messages` gives a message without an id its UUID).
 ///
 /// # Composition
 ///

@@ -30,7 +30,90 @@ pub trait State: Default {
 
     /// Applies one delta through each field's reducer. All-or-nothing: on
     /// `Err` the state is exactly as before.
-    fn apply(&mut self, delta: Self::Delta) -> Result<(), StateError>;
+    ///
+    /// Its effect is that of [`check`](State::check) followed by
+    /// [`commit`](State::commit); the derive writes a faster path for the
+    /// common delta.
+    fn apply(&mut self, delta: Self::Delta) -> Result<(), StateError> {
+        let checked = self.check(delta)?;
+        self.commit(checked);
+        Ok(())
+    }
+
+    /// Phase one of [`apply`](State::apply): finds every error `delta`
+    /// would meet (a reducer refusing an update, say) without changing the
+    /// state, and returns the accepted delta for [`commit`](State::commit).
+    ///
+    /// Between the two, the caller can do what must succeed before the
+    /// state changes (a store logs the step), and drop the [`Checked`] if
+    /// that fails: the state was never touched, and nothing was cloned. A
+    /// fallible custom reducer runs here, on a copy of its field only, and
+    /// its result is kept for `commit`.
+    ///
+    /// ```
+    /// use state_core::{AgentState, Message, Messages, State};
+    ///
+    /// #[derive(AgentState, Debug, PartialEq)]
+    /// struct Chat {
+    ///     #[reducer(add_messages)]
+    ///     messages: Messages,
+    ///     next: String,
+    /// }
+    ///
+    /// let mut chat = Chat::default();
+    /// let checked = chat.check(Chat::delta().messages(vec![Message::human("hi")]).next("tools"))?;
+    /// // ... persist the step here; on failure, drop `checked` ...
+    /// chat.commit(checked);
+    /// assert_eq!((chat.messages.len(), chat.next.as_str()), (1, "tools"));
+    ///
+    /// // Removing an id that is not there is refused, and nothing changes.
+    /// let before = chat.messages.clone();
+    /// let err = chat.check(Chat::delta().messages(vec![Message::remove("nope")]).next("end"));
+    /// assert!(err.is_err());
+    /// assert_eq!((&chat.messages, chat.next.as_str()), (&before, "tools"));
+    /// # Ok::<(), state_core::StateError>(())
+    /// ```
+    fn check(&self, delta: Self::Delta) -> Result<Checked<Self::Delta>, StateError>;
+
+    /// Phase two of [`apply`](State::apply): applies what
+    /// [`check`](State::check) accepted. Cannot fail.
+    ///
+    /// `checked` must come from `check` on this same state, unchanged since
+    /// (no other `apply`, `commit`, `set` or `begin_turn` in between):
+    /// `check` validated the writes against the state as it was then.
+    /// Otherwise a write that no longer fits (the removal of a message that
+    /// is gone) is skipped, and a fallible custom reducer's result, computed
+    /// by `check`, replaces its field as it was computed.
+    ///
+    /// ```
+    /// use state_core::{AgentState, State};
+    ///
+    /// fn spend(budget: &mut u32, cost: u32) -> Result<(), String> {
+    ///     *budget = budget.checked_sub(cost).ok_or("over budget")?;
+    ///     Ok(())
+    /// }
+    ///
+    /// #[derive(AgentState, Debug, PartialEq)]
+    /// struct Run {
+    ///     #[default(10)]
+    ///     #[reducer(with = spend)]
+    ///     budget: u32,
+    ///     #[reducer(append)]
+    ///     log: Vec<String>,
+    /// }
+    ///
+    /// let mut run = Run::default();
+    /// let checked = run.check(Run::delta().budget(4).log(vec!["search".into()]))?;
+    /// assert_eq!(run.budget, 10, "check changes nothing");
+    /// run.commit(checked);
+    /// assert_eq!((run.budget, run.log.len()), (6, 1));
+    ///
+    /// // Refused by the reducer: no `Checked`, the state as it was.
+    /// assert!(run.check(Run::delta().budget(7).log(vec!["fetch".into()])).is_err());
+    /// assert_eq!((run.budget, run.log.len()), (6, 1));
+    /// # Ok::<(), state_core::StateError>(())
+    /// ```
+    fn commit(&mut self, checked: Checked<Self::Delta>);
 
     /// One superstep, all-or-nothing: the deltas of nodes that ran in
     /// parallel, in the order given (LangGraph applies them in node-name
@@ -120,6 +203,30 @@ pub trait State: Default {
     }
 }
 
+/// A delta that [`State::check`] accepted, to be applied by
+/// [`State::commit`] (which cannot fail) on the same, unchanged state.
+///
+/// Only `check` makes one. The delta inside may differ from the one that
+/// was checked: a fallible custom reducer's result is already computed and
+/// held as an overwrite of its field.
+#[derive(Debug)]
+#[must_use = "a checked delta does nothing until it is committed"]
+pub struct Checked<D>(D);
+
+impl<D> Checked<D> {
+    /// Wraps a delta that was checked; for generated code, through
+    /// `__private::checked`.
+    pub(crate) fn new(delta: D) -> Self {
+        Checked(delta)
+    }
+
+    /// The accepted delta (fallible custom reducers' writes already
+    /// computed, as overwrites).
+    pub fn into_inner(self) -> D {
+        self.0
+    }
+}
+
 /// A partial update of a [`State`]: what one node writes.
 pub trait Delta: Default {
     /// True when the delta writes nothing.
@@ -134,9 +241,44 @@ pub trait Delta: Default {
     /// two overwrites of one field are a [`StateError::ConcurrentOverwrite`].
     fn merge(self, other: Self) -> Result<Self, StateError>;
 
-    /// A delta from a JSON object `{field: update}`; a reducer field also
-    /// accepts `{"__overwrite__": value}`. Unknown keys are an error with a
-    /// did-you-mean; a value of the wrong type names the field.
+    /// A delta from a JSON object `{field: update}`. Unknown keys are an
+    /// error with a did-you-mean; a value of the wrong type names the field.
+    ///
+    /// A reducer field also accepts two markers, each an object with one
+    /// key:
+    /// - `{"__overwrite__": value}` replaces the field wholesale (LangGraph's
+    ///   `Overwrite`; its `{"type": "__overwrite__", "value": value}` too);
+    /// - `{"__writes__": [update, ...]}` holds several writes of one step, in
+    ///   order: what a merged delta keeps when the field's reducer cannot
+    ///   fold its writes into one. A delta serializes this way, so
+    ///   `from_json(to_json(d)) == d` for every delta. The list must not be
+    ///   empty.
+    ///
+    /// Every update read is [prepared](crate::Reducer::prepare) by its
+    /// reducer (a message without an id gets one), so the decoded delta
+    /// holds exactly what applying it will use.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use state_core::{AgentState, Delta, State};
+    ///
+    /// fn concat(text: &mut String, more: String) {
+    ///     text.push_str(&more);
+    /// }
+    ///
+    /// #[derive(AgentState, Debug)]
+    /// struct Doc {
+    ///     #[reducer(with = concat)]
+    ///     text: String,
+    /// }
+    ///
+    /// // Two parallel writes that `concat` cannot fold into one.
+    /// let merged = Doc::delta().text("a").merge(Doc::delta().text("b"))?;
+    /// let json = serde_json::to_value(&merged).unwrap();
+    /// assert_eq!(json, json!({"text": {"__writes__": ["a", "b"]}}));
+    /// assert_eq!(DocDelta::from_json(json)?, merged);
+    /// # Ok::<(), state_core::StateError>(())
+    /// ```
     fn from_json(value: Value) -> Result<Self, StateError>;
 }
 

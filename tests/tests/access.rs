@@ -366,6 +366,11 @@ fn json_schema_for_state_and_delta() {
     let transcript = &delta["properties"]["transcript"]["anyOf"];
     assert_eq!(transcript[0]["type"], json!("array"));
     assert_eq!(transcript[1]["required"], json!(["__overwrite__"]));
+    assert_eq!(transcript[2]["required"], json!(["__writes__"]));
+    assert_eq!(
+        transcript[2]["properties"]["__writes__"]["items"],
+        transcript[0]
+    );
     assert!(
         delta["properties"]["next"].get("anyOf").is_none(),
         "replace fields have no overwrite form"

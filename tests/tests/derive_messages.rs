@@ -194,8 +194,16 @@ fn merged_deltas_keep_the_superstep_semantics() {
     via_all.apply_all([a, b]).unwrap();
     assert_eq!(via_merge, via_all);
     assert_eq!(ids(&via_merge.messages), ["1", "0"]);
-    // The two writes cannot be one JSON update.
-    assert!(serde_json::to_value(&merged).is_err());
+    // The two writes stay apart in JSON too, and read back as they were.
+    let json = serde_json::to_value(&merged).unwrap();
+    assert_eq!(
+        json,
+        json!({"messages": {"__writes__": [
+            [{"type": "remove", "content": "", "id": "0"}],
+            [{"type": "human", "content": "again", "id": "0"}],
+        ]}})
+    );
+    assert_eq!(ChatDelta::from_json(json).unwrap(), merged);
 
     // Without a removal in the first write they fold into one.
     let folded = Chat::delta()

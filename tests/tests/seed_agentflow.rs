@@ -127,7 +127,7 @@ fn the_schema_is_the_union_with_the_documents_reducers() {
     };
     assert_eq!(
         row("context"),
-        ("with = reducers::add_messages", Scope::Persistent)
+        ("with = reducers::AddMessages", Scope::Persistent)
     );
     assert_eq!(row("context_summary"), ("replace", Scope::Persistent));
     assert_eq!(row("execution_meta"), ("merge", Scope::Persistent));
@@ -136,7 +136,7 @@ fn the_schema_is_the_union_with_the_documents_reducers() {
     }
     let md = schema.to_markdown();
     for fragment in [
-        "| `context` | `Vec<Message>` | with = reducers::add_messages | persistent |",
+        "| `context` | `Vec<Message>` | with = reducers::AddMessages | persistent |",
         "| `execution_meta.step` | `u32` | replace | persistent |",
         "| `execution_meta.current_node` | `String` | replace | persistent | `\"__start__\"` |",
         "| `cart` | `Vec<Dict>` | replace | persistent |",

@@ -44,8 +44,10 @@ pub trait MessageLike {
     fn id(&self) -> Option<&str>;
 
     /// Sets the id. `add_messages` calls it on messages without one, with a
-    /// new UUID v4; afterwards [`id`](MessageLike::id) must return it (a
-    /// message that still has no id is appended and never matched).
+    /// new UUID v4 (the reducer: when a delta is built, or derived for a
+    /// message of the history); afterwards [`id`](MessageLike::id) must
+    /// return it (a message that still has no id is appended and never
+    /// matched).
     fn set_id(&mut self, id: String);
 
     /// True for a request to delete the message with this message's id.
@@ -93,7 +95,7 @@ impl MessageHistory for Messages {
     type Message = Message;
 
     fn __add_messages(&mut self, update: Vec<Message>) -> Result<(), ReduceError> {
-        add_to_list(self.list_mut(), update, new_id)
+        add_to_list(self.list_mut(), update, new_id, HistoryIds::Fresh)
     }
 }
 
@@ -101,8 +103,21 @@ impl<M: MessageLike> MessageHistory for Vec<M> {
     type Message = M;
 
     fn __add_messages(&mut self, update: Vec<M>) -> Result<(), ReduceError> {
-        add_to_vec(self, update, new_id)
+        add_to_vec(self, update, new_id, HistoryIds::Fresh)
     }
+}
+
+/// Where the id comes from that a message of the history without one gets
+/// when an update is merged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HistoryIds {
+    /// A new UUID v4, as LangGraph (the function [`add_messages`]).
+    Fresh,
+    /// Derived from the update's first id and the message's position (the
+    /// reducer): the same update on the same history gives the same ids,
+    /// so replaying a logged step rebuilds them. An update that brings no
+    /// id leaves such messages as they are.
+    Derived,
 }
 
 /// Merges `update` into `history`, as LangGraph's `add_messages`; all or
@@ -111,7 +126,9 @@ impl<M: MessageLike> MessageHistory for Vec<M> {
 /// For each message of `update`, in order:
 /// - a message without an id gets a new UUID v4 (only a missing id: `""` is
 ///   an id); messages of the history without an id get one too, as in
-///   LangGraph;
+///   LangGraph (the reducer a state uses, [`AddMessages`](super::AddMessages),
+///   fixes these ids so that a replayed step gives the same ones; see its
+///   docs);
 /// - a message whose id is in the history (or was appended earlier in this
 ///   update) replaces that message **in place**; otherwise it is appended;
 /// - a removal ([`Message::remove`]) marks its id; marked messages are
@@ -180,8 +197,44 @@ pub fn add_messages<H: MessageHistory>(
 }
 
 /// A new message id: a UUID v4, as LangGraph's `str(uuid.uuid4())`.
-fn new_id() -> String {
+pub(crate) fn new_id() -> String {
     uuid::Uuid::new_v4().to_string()
+}
+
+/// The id for the message at `position` of a history, derived from
+/// `anchor`: a UUID (version 8, "custom") whose bits are an FNV-1a hash of
+/// both. Written out rather than `std`'s hasher, whose output may change
+/// between Rust releases: a log written by one build replays in another.
+fn derived_id(anchor: &str, position: usize) -> String {
+    const OFFSET: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
+    const PRIME: u128 = 0x0000_0000_0100_0000_0000_0000_0000_013b;
+    let position = u64::try_from(position).unwrap_or(u64::MAX).to_le_bytes();
+    // The separator keeps ("a", 1) and ("a\u{1}", 0)-like inputs apart.
+    let bytes = anchor.bytes().chain([0xff]).chain(position);
+    let hash = bytes.fold(OFFSET, |hash, byte| {
+        (hash ^ u128::from(byte)).wrapping_mul(PRIME)
+    });
+    uuid::Builder::from_custom_bytes(hash.to_be_bytes())
+        .into_uuid()
+        .to_string()
+}
+
+/// How messages of the history without an id get one: for each position,
+/// the id, or `None` to leave it without.
+fn history_ids<'a, M: MessageLike>(
+    mode: HistoryIds,
+    update: &'a [M],
+    new_id: &'a mut impl FnMut() -> String,
+) -> impl FnMut(usize) -> Option<String> + 'a {
+    // Every message of a prepared update has an id; removals name others.
+    let anchor = update
+        .iter()
+        .filter(|m| !m.is_removal())
+        .find_map(MessageLike::id);
+    move |position| match mode {
+        HistoryIds::Fresh => Some(new_id()),
+        HistoryIds::Derived => anchor.map(|anchor| derived_id(anchor, position)),
+    }
 }
 
 /// What applying one message of an update does.
@@ -211,6 +264,12 @@ fn take_tail<M: MessageLike>(update: &mut Vec<M>) -> bool {
         }
         None => false,
     }
+}
+
+/// Gives the messages of `update` that lack an id a new UUID v4, before the
+/// update is logged or applied (`Reducer::prepare` of `add_messages`).
+pub(crate) fn prepare_ids<M: MessageLike>(update: &mut [M]) {
+    assign_ids(update, &mut new_id);
 }
 
 /// Gives the messages of `update` that lack an id a new one (not removals:
@@ -276,6 +335,7 @@ pub(crate) fn add_to_list<M: MessageLike, S: BuildHasher + Default>(
     list: &mut IdList<M, S>,
     mut update: Vec<M>,
     mut new_id: impl FnMut() -> String,
+    history: HistoryIds,
 ) -> Result<(), ReduceError> {
     let clear = take_tail(&mut update);
     assign_ids(&mut update, &mut new_id);
@@ -287,7 +347,7 @@ pub(crate) fn add_to_list<M: MessageLike, S: BuildHasher + Default>(
     if clear {
         list.clear();
     } else {
-        list.assign_missing_ids(&mut new_id);
+        list.assign_missing_ids(history_ids(history, &update, &mut new_id));
     }
     for (message, step) in update.into_iter().zip(plan.steps) {
         match step {
@@ -308,6 +368,7 @@ pub(crate) fn add_to_vec<M: MessageLike>(
     history: &mut Vec<M>,
     mut update: Vec<M>,
     mut new_id: impl FnMut() -> String,
+    mode: HistoryIds,
 ) -> Result<(), ReduceError> {
     let clear = take_tail(&mut update);
     assign_ids(&mut update, &mut new_id);
@@ -324,9 +385,12 @@ pub(crate) fn add_to_vec<M: MessageLike>(
     if clear {
         history.clear();
     } else {
-        for message in history.iter_mut() {
-            if message.id().is_none() {
-                message.set_id(new_id());
+        let mut id_at = history_ids(mode, &update, &mut new_id);
+        for (at, message) in history.iter_mut().enumerate() {
+            if message.id().is_none()
+                && let Some(id) = id_at(at)
+            {
+                message.set_id(id);
             }
         }
     }
@@ -376,9 +440,9 @@ mod tests {
     /// Runs one update on both targets, checks they agree, returns the result.
     fn run(left: Vec<Message>, right: Vec<Message>) -> Result<Vec<Message>, ReduceError> {
         let mut list = Messages::from(left.clone());
-        let on_list = add_to_list(list.list_mut(), right.clone(), counter());
+        let on_list = add_to_list(list.list_mut(), right.clone(), counter(), HistoryIds::Fresh);
         let mut vec = left.clone();
-        let on_vec = add_to_vec(&mut vec, right, counter());
+        let on_vec = add_to_vec(&mut vec, right, counter(), HistoryIds::Fresh);
         assert_eq!(on_list, on_vec.clone().map(|_| ()));
         match on_vec {
             Ok(()) => {
@@ -666,7 +730,7 @@ mod tests {
         add_messages(&mut vec, vec![Stubborn(None), Stubborn(Some("a"))]).unwrap();
         assert_eq!(vec, [Stubborn(None), Stubborn(Some("a")), Stubborn(None)]);
         let mut list: IdList<Stubborn> = IdList::from_items([Stubborn(None)]);
-        add_to_list(&mut list, vec![Stubborn(None)], new_id).unwrap();
+        add_to_list(&mut list, vec![Stubborn(None)], new_id, HistoryIds::Fresh).unwrap();
         assert_eq!(list.len(), 2);
     }
 
@@ -746,7 +810,7 @@ mod tests {
     /// of the update) while merging `update` into `list`.
     fn touches_of(list: &mut IdList<Counted>, update: Vec<Counted>) -> u64 {
         let before = touches();
-        add_to_list(list, update, new_id).unwrap();
+        add_to_list(list, update, new_id, HistoryIds::Fresh).unwrap();
         touches() - before
     }
 
@@ -796,7 +860,7 @@ mod tests {
         assert!(cost >= u64::from(BIG), "a removal rescans: {cost}");
         let mut vec: Vec<Counted> = (0..BIG).map(|i| counted(&format!("m{i}"), i)).collect();
         let before = touches();
-        add_to_vec(&mut vec, vec![counted("new", 0)], new_id).unwrap();
+        add_to_vec(&mut vec, vec![counted("new", 0)], new_id, HistoryIds::Fresh).unwrap();
         assert!(
             touches() - before >= u64::from(BIG),
             "Vec<M> is O(history), as LangGraph"

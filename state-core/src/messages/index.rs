@@ -146,9 +146,9 @@ impl<M: MessageLike, S: BuildHasher> IdList<M, S> {
         }
     }
 
-    /// Gives every message without an id a new one (the caller's `new_id`).
-    /// Free when there are none.
-    pub(crate) fn assign_missing_ids(&mut self, mut new_id: impl FnMut() -> String) {
+    /// Gives every message without an id the one `new_id` returns for its
+    /// position (none: it stays without). Free when there are none.
+    pub(crate) fn assign_missing_ids(&mut self, mut new_id: impl FnMut(usize) -> Option<String>) {
         if self.unindexed == 0 {
             return;
         }
@@ -159,7 +159,10 @@ impl<M: MessageLike, S: BuildHasher> IdList<M, S> {
             if item.id().is_some() {
                 continue;
             }
-            item.set_id(new_id());
+            let Some(id) = new_id(at) else {
+                continue;
+            };
+            item.set_id(id);
             if let Some(hash) = item.id().map(|id| self.hasher.hash_one(id)) {
                 self.index(hash, at);
                 self.unindexed -= 1;
@@ -291,7 +294,7 @@ pub(crate) mod tests {
         list.push_new(item("d", 1));
         check_positions(&list);
         list.push_new(Item(None, 9));
-        list.assign_missing_ids(|| "e".to_owned());
+        list.assign_missing_ids(|_| Some("e".to_owned()));
         check_positions(&list);
         assert_eq!(list.position("e"), Some(3));
     }
@@ -301,16 +304,16 @@ pub(crate) mod tests {
         let mut list: IdList<Item> =
             IdList::from_items([Item(None, 1), item("x", 2), Item(None, 3)]);
         let mut n = 0;
-        list.assign_missing_ids(|| {
+        list.assign_missing_ids(|_| {
             n += 1;
-            format!("gen{n}")
+            Some(format!("gen{n}"))
         });
         assert_eq!(
             list.items(),
             [item("gen1", 1), item("x", 2), item("gen2", 3)]
         );
         check_positions(&list);
-        list.assign_missing_ids(|| unreachable!("no message lacks an id"));
+        list.assign_missing_ids(|_| unreachable!("no message lacks an id"));
     }
 
     #[test]

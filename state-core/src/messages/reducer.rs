@@ -1,7 +1,8 @@
 //! [`AddMessages`]: `add_messages` as a [`Reducer`], with an exact check of
 //! a whole step's writes and exact folding of two writes.
 
-use super::{Message, MessageLike, Messages, add_messages};
+use super::add::{HistoryIds, add_to_list, add_to_vec, new_id, prepare_ids};
+use super::{Message, MessageLike, Messages};
 use crate::error::ReduceError;
 use crate::reducer::{Fold, Reducer, Writes};
 use std::cell::OnceCell;
@@ -19,6 +20,15 @@ use std::collections::HashSet;
 /// a checked update cannot fail. [`fold`](Reducer::fold) concatenates two
 /// writes when that is exactly equivalent: when the first contains no
 /// removal of an id (a remove-all is fine).
+///
+/// Ids are fixed before applying, so that replaying a logged step gives the
+/// same state: [`prepare`](Reducer::prepare) gives a message of an update
+/// that lacks an id a UUID v4 (a delta's setters and its JSON decoding call
+/// it), and a message already in the history without an id (written by
+/// `set` or an overwrite, say) gets one derived from the update's first id
+/// and its position, a UUID too. The function
+/// [`add_messages`](super::add_messages) draws fresh UUID v4s for both
+/// instead, as LangGraph.
 ///
 /// ```
 /// use state_core::{Message, Messages};
@@ -54,7 +64,7 @@ impl Reducer<Messages> for AddMessages {
     /// refuse changes nothing.
     fn apply(&self, target: &mut Messages, update: Vec<Message>) {
         // Checked updates cannot fail; an unchecked bad one is a no-op.
-        let _ = add_messages(target, update);
+        let _ = add_to_list(target.list_mut(), update, new_id, HistoryIds::Derived);
     }
 
     /// O(total size of the writes): ids are looked up in the history's index.
@@ -64,6 +74,12 @@ impl Reducer<Messages> for AddMessages {
 
     fn fold(&self, first: Vec<Message>, second: Vec<Message>) -> Fold<Vec<Message>> {
         fold(first, second)
+    }
+
+    /// Gives the update's messages that lack an id (removals aside) a new
+    /// UUID v4, so that the update holds the ids applying will use.
+    fn prepare(&self, update: &mut Vec<Message>) {
+        prepare_ids(update);
     }
 }
 
@@ -75,7 +91,7 @@ impl<M: MessageLike> Reducer<Vec<M>> for AddMessages {
     /// refuse changes nothing.
     fn apply(&self, target: &mut Vec<M>, update: Vec<M>) {
         // Checked updates cannot fail; an unchecked bad one is a no-op.
-        let _ = add_messages(target, update);
+        let _ = add_to_vec(target, update, new_id, HistoryIds::Derived);
     }
 
     /// O(total size of the writes) when no write removes an id; otherwise
@@ -90,6 +106,12 @@ impl<M: MessageLike> Reducer<Vec<M>> for AddMessages {
 
     fn fold(&self, first: Vec<M>, second: Vec<M>) -> Fold<Vec<M>> {
         fold(first, second)
+    }
+
+    /// Gives the update's messages that lack an id (removals aside) a new
+    /// UUID v4, so that the update holds the ids applying will use.
+    fn prepare(&self, update: &mut Vec<M>) {
+        prepare_ids(update);
     }
 }
 
@@ -178,6 +200,7 @@ fn fold<M: MessageLike>(mut first: Vec<M>, second: Vec<M>) -> Fold<Vec<M>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::messages::add_messages;
     use proptest::prelude::*;
 
     fn h(id: &str, text: &str) -> Message {

@@ -36,12 +36,19 @@ use serde_json::Value;
 /// the update is the nested state's delta, and only the inner fields it
 /// writes change, each through its own reducer.
 ///
+/// A reducer must be deterministic: its effect depends only on the field
+/// and the update. Stores log updates and rebuild a state by replaying them
+/// through the same reducers, which must then do exactly what they did the
+/// first time. Anything random (an id, a timestamp) belongs in the update,
+/// built by the node, or is fixed in [`prepare`](Reducer::prepare).
+///
 /// Reduction is two-phase so that a whole state update can be atomic:
 /// [`check`](Reducer::check) (or [`stage`](Reducer::stage)) finds every
 /// error without touching the target, then [`apply`](Reducer::apply) (or
 /// [`commit`](Reducer::commit)) cannot fail. Implement `apply`, plus `check`
 /// if some updates can be refused, plus `fold` if two updates written in
-/// one step can be combined into one.
+/// one step can be combined into one, plus `prepare` if applying would
+/// otherwise choose something at random.
 ///
 /// ```
 /// use state_core::reducer::{Reducer, Append};
@@ -72,6 +79,27 @@ pub trait Reducer<T> {
     fn check(&self, target: &T, writes: &Writes<Self::Update>) -> Result<(), ReduceError> {
         let _ = (target, writes);
         Ok(())
+    }
+
+    /// Fixes, before an update is logged or applied, anything applying would
+    /// otherwise choose at random; `add_messages` gives id-less messages
+    /// their UUID here. The default does nothing.
+    ///
+    /// A delta's setters and its JSON decoding call it on every update they
+    /// store, so the delta a store logs is exactly the one that is applied,
+    /// and replaying the log rebuilds the same state.
+    ///
+    /// ```
+    /// use state_core::{Message, Messages};
+    /// use state_core::reducer::{AddMessages, Reducer};
+    ///
+    /// let mut update = vec![Message::ai("hello"), Message::remove("gone")];
+    /// <AddMessages as Reducer<Messages>>::prepare(&AddMessages, &mut update);
+    /// assert!(update[0].id().is_some(), "an id, fixed before applying");
+    /// assert_eq!(update[1].id(), Some("gone"));
+    /// ```
+    fn prepare(&self, update: &mut Self::Update) {
+        let _ = update;
     }
 
     /// Combines two updates written in the same step into one with the same

@@ -33,8 +33,9 @@ pub fn stage<T, R: Reducer<T>>(
     }
 }
 
-/// The plan of one field of a delta that was staged already (see
-/// `Staging::stage_delta`): its writes, without checking them again.
+/// The plan of one field of a delta that was checked already (see
+/// [`State::check`](crate::State::check)): its writes, without checking
+/// them again.
 #[inline(always)]
 pub fn restage<T, U>(slot: Option<U>, more: Option<More<T, U>>) -> Plan<T, U> {
     match written(slot, more) {

@@ -1,7 +1,7 @@
 //! JSON Schemas (via schemars) for a state and for its delta, built from
 //! the state's [`Schema`](crate::Schema) and its fields' own schemas.
 
-use crate::runtime::serde_delta::OVERWRITE_KEY;
+use crate::runtime::serde_delta::{OVERWRITE_KEY, WRITES_KEY};
 use crate::schema::Schema as StateSchema;
 use schemars::Schema;
 use serde_json::{Map, Value, json};
@@ -20,7 +20,8 @@ pub fn state_json_schema(
 }
 
 /// The schema of a delta: each field optional, holding its update; a
-/// reducer field may instead hold `{"__overwrite__": value}`.
+/// reducer field may instead hold `{"__overwrite__": value}` or the writes
+/// of a merged step, `{"__writes__": [update, ...]}`.
 pub fn delta_json_schema(
     info: &StateSchema,
     fields: impl IntoIterator<Item = (&'static str, Schema, Option<Schema>)>,
@@ -39,7 +40,15 @@ pub fn delta_json_schema(
                             "properties": { OVERWRITE_KEY: field.to_value() },
                             "required": [OVERWRITE_KEY],
                             "additionalProperties": false,
-                        }
+                        },
+                        {
+                            "type": "object",
+                            "properties": {
+                                WRITES_KEY: { "type": "array", "items": update, "minItems": 1 },
+                            },
+                            "required": [WRITES_KEY],
+                            "additionalProperties": false,
+                        },
                     ]
                 }),
             };

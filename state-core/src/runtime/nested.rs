@@ -1,28 +1,15 @@
 //! Nested states: a field whose type derives `AgentState`, reduced with
 //! `#[reducer(merge)]`, takes the inner state's delta as its update. The
-//! derive implements `Reducer<Inner>` for `Merge` with the functions here,
-//! and [`Staging`] so that the inner delta is staged with the outer one:
-//! the whole update stays all-or-nothing.
+//! derive implements `Reducer<Inner>` for `Merge` with the functions here;
+//! the inner delta is checked ([`State::check`]) with the outer one, so the
+//! whole update stays all-or-nothing.
 
 use super::apply::Plan;
 use super::pending::{More, more_mut, set_overwrite};
 use crate::error::{ReduceError, StateError};
 use crate::reducer::{Fold, Staged, Writes};
-use crate::state::{Delta, State};
+use crate::state::{Checked, Delta, State};
 use serde_json::Value;
-
-/// Two-phase application of a whole delta, implemented by the derive:
-/// [`State::apply`] is `commit_delta(stage_delta(delta)?)`.
-pub trait Staging: State {
-    /// Checks every write of `delta` against `self` without changing it,
-    /// and returns the delta with every write accepted (a fallible custom
-    /// reducer's result already computed, as an overwrite).
-    fn stage_delta(&self, delta: Self::Delta) -> Result<Self::Delta, StateError>;
-
-    /// Applies a delta that [`stage_delta`](Staging::stage_delta) returned.
-    /// Cannot fail.
-    fn commit_delta(&mut self, checked: Self::Delta);
-}
 
 /// Puts a staged field back into a delta's slot: accepted writes as writes,
 /// a computed value as an overwrite.
@@ -56,8 +43,8 @@ pub fn apply<S: State>(target: &mut S, delta: S::Delta) {
 }
 
 /// `Reducer::stage` of a nested state: the step's deltas, merged, then
-/// staged against the nested state. Errors name the inner field.
-pub fn stage<S: Staging>(
+/// checked against the nested state. Errors name the inner field.
+pub fn stage<S: State>(
     target: &S,
     writes: Writes<S::Delta>,
 ) -> Result<Staged<S, S::Delta>, ReduceError> {
@@ -66,13 +53,15 @@ pub fn stage<S: Staging>(
     for next in later {
         delta = delta.merge(next).map_err(nested)?;
     }
-    let checked = target.stage_delta(delta).map_err(nested)?;
-    Ok(Staged::writes(Writes::one(checked)))
+    let checked = target.check(delta).map_err(nested)?;
+    Ok(Staged::writes(Writes::one(checked.into_inner())))
 }
 
-/// `Reducer::commit` of a nested state.
-pub fn commit<S: Staging>(target: &mut S, staged: Staged<S, S::Delta>) {
-    staged.commit(target, |target, checked| target.commit_delta(checked));
+/// `Reducer::commit` of a nested state: [`stage`] checked the delta.
+pub fn commit<S: State>(target: &mut S, staged: Staged<S, S::Delta>) {
+    staged.commit(target, |target, checked| {
+        target.commit(Checked::new(checked))
+    });
 }
 
 /// `Reducer::fold` of a nested state: one delta with the effect of both,

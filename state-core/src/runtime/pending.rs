@@ -2,7 +2,7 @@
 //! overwrite, or later updates that could not be folded into the first.
 
 use crate::error::StateError;
-use crate::reducer::{Fold, Reducer};
+use crate::reducer::{Fold, Reducer, Writes};
 
 /// The rare part of a delta's slot for one field, kept out of line (boxed in
 /// the delta) so that ordinary deltas stay small.
@@ -64,19 +64,45 @@ pub fn set_overwrite<C: Default, T, U>(
 }
 
 /// Sets a plain update, dropping any earlier overwrite or later writes of
-/// the same field in this delta (a setter called again replaces).
-pub fn set_update<C, T, U>(
-    slot: &mut Option<U>,
+/// the same field in this delta (a setter called again replaces). The
+/// reducer [prepares](Reducer::prepare) it first: the delta holds what
+/// applying will use (message ids), so a logged delta replays exactly.
+pub fn set_update<C, T, R: Reducer<T>>(
+    reducer: &R,
+    slot: &mut Option<R::Update>,
     more: &mut Option<Box<C>>,
-    project: fn(&mut C) -> &mut More<T, U>,
-    value: U,
+    project: fn(&mut C) -> &mut More<T, R::Update>,
+    mut value: R::Update,
 ) {
+    reducer.prepare(&mut value);
     if let Some(more) = more.as_mut() {
         let more = project(more);
         more.overwrite = None;
         more.later.clear();
     }
     *slot = Some(value);
+}
+
+/// Sets a field's writes of a merged step, in order, each
+/// [prepared](Reducer::prepare), replacing whatever the delta held for it:
+/// the first in the slot, the rest as later writes. They are not folded,
+/// so the delta is the one that was written out.
+pub fn set_writes<C: Default, T, R: Reducer<T>>(
+    reducer: &R,
+    slot: &mut Option<R::Update>,
+    more: &mut Option<Box<C>>,
+    project: fn(&mut C) -> &mut More<T, R::Update>,
+    writes: Writes<R::Update>,
+) {
+    let (first, mut later) = writes.into_parts();
+    set_update(reducer, slot, more, project, first);
+    if later.is_empty() {
+        return;
+    }
+    for update in &mut later {
+        reducer.prepare(update);
+    }
+    more_mut(more, project).later = later;
 }
 
 /// Merges the writes `(b_slot, b_more)` of a later delta into one field of an

@@ -1,14 +1,16 @@
 //! Deltas in JSON (or any self-describing serde format): `{field: update}`,
 //! with `{"__overwrite__": value}` (or LangGraph's `{"type":
-//! "__overwrite__", "value": value}`) replacing a reducer field wholesale.
+//! "__overwrite__", "value": value}`) replacing a reducer field wholesale,
+//! and `{"__writes__": [update, ...]}` holding the writes of a merged step
+//! that the field's reducer could not fold into one, in order.
 
 use super::flatten::KeyTree;
-use super::pending::{More, set_overwrite, set_update};
+use super::pending::{More, set_overwrite, set_update, set_writes};
 use crate::dynamic::{describe, from_json};
 use crate::error::StateError;
-use crate::reducer::Reducer;
+use crate::reducer::{Reducer, Writes};
 use serde::de::{self, DeserializeOwned, MapAccess, Visitor};
-use serde::ser::{self, SerializeMap};
+use serde::ser::SerializeMap;
 use serde::{Deserializer, Serialize};
 use serde_json::Value;
 use std::fmt;
@@ -16,6 +18,9 @@ use std::marker::PhantomData;
 
 /// The key LangGraph uses to mark an overwrite.
 pub const OVERWRITE_KEY: &str = "__overwrite__";
+
+/// The key that marks the several writes of a merged step to one field.
+pub const WRITES_KEY: &str = "__writes__";
 
 /// Implemented by generated deltas: decodes the JSON value of one key.
 pub trait DecodeDelta: Default {
@@ -105,7 +110,9 @@ pub fn decode_replace<U: DeserializeOwned>(
     Ok(())
 }
 
-/// Reads a reducer field's update, or an overwrite of the whole field.
+/// Reads a reducer field's update, an overwrite of the whole field, or the
+/// writes of a merged step. Every update is [prepared](Reducer::prepare),
+/// so ids a decoded delta needs are fixed once, here.
 pub fn decode_reduced<C, T, U, R>(
     reducer: &R,
     field: &str,
@@ -121,22 +128,76 @@ where
     U: DeserializeOwned,
     R: Reducer<T, Update = U>,
 {
-    match split_overwrite(value) {
+    let decode = |value| decode_update(reducer, field, (update_ty, one_or_many), value);
+    let plain = match split_overwrite(value) {
         Ok(inner) => {
             let value = from_json(field, ty, inner)?;
             set_overwrite(slot, more, project, value);
+            return Ok(());
         }
-        Err(plain) => {
-            let plain = match plain {
-                Value::Array(_) => plain,
-                single if one_or_many => Value::Array(vec![single]),
-                other => other,
-            };
-            let value = reducer.decode_update(field, update_ty, plain)?;
-            set_update(slot, more, project, value);
+        Err(plain) => plain,
+    };
+    match split_writes(plain) {
+        Ok(list) => {
+            let (first, rest) = writes_list(field, list)?;
+            let first = decode(first)?;
+            let later = rest.into_iter().map(decode).collect::<Result<_, _>>()?;
+            set_writes(reducer, slot, more, project, Writes::new(first, later));
         }
+        Err(plain) => set_update(reducer, slot, more, project, decode(plain)?),
     }
     Ok(())
+}
+
+/// One update of a reducer field; LangGraph's single message where a list
+/// is expected (`one_or_many`) becomes a list of one.
+fn decode_update<T, R: Reducer<T>>(
+    reducer: &R,
+    field: &str,
+    (update_ty, one_or_many): (&'static str, bool),
+    value: Value,
+) -> Result<R::Update, StateError>
+where
+    R::Update: DeserializeOwned,
+{
+    let value = match value {
+        Value::Array(_) => value,
+        single if one_or_many => Value::Array(vec![single]),
+        other => other,
+    };
+    reducer.decode_update(field, update_ty, value)
+}
+
+/// `Ok(list)` when `value` is a `{"__writes__": ...}` marker, else
+/// `Err(value)` back.
+pub fn split_writes(value: Value) -> Result<Value, Value> {
+    match value {
+        Value::Object(mut object) if object.len() == 1 && object.contains_key(WRITES_KEY) => {
+            Ok(object.remove(WRITES_KEY).unwrap_or_default())
+        }
+        other => Err(other),
+    }
+}
+
+/// The updates under a `__writes__` marker, first and rest: a non-empty
+/// array, or an error naming the field.
+fn writes_list(field: &str, list: Value) -> Result<(Value, Vec<Value>), StateError> {
+    if let Value::Array(items) = list {
+        let mut items = items.into_iter();
+        if let Some(first) = items.next() {
+            return Ok((first, items.collect()));
+        }
+        return Err(not_a_writes_list(field, &Value::Array(Vec::new())));
+    }
+    Err(not_a_writes_list(field, &list))
+}
+
+fn not_a_writes_list(field: &str, got: &Value) -> StateError {
+    StateError::Type {
+        field: field.to_owned(),
+        expected: format!("a non-empty list of updates under \"{WRITES_KEY}\""),
+        got: describe(got),
+    }
 }
 
 /// `Ok(inner)` when `value` is an overwrite marker, else `Err(value)` back.
@@ -154,9 +215,9 @@ pub fn split_overwrite(value: serde_json::Value) -> Result<serde_json::Value, se
     Err(serde_json::Value::Object(object))
 }
 
-/// Writes one field's slot: the update, or `{"__overwrite__": value}`.
-/// A merged delta that keeps several writes to one field has no single
-/// JSON form and fails with an error naming the field.
+/// Writes one field's slot: the update, `{"__overwrite__": value}`, or,
+/// for the writes of a merged step that did not fold into one,
+/// `{"__writes__": [update, ...]}` in order.
 pub fn serialize_slot<M, T, U>(
     map: &mut M,
     field: &'static str,
@@ -168,30 +229,36 @@ where
     T: Serialize,
     U: Serialize,
 {
-    if let Some(more) = more {
-        if let Some(value) = &more.overwrite {
-            return map.serialize_entry(field, &Overwrite(value));
-        }
-        if !more.later.is_empty() {
-            return Err(ser::Error::custom(format_args!(
-                "field \"{field}\" holds {} writes from a merged step, which one JSON object cannot express; apply the delta instead",
-                more.later.len() + 1
-            )));
-        }
+    let later = match more {
+        Some(More {
+            overwrite: Some(value),
+            ..
+        }) => return map.serialize_entry(field, &Marker(OVERWRITE_KEY, value)),
+        Some(more) => more.later.as_slice(),
+        None => &[],
+    };
+    if later.is_empty() {
+        return match slot {
+            Some(update) => map.serialize_entry(field, update),
+            None => Ok(()),
+        };
     }
-    match slot {
-        Some(update) => map.serialize_entry(field, update),
-        None => Ok(()),
+    let writes = slot.iter().chain(later).collect::<Vec<_>>();
+    match writes.as_slice() {
+        // (A lone later write: setters keep the slot filled, but a hand-made
+        // delta may not.)
+        [one] => map.serialize_entry(field, one),
+        _ => map.serialize_entry(field, &Marker(WRITES_KEY, &writes)),
     }
 }
 
-/// Serializes as `{"__overwrite__": value}`.
-struct Overwrite<'a, T>(&'a T);
+/// Serializes as `{key: value}`: an overwrite or a list of writes.
+struct Marker<'a, T>(&'static str, &'a T);
 
-impl<T: Serialize> Serialize for Overwrite<'_, T> {
+impl<T: Serialize> Serialize for Marker<'_, T> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(1))?;
-        map.serialize_entry(OVERWRITE_KEY, self.0)?;
+        map.serialize_entry(self.0, self.1)?;
         map.end()
     }
 }

@@ -1,6 +1,7 @@
-//! `impl State` and `impl Staging`: `apply` stages every field (all errors,
-//! no changes), then commits every field (no errors), so a delta applies
-//! all-or-nothing; a nested state is staged with the state around it.
+//! `impl State`: `check` stages every field (all errors, no changes), then
+//! `commit` commits every field (no errors), so a delta applies
+//! all-or-nothing; a nested state is checked with the state around it.
+//! `apply` is the two in one, with a fast path for the common delta.
 
 use super::turn::begin_turn;
 use super::{
@@ -24,7 +25,8 @@ pub fn impl_state(model: &Model) -> TokenStream {
     let access = access::methods(model);
     let schema = schema::method(model);
     let begin_turn = begin_turn(model);
-    let staging = staging(model);
+    let check = check(model);
+    let commit = commit(model);
     let apply = apply(model);
 
     quote! {
@@ -33,13 +35,13 @@ pub fn impl_state(model: &Model) -> TokenStream {
             type Delta = #delta #ty_generics;
 
             #apply
+            #check
+            #commit
 
             #begin_turn
             #access
             #schema
         }
-
-        #staging
     }
 }
 
@@ -47,7 +49,7 @@ pub fn impl_state(model: &Model) -> TokenStream {
 /// write to one field: the common case) takes the fast path, as a
 /// hand-written apply would: only the written reducer fields are staged,
 /// then written `replace` fields are moved into place and the staged ones
-/// committed. Any other delta goes through `stage_delta` / `commit_delta`.
+/// committed. Any other delta goes through `check` / `commit`.
 fn apply(model: &Model) -> TokenStream {
     let p = private(model);
     let delta = &model.delta;
@@ -83,75 +85,106 @@ fn apply(model: &Model) -> TokenStream {
         #[inline]
         fn apply(&mut self, delta: Self::Delta) -> #p::Result<(), #p::StateError> {
             if delta.__more.is_some() {
-                let __checked = #p::Staging::stage_delta(self, delta)?;
-                #p::Staging::commit_delta(self, __checked);
+                let __checked = #p::State::check(self, delta)?;
+                #p::State::commit(self, __checked);
                 return #p::Ok(());
             }
             let #delta { #(#names: #writes,)* #(#base_names: #base_writes,)* __more: _ } = delta;
             #(#stages)*
             // A base's keys are this state's: its errors name them as they are.
-            #(let #staged_bases = #p::Staging::stage_delta(&self.#staged_base_names, #staged_base_writes)?;)*
+            #(let #staged_bases = #p::State::check(&self.#staged_base_names, #staged_base_writes)?;)*
             // The last base applies as the last step that can fail: on error
             // nothing else has changed yet, and its own apply is atomic.
             #(#p::State::apply(&mut self.#last_base, #last_write)?;)*
             #(#commits)*
-            #(#p::Staging::commit_delta(&mut self.#staged_base_names, #staged_bases);)*
+            #(#p::State::commit(&mut self.#staged_base_names, #staged_bases);)*
             #p::Ok(())
         }
     }
 }
 
-/// `impl Staging`: `stage_delta` stages every field against the state (all
-/// errors, no changes) and hands back the accepted writes as a delta;
-/// `commit_delta` applies them (no errors).
-fn staging(model: &Model) -> TokenStream {
+/// `check`: stages every field against the state (all errors, no changes)
+/// and hands back the accepted writes as a delta (a fallible custom
+/// reducer's result as an overwrite).
+fn check(model: &Model) -> TokenStream {
     let p = private(model);
-    let Model {
-        ident,
-        generics,
-        delta,
-        ..
-    } = model;
-    let (impl_generics, ty_generics, _) = generics.split_for_impl();
-    let where_clause = bounds(model, SerdeBound::State);
-    let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
-    let writes = local_names("w", model);
-    let rare = local_names("m", model);
+    let Parts {
+        names,
+        writes,
+        rare,
+        reducers,
+        base_names,
+        base_writes,
+        unpack,
+    } = parts(model);
+    let delta = &model.delta;
     let plans = local_names("plan", model);
-    let reducers = model
-        .fields
-        .iter()
-        .map(|f| reducer_value(model, f))
-        .collect::<Vec<_>>();
     let projects = model.fields.iter().map(|f| project(model, f));
     let keys = model.fields.iter().map(key);
-    let base_names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
-    let base_writes = base_locals(model);
-    let unpack = unpack_more(model, quote!(__more));
-
     quote! {
-        #[automatically_derived]
-        impl #impl_generics #p::Staging for #ident #ty_generics #where_clause {
-            #[inline]
-            fn stage_delta(&self, delta: #delta #ty_generics) -> #p::Result<#delta #ty_generics, #p::StateError> {
-                let #delta { #(#names: #writes,)* #(#base_names: #base_writes,)* __more } = delta;
-                #unpack
-                #(let #plans = #p::stage(&#reducers, &self.#names, #keys, #writes, #rare)?;)*
-                // A base's keys are this state's: its errors name them as they are.
-                #(let #base_writes = #p::Staging::stage_delta(&self.#base_names, #base_writes)?;)*
-                let mut __out = <#delta #ty_generics as #p::Default>::default();
-                #(#p::unstage(&mut __out.#names, &mut __out.__more, #projects, #plans);)*
-                #(__out.#base_names = #base_writes;)*
-                #p::Ok(__out)
-            }
-
-            #[inline]
-            fn commit_delta(&mut self, checked: #delta #ty_generics) {
-                let #delta { #(#names: #writes,)* #(#base_names: #base_writes,)* __more } = checked;
-                #unpack
-                #(#p::commit(&#reducers, &mut self.#names, #p::restage(#writes, #rare));)*
-                #(#p::Staging::commit_delta(&mut self.#base_names, #base_writes);)*
-            }
+        #[inline]
+        fn check(&self, delta: Self::Delta) -> #p::Result<#p::Checked<Self::Delta>, #p::StateError> {
+            let #delta { #(#names: #writes,)* #(#base_names: #base_writes,)* __more } = delta;
+            #unpack
+            #(let #plans = #p::stage(&#reducers, &self.#names, #keys, #writes, #rare)?;)*
+            // A base's keys are this state's: its errors name them as they are.
+            #(let #base_writes = #p::State::check(&self.#base_names, #base_writes)?;)*
+            let mut __out = <Self::Delta as #p::Default>::default();
+            #(#p::unstage(&mut __out.#names, &mut __out.__more, #projects, #plans);)*
+            #(__out.#base_names = #p::Checked::into_inner(#base_writes);)*
+            #p::Ok(#p::checked(__out))
         }
+    }
+}
+
+/// `commit`: applies the writes `check` accepted (no errors).
+fn commit(model: &Model) -> TokenStream {
+    let p = private(model);
+    let Parts {
+        names,
+        writes,
+        rare,
+        reducers,
+        base_names,
+        base_writes,
+        unpack,
+    } = parts(model);
+    let delta = &model.delta;
+    quote! {
+        #[inline]
+        fn commit(&mut self, checked: #p::Checked<Self::Delta>) {
+            let #delta { #(#names: #writes,)* #(#base_names: #base_writes,)* __more } = #p::Checked::into_inner(checked);
+            #unpack
+            #(#p::commit(&#reducers, &mut self.#names, #p::restage(#writes, #rare));)*
+            #(#p::State::commit(&mut self.#base_names, #p::checked(#base_writes));)*
+        }
+    }
+}
+
+/// What `check` and `commit` both take apart: a delta's slots, its
+/// out-of-line part and its bases' deltas, and each field's reducer.
+struct Parts<'a> {
+    names: Vec<&'a syn::Ident>,
+    writes: Vec<syn::Ident>,
+    rare: Vec<syn::Ident>,
+    reducers: Vec<TokenStream>,
+    base_names: Vec<&'a syn::Ident>,
+    base_writes: Vec<syn::Ident>,
+    unpack: TokenStream,
+}
+
+fn parts(model: &Model) -> Parts<'_> {
+    Parts {
+        names: model.fields.iter().map(|f| &f.ident).collect(),
+        writes: local_names("w", model),
+        rare: local_names("m", model),
+        reducers: model
+            .fields
+            .iter()
+            .map(|f| reducer_value(model, f))
+            .collect(),
+        base_names: model.bases.iter().map(|b| &b.ident).collect(),
+        base_writes: base_locals(model),
+        unpack: unpack_more(model, quote!(__more)),
     }
 }

@@ -1,5 +1,6 @@
 //! The `{Name}Delta` struct, its hidden companion for rare writes, their
-//! `Default` impls and the chainable setters.
+//! `Default` impls and the chainable setters (which prepare each update
+//! with the field's reducer).
 
 use super::{key, private, project, update_type};
 use crate::model::{Field, Model};
@@ -57,24 +58,6 @@ pub fn items(model: &Model) -> TokenStream {
             #bvis #name: #ty
         }
     });
-    let base_setters = model.bases.iter().map(|base| {
-        let name = &base.ident;
-        let bvis = &base.vis;
-        let ty = model.base_delta(base);
-        let doc = format!(
-            "Writes fields of the flattened base `{}` (its own delta). Calling it again \
-             replaces the earlier one.",
-            name.unraw()
-        );
-        quote! {
-            #[doc = #doc]
-            #[must_use]
-            #bvis fn #name(mut self, delta: impl #p::IntoUpdate<#ty>) -> Self {
-                self.#name = #p::IntoUpdate::into_update(delta);
-                self
-            }
-        }
-    });
     // A node written against the base returns a delta that applies here.
     let from_base = model.bases.iter().map(|base| {
         let name = &base.ident;
@@ -97,7 +80,6 @@ pub fn items(model: &Model) -> TokenStream {
         }
     });
     let eq_where = super::bounds(model, super::SerdeBound::PartialEq);
-    let setters = model.fields.iter().map(|field| setters(model, field));
     let delta_doc = format!(
         "A partial update of [`{ident}`]: what one node writes. Start from \
          `{ident}::delta()`, chain the setters, and apply it with `State::apply`. \
@@ -165,13 +147,44 @@ pub fn items(model: &Model) -> TokenStream {
             }
         }
 
+        #(#from_base)*
+    }
+}
+
+/// The chainable setters, for the `const _` block: a reducer field's setter
+/// calls the field's reducer function there, to prepare its update.
+pub fn impl_setters(model: &Model) -> TokenStream {
+    let p = private(model);
+    let Model {
+        generics, delta, ..
+    } = model;
+    let (impl_generics, ty_generics, _) = generics.split_for_impl();
+    let where_clause = super::where_clause(model, []);
+    let setters = model.fields.iter().map(|field| setters(model, field));
+    let base_setters = model.bases.iter().map(|base| {
+        let name = &base.ident;
+        let bvis = &base.vis;
+        let ty = model.base_delta(base);
+        let doc = format!(
+            "Writes fields of the flattened base `{}` (its own delta). Calling it again \
+             replaces the earlier one.",
+            name.unraw()
+        );
+        quote! {
+            #[doc = #doc]
+            #[must_use]
+            #bvis fn #name(mut self, delta: impl #p::IntoUpdate<#ty>) -> Self {
+                self.#name = #p::IntoUpdate::into_update(delta);
+                self
+            }
+        }
+    });
+    quote! {
         #[automatically_derived]
         impl #impl_generics #delta #ty_generics #where_clause {
             #(#setters)*
             #(#base_setters)*
         }
-
-        #(#from_base)*
     }
 }
 
@@ -210,6 +223,7 @@ fn setters(model: &Model, field: &Field) -> TokenStream {
         };
     }
     let project = project(model, field);
+    let reducer = super::reducer_value(model, field);
     let overwrite = format_ident!("overwrite_{}", name.unraw());
     let overwrite_doc = format!(
         "Replaces `{key}` wholesale, bypassing its reducer (LangGraph's `Overwrite`), \
@@ -219,7 +233,7 @@ fn setters(model: &Model, field: &Field) -> TokenStream {
         #[doc = #doc]
         #[must_use]
         #fvis fn #name(mut self, value: impl #p::IntoUpdate<#update>) -> Self {
-            #p::set_update(&mut self.#name, &mut self.__more, #project, #p::IntoUpdate::into_update(value));
+            #p::set_update(&#reducer, &mut self.#name, &mut self.__more, #project, #p::IntoUpdate::into_update(value));
             self
         }
 

@@ -87,6 +87,10 @@ pub fn stubs(input: &syn::DeriveInput, derives_default: bool) -> TokenStream {
                 fn apply(&mut self, _: Self::Delta) -> #p::Result<(), #p::StateError> {
                     #p::Ok(())
                 }
+                fn check(&self, _: Self::Delta) -> #p::Result<#p::Checked<Self::Delta>, #p::StateError> {
+                    loop {}
+                }
+                fn commit(&mut self, _: #p::Checked<Self::Delta>) {}
                 fn begin_turn(&mut self) {}
                 fn get(&self, _: &str) -> #p::Result<#p::serde_json::Value, #p::StateError> {
                     loop {}

@@ -36,6 +36,7 @@ fn expand(model: &Model) -> TokenStream {
     let delta_items = delta::items(model);
     let impls = [
         checks::items(model),
+        delta::impl_setters(model),
         default::impl_default(model),
         delta_impl::impl_delta(model),
         serde::impl_serde(model),
@@ -253,7 +254,7 @@ fn base_bounds(model: &Model) -> Vec<TokenStream> {
                     model,
                     ty,
                     quote!(#ty),
-                    quote!(#p::State + #p::Staging + #p::SerializeEntries),
+                    quote!(#p::State + #p::SerializeEntries),
                 ),
                 checks::bound(
                     model,

@@ -1,5 +1,6 @@
 //! `Serialize` / `Deserialize` for the delta (a map of the fields it
-//! writes; an overwrite is `{"__overwrite__": value}`) and for the state
+//! writes; an overwrite is `{"__overwrite__": value}`, the unfolded writes
+//! of a merged step `{"__writes__": [update, ...]}`) and for the state
 //! (all fields; decoding follows `State::from_json`). Decoding dispatches on
 //! the key with a `match` and rejects unknown keys with a suggestion.
 
