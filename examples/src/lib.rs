@@ -10,4 +10,5 @@ pub mod agentflow;
 pub mod alpha_berkeley;
 pub mod gaia;
 pub mod ohmind;
+pub mod persistent_chat;
 pub mod therapy;

@@ -33,6 +33,7 @@ pub use crate::runtime::access::{
 };
 pub use crate::runtime::apply::{Plan, commit, restage, stage};
 pub use crate::runtime::flatten::{KeyTree, SerializeEntries, flat_keys, flat_schema};
+pub use crate::runtime::migrate::migration_result;
 pub use crate::runtime::nested::{self, unstage};
 pub use crate::runtime::pending::{
     More, merge_field, more_eq, more_mut, set_overwrite, set_update,

@@ -1,6 +1,8 @@
 //! A state's schema as data: one [`FieldInfo`] per field, in declaration
-//! order, rendered as a Markdown table for documentation.
+//! order, rendered as a Markdown table for documentation; plus the state's
+//! schema version and how to bring older stored data up to it.
 
+use serde_json::Value;
 use std::fmt::Write as _;
 
 /// When a field is reset.
@@ -40,6 +42,8 @@ pub struct FieldInfo {
     pub doc: &'static str,
     /// The schema of a nested state (`#[reducer(merge)]` on a state).
     nested: Option<NestedSchema>,
+    /// Former names, from `#[state(alias = "old")]`.
+    aliases: &'static [&'static str],
 }
 
 /// The schema of a nested state, found when asked for: a static cannot
@@ -83,7 +87,22 @@ impl FieldInfo {
             default,
             doc,
             nested: None,
+            aliases: &[],
         }
+    }
+
+    /// Used by generated code: the field's former names.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn with_aliases(mut self, aliases: &'static [&'static str]) -> Self {
+        self.aliases = aliases;
+        self
+    }
+
+    /// The field's former names (`#[state(alias = "old")]`): stored data
+    /// that uses one is read as this field (see [`Schema::migrate`]).
+    pub fn aliases(&self) -> &'static [&'static str] {
+        self.aliases
     }
 
     /// Used by generated code: the field may be a nested state, whose
@@ -111,13 +130,140 @@ pub struct Schema {
     pub doc: &'static str,
     /// The fields, in declaration order.
     pub fields: &'static [FieldInfo],
+    /// `#[state(version = N)]`; 1 when not given.
+    version: u32,
+    /// `#[state(migrate = f)]`.
+    migration: Option<Migration>,
+}
+
+/// A state's migration function over stored JSON.
+#[derive(Clone, Copy)]
+struct Migration(fn(u32, &mut Value) -> Result<(), String>);
+
+impl PartialEq for Migration {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::fn_addr_eq(self.0, other.0)
+    }
+}
+
+impl Eq for Migration {}
+
+impl std::fmt::Debug for Migration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Migration")
+    }
 }
 
 impl Schema {
     /// Used by generated code; the fields are public for reading.
     #[doc(hidden)]
     pub const fn new(name: &'static str, doc: &'static str, fields: &'static [FieldInfo]) -> Self {
-        Schema { name, doc, fields }
+        Schema {
+            name,
+            doc,
+            fields,
+            version: 1,
+            migration: None,
+        }
+    }
+
+    /// Used by generated code: `#[state(version = N)]`.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn with_version(mut self, version: u32) -> Self {
+        self.version = version;
+        self
+    }
+
+    /// Used by generated code: `#[state(migrate = f)]`.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn with_migration(
+        mut self,
+        migrate: fn(u32, &mut Value) -> Result<(), String>,
+    ) -> Self {
+        self.migration = Some(Migration(migrate));
+        self
+    }
+
+    /// The state's schema version, `#[state(version = N)]` (1 if not given).
+    /// Stores record it with everything they write, and refuse data written
+    /// by a newer version.
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+
+    /// Brings stored data written by schema version `from` up to this one,
+    /// in place. `data` is a field map: a whole state, a delta, or a
+    /// one-key map `{key: value}`. When `from` is older, the state's
+    /// `#[state(migrate = f)]` function runs first (it sees the data as
+    /// stored); then every key stored under a field's former name
+    /// (`#[state(alias = "old")]`) moves to the field's name, in nested
+    /// states too.
+    ///
+    /// Fails with the migration function's message, or when a map holds a
+    /// field under both its names.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use state_core::{AgentState, State};
+    ///
+    /// fn migrate(from: u32, data: &mut serde_json::Value) -> Result<(), String> {
+    ///     // Version 1 stored the score as text.
+    ///     if from < 2 && let Some(score) = data.get_mut("score") {
+    ///         let text = score.as_str().ok_or("score: expected text")?;
+    ///         *score = json!(text.parse::<i64>().map_err(|e| e.to_string())?);
+    ///     }
+    ///     Ok(())
+    /// }
+    ///
+    /// #[derive(AgentState, Debug)]
+    /// #[state(version = 2, migrate = migrate)]
+    /// struct Profile {
+    ///     #[state(alias = "user_name")]
+    ///     name: String,
+    ///     score: i64,
+    /// }
+    ///
+    /// let mut stored = json!({"user_name": "ada", "score": "7"});
+    /// Profile::schema().migrate(1, &mut stored).unwrap();
+    /// assert_eq!(stored, json!({"name": "ada", "score": 7}));
+    /// let profile = Profile::from_json(stored).unwrap();
+    /// assert_eq!((profile.name.as_str(), profile.score), ("ada", 7));
+    /// ```
+    pub fn migrate(&self, from: u32, data: &mut Value) -> Result<(), String> {
+        if let (true, Some(Migration(migrate))) = (from < self.version, self.migration) {
+            migrate(from, data)
+                .map_err(|e| format!("migrating from version {from} to {}: {e}", self.version))?;
+        }
+        self.rename_aliases(data)
+    }
+
+    /// Moves keys stored under former names to the fields' names.
+    fn rename_aliases(&self, data: &mut Value) -> Result<(), String> {
+        let Value::Object(map) = data else {
+            return Ok(());
+        };
+        for field in self.fields {
+            for alias in field.aliases {
+                let Some(value) = map.remove(*alias) else {
+                    continue;
+                };
+                if map.contains_key(field.name) {
+                    return Err(format!(
+                        "field \"{}\" is stored under both its name and its former name \"{alias}\"",
+                        field.name
+                    ));
+                }
+                map.insert(field.name.to_owned(), value);
+            }
+            if let (Some(nested), Some(inner)) = (field.nested(), map.get_mut(field.name)) {
+                nested
+                    .rename_aliases(inner)
+                    .map_err(|e| format!("in \"{}\": {e}", field.name))?;
+            }
+        }
+        Ok(())
     }
 
     /// The field named `name`, if there is one.

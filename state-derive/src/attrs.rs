@@ -27,6 +27,8 @@ pub struct FieldAttrs {
     pub docs: String,
     /// `#[state(flatten)]`, at the word `flatten`.
     pub flatten: Option<Span>,
+    /// `#[state(alias = "old")]`: former names, as written.
+    pub aliases: Vec<syn::LitStr>,
 }
 
 /// What the struct's `#[state(...)]` attributes say.
@@ -36,6 +38,10 @@ pub struct StateAttrs {
     pub scope: Option<Scope>,
     pub delta: Option<syn::Ident>,
     pub json_schema: bool,
+    /// `version = N`.
+    pub version: Option<u32>,
+    /// `migrate = path`.
+    pub migrate: Option<syn::Path>,
 }
 
 const SCOPE_HELP: &str =
@@ -87,19 +93,7 @@ pub fn parse_field_attrs(attrs: &[syn::Attribute]) -> darling::Result<FieldAttrs
             let parsed = errors.handle(parse_default(attr));
             set_once(&mut out.default, parsed, attr, "default", &mut errors);
         } else if path.is_ident("state") {
-            match &attr.meta {
-                syn::Meta::List(list) if list.tokens.to_string() == "flatten" => {
-                    let span = list.tokens.span();
-                    set_once(&mut out.flatten, Some(span), attr, "state", &mut errors);
-                }
-                _ => errors.push(
-                    Error::custom(
-                        "on a field, `#[state(...)]` takes only `flatten` (embed a base state's \
-                         fields); `crate`, `scope`, `delta` and `json_schema` go on the struct",
-                    )
-                    .with_span(&attr_name(attr)),
-                ),
-            }
+            parse_field_state(attr, &mut out, &mut errors);
         }
     }
     out.docs = docs.join("\n");
@@ -119,6 +113,57 @@ pub fn parse_field_attrs(attrs: &[syn::Attribute]) -> darling::Result<FieldAttrs
         }
     }
     errors.finish_with(out)
+}
+
+const FIELD_STATE_HELP: &str = "on a field, `#[state(...)]` takes `flatten` (embed a base \
+    state's fields) or `alias = \"old_name\"` (read stored data that uses a former name); \
+    `crate`, `scope`, `delta`, `version`, `migrate` and `json_schema` go on the struct";
+
+/// A field's `#[state(flatten)]` or `#[state(alias = "old")]`.
+fn parse_field_state(
+    attr: &syn::Attribute,
+    out: &mut FieldAttrs,
+    errors: &mut darling::error::Accumulator,
+) {
+    let syn::Meta::List(list) = &attr.meta else {
+        errors.push(Error::custom(FIELD_STATE_HELP).with_span(&attr_name(attr)));
+        return;
+    };
+    let parsed = syn::meta::parser(|meta| {
+        if meta.path.is_ident("flatten") && !meta.input.peek(syn::Token![=]) {
+            let span = meta.path.span();
+            set_once(&mut out.flatten, Some(span), attr, "state", errors);
+        } else if meta.path.is_ident("alias") {
+            match meta.value().and_then(|v| v.parse::<syn::Expr>()) {
+                Ok(syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(alias),
+                    ..
+                })) if !alias.value().is_empty() => out.aliases.push(alias),
+                Ok(other) => errors.push(
+                    Error::custom(
+                        "`alias` takes the field's former name as a non-empty string: \
+                         `#[state(alias = \"old_name\")]`",
+                    )
+                    .with_span(&other),
+                ),
+                Err(e) => errors.push(
+                    Error::custom(
+                        "`alias` takes the field's former name as a string: \
+                         `#[state(alias = \"old_name\")]`",
+                    )
+                    .with_span(&e.span()),
+                ),
+            }
+        } else {
+            errors.push(Error::custom(FIELD_STATE_HELP).with_span(&meta.path));
+            skip_value(&meta)?;
+        }
+        Ok(())
+    })
+    .parse2(list.tokens.clone());
+    if let Err(e) = parsed {
+        errors.push(Error::custom(format!("{e}; {FIELD_STATE_HELP}")).with_span(&e.span()));
+    }
 }
 
 /// The name of an attribute (`reducer` in `#[reducer(append)]`), where
@@ -435,11 +480,19 @@ fn parse_default(attr: &syn::Attribute) -> darling::Result<syn::Expr> {
     })?
 }
 
-const STATE_KEYS: [&str; 4] = ["crate", "scope", "delta", "json_schema"];
+const STATE_KEYS: [&str; 6] = [
+    "crate",
+    "scope",
+    "delta",
+    "json_schema",
+    "version",
+    "migrate",
+];
 
 const STATE_HELP: &str = "the struct attribute takes `crate = \"path\"` (a crate that re-exports \
     state-core), `scope = turn` (turn-scoped fields by default), `delta = \"Name\"` (the delta \
-    type's name) and `json_schema`";
+    type's name), `version = N` and `migrate = path` (the schema version of stored data, and \
+    the function that upgrades older data) and `json_schema`";
 
 /// The struct's `#[state(...)]` attributes (any number of them).
 pub fn parse_state_attrs(attrs: &[syn::Attribute]) -> darling::Result<StateAttrs> {
@@ -468,6 +521,8 @@ pub fn parse_state_attrs(attrs: &[syn::Attribute]) -> darling::Result<StateAttrs
                 "crate" => out.krate = errors.handle(state_value(&meta, &key, parse_crate)),
                 "scope" => out.scope = errors.handle(state_value(&meta, &key, parse_state_scope)),
                 "delta" => out.delta = errors.handle(state_value(&meta, &key, parse_delta)),
+                "version" => out.version = errors.handle(state_value(&meta, &key, parse_version)),
+                "migrate" => out.migrate = errors.handle(state_value(&meta, &key, parse_migrate)),
                 "json_schema" => {
                     if !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
                         errors.push(
@@ -543,6 +598,12 @@ fn state_example(key: &str) -> &'static str {
                     `#[state(crate = \"my_crate::state_core\")]`"
         }
         "scope" => "`turn` or `persistent`: `#[state(scope = turn)]`",
+        "version" => "the state's schema version, a whole number from 1: `#[state(version = 2)]`",
+        "migrate" => {
+            "the function that upgrades stored data, \
+             `fn(from_version: u32, data: &mut serde_json::Value) -> Result<(), E>`: \
+             `#[state(migrate = upgrade)]`"
+        }
         _ => "the name of the generated delta type: `#[state(delta = \"ChatUpdate\")]`",
     }
 }
@@ -571,6 +632,30 @@ fn parse_crate(value: &syn::Expr) -> darling::Result<syn::Path> {
 
 fn parse_delta(value: &syn::Expr) -> darling::Result<syn::Ident> {
     string_or_path(value, "delta")
+}
+
+fn parse_version(value: &syn::Expr) -> darling::Result<u32> {
+    let fail =
+        || Error::custom(format!("`version` takes {}", state_example("version"))).with_span(value);
+    match value {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(n),
+            ..
+        }) => match n.base10_parse::<u32>() {
+            Ok(v) if v >= 1 => Ok(v),
+            _ => Err(fail()),
+        },
+        _ => Err(fail()),
+    }
+}
+
+fn parse_migrate(value: &syn::Expr) -> darling::Result<syn::Path> {
+    match value {
+        syn::Expr::Path(p) if p.attrs.is_empty() && p.qself.is_none() => Ok(p.path.clone()),
+        _ => Err(
+            Error::custom(format!("`migrate` takes {}", state_example("migrate"))).with_span(value),
+        ),
+    }
 }
 
 fn parse_state_scope(value: &syn::Expr) -> darling::Result<Scope> {

@@ -25,6 +25,10 @@ pub struct Model {
     pub docs: String,
     /// `#[state(json_schema)]`: also implement `schemars::JsonSchema`.
     pub json_schema: bool,
+    /// `#[state(version = N)]`: the schema version of stored data.
+    pub version: u32,
+    /// `#[state(migrate = path)]`: upgrades older stored data.
+    pub migrate: Option<syn::Path>,
 }
 
 /// One field of the state.
@@ -37,6 +41,8 @@ pub struct Field {
     pub default: Option<syn::Expr>,
     /// The doc comment, lines joined with `\n`.
     pub docs: String,
+    /// `#[state(alias = "old")]`: former names of the field.
+    pub aliases: Vec<syn::LitStr>,
 }
 
 /// A `#[state(flatten)]` field: a base state whose fields are this
@@ -156,6 +162,7 @@ impl Model {
             }
         }
         check_generated_names(&fields, &mut errors);
+        check_aliases(&fields, &mut errors);
         check_bases(&input.generics, &bases, &mut errors);
         let delta = state
             .delta
@@ -175,6 +182,8 @@ impl Model {
             bases,
             docs: attrs::doc_text(&input.attrs),
             json_schema: state.json_schema,
+            version: state.version.unwrap_or(1),
+            migrate: state.migrate,
         })
     }
 }
@@ -196,7 +205,14 @@ fn build_field(field: &syn::Field, default_scope: Scope) -> darling::Result<Buil
         default,
         docs,
         flatten,
+        aliases,
     } = attrs::parse_field_attrs(&field.attrs)?;
+    if let (Some(_), Some(alias)) = (flatten, aliases.first()) {
+        return Err(darling::Error::custom(
+            "a flattened base has no name of its own to rename; put `alias` on the base's fields",
+        )
+        .with_span(alias));
+    }
     if flatten.is_some() {
         return Ok(Built::Base(Box::new(Base {
             ident,
@@ -213,6 +229,7 @@ fn build_field(field: &syn::Field, default_scope: Scope) -> darling::Result<Buil
         scope: scope.unwrap_or(default_scope),
         default,
         docs,
+        aliases,
     })))
 }
 
@@ -288,6 +305,36 @@ fn check_generated_names(fields: &[Field], errors: &mut darling::error::Accumula
                 ))
                 .with_span(&field.ident),
             );
+        }
+    }
+}
+
+/// A former name must not be any field's name or another field's former
+/// name: stored data would be ambiguous.
+fn check_aliases(fields: &[Field], errors: &mut darling::error::Accumulator) {
+    let mut seen: Vec<String> = Vec::new();
+    for field in fields {
+        for alias in &field.aliases {
+            let name = alias.value();
+            let taken = fields.iter().find(|f| f.ident.unraw() == name.as_str());
+            let message = match taken {
+                Some(f) if f.ident == field.ident => {
+                    format!("`{name}` is this field's own name; an alias is a former name")
+                }
+                Some(_) => format!(
+                    "`{name}` is the name of another field; stored data under it would be ambiguous"
+                ),
+                None if seen.contains(&name) => {
+                    format!(
+                        "`{name}` is already a former name of a field; each alias names one field"
+                    )
+                }
+                None => {
+                    seen.push(name);
+                    continue;
+                }
+            };
+            errors.push(darling::Error::custom(message).with_span(alias));
         }
     }
 }

@@ -6,6 +6,7 @@ pub mod apply;
 pub mod flatten;
 #[cfg(feature = "schemars")]
 pub mod json_schema;
+pub mod migrate;
 pub mod nested;
 pub mod pending;
 pub mod serde_delta;

@@ -13,12 +13,13 @@ pub fn method(model: &Model) -> TokenStream {
     let p = private(model);
     let name = model.ident.to_string();
     let docs = &model.docs;
+    let evolution = evolution(model);
     if model.bases.is_empty() {
         let fields = model.fields.iter().map(|f| field_info(model, f, true));
         return quote! {
             #[inline]
             fn schema() -> &'static #p::Schema {
-                static SCHEMA: #p::Schema = #p::Schema::new(#name, #docs, &[#(#fields),*]);
+                static SCHEMA: #p::Schema = #p::Schema::new(#name, #docs, &[#(#fields),*])#evolution;
                 &SCHEMA
             }
         };
@@ -38,9 +39,23 @@ pub fn method(model: &Model) -> TokenStream {
         #[inline]
         fn schema() -> &'static #p::Schema {
             static SCHEMA: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
-            SCHEMA.get_or_init(|| #p::flat_schema(#name, #docs, &[#(#runs),*]))
+            SCHEMA.get_or_init(|| #p::flat_schema(#name, #docs, &[#(#runs),*])#evolution)
         }
     }
+}
+
+/// `.with_version(N).with_migration(..)`, for what the struct declares.
+fn evolution(model: &Model) -> TokenStream {
+    let p = private(model);
+    let version = (model.version != 1).then(|| {
+        let version = model.version;
+        quote!(.with_version(#version))
+    });
+    let migration = model.migrate.as_ref().map(|path| {
+        let checked = quote::quote_spanned!(syn::spanned::Spanned::span(path)=> #p::migration_result(#path, from, data));
+        quote!(.with_migration(|from, data| #checked))
+    });
+    quote!(#version #migration)
 }
 
 /// One field's `FieldInfo`. In a `static` (`in_static`), the link to a
@@ -62,7 +77,11 @@ fn field_info(model: &Model, field: &Field, in_static: bool) -> TokenStream {
         None => quote!(#p::None),
     };
     let doc = &field.docs;
-    let info = quote!(#p::FieldInfo::new(#key, #ty, #reducer, #scope, #default, #doc));
+    let mut info = quote!(#p::FieldInfo::new(#key, #ty, #reducer, #scope, #default, #doc));
+    if !field.aliases.is_empty() {
+        let aliases = &field.aliases;
+        info = quote!(#info.with_aliases(&[#(#aliases),*]));
+    }
     // A `merge` field may hold a nested state, whose schema its reducer
     // knows; any other field whose type is a state is found by probing it.
     // (A static cannot name the struct's generic parameters.)

@@ -1,0 +1,185 @@
+//! Where threads live. Every backend stores the same three things (a thread
+//! row with its head, its steps, its snapshots) as text, and answers the
+//! same few questions; the thread handle does all decoding and replay, so
+//! the backends stay dumb and interchangeable.
+
+mod memory;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql;
+
+pub(crate) use memory::Memory;
+#[cfg(feature = "postgres")]
+pub(crate) use sql::Postgres;
+#[cfg(feature = "sqlite")]
+pub(crate) use sql::Sqlite;
+
+use crate::error::StoreError;
+
+/// One logged step, as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct StepRow {
+    pub seq: u64,
+    pub kind: String,
+    pub body: String,
+    pub metadata: String,
+    pub state_version: i64,
+    pub recorded_at: i64,
+}
+
+impl StepRow {
+    /// Bytes this step adds to the log.
+    pub fn size(&self) -> usize {
+        self.body.len() + self.metadata.len()
+    }
+}
+
+/// One snapshot, as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SnapshotRow {
+    pub seq: u64,
+    pub state: String,
+    pub state_version: i64,
+    pub recorded_at: i64,
+}
+
+/// What loading a thread (up to some step) reads: the latest snapshot at or
+/// before that step and the steps after it.
+#[derive(Debug, Default)]
+pub(crate) struct LogTail {
+    /// The thread's last committed step.
+    pub head: u64,
+    pub snapshot: Option<SnapshotRow>,
+    pub steps: Vec<StepRow>,
+}
+
+/// A thread, as listed.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ThreadRow {
+    pub id: String,
+    pub head: u64,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub parent: Option<(String, u64)>,
+}
+
+/// How an append ended, when the database answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Appended {
+    Committed,
+    /// The thread's head is not the expected one.
+    Conflict {
+        stored: u64,
+    },
+    /// The thread row is gone.
+    NoThread,
+}
+
+/// What compaction removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Removed {
+    pub steps: u64,
+    pub snapshots: u64,
+}
+
+/// The backends, dispatched by hand: concrete futures stay `Send` without
+/// boxing, and each backend's code is ordinary async code.
+#[derive(Debug, Clone)]
+pub(crate) enum Backend {
+    Memory(Memory),
+    #[cfg(feature = "sqlite")]
+    Sqlite(Sqlite),
+    #[cfg(feature = "postgres")]
+    Postgres(Postgres),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $b:ident => $call:expr) => {
+        match $self {
+            Backend::Memory($b) => $call,
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite($b) => $call.await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres($b) => $call.await,
+        }
+    };
+}
+
+impl Backend {
+    /// Creates the thread row if there is none. Idempotent.
+    pub async fn open(&self, thread: &str, now: i64) -> Result<(), StoreError> {
+        dispatch!(self, b => b.open(thread, now))
+    }
+
+    /// The latest snapshot at or before `upto` (default: the head) and the
+    /// steps after it up to `upto`, read consistently. `None`: no thread.
+    pub async fn load(
+        &self,
+        thread: &str,
+        upto: Option<u64>,
+    ) -> Result<Option<LogTail>, StoreError> {
+        dispatch!(self, b => b.load(thread, upto))
+    }
+
+    /// Appends `step` if the thread's head is `step.seq - 1`, moving the
+    /// head to `step.seq`, atomically.
+    pub async fn append(&self, thread: &str, step: &StepRow) -> Result<Appended, StoreError> {
+        dispatch!(self, b => b.append(thread, step))
+    }
+
+    /// The step `seq`, if stored.
+    pub async fn step(&self, thread: &str, seq: u64) -> Result<Option<StepRow>, StoreError> {
+        dispatch!(self, b => b.step(thread, seq))
+    }
+
+    /// Stores a snapshot; one already stored at the same step is kept.
+    pub async fn snapshot(&self, thread: &str, snapshot: &SnapshotRow) -> Result<(), StoreError> {
+        dispatch!(self, b => b.snapshot(thread, snapshot))
+    }
+
+    /// Steps `from..=to` in order (those still stored).
+    pub async fn steps(
+        &self,
+        thread: &str,
+        from: u64,
+        to: u64,
+    ) -> Result<Vec<StepRow>, StoreError> {
+        dispatch!(self, b => b.steps(thread, from, to))
+    }
+
+    /// The oldest step still stored, if any.
+    pub async fn first_step(&self, thread: &str) -> Result<Option<u64>, StoreError> {
+        dispatch!(self, b => b.first_step(thread))
+    }
+
+    /// Every thread, by id.
+    pub async fn threads(&self) -> Result<Vec<ThreadRow>, StoreError> {
+        dispatch!(self, b => b.threads())
+    }
+
+    /// One thread's row.
+    pub async fn thread(&self, thread: &str) -> Result<Option<ThreadRow>, StoreError> {
+        dispatch!(self, b => b.thread(thread))
+    }
+
+    /// Deletes a thread with its steps and snapshots. False: none existed.
+    pub async fn delete(&self, thread: &str) -> Result<bool, StoreError> {
+        dispatch!(self, b => b.delete(thread))
+    }
+
+    /// Creates `thread` holding only `snapshot` (its head at the snapshot's
+    /// step), forked from `parent`. False: the thread exists already.
+    pub async fn create_from(
+        &self,
+        thread: &str,
+        snapshot: &SnapshotRow,
+        parent: (&str, u64),
+    ) -> Result<bool, StoreError> {
+        dispatch!(self, b => b.create_from(thread, snapshot, parent))
+    }
+
+    /// Drops the steps at or before the latest snapshot and the older
+    /// snapshots.
+    pub async fn compact(&self, thread: &str) -> Result<Removed, StoreError> {
+        dispatch!(self, b => b.compact(thread))
+    }
+}

@@ -1,0 +1,476 @@
+//! The SQL backends. SQLite and PostgreSQL share one schema and one set of
+//! queries (`$N` placeholders work in both); `sql_backend!` stamps the same
+//! code out for each driver, so the two cannot drift apart.
+//!
+//! Every value is bound as a parameter: thread ids, JSON and numbers are
+//! data, never SQL.
+
+use super::{Appended, LogTail, Removed, SnapshotRow, StepRow, ThreadRow};
+use crate::error::StoreError;
+
+/// The version of the tables below. A database written by a newer version
+/// of this crate is refused; an older one is migrated in `init`.
+pub(crate) const SCHEMA_VERSION: i64 = 1;
+
+/// The tables, created if missing. Names are prefixed so they can live in
+/// an application's own database.
+const CREATE_TABLES: [&str; 4] = [
+    "CREATE TABLE IF NOT EXISTS state_store_schema (
+        id INTEGER PRIMARY KEY,
+        version BIGINT NOT NULL
+    )",
+    "CREATE TABLE IF NOT EXISTS state_store_threads (
+        thread_id TEXT PRIMARY KEY,
+        head BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        parent_thread TEXT,
+        parent_seq BIGINT
+    )",
+    "CREATE TABLE IF NOT EXISTS state_store_steps (
+        thread_id TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        kind TEXT NOT NULL,
+        body TEXT NOT NULL,
+        metadata TEXT NOT NULL,
+        state_version BIGINT NOT NULL,
+        recorded_at BIGINT NOT NULL,
+        PRIMARY KEY (thread_id, seq)
+    )",
+    "CREATE TABLE IF NOT EXISTS state_store_snapshots (
+        thread_id TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        state TEXT NOT NULL,
+        state_version BIGINT NOT NULL,
+        recorded_at BIGINT NOT NULL,
+        PRIMARY KEY (thread_id, seq)
+    )",
+];
+
+const INSERT_SCHEMA_VERSION: &str =
+    "INSERT INTO state_store_schema (id, version) VALUES (1, $1) ON CONFLICT (id) DO NOTHING";
+const SELECT_SCHEMA_VERSION: &str = "SELECT version FROM state_store_schema WHERE id = 1";
+
+const OPEN_THREAD: &str = "INSERT INTO state_store_threads (thread_id, head, created_at, updated_at) \
+     VALUES ($1, 0, $2, $2) ON CONFLICT (thread_id) DO NOTHING";
+const SELECT_THREAD: &str = "SELECT thread_id, head, created_at, updated_at, parent_thread, parent_seq \
+     FROM state_store_threads WHERE thread_id = $1";
+const SELECT_THREADS: &str = "SELECT thread_id, head, created_at, updated_at, parent_thread, parent_seq \
+     FROM state_store_threads ORDER BY thread_id";
+const SELECT_HEAD: &str = "SELECT head FROM state_store_threads WHERE thread_id = $1";
+const MOVE_HEAD: &str = "UPDATE state_store_threads SET head = $2, updated_at = $3 \
+     WHERE thread_id = $1 AND head = $4";
+const INSERT_STEP: &str = "INSERT INTO state_store_steps \
+     (thread_id, seq, kind, body, metadata, state_version, recorded_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7)";
+const SELECT_STEP: &str = "SELECT seq, kind, body, metadata, state_version, recorded_at \
+     FROM state_store_steps WHERE thread_id = $1 AND seq = $2";
+const SELECT_STEPS: &str = "SELECT seq, kind, body, metadata, state_version, recorded_at \
+     FROM state_store_steps WHERE thread_id = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq";
+const SELECT_FIRST_STEP: &str = "SELECT MIN(seq) FROM state_store_steps WHERE thread_id = $1";
+const INSERT_SNAPSHOT: &str = "INSERT INTO state_store_snapshots \
+     (thread_id, seq, state, state_version, recorded_at) VALUES ($1, $2, $3, $4, $5) \
+     ON CONFLICT (thread_id, seq) DO NOTHING";
+const SELECT_SNAPSHOT: &str = "SELECT seq, state, state_version, recorded_at FROM state_store_snapshots \
+     WHERE thread_id = $1 AND seq <= $2 ORDER BY seq DESC LIMIT 1";
+const SELECT_LATEST_SNAPSHOT_SEQ: &str =
+    "SELECT MAX(seq) FROM state_store_snapshots WHERE thread_id = $1";
+const DELETE_STEPS_UPTO: &str = "DELETE FROM state_store_steps WHERE thread_id = $1 AND seq <= $2";
+const DELETE_SNAPSHOTS_BEFORE: &str =
+    "DELETE FROM state_store_snapshots WHERE thread_id = $1 AND seq < $2";
+const DELETE_THREAD: [&str; 3] = [
+    "DELETE FROM state_store_steps WHERE thread_id = $1",
+    "DELETE FROM state_store_snapshots WHERE thread_id = $1",
+    "DELETE FROM state_store_threads WHERE thread_id = $1",
+];
+const CREATE_FORK: &str = "INSERT INTO state_store_threads \
+     (thread_id, head, created_at, updated_at, parent_thread, parent_seq) \
+     VALUES ($1, $2, $3, $3, $4, $5) ON CONFLICT (thread_id) DO NOTHING";
+
+/// A sequence number as stored (BIGINT).
+fn to_db(seq: u64) -> i64 {
+    // Sequence numbers count steps one at a time; i64::MAX is unreachable.
+    i64::try_from(seq).unwrap_or(i64::MAX)
+}
+
+/// A stored sequence number; a negative one is a corrupt row.
+fn from_db(thread: &str, what: &'static str, seq: i64) -> Result<u64, StoreError> {
+    u64::try_from(seq).map_err(|_| {
+        StoreError::corrupt(thread, what, 0, format!("negative sequence number {seq}"))
+    })
+}
+
+fn db_error(context: String) -> impl FnOnce(sqlx::Error) -> StoreError {
+    move |e| StoreError::backend(context, e)
+}
+
+/// Stamps out one backend over a sqlx driver. `$write` begins a write
+/// transaction, `$read` a read transaction that sees one snapshot of the
+/// database, `$lock` (optional) serializes schema creation across workers.
+macro_rules! sql_backend {
+    (
+        $(#[$doc:meta])*
+        $name:ident, $db:ty, $pool:ty,
+        write = $write:expr, read = $read:expr, lock = $lock:expr
+    ) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone)]
+        pub(crate) struct $name {
+            pool: $pool,
+        }
+
+        impl $name {
+            /// Wraps a pool, creating or checking the store's tables.
+            pub async fn new(pool: $pool) -> Result<Self, StoreError> {
+                let backend = $name { pool };
+                backend.init().await?;
+                Ok(backend)
+            }
+
+            async fn init(&self) -> Result<(), StoreError> {
+                let context = || "creating the store's tables".to_owned();
+                let mut tx = self.pool.begin_with($write).await.map_err(db_error(context()))?;
+                if let Some(lock) = $lock {
+                    sqlx::query(lock).execute(&mut *tx).await.map_err(db_error(context()))?;
+                }
+                for statement in CREATE_TABLES {
+                    sqlx::query(statement).execute(&mut *tx).await.map_err(db_error(context()))?;
+                }
+                sqlx::query(INSERT_SCHEMA_VERSION)
+                    .bind(SCHEMA_VERSION)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db_error(context()))?;
+                let (version,): (i64,) = sqlx::query_as(SELECT_SCHEMA_VERSION)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(db_error(context()))?;
+                if version > SCHEMA_VERSION {
+                    return Err(StoreError::TooNew {
+                        what: "the database's state-store tables".to_owned(),
+                        found: version,
+                        known: SCHEMA_VERSION,
+                    });
+                }
+                tx.commit().await.map_err(db_error(context()))
+            }
+
+            pub async fn open(&self, thread: &str, now: i64) -> Result<(), StoreError> {
+                sqlx::query(OPEN_THREAD)
+                    .bind(thread)
+                    .bind(now)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(db_error(format!("opening thread \"{thread}\"")))?;
+                Ok(())
+            }
+
+            pub async fn load(&self, thread: &str, upto: Option<u64>) -> Result<Option<LogTail>, StoreError> {
+                let context = || format!("loading thread \"{thread}\"");
+                let mut tx = self.pool.begin_with($read).await.map_err(db_error(context()))?;
+                let head: Option<(i64,)> = sqlx::query_as(SELECT_HEAD)
+                    .bind(thread)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(db_error(context()))?;
+                let Some((head,)) = head else {
+                    return Ok(None);
+                };
+                let head = from_db(thread, "thread head", head)?;
+                let upto = upto.unwrap_or(head).min(head);
+                let snapshot: Option<(i64, String, i64, i64)> = sqlx::query_as(SELECT_SNAPSHOT)
+                    .bind(thread)
+                    .bind(to_db(upto))
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(db_error(context()))?;
+                let snapshot = match snapshot {
+                    Some((seq, state, state_version, recorded_at)) => Some(SnapshotRow {
+                        seq: from_db(thread, "snapshot", seq)?,
+                        state,
+                        state_version,
+                        recorded_at,
+                    }),
+                    None => None,
+                };
+                let from = snapshot.as_ref().map_or(1, |s| s.seq + 1);
+                let steps = step_rows(thread, fetch_steps(&mut *tx, thread, from, upto).await.map_err(db_error(context()))?)?;
+                tx.commit().await.map_err(db_error(context()))?;
+                Ok(Some(LogTail { head, snapshot, steps }))
+            }
+
+            pub async fn append(&self, thread: &str, step: &StepRow) -> Result<Appended, StoreError> {
+                let context = || format!("appending step {} to thread \"{thread}\"", step.seq);
+                let mut tx = self.pool.begin_with($write).await.map_err(db_error(context()))?;
+                // The head moves only from the expected step: a stale writer
+                // changes no row and learns the stored head below.
+                let moved = sqlx::query(MOVE_HEAD)
+                    .bind(thread)
+                    .bind(to_db(step.seq))
+                    .bind(step.recorded_at)
+                    .bind(to_db(step.seq - 1))
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db_error(context()))?
+                    .rows_affected();
+                if moved != 1 {
+                    let head: Option<(i64,)> = sqlx::query_as(SELECT_HEAD)
+                        .bind(thread)
+                        .fetch_optional(&mut *tx)
+                        .await
+                        .map_err(db_error(context()))?;
+                    return Ok(match head {
+                        Some((head,)) => Appended::Conflict { stored: from_db(thread, "thread head", head)? },
+                        None => Appended::NoThread,
+                    });
+                }
+                sqlx::query(INSERT_STEP)
+                    .bind(thread)
+                    .bind(to_db(step.seq))
+                    .bind(&step.kind)
+                    .bind(&step.body)
+                    .bind(&step.metadata)
+                    .bind(step.state_version)
+                    .bind(step.recorded_at)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db_error(context()))?;
+                tx.commit().await.map_err(db_error(context()))?;
+                Ok(Appended::Committed)
+            }
+
+            pub async fn step(&self, thread: &str, seq: u64) -> Result<Option<StepRow>, StoreError> {
+                let row: Option<(i64, String, String, String, i64, i64)> = sqlx::query_as(SELECT_STEP)
+                    .bind(thread)
+                    .bind(to_db(seq))
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(db_error(format!("reading step {seq} of thread \"{thread}\"")))?;
+                Ok(step_rows(thread, row.into_iter().collect())?.pop())
+            }
+
+            pub async fn snapshot(&self, thread: &str, snapshot: &SnapshotRow) -> Result<(), StoreError> {
+                sqlx::query(INSERT_SNAPSHOT)
+                    .bind(thread)
+                    .bind(to_db(snapshot.seq))
+                    .bind(&snapshot.state)
+                    .bind(snapshot.state_version)
+                    .bind(snapshot.recorded_at)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(db_error(format!("writing a snapshot of thread \"{thread}\" at step {}", snapshot.seq)))?;
+                Ok(())
+            }
+
+            pub async fn steps(&self, thread: &str, from: u64, to: u64) -> Result<Vec<StepRow>, StoreError> {
+                let mut conn = self.pool.acquire().await.map_err(db_error(format!("reading thread \"{thread}\"")))?;
+                let rows = fetch_steps(&mut *conn, thread, from, to)
+                    .await
+                    .map_err(db_error(format!("reading steps {from}..={to} of thread \"{thread}\"")))?;
+                step_rows(thread, rows)
+            }
+
+            pub async fn first_step(&self, thread: &str) -> Result<Option<u64>, StoreError> {
+                let (first,): (Option<i64>,) = sqlx::query_as(SELECT_FIRST_STEP)
+                    .bind(thread)
+                    .fetch_one(&self.pool)
+                    .await
+                    .map_err(db_error(format!("reading thread \"{thread}\"")))?;
+                first.map(|seq| from_db(thread, "step", seq)).transpose()
+            }
+
+            pub async fn threads(&self) -> Result<Vec<ThreadRow>, StoreError> {
+                let rows: Vec<ThreadTuple> = sqlx::query_as(SELECT_THREADS)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(db_error("listing threads".to_owned()))?;
+                rows.into_iter().map(thread_row).collect()
+            }
+
+            pub async fn thread(&self, thread: &str) -> Result<Option<ThreadRow>, StoreError> {
+                let row: Option<ThreadTuple> = sqlx::query_as(SELECT_THREAD)
+                    .bind(thread)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(db_error(format!("reading thread \"{thread}\"")))?;
+                row.map(thread_row).transpose()
+            }
+
+            pub async fn delete(&self, thread: &str) -> Result<bool, StoreError> {
+                let context = || format!("deleting thread \"{thread}\"");
+                let mut tx = self.pool.begin_with($write).await.map_err(db_error(context()))?;
+                let mut existed = false;
+                for statement in DELETE_THREAD {
+                    let done = sqlx::query(statement)
+                        .bind(thread)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(db_error(context()))?;
+                    // The last statement removes the thread row itself.
+                    existed = done.rows_affected() > 0;
+                }
+                tx.commit().await.map_err(db_error(context()))?;
+                Ok(existed)
+            }
+
+            pub async fn create_from(
+                &self,
+                thread: &str,
+                snapshot: &SnapshotRow,
+                (parent, parent_seq): (&str, u64),
+            ) -> Result<bool, StoreError> {
+                let context = || format!("forking thread \"{parent}\" at step {parent_seq} into \"{thread}\"");
+                let mut tx = self.pool.begin_with($write).await.map_err(db_error(context()))?;
+                let created = sqlx::query(CREATE_FORK)
+                    .bind(thread)
+                    .bind(to_db(snapshot.seq))
+                    .bind(snapshot.recorded_at)
+                    .bind(parent)
+                    .bind(to_db(parent_seq))
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db_error(context()))?
+                    .rows_affected();
+                if created != 1 {
+                    return Ok(false);
+                }
+                sqlx::query(INSERT_SNAPSHOT)
+                    .bind(thread)
+                    .bind(to_db(snapshot.seq))
+                    .bind(&snapshot.state)
+                    .bind(snapshot.state_version)
+                    .bind(snapshot.recorded_at)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db_error(context()))?;
+                tx.commit().await.map_err(db_error(context()))?;
+                Ok(true)
+            }
+
+            pub async fn compact(&self, thread: &str) -> Result<Removed, StoreError> {
+                let context = || format!("compacting thread \"{thread}\"");
+                let mut tx = self.pool.begin_with($write).await.map_err(db_error(context()))?;
+                let (latest,): (Option<i64>,) = sqlx::query_as(SELECT_LATEST_SNAPSHOT_SEQ)
+                    .bind(thread)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(db_error(context()))?;
+                let Some(latest) = latest else {
+                    return Ok(Removed::default());
+                };
+                let steps = sqlx::query(DELETE_STEPS_UPTO)
+                    .bind(thread)
+                    .bind(latest)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db_error(context()))?
+                    .rows_affected();
+                let snapshots = sqlx::query(DELETE_SNAPSHOTS_BEFORE)
+                    .bind(thread)
+                    .bind(latest)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db_error(context()))?
+                    .rows_affected();
+                tx.commit().await.map_err(db_error(context()))?;
+                Ok(Removed { steps, snapshots })
+            }
+        }
+
+        impl $name {
+            /// The pool, for callers that want to run their own queries.
+            #[allow(dead_code)]
+            pub fn pool(&self) -> &$pool {
+                &self.pool
+            }
+        }
+
+        // Shared by `load` (in its transaction) and `steps` (on a pooled
+        // connection).
+        async fn fetch_steps(
+            conn: &mut <$db as sqlx::Database>::Connection,
+            thread: &str,
+            from: u64,
+            to: u64,
+        ) -> Result<Vec<StepTuple>, sqlx::Error> {
+            if from > to {
+                return Ok(Vec::new());
+            }
+            sqlx::query_as(SELECT_STEPS)
+                .bind(thread)
+                .bind(to_db(from))
+                .bind(to_db(to))
+                .fetch_all(conn)
+                .await
+        }
+    };
+}
+
+type StepTuple = (i64, String, String, String, i64, i64);
+type ThreadTuple = (String, i64, i64, i64, Option<String>, Option<i64>);
+
+fn step_rows(thread: &str, rows: Vec<StepTuple>) -> Result<Vec<StepRow>, StoreError> {
+    rows.into_iter()
+        .map(|(seq, kind, body, metadata, state_version, recorded_at)| {
+            Ok(StepRow {
+                seq: from_db(thread, "step", seq)?,
+                kind,
+                body,
+                metadata,
+                state_version,
+                recorded_at,
+            })
+        })
+        .collect()
+}
+
+fn thread_row(
+    (id, head, created_at, updated_at, parent, parent_seq): ThreadTuple,
+) -> Result<ThreadRow, StoreError> {
+    let head = from_db(&id, "thread head", head)?;
+    let parent = match (parent, parent_seq) {
+        (Some(parent), Some(seq)) => Some((parent, from_db(&id, "fork point", seq)?)),
+        _ => None,
+    };
+    Ok(ThreadRow {
+        id,
+        head,
+        created_at,
+        updated_at,
+        parent,
+    })
+}
+
+#[cfg(feature = "sqlite")]
+mod sqlite {
+    use super::*;
+
+    sql_backend! {
+        /// SQLite through sqlx: one file, WAL mode, `synchronous = FULL`.
+        Sqlite, sqlx::Sqlite, sqlx::SqlitePool,
+        // IMMEDIATE takes the write lock up front (waiting for it under the
+        // busy timeout) instead of failing when a read upgrades to a write.
+        write = "BEGIN IMMEDIATE", read = "BEGIN", lock = None::<&str>
+    }
+}
+
+#[cfg(feature = "postgres")]
+mod postgres {
+    use super::*;
+
+    sql_backend! {
+        /// PostgreSQL through sqlx: many workers, many machines.
+        Postgres, sqlx::Postgres, sqlx::PgPool,
+        write = "BEGIN",
+        // One snapshot for the head, the snapshot row and the steps, so a
+        // concurrent compaction cannot remove steps between the reads.
+        read = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+        // CREATE TABLE IF NOT EXISTS races between sessions in PostgreSQL.
+        lock = Some("SELECT pg_advisory_xact_lock(7217347781021533)")
+    }
+}
+
+#[cfg(feature = "postgres")]
+pub(crate) use postgres::Postgres;
+#[cfg(feature = "sqlite")]
+pub(crate) use sqlite::Sqlite;

@@ -1,0 +1,210 @@
+//! [`StoreError`]: everything that can go wrong between a thread handle and
+//! its backend, each variant naming the thread (and the step, where there is
+//! one) so a log line is enough to find the row.
+
+use state_core::StateError;
+use std::error::Error as StdError;
+
+/// A boxed error from a backend driver (sqlx), kept as a source.
+pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
+
+/// An error from the store.
+///
+/// [`is_conflict`](StoreError::is_conflict) tells the one error a worker is
+/// expected to handle by itself: another writer committed first; call
+/// [`Thread::reload`](crate::Thread::reload) and retry the step.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// Another writer appended to the thread first: this handle's state is
+    /// stale. Nothing was written; reload and retry.
+    #[error(
+        "thread \"{thread}\" moved on: this handle is at step {local}, the store is at step {stored}; reload the thread and retry"
+    )]
+    Conflict {
+        /// The thread.
+        thread: String,
+        /// The last step this handle has seen.
+        local: u64,
+        /// The last step committed in the store.
+        stored: u64,
+    },
+
+    /// The reducers refused the step: nothing was logged or applied.
+    #[error("thread \"{thread}\": step refused: {source}")]
+    State {
+        /// The thread.
+        thread: String,
+        /// The reducers' error.
+        #[source]
+        source: StateError,
+    },
+
+    /// The thread does not exist (it was deleted, or never created).
+    #[error("thread \"{thread}\" does not exist")]
+    ThreadNotFound {
+        /// The thread.
+        thread: String,
+    },
+
+    /// The thread already exists (a fork's target, say).
+    #[error("thread \"{thread}\" already exists")]
+    ThreadExists {
+        /// The thread.
+        thread: String,
+    },
+
+    /// The thread id cannot be stored.
+    #[error("invalid thread id {shown}: {reason}")]
+    InvalidThreadId {
+        /// The id, quoted and shortened for display.
+        shown: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+
+    /// A step number outside the thread's log.
+    #[error("thread \"{thread}\" has no step {seq}: {reason}")]
+    NoSuchStep {
+        /// The thread.
+        thread: String,
+        /// The step asked for.
+        seq: u64,
+        /// Why it is not there (past the end, compacted away).
+        reason: String,
+    },
+
+    /// A stored row cannot be read back: bad JSON, an unknown field, a
+    /// value of the wrong type, a gap in the log.
+    #[error("thread \"{thread}\", {what} {seq}: stored data is corrupt: {detail}")]
+    Corrupt {
+        /// The thread.
+        thread: String,
+        /// `step` or `snapshot`.
+        what: &'static str,
+        /// Its sequence number.
+        seq: u64,
+        /// What was found.
+        detail: String,
+    },
+
+    /// Data written by a newer version of the program (or of this crate)
+    /// than the one running: refused rather than loaded half-way.
+    #[error(
+        "{what}: written by version {found}, but this program knows versions up to {known}; upgrade it"
+    )]
+    TooNew {
+        /// What was too new (the store's tables, a thread's state).
+        what: String,
+        /// The version found.
+        found: i64,
+        /// The newest version this program knows.
+        known: i64,
+    },
+
+    /// Stored data of an older schema version could not be migrated: the
+    /// state's migration function (or an alias) refused it.
+    #[error("thread \"{thread}\", {what} {seq}: cannot migrate stored data: {message}")]
+    Migration {
+        /// The thread.
+        thread: String,
+        /// `step` or `snapshot`.
+        what: &'static str,
+        /// Its sequence number.
+        seq: u64,
+        /// What the migration said.
+        message: String,
+    },
+
+    /// Step metadata must be a JSON object.
+    #[error("step metadata must be a JSON object, got {got}")]
+    Metadata {
+        /// What was given.
+        got: &'static str,
+    },
+
+    /// A delta or state could not be written as JSON.
+    #[error("thread \"{thread}\": cannot write the {what} as JSON: {source}")]
+    Encode {
+        /// The thread.
+        thread: String,
+        /// What was being written.
+        what: &'static str,
+        /// serde_json's error.
+        #[source]
+        source: serde_json::Error,
+    },
+
+    /// The database failed (I/O, connection, constraint). When a step was
+    /// being committed and the outcome could not be determined, the handle
+    /// reloads before its next step.
+    #[error("{context}: {source}")]
+    Backend {
+        /// What the store was doing.
+        context: String,
+        /// The driver's error.
+        #[source]
+        source: BoxError,
+    },
+}
+
+impl StoreError {
+    /// True when another writer committed to the thread first: reload
+    /// ([`Thread::reload`](crate::Thread::reload)) and retry.
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, StoreError::Conflict { .. })
+    }
+
+    /// The reducers' error, when the step was refused by them.
+    pub fn state_error(&self) -> Option<&StateError> {
+        match self {
+            StoreError::State { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn backend(context: impl Into<String>, source: impl Into<BoxError>) -> Self {
+        StoreError::Backend {
+            context: context.into(),
+            source: source.into(),
+        }
+    }
+
+    pub(crate) fn corrupt(
+        thread: &str,
+        what: &'static str,
+        seq: u64,
+        detail: impl std::fmt::Display,
+    ) -> Self {
+        StoreError::Corrupt {
+            thread: thread.to_owned(),
+            what,
+            seq,
+            detail: detail.to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_error<E: StdError + Send + Sync + 'static>() {}
+
+    #[test]
+    fn store_error_is_a_thread_safe_error() {
+        assert_error::<StoreError>();
+    }
+
+    #[test]
+    fn conflict_names_thread_and_both_steps() {
+        let e = StoreError::Conflict {
+            thread: "user-42".into(),
+            local: 7,
+            stored: 9,
+        };
+        assert!(e.is_conflict());
+        let text = e.to_string();
+        assert!(text.contains("\"user-42\"") && text.contains('7') && text.contains('9'));
+    }
+}

@@ -1,0 +1,166 @@
+//! Schema evolution against a checked-in database written by version 1 of
+//! a state (`tests/fixtures/profile_v1.db`, see `support/profile_v1.rs`):
+//! version 2 renames a field (`#[state(alias)]`), changes a field's type
+//! (`#[state(migrate)]`) and adds one (its default), and reads the old
+//! snapshot and every kind of old step; version-1 code refuses what
+//! version 2 wrote.
+
+mod support;
+
+use serde_json::{Value, json};
+use state_core::{AgentState, Messages, State};
+use state_store::{Store, StoreError};
+use std::path::PathBuf;
+use support::profile_v1;
+
+/// Version 1 stored the score as text; version 2 stores a number.
+fn upgrade(from: u32, data: &mut Value) -> Result<(), String> {
+    if from < 2
+        && let Some(score) = data.get_mut("score")
+    {
+        let text = score.as_str().ok_or("score: expected text")?;
+        let number: i64 = text
+            .parse()
+            .map_err(|e| format!("score {text:?} is not a number: {e}"))?;
+        *score = json!(number);
+    }
+    Ok(())
+}
+
+/// Version 2 of the state.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+#[state(version = 2, migrate = upgrade)]
+pub struct Profile {
+    #[reducer(add_messages)]
+    pub messages: Messages,
+    #[state(alias = "user_name")]
+    pub name: String,
+    pub score: i64,
+    #[reducer(append)]
+    pub tags: Vec<String>,
+    #[scope(turn)]
+    pub mood: Option<String>,
+    /// New in version 2.
+    #[default(3)]
+    pub level: u32,
+}
+
+/// A private copy of the fixture (the checked-in file stays as it is).
+fn fixture_copy() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("profile.db");
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/profile_v1.db");
+    std::fs::copy(fixture, &path).unwrap();
+    (dir, path)
+}
+
+#[tokio::test]
+async fn version_two_reads_what_version_one_wrote() {
+    let (_dir, path) = fixture_copy();
+    let store = Store::sqlite(&path).await.unwrap();
+    let t = store.thread::<Profile>("ada").await.unwrap();
+    assert_eq!(t.seq(), 5);
+    let s = t.state();
+    assert_eq!(
+        s.name, "Ada Lovelace",
+        "renamed field read under its old name"
+    );
+    assert_eq!(s.score, 9, "the set step's text went through the migration");
+    assert_eq!(s.tags, ["math", "engines"]);
+    assert_eq!(s.mood, None, "begin_turn reset it");
+    assert_eq!(s.level, 3, "a field added since takes its default");
+    let ids: Vec<_> = s.messages.iter().filter_map(|m| m.id()).collect();
+    assert_eq!(ids, ["m1", "m2"]);
+
+    // Time travel before the snapshot replays version-1 steps from scratch.
+    let first: Profile = store.state_at("ada", 1).await.unwrap();
+    assert_eq!((first.name.as_str(), first.score), ("ada", 7));
+    assert_eq!(first.mood.as_deref(), Some("curious"));
+}
+
+#[tokio::test]
+async fn new_steps_are_written_as_version_two_and_old_code_refuses_them() {
+    let (_dir, path) = fixture_copy();
+    let store = Store::sqlite(&path).await.unwrap();
+    let mut t = store.thread::<Profile>("ada").await.unwrap();
+    t.apply(Profile::delta().score(10).level(4u32))
+        .await
+        .unwrap();
+    let again = store.thread::<Profile>("ada").await.unwrap();
+    assert_eq!(again.state(), t.state());
+    let versions: Vec<u32> = store
+        .history("ada", ..)
+        .await
+        .unwrap()
+        .iter()
+        .map(|s| s.state_version)
+        .collect();
+    assert_eq!(versions, [1, 1, 1, 1, 1, 2]);
+
+    // The version-1 program stops at the first version-2 row, whole.
+    let err = store
+        .thread::<profile_v1::Profile>("ada")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::TooNew {
+                found: 2,
+                known: 1,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "thread \"ada\", step 6 (state Profile): written by version 2, but this program knows versions up to 1; upgrade it"
+    );
+    // Its older steps are still readable by it.
+    let old: profile_v1::Profile = store.state_at("ada", 5).await.unwrap();
+    assert_eq!(old.score, "9");
+}
+
+#[tokio::test]
+async fn a_migration_that_fails_names_the_row() {
+    let (_dir, path) = fixture_copy();
+    let raw = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    sqlx::query("UPDATE state_store_steps SET body = '{\"key\":\"score\",\"value\":\"nine\"}' WHERE seq = 4")
+        .execute(&raw)
+        .await
+        .unwrap();
+    let store = Store::sqlite(&path).await.unwrap();
+    let err = store.thread::<Profile>("ada").await.unwrap_err();
+    assert!(matches!(err, StoreError::Migration { seq: 4, .. }), "{err}");
+    assert!(
+        err.to_string().starts_with(
+            "thread \"ada\", step 4: cannot migrate stored data: migrating from version 1 to 2: score \"nine\" is not a number"
+        ),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_field_under_both_names_is_refused() {
+    let (_dir, path) = fixture_copy();
+    let raw = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    sqlx::query(
+        "UPDATE state_store_steps SET body = '{\"user_name\":\"a\",\"name\":\"b\"}' WHERE seq = 5",
+    )
+    .execute(&raw)
+    .await
+    .unwrap();
+    let store = Store::sqlite(&path).await.unwrap();
+    let err = store.thread::<Profile>("ada").await.unwrap_err();
+    assert!(
+        err.to_string().contains(
+            "field \"name\" is stored under both its name and its former name \"user_name\""
+        ),
+        "{err}"
+    );
+}

@@ -1,0 +1,413 @@
+//! Thread behaviour, identical on every backend: steps are logged and
+//! replayed exactly, refused steps leave no trace, stale writers conflict,
+//! and history, time travel, forks, deletion and compaction work.
+
+mod support;
+
+use serde_json::json;
+use state_core::{Message, State};
+use state_store::{SnapshotPolicy, StepKind, StoreError};
+use std::num::NonZeroU64;
+use support::backends::TestStore;
+use support::states::{Chat, Progress};
+
+/// A few turns of a chat: messages without ids, a superstep, a turn reset,
+/// a `set`, a nested group.
+async fn run_turns(t: &mut state_store::Thread<Chat>) {
+    t.apply(
+        Chat::delta()
+            .messages(vec![Message::human("hi")])
+            .next("agent")
+            .progress(Progress::delta().stage("greeting")),
+    )
+    .await
+    .unwrap();
+    t.apply_nodes([
+        (
+            "agent",
+            Chat::delta()
+                .messages(vec![Message::ai("hello")])
+                .transcript(vec!["agent".to_string()])
+                .diagnostics(
+                    [("latency".to_string(), 0.5)]
+                        .into_iter()
+                        .collect::<std::collections::BTreeMap<_, _>>(),
+                ),
+        ),
+        (
+            "tools",
+            Chat::delta()
+                .transcript(vec!["tools".to_string()])
+                .budget(30)
+                .progress(Progress::delta().done(vec!["lookup".to_string()])),
+        ),
+    ])
+    .await
+    .unwrap();
+    t.begin_turn().await.unwrap();
+    t.set("note", json!("remember me")).await.unwrap();
+    t.apply(
+        Chat::delta()
+            .messages(vec![Message::human("again")])
+            .budget(20),
+    )
+    .await
+    .unwrap();
+}
+
+async fn reload_equals_live_state(ts: TestStore) {
+    let mut t = ts.store.thread::<Chat>("user-42").await.unwrap();
+    assert_eq!(t.seq(), 0, "{}: a new thread has no step", ts.name);
+    run_turns(&mut t).await;
+    assert_eq!(t.seq(), 5);
+    // Every message got its id before it was logged: the replay has the
+    // same ids, so the states are equal.
+    assert!(t.state().messages.iter().all(|m| m.id().is_some()));
+    assert_eq!(t.state().budget, 50);
+    assert_eq!(t.state().next, "supervisor", "begin_turn reset it");
+    assert_eq!(t.state().progress.stage, "idle");
+    assert_eq!(t.state().note.as_deref(), Some("remember me"));
+
+    let fresh = ts.another_worker().await;
+    let again = fresh.thread::<Chat>("user-42").await.unwrap();
+    assert_eq!(again.seq(), 5);
+    assert_eq!(again.state(), t.state(), "{}: replay equals live", ts.name);
+}
+
+async fn steps_are_logged_with_kind_and_metadata(ts: TestStore) {
+    let mut t = ts.store.thread::<Chat>("t").await.unwrap();
+    run_turns(&mut t).await;
+    t.with_metadata(json!({"run": 7}))
+        .apply(Chat::delta().next("x"))
+        .await
+        .unwrap();
+    let history = ts.store.history("t", ..).await.unwrap();
+    let kinds: Vec<StepKind> = history.iter().map(|s| s.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            StepKind::Apply,
+            StepKind::Superstep,
+            StepKind::BeginTurn,
+            StepKind::Set,
+            StepKind::Apply,
+            StepKind::Apply
+        ]
+    );
+    assert_eq!(
+        history.iter().map(|s| s.seq).collect::<Vec<_>>(),
+        [1, 2, 3, 4, 5, 6]
+    );
+    assert_eq!(history[1].metadata["nodes"], json!(["agent", "tools"]));
+    assert_eq!(history[1].body.as_array().map(Vec::len), Some(2));
+    assert_eq!(history[2].body, json!(null));
+    assert_eq!(
+        history[3].body,
+        json!({"key": "note", "value": "remember me"})
+    );
+    assert_eq!(history[5].metadata["run"], 7);
+    // The logged delta carries the id the state got.
+    let logged_id = &history[0].body["messages"][0]["id"];
+    assert_eq!(
+        logged_id.as_str(),
+        t.state().messages[0].id(),
+        "{}: the logged delta is the applied one",
+        ts.name
+    );
+    // A range.
+    let middle = t.history(2..4).await.unwrap();
+    assert_eq!(middle.iter().map(|s| s.seq).collect::<Vec<_>>(), [2, 3]);
+    assert!(t.history(7..).await.unwrap().is_empty());
+}
+
+async fn refused_steps_leave_no_trace(ts: TestStore) {
+    let mut t = ts.store.thread::<Chat>("t").await.unwrap();
+    t.apply(Chat::delta().budget(60)).await.unwrap();
+    let before = t.state().clone();
+
+    // The custom reducer refuses.
+    let err = t
+        .apply(Chat::delta().budget(50).next("x"))
+        .await
+        .unwrap_err();
+    assert!(!err.is_conflict());
+    assert!(err.state_error().is_some(), "{err}");
+    assert!(err.to_string().contains("budget"), "{err}");
+    // add_messages refuses to remove a missing id.
+    let err = t
+        .apply(Chat::delta().messages(vec![Message::remove("nope")]))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("nope"), "{err}");
+    // Two writes to a replace field in one superstep.
+    let err = t
+        .apply_all([Chat::delta().next("a"), Chat::delta().next("b")])
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("next"), "{err}");
+    // `set` of a value of the wrong type, and of an unknown key.
+    assert!(t.set("budget", json!("lots")).await.is_err());
+    assert!(t.set("nxt", json!("x")).await.is_err());
+    // Metadata that is not an object.
+    let err = t
+        .with_metadata(json!([1]))
+        .apply(Chat::delta().next("x"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Metadata { .. }), "{err}");
+
+    assert_eq!(t.seq(), 1);
+    assert_eq!(t.state(), &before);
+    assert_eq!(ts.store.history("t", ..).await.unwrap().len(), 1);
+    let again = ts.store.thread::<Chat>("t").await.unwrap();
+    assert_eq!(again.state(), &before);
+    // The thread is not stuck: the next good step goes through.
+    assert_eq!(t.apply(Chat::delta().budget(10)).await.unwrap(), 2);
+}
+
+async fn stale_writers_conflict_then_reload(ts: TestStore) {
+    let other = ts.another_worker().await;
+    let mut a = ts.store.thread::<Chat>("shared").await.unwrap();
+    let mut b = other.thread::<Chat>("shared").await.unwrap();
+    a.apply(Chat::delta().transcript(vec!["a1".into()]))
+        .await
+        .unwrap();
+    a.apply(Chat::delta().transcript(vec!["a2".into()]))
+        .await
+        .unwrap();
+
+    let err = b
+        .apply(Chat::delta().transcript(vec!["b1".into()]))
+        .await
+        .unwrap_err();
+    assert!(err.is_conflict(), "{}: {err}", ts.name);
+    assert_eq!(
+        err.to_string(),
+        "thread \"shared\" moved on: this handle is at step 0, the store is at step 2; reload the thread and retry"
+    );
+    assert_eq!(b.seq(), 0);
+    assert!(b.state().transcript.is_empty());
+
+    b.reload().await.unwrap();
+    assert_eq!(b.seq(), 2);
+    b.apply(Chat::delta().transcript(vec!["b1".into()]))
+        .await
+        .unwrap();
+    let last = ts.store.thread::<Chat>("shared").await.unwrap();
+    assert_eq!(last.state().transcript, ["a1", "a2", "b1"]);
+}
+
+async fn time_travel_and_fork(ts: TestStore) {
+    let mut t = ts.store.thread::<Chat>("main").await.unwrap();
+    for word in ["one", "two", "three"] {
+        t.apply(Chat::delta().transcript(vec![word.to_string()]))
+            .await
+            .unwrap();
+    }
+    let at_two: Chat = ts.store.state_at("main", 2).await.unwrap();
+    assert_eq!(at_two.transcript, ["one", "two"]);
+    let at_zero: Chat = t.state_at(0).await.unwrap();
+    assert_eq!(at_zero, Chat::default());
+    let err = t.state_at(9).await.unwrap_err();
+    assert!(
+        matches!(err, StoreError::NoSuchStep { seq: 9, .. }),
+        "{err}"
+    );
+
+    let mut fork = ts.store.fork::<Chat>("main", 2, "alt").await.unwrap();
+    assert_eq!(fork.seq(), 2);
+    assert_eq!(fork.state().transcript, ["one", "two"]);
+    fork.apply(Chat::delta().transcript(vec!["deux".to_string()]))
+        .await
+        .unwrap();
+    let reopened = ts.store.thread::<Chat>("alt").await.unwrap();
+    assert_eq!(reopened.state().transcript, ["one", "two", "deux"]);
+    assert_eq!(reopened.seq(), 3);
+    // The original is untouched.
+    let main = ts.store.thread::<Chat>("main").await.unwrap();
+    assert_eq!(main.state().transcript, ["one", "two", "three"]);
+
+    let err = ts.store.fork::<Chat>("main", 1, "alt").await.unwrap_err();
+    assert!(matches!(err, StoreError::ThreadExists { .. }), "{err}");
+    let err = ts.store.fork::<Chat>("nope", 1, "alt2").await.unwrap_err();
+    assert!(matches!(err, StoreError::ThreadNotFound { .. }), "{err}");
+
+    let threads = ts.store.threads().await.unwrap();
+    let ids: Vec<&str> = threads.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["alt", "main"]);
+    assert_eq!(threads[0].forked_from, Some(("main".to_string(), 2)));
+    assert_eq!(threads[1].seq, 3);
+}
+
+async fn delete_and_list(ts: TestStore) {
+    let mut a = ts.store.thread::<Chat>("a").await.unwrap();
+    a.apply(Chat::delta().next("x")).await.unwrap();
+    ts.store.thread::<Chat>("b").await.unwrap();
+    assert_eq!(ts.store.threads().await.unwrap().len(), 2);
+
+    assert!(ts.store.delete_thread("a").await.unwrap());
+    assert!(!ts.store.delete_thread("a").await.unwrap());
+    let ids: Vec<String> = ts
+        .store
+        .threads()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+    assert_eq!(ids, ["b"]);
+    // A handle on a deleted thread cannot write to it.
+    let err = a.apply(Chat::delta().next("y")).await.unwrap_err();
+    assert!(matches!(err, StoreError::ThreadNotFound { .. }), "{err}");
+    // Opening it again starts over.
+    let fresh = ts.store.thread::<Chat>("a").await.unwrap();
+    assert_eq!(fresh.seq(), 0);
+    assert!(ts.store.history("a", ..).await.unwrap().is_empty());
+}
+
+async fn snapshots_and_compaction(ts: TestStore) {
+    let store = ts
+        .store
+        .clone()
+        .with_snapshot_policy(SnapshotPolicy::every(NonZeroU64::new(4).unwrap()));
+    let mut t = store.thread::<Chat>("long").await.unwrap();
+    for i in 0..10 {
+        t.apply(Chat::delta().transcript(vec![format!("step {i}")]))
+            .await
+            .unwrap();
+    }
+    // Loading starts from the snapshot at step 8.
+    let again = store.thread::<Chat>("long").await.unwrap();
+    assert_eq!(again.state(), t.state());
+
+    let removed = store.compact("long").await.unwrap();
+    assert_eq!(removed.steps_removed, 8);
+    assert_eq!(removed.snapshots_removed, 1, "the snapshot at step 4");
+    let after = store.thread::<Chat>("long").await.unwrap();
+    assert_eq!(after.state(), t.state());
+    assert_eq!(after.seq(), 10);
+    let history: Vec<u64> = store
+        .history("long", ..)
+        .await
+        .unwrap()
+        .iter()
+        .map(|s| s.seq)
+        .collect();
+    assert_eq!(history, [9, 10]);
+    let err = store.state_at::<Chat>("long", 3).await.unwrap_err();
+    assert!(
+        matches!(err, StoreError::NoSuchStep { seq: 3, .. }),
+        "{err}"
+    );
+    let at_nine: Chat = store.state_at("long", 9).await.unwrap();
+    assert_eq!(at_nine.transcript.len(), 9);
+
+    // Thread::compact snapshots first: one snapshot left, no steps.
+    t.compact().await.unwrap();
+    assert!(store.history("long", ..).await.unwrap().is_empty());
+    let last = store.thread::<Chat>("long").await.unwrap();
+    assert_eq!(last.state(), t.state());
+    t.apply(Chat::delta().transcript(vec!["after".to_string()]))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.thread::<Chat>("long").await.unwrap().state(),
+        t.state()
+    );
+}
+
+async fn default_policy_snapshots_by_size(ts: TestStore) {
+    let store = ts
+        .store
+        .clone()
+        .with_snapshot_policy(SnapshotPolicy::log_size(0));
+    let mut t = store.thread::<Chat>("grow").await.unwrap();
+    for i in 0..40 {
+        t.apply(Chat::delta().messages(vec![Message::human(format!("message number {i}"))]))
+            .await
+            .unwrap();
+    }
+    // With snapshots whenever the log outgrows the last one, compaction
+    // finds one, and the log after it is smaller than the state.
+    let removed = store.compact("grow").await.unwrap();
+    assert!(
+        removed.steps_removed > 0,
+        "{}: a snapshot was written",
+        ts.name
+    );
+    let kept = store.history("grow", ..).await.unwrap();
+    let kept_bytes: usize = kept.iter().map(|s| s.body.to_string().len()).sum();
+    let state_bytes = serde_json::to_string(t.state()).unwrap().len();
+    assert!(kept_bytes <= state_bytes, "{kept_bytes} > {state_bytes}");
+    assert_eq!(
+        store.thread::<Chat>("grow").await.unwrap().state(),
+        t.state()
+    );
+}
+
+async fn hostile_thread_ids_are_data(ts: TestStore) {
+    let ids = [
+        "'; DROP TABLE state_store_steps; --",
+        "\"quoted\" and 'single'",
+        "Robert'); DELETE FROM state_store_threads WHERE ('1'='1",
+        "ünïcödé 🧵 \\ % _ $1 ?",
+        &"x".repeat(512),
+    ];
+    for (i, id) in ids.iter().enumerate() {
+        let mut t = ts.store.thread::<Chat>(id).await.unwrap();
+        t.apply(Chat::delta().transcript(vec![format!("#{i}")]))
+            .await
+            .unwrap();
+    }
+    let listed: Vec<String> = ts
+        .store
+        .threads()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+    let mut expected: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
+    expected.sort();
+    assert_eq!(listed, expected, "{}: every id stored as data", ts.name);
+    for (i, id) in ids.iter().enumerate() {
+        let t = ts.store.thread::<Chat>(id).await.unwrap();
+        assert_eq!(t.state().transcript, [format!("#{i}")]);
+    }
+    for bad in ["", "a\0b", &"y".repeat(513)] {
+        let err = ts.store.thread::<Chat>(bad).await.unwrap_err();
+        assert!(matches!(err, StoreError::InvalidThreadId { .. }), "{err}");
+    }
+    assert_eq!(ts.store.threads().await.unwrap().len(), ids.len());
+}
+
+async fn concurrent_opens_of_a_new_thread(ts: TestStore) {
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let store = ts.store.clone();
+        tasks.push(tokio::spawn(async move {
+            store.thread::<Chat>("new").await.map(|t| t.seq())
+        }));
+    }
+    for task in tasks {
+        assert_eq!(task.await.unwrap().unwrap(), 0);
+    }
+    assert_eq!(ts.store.threads().await.unwrap().len(), 1);
+    assert!(
+        ts.store.history("new", ..).await.unwrap().is_empty(),
+        "opening adds no step"
+    );
+}
+
+on_every_backend!(
+    reload_equals_live_state,
+    steps_are_logged_with_kind_and_metadata,
+    refused_steps_leave_no_trace,
+    stale_writers_conflict_then_reload,
+    time_travel_and_fork,
+    delete_and_list,
+    snapshots_and_compaction,
+    default_policy_snapshots_by_size,
+    hostile_thread_ids_are_data,
+    concurrent_opens_of_a_new_thread,
+);
