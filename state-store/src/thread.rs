@@ -276,14 +276,16 @@ where
     ) -> Result<u64, StoreError> {
         self.settle().await?;
         let encoded = Encoded::set(&self.id, key, &value)?;
-        // `set` has no check phase: try it, and undo it (it touched one
-        // value, whose JSON we keep) if the step cannot be committed.
-        let before = self.state.get(key).map_err(|e| self.refused(e))?;
+        // `set` has no check phase: try it, and undo it if the step cannot
+        // be committed. It changes one top-level field (a dotted path
+        // writes inside one), whose JSON we keep.
+        let field = key.split('.').next().unwrap_or(key);
+        let before = self.state.get(field).map_err(|e| self.refused(e))?;
         self.state.set(key, value).map_err(|e| self.refused(e))?;
         let result = self.write(encoded, metadata, |_| {}).await;
         if result.is_err() {
             // The old value came out of this very field: it goes back in.
-            let _ = self.state.set(key, before);
+            let _ = self.state.set(field, before);
         }
         result
     }

@@ -345,6 +345,30 @@ async fn default_policy_snapshots_by_size(ts: TestStore) {
     );
 }
 
+async fn set_by_path_is_one_step_and_undone_on_failure(ts: TestStore) {
+    let mut t = ts.store.thread::<Chat>("paths").await.unwrap();
+    t.set("diagnostics.latency", json!(0.25)).await.unwrap();
+    t.set("progress.stage", json!("closing")).await.unwrap();
+    assert_eq!(t.state().diagnostics["latency"], 0.25);
+    assert_eq!(t.state().progress.stage, "closing");
+    let again = ts.store.thread::<Chat>("paths").await.unwrap();
+    assert_eq!(again.state(), t.state());
+
+    // Another worker moves the thread on: this handle's set conflicts and
+    // its state is exactly as before the call.
+    let mut other = ts
+        .another_worker()
+        .await
+        .thread::<Chat>("paths")
+        .await
+        .unwrap();
+    other.apply(Chat::delta().next("elsewhere")).await.unwrap();
+    let before = t.state().clone();
+    let err = t.set("diagnostics.cost", json!(3.0)).await.unwrap_err();
+    assert!(err.is_conflict(), "{err}");
+    assert_eq!(t.state(), &before);
+}
+
 async fn hostile_thread_ids_are_data(ts: TestStore) {
     let ids = [
         "'; DROP TABLE state_store_steps; --",
@@ -409,5 +433,6 @@ on_every_backend!(
     snapshots_and_compaction,
     default_policy_snapshots_by_size,
     hostile_thread_ids_are_data,
+    set_by_path_is_one_step_and_undone_on_failure,
     concurrent_opens_of_a_new_thread,
 );
