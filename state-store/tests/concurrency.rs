@@ -21,7 +21,12 @@ async fn worker(store: Store, name: &'static str) -> Result<u64, StoreError> {
         loop {
             let delta = Chat::delta().transcript(vec![format!("{name}-{i}")]);
             match t.apply(delta).await {
-                Ok(_) => break,
+                Ok(_) => {
+                    // Let the other worker in (the memory store never
+                    // waits on I/O, so it would otherwise run alone).
+                    tokio::task::yield_now().await;
+                    break;
+                }
                 Err(e) if e.is_conflict() => {
                     conflicts += 1;
                     t.reload().await?;
