@@ -2,7 +2,8 @@
 //! the config passed beside the state, node updates streamed as JSON lines
 //! (`stream_mode="updates"`) and as full values (`"values"`), the SSE
 //! events, dict-like access, trimming and filtering the history with an
-//! overwrite, and resuming a thread from its checkpoint.
+//! overwrite, and resuming a thread from its checkpoint: every step is
+//! checkpointed in a `state_store` thread, in a SQLite file.
 //!
 //! Run it with `cargo run --example gaia`.
 
@@ -10,16 +11,18 @@ use serde_json::{Value, json};
 use state_core::reducer::add_messages;
 use state_core::{Delta, Message, Messages, State};
 use state_examples::gaia::{
-    self, AgentOptions, Checkpointer, Gaia, GaiaState, GaiaStateDelta, MemoryStore,
-    MessageRequestWithHistory, ModelConfig, Run, RunnableConfig, StreamMode,
-    UsageMetadataCallbackHandler, User,
+    self, AgentOptions, Gaia, GaiaState, GaiaStateDelta, MemoryStore, MessageRequestWithHistory,
+    ModelConfig, Run, RunnableConfig, StreamMode, UsageMetadataCallbackHandler, User,
 };
+use state_store::{StepRecord, Store};
+use std::path::{Path, PathBuf};
 
 const THREAD: &str = "conversation_123";
 const USER_ID: &str = "user_456";
 const NOW: &str = "2024-01-01T18:30:00+01:00";
 
-fn main() {
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
     println!("GAIA state management, simulated\n");
     println!(
         "The schema, from #[derive(AgentState)]:\n{}",
@@ -37,15 +40,32 @@ fn main() {
         config.configurable.user_timezone
     );
 
+    // The checkpointer. GAIA's PostgresSaver ↔ `Store::postgres(url)` in
+    // production, with the same calls; here `Store::sqlite` on a file in a
+    // fresh temporary directory, removed at the end.
+    let dir = fresh_dir();
+    let path = dir.join("checkpoints.db");
+    let store = Store::sqlite(&path).await.expect("the SQLite store opens");
+
     let mut graph = Gaia::new(remembered());
-    let mut state = GaiaState::default();
+    let mut thread = store
+        .thread::<GaiaState>(THREAD)
+        .await
+        .expect("the thread opens");
     let input = first_input();
     println!(
         "\n2. build_initial_state(..) is the graph's input, a delta:\n   {}",
         to_line(&input)
     );
 
-    let run = graph.run(&mut state, input, &config).expect("turn 1 runs");
+    let run = graph
+        .run_stored(&mut thread, input, &config)
+        .await
+        .expect("turn 1 runs");
+    println!(
+        "   run_stored: the input and each node's update are steps 1 to {} of thread {THREAD:?} in the SQLite file",
+        thread.seq()
+    );
     stream_updates(&run);
     stream_values(&run);
     println!("\n   execute_graph_streaming: the SSE events");
@@ -53,12 +73,23 @@ fn main() {
         print!("   {event}");
     }
 
-    let mut checkpoints = Checkpointer::default();
-    checkpoints.put(THREAD, &state);
-    dict_like_access(&mut state.clone());
+    dict_like_access(&mut thread.state().clone());
     accumulation_vs_replacement();
-    resume(&mut graph, &checkpoints, &config);
+    resume(&mut graph, &store, &path, &config).await;
     prune_long_history(&mut graph, &config);
+
+    drop((thread, store));
+    std::fs::remove_dir_all(&dir).expect("the temporary directory is removed");
+}
+
+/// A new directory under the system's temporary one, unique to this run.
+fn fresh_dir() -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos());
+    let dir = std::env::temp_dir().join(format!("gaia-example-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    dir
 }
 
 fn config() -> RunnableConfig {
@@ -231,34 +262,65 @@ fn accumulation_vs_replacement() {
     );
 }
 
-/// "Resuming from Checkpoints": the checkpoint, a new turn, a partial input.
-fn resume(graph: &mut Gaia, checkpoints: &Checkpointer, config: &RunnableConfig) {
+/// "Resuming from Checkpoints": the thread reopened from the store, a new
+/// turn, a partial input.
+async fn resume(graph: &mut Gaia, store: &Store, path: &Path, config: &RunnableConfig) {
     println!("\n7. Resuming {THREAD:?} from its checkpoint");
-    let mut state = checkpoints
-        .get(THREAD)
-        .expect("the checkpoint decodes")
-        .expect("the thread was saved");
+    let mut thread = store
+        .thread::<GaiaState>(THREAD)
+        .await
+        .expect("the thread reopens");
+    let resumed_at = thread.seq();
     println!(
-        "   snapshot.values has {} messages; memories_stored = {}",
-        state.messages.len(),
-        state.memories_stored
+        "   store.thread(..) (graph.aget_state): step {resumed_at}; the state has {} messages; memories_stored = {}",
+        thread.state().messages.len(),
+        thread.state().memories_stored
     );
-    state.begin_turn();
+    thread.begin_turn().await.expect("the turn starts");
     println!(
         "   begin_turn(): memories_stored (turn scope) = {}, query (persistent) = {:?}",
-        state.memories_stored, state.query
+        thread.state().memories_stored,
+        thread.state().query
     );
     let input = json!({"messages": [{"type": "human", "content": "Continue from where we left off", "id": "user-2"}]});
     let delta = GaiaStateDelta::from_json(input.clone()).expect("a valid partial input");
     println!("   input {input} writes {:?}", delta.fields());
     let run = graph
-        .run(&mut state, delta, config)
+        .run_stored(&mut thread, delta, config)
+        .await
         .expect("the resumed turn runs");
     print_nodes(&run);
     println!(
         "   (the input wrote only messages, so query is still the checkpoint's {:?}: the nodes that read it act on the old request, as in GAIA)",
-        state.query
+        thread.state().query
     );
+
+    let history = store
+        .history(THREAD, resumed_at + 1..)
+        .await
+        .expect("the log reads");
+    let shown: Vec<String> = history.iter().map(describe).collect();
+    println!("   the turn's steps in the log: {}", shown.join(", "));
+    // Another process (a new connection to the same file) sees it all.
+    let reopened = Store::sqlite(path)
+        .await
+        .expect("the file reopens")
+        .thread::<GaiaState>(THREAD)
+        .await
+        .expect("the thread reopens");
+    println!(
+        "   a new Store on the same file reopens it at step {} with the same state: {}",
+        reopened.seq(),
+        reopened.state() == thread.state()
+    );
+}
+
+/// `seq kind node` of one logged step.
+fn describe(step: &StepRecord) -> String {
+    match step.metadata.get("node").and_then(Value::as_str) {
+        Some(node) => format!("{} {} {node}", step.seq, step.kind),
+        None => format!("{} {}", step.seq, step.kind),
+    }
 }
 
 /// Turn with a long history: filtered, then trimmed to the last ten.

@@ -1,47 +1,48 @@
 //! OHMind (seed 000) turn by turn: supervisor routing with `next`, human
 //! validation, a task plan executed step by step, MCP results and artifacts
-//! merged by name, and retries up to the limit, with the state saved to a
-//! checkpoint between turns; then task plans that wait for approval.
+//! merged by name, and retries up to the limit, with every step
+//! checkpointed in a `state_store` thread and the thread reopened from the
+//! store at each turn; then task plans that wait for approval, and the
+//! thread's log.
 //!
 //! Run it with `cargo run --example ohmind`.
 
 use serde_json::{Value, json};
-use state_core::{Delta, Message};
-use state_examples::ohmind::{
-    self, AgentState, AgentStateDelta, MAX_RETRIES, MemorySaver, Ohmind, Step,
-};
+use state_core::{Delta, Message, State};
+use state_examples::ohmind::{self, AgentState, AgentStateDelta, MAX_RETRIES, Ohmind, Step};
+use state_store::{StepRecord, Store, Thread};
 
 const THREAD: &str = "user-123-session-1";
 
-fn main() {
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
     let mut app = Ohmind::new();
-    let mut memory = MemorySaver::default();
+    // The checkpointer. LangGraph's MemorySaver ↔ `Store::memory()`: threads
+    // live as long as the store. The durable ones take the same calls:
+    // `Store::sqlite(path)` (SqliteSaver) and `Store::postgres(url)`
+    // (PostgresSaver).
+    let store = Store::memory();
 
     println!("OHMind state management, simulated");
     println!("Each node line: node → next [current_operation] and the flags its delta writes.\n");
-    let mut state = first_turn(&mut app);
-    memory.put(THREAD, &state);
+    first_turn(&mut app, &store).await;
 
     helpers_as_deltas();
 
-    state = turn(
+    let mut state = turn(
         &mut app,
-        &mut memory,
+        &store,
         "2. Validation requested",
         "Simulate the hydroxide conductivity of benzyltrimethylammonium with MD",
-    );
+    )
+    .await;
     println!(
         "   waiting for the user: should_continue_validation = {}",
         ohmind::should_continue_validation(&state)
     );
     println!("   validation_message  = {:?}", state.validation_message);
 
-    state = turn(
-        &mut app,
-        &mut memory,
-        "3. The user approves",
-        "yes, go ahead",
-    );
+    state = turn(&mut app, &store, "3. The user approves", "yes, go ahead").await;
     println!(
         "   validation_required = {}, validation_approved = {:?} (consumed by md_agent)",
         state.validation_required, state.validation_approved
@@ -49,25 +50,28 @@ fn main() {
 
     turn(
         &mut app,
-        &mut memory,
+        &store,
         "4a. Another long run ...",
         "Run a longer MD simulation",
-    );
+    )
+    .await;
     state = turn(
         &mut app,
-        &mut memory,
+        &store,
         "4b. ... which the user rejects",
         "no, cancel that",
-    );
+    )
+    .await;
     println!("   validation_approved = {:?}", state.validation_approved);
 
     app.fail_next("orca_single_point", 1);
     state = turn(
         &mut app,
-        &mut memory,
+        &store,
         "5. A complex query: a task plan (each agent ends with FINISH; the active plan sends it back to the supervisor), one failed tool call on the way",
         "Design new HEM cations, compute their HOMO LUMO gap, and find papers on their stability",
-    );
+    )
+    .await;
     println!(
         "   after the summary: task_plan = {:?}, current_step = {}, completed_steps = {:?}",
         state.task_plan, state.current_step, state.completed_steps
@@ -84,10 +88,11 @@ fn main() {
     app.fail_next("rag_search", 10);
     state = turn(
         &mut app,
-        &mut memory,
+        &store,
         "6. A tool that keeps failing",
         "Find literature on alkaline degradation",
-    );
+    )
+    .await;
     println!(
         "   error = {:?}, retry_count = {} (MAX_RETRIES = {MAX_RETRIES})",
         state.error, state.retry_count
@@ -95,11 +100,15 @@ fn main() {
 
     let mut planner = Ohmind::new().with_plan_approval();
     plan_needing_approval(&mut planner);
+
+    checkpoint_log(&store, &state).await;
 }
 
-/// Turn 1 starts from `create_initial_state`, as a new conversation does.
-fn first_turn(app: &mut Ohmind) -> AgentState {
-    let mut state =
+/// Turn 1 starts from `create_initial_state`, as a new conversation does:
+/// the state goes in as the graph's input, one step through the reducers
+/// (LangGraph's `app.invoke(initial_state, config)`), then the nodes run.
+async fn first_turn(app: &mut Ohmind, store: &Store) {
+    let state =
         ohmind::create_initial_state("What is the HOMO-LUMO gap of benzyltrimethylammonium?");
     println!("1. create_initial_state(..): the #[default]s fill the other 17 keys");
     println!(
@@ -109,27 +118,118 @@ fn first_turn(app: &mut Ohmind) -> AgentState {
         state.retry_count,
         state.messages.len()
     );
-    let steps = app.run(&mut state).expect("the first turn runs");
+    let mut thread = store
+        .thread::<AgentState>(THREAD)
+        .await
+        .expect("the thread opens");
+    let input = AgentStateDelta::from_json(state.to_json()).expect("a state is a valid input");
+    thread
+        .with_metadata(json!({"node": ohmind::INPUT}))
+        .apply(input)
+        .await
+        .expect("the input is checkpointed");
+    println!(
+        "   invoke(initial_state): the input is step {} of thread {THREAD:?}, then every node's delta is a step",
+        thread.seq()
+    );
+    let steps = app
+        .run_stored(&mut thread)
+        .await
+        .expect("the first turn runs");
     print_steps(&steps);
     println!(
         "   mcp_results = {}",
-        Value::Object(state.mcp_results.clone())
+        Value::Object(thread.state().mcp_results.clone())
     );
-    state
 }
 
-/// Runs one user turn on the state recovered from the checkpoint, then
-/// saves it again.
-fn turn(app: &mut Ohmind, memory: &mut MemorySaver, title: &str, user: &str) -> AgentState {
-    let mut state = memory
-        .get_state(THREAD)
-        .expect("the checkpoint decodes")
-        .expect("the thread was saved");
+/// Runs one user turn on the thread reopened from the store (LangGraph's
+/// `app.get_state(config)`): the user's message and each node's delta are
+/// checkpointed as they happen.
+async fn turn(app: &mut Ohmind, store: &Store, title: &str, user: &str) -> AgentState {
+    let mut thread: Thread<AgentState> = store.thread(THREAD).await.expect("the thread reopens");
     println!("\n{title}\n   user: {user}");
-    let steps = app.run_turn(&mut state, user).expect("the turn runs");
+    let steps = app
+        .run_turn_stored(&mut thread, user)
+        .await
+        .expect("the turn runs");
     print_steps(&steps);
-    memory.put(THREAD, &state);
-    state
+    thread.into_state()
+}
+
+/// The checkpointer's log of the thread: one step per input and per node,
+/// with the node in its metadata; and the thread reopened once more.
+async fn checkpoint_log(store: &Store, live: &AgentState) {
+    let history = store.history(THREAD, ..).await.expect("the log reads");
+    println!(
+        "\n9. The checkpoints of {THREAD:?}: store.history(..) lists {} steps, one per input and per node",
+        history.len()
+    );
+    println!("   by section: the steps' kind, then each step's number and metadata[\"node\"]");
+    let mut turns: Vec<Vec<&StepRecord>> = Vec::new();
+    for step in &history {
+        match turns.last_mut() {
+            Some(turn) if node_of(step) != ohmind::INPUT => turn.push(step),
+            _ => turns.push(vec![step]),
+        }
+    }
+    // The turns of sections 1 to 6 (7 and 8 ran on a bare state).
+    let sections = ["1", "2", "3", "4a", "4b", "5", "6"];
+    for (section, turn) in sections.iter().zip(&turns) {
+        // One kind for the whole turn (here always `apply`): say it once.
+        let kind = turn[0].kind;
+        let same_kind = turn.iter().all(|step| step.kind == kind);
+        let shown: Vec<String> = turn
+            .iter()
+            .map(|step| {
+                if same_kind {
+                    format!("{} {}", step.seq, node_of(step))
+                } else {
+                    format!("{} {} {}", step.seq, step.kind, node_of(step))
+                }
+            })
+            .collect();
+        let label = if same_kind {
+            format!("{section}. {kind}:")
+        } else {
+            format!("{section}.")
+        };
+        println!("   {label:<11}{}", wrap(&shown.join(" · "), 88));
+    }
+    let reopened = store
+        .thread::<AgentState>(THREAD)
+        .await
+        .expect("the thread reopens");
+    println!(
+        "   reopened from the store: seq = {}, state == the live one: {}",
+        reopened.seq(),
+        reopened.state() == live
+    );
+}
+
+fn node_of(step: &StepRecord) -> &str {
+    step.metadata
+        .get("node")
+        .and_then(Value::as_str)
+        .unwrap_or("?")
+}
+
+/// Wraps a line at ` · ` separators, continuation lines indented.
+fn wrap(line: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut current = String::new();
+    for part in line.split(" · ") {
+        if !current.is_empty() && current.chars().count() + 3 + part.chars().count() > width {
+            out.push_str(&current);
+            out.push_str(" ·\n              ");
+            current.clear();
+        } else if !current.is_empty() {
+            current.push_str(" · ");
+        }
+        current.push_str(part);
+    }
+    out.push_str(&current);
+    out
 }
 
 /// The Python helpers copy all 18 keys; a delta carries only its writes.

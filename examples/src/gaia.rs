@@ -18,10 +18,16 @@
 //!
 //! The LLM, Mem0 and the calendar tool are simulated by [`Gaia`]: fixed
 //! answers and a keyword search, and deterministic message ids.
+//!
+//! GAIA checkpoints with LangGraph's `PostgresSaver`; here the checkpointer
+//! is a [`state_store::Thread`] (`Store::postgres(url)`, or `Store::sqlite`
+//! as in the example): [`Gaia::run_stored`] logs the input and every
+//! node's update as steps of the thread.
 
 use serde::Serialize;
 use serde_json::{Value, json};
 use state_core::{Message, MessageKind, Messages, State, StateError, ToolCall};
+use state_store::{StoreError, Thread};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -35,6 +41,9 @@ pub const MEMORY_LIMIT: usize = 5;
 pub const FETCH_EVENTS: &str = "CUSTOM_FETCH_EVENTS";
 /// Node executions allowed in one run, as LangGraph's `recursion_limit`.
 pub const RECURSION_LIMIT: usize = 25;
+/// The `"node"` metadata of the logged step that holds a run's input
+/// ([`Gaia::run_stored`]), beside the nodes' names.
+pub const INPUT: &str = "__input__";
 
 /// Agent state schema with message history and context (the document's
 /// `State(DictLikeModel)`), field for field, with its defaults.
@@ -473,6 +482,11 @@ pub enum RunError {
     RecursionLimit(usize),
     /// A node name the graph does not know.
     UnknownNode(String),
+    /// A step could not be checkpointed ([`Gaia::run_stored`]): the
+    /// reducers refused it ([`StoreError::State`]), another writer moved
+    /// the thread on ([`StoreError::is_conflict`]), or the backend failed.
+    /// The thread and its state are as after the last stored step.
+    Store(StoreError),
 }
 
 impl fmt::Display for RunError {
@@ -481,6 +495,7 @@ impl fmt::Display for RunError {
             RunError::State(error) => write!(f, "state update refused: {error}"),
             RunError::RecursionLimit(limit) => write!(f, "more than {limit} nodes in one run"),
             RunError::UnknownNode(node) => write!(f, "no node named {node:?}"),
+            RunError::Store(error) => write!(f, "checkpoint failed: {error}"),
         }
     }
 }
@@ -489,6 +504,7 @@ impl std::error::Error for RunError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             RunError::State(error) => Some(error),
+            RunError::Store(error) => Some(error),
             _ => None,
         }
     }
@@ -497,6 +513,12 @@ impl std::error::Error for RunError {
 impl From<StateError> for RunError {
     fn from(error: StateError) -> Self {
         RunError::State(error)
+    }
+}
+
+impl From<StoreError> for RunError {
+    fn from(error: StoreError) -> Self {
+        RunError::Store(error)
     }
 }
 
@@ -545,6 +567,57 @@ impl Gaia {
                 values: state.to_json(),
             });
             node = next_node(name, state);
+        }
+        Ok(Run {
+            input_values,
+            steps,
+        })
+    }
+
+    /// [`Gaia::run`] on a checkpointed thread (GAIA's `PostgresSaver` at
+    /// work): `input` is one logged step (metadata `{"node": "__input__"}`),
+    /// then every node's update is one step, its metadata `{"node": name}`.
+    /// A step reaches the state only once it is stored, so the thread can
+    /// be reopened from the store after any step. The [`Run`] recorded is
+    /// the one [`Gaia::run`] records.
+    ///
+    /// A new turn on a resumed thread starts with
+    /// [`Thread::begin_turn`] (a step of its own), as `run` on a bare state
+    /// starts after [`State::begin_turn`].
+    ///
+    /// # Errors
+    ///
+    /// [`RunError::Store`] when a step is refused by the reducers or cannot
+    /// be stored (the thread is left as after the last stored step); else as
+    /// [`Gaia::run`].
+    pub async fn run_stored(
+        &mut self,
+        thread: &mut Thread<GaiaState>,
+        input: GaiaStateDelta,
+        config: &RunnableConfig,
+    ) -> Result<Run, RunError> {
+        thread
+            .with_metadata(json!({"node": INPUT}))
+            .apply(input)
+            .await?;
+        let input_values = thread.state().to_json();
+        let mut steps = Vec::new();
+        let mut node = next_node("__start__", thread.state());
+        while let Some(name) = node {
+            if steps.len() == RECURSION_LIMIT {
+                return Err(RunError::RecursionLimit(RECURSION_LIMIT));
+            }
+            let delta = self.run_node(name, thread.state(), config)?;
+            thread
+                .with_metadata(json!({"node": name}))
+                .apply(delta.clone())
+                .await?;
+            steps.push(NodeRun {
+                node: name,
+                delta,
+                values: thread.state().to_json(),
+            });
+            node = next_node(name, thread.state());
         }
         Ok(Run {
             input_values,
@@ -686,6 +759,13 @@ fn wants_calendar(state: &GaiaState, selected_tool: Option<&str>) -> bool {
 
 /// A PostgresSaver stand-in: one JSON snapshot per thread, written after a
 /// run and read back to resume.
+///
+/// Kept to show what a checkpoint holds (and for the tests that compare
+/// with it). The real checkpointer is now [`state_store`]:
+/// `Store::postgres(url)` is `PostgresSaver` (`Store::sqlite(path)` on one
+/// machine, `Store::memory()` in tests), and [`Gaia::run_stored`] logs the
+/// input and every node's update as steps of the thread
+/// (`examples/gaia.rs`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Checkpointer {
     threads: BTreeMap<String, Value>,

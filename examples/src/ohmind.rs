@@ -16,9 +16,16 @@
 //! The LLM and the MCP servers are simulated by [`Ohmind`]: routing is by
 //! keyword, tool results are fixed, and failures are injected, so every run
 //! is deterministic.
+//!
+//! OHMind checkpoints with LangGraph's `MemorySaver`; here the checkpointer
+//! is a [`state_store::Thread`]: [`Ohmind::run_stored`] and
+//! [`Ohmind::run_turn_stored`] log the user's message and every node's
+//! delta as steps of the thread, and reopening the thread gives the state
+//! back.
 
 use serde_json::{Map, Value, json};
 use state_core::{Delta, Message, MessageKind, Messages, State, StateError};
+use state_store::{StoreError, Thread};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -42,6 +49,9 @@ pub const ERROR_HANDLER: &str = "error_handler";
 pub const HUMAN_VALIDATION: &str = "human_validation";
 /// The entry node when the user answers a task-plan approval request.
 pub const PLAN_APPROVAL: &str = "plan_approval";
+/// The `"node"` metadata of a logged step that is the graph's input (the
+/// user's message), not a node's update.
+pub const INPUT: &str = "__input__";
 
 /// Python's `Dict[str, Any]`: a JSON object, keys in insertion order.
 ///
@@ -512,7 +522,7 @@ pub struct Step {
 }
 
 /// Why a turn could not run.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub enum RunError {
     /// A delta was refused (a bug in a node).
     State(StateError),
@@ -520,6 +530,11 @@ pub enum RunError {
     UnknownNode(String),
     /// The turn ran more nodes than [`RECURSION_LIMIT`].
     RecursionLimit(usize),
+    /// A step could not be checkpointed ([`Ohmind::run_stored`]): the
+    /// reducers refused it ([`StoreError::State`]), another writer moved
+    /// the thread on ([`StoreError::is_conflict`]), or the backend failed.
+    /// The thread and its state are as after the last stored step.
+    Store(StoreError),
 }
 
 impl fmt::Display for RunError {
@@ -528,6 +543,7 @@ impl fmt::Display for RunError {
             RunError::State(error) => write!(f, "state update refused: {error}"),
             RunError::UnknownNode(node) => write!(f, "no node named {node:?}"),
             RunError::RecursionLimit(limit) => write!(f, "more than {limit} steps in one turn"),
+            RunError::Store(error) => write!(f, "checkpoint failed: {error}"),
         }
     }
 }
@@ -536,6 +552,7 @@ impl std::error::Error for RunError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             RunError::State(error) => Some(error),
+            RunError::Store(error) => Some(error),
             _ => None,
         }
     }
@@ -544,6 +561,12 @@ impl std::error::Error for RunError {
 impl From<StateError> for RunError {
     fn from(error: StateError) -> Self {
         RunError::State(error)
+    }
+}
+
+impl From<StoreError> for RunError {
+    fn from(error: StoreError) -> Self {
+        RunError::Store(error)
     }
 }
 
@@ -607,6 +630,62 @@ impl Ohmind {
             state.apply(delta.clone())?;
             steps.push(Step { node, delta });
             match route(state) {
+                Some(next) => node = next,
+                None => return Ok(steps),
+            }
+        }
+        Err(RunError::RecursionLimit(RECURSION_LIMIT))
+    }
+
+    /// [`Ohmind::run_turn`] on a checkpointed thread: the user's message is
+    /// one logged step (metadata `{"node": "__input__"}`), then the turn
+    /// runs as [`Ohmind::run_stored`] does.
+    ///
+    /// The message id comes from the same counter as in `run_turn`, so two
+    /// apps in the same position produce the same steps either way.
+    ///
+    /// # Errors
+    ///
+    /// As [`Ohmind::run_stored`].
+    pub async fn run_turn_stored(
+        &mut self,
+        thread: &mut Thread<AgentState>,
+        user_message: &str,
+    ) -> Result<Vec<Step>, RunError> {
+        let message = Message::human(user_message).with_id(self.id());
+        thread
+            .with_metadata(json!({"node": INPUT}))
+            .apply(update_state_with_message(message, None))
+            .await?;
+        self.run_stored(thread).await
+    }
+
+    /// [`Ohmind::run`] on a checkpointed thread (LangGraph's checkpointer
+    /// at work): nodes run from [`entry_node`] on the thread's state until
+    /// [`route`] ends the turn, and each node's delta is one logged step,
+    /// its metadata `{"node": name}` (see [`state_store::Store::history`]).
+    /// A step reaches the state only once it is stored, so the thread can
+    /// be reopened from the store after any step.
+    ///
+    /// # Errors
+    ///
+    /// [`RunError::Store`] when a step is refused by the reducers or cannot
+    /// be stored (the thread is left as after the last stored step); else as
+    /// [`Ohmind::run`].
+    pub async fn run_stored(
+        &mut self,
+        thread: &mut Thread<AgentState>,
+    ) -> Result<Vec<Step>, RunError> {
+        let mut node = entry_node(thread.state()).to_owned();
+        let mut steps = Vec::new();
+        while steps.len() < RECURSION_LIMIT {
+            let delta = self.run_node(&node, thread.state())?;
+            thread
+                .with_metadata(json!({"node": node.as_str()}))
+                .apply(delta.clone())
+                .await?;
+            steps.push(Step { node, delta });
+            match route(thread.state()) {
                 Some(next) => node = next,
                 None => return Ok(steps),
             }
@@ -973,6 +1052,13 @@ fn summary_line(state: &AgentState, step: &PlanStep) -> String {
 
 /// LangGraph's `MemorySaver` stand-in: one JSON snapshot per thread id,
 /// written with [`State::to_json`] and read back with [`State::from_json`].
+///
+/// Kept to show what a checkpoint holds (and for the tests that compare
+/// with it). The real checkpointer is now [`state_store`]:
+/// `Store::memory()` is `MemorySaver`, `Store::sqlite(path)` and
+/// `Store::postgres(url)` its durable siblings, and
+/// [`Ohmind::run_stored`] / [`Ohmind::run_turn_stored`] log every node's
+/// delta as one step of the thread (`examples/ohmind.rs`).
 #[derive(Debug, Default, Clone)]
 pub struct MemorySaver {
     threads: BTreeMap<String, Value>,
