@@ -6,8 +6,9 @@
 //!   under the default `SnapshotPolicy`. The thread is prefilled with one
 //!   step of N messages (a template thread), then forked from it
 //!   (`Store::fork`, untimed) whenever it has grown by N/10 messages (at
-//!   least 10), so the history stays within 10% of N. Deltas are built
-//!   before the timer starts. SQLite runs as `Store::sqlite` opens it: WAL,
+//!   least 10), so the history stays within 10% of N; the first step after
+//!   a fork is untimed too (it reallocates the decoded history). Deltas are
+//!   built before the timer starts. SQLite runs as `Store::sqlite` opens it: WAL,
 //!   `synchronous = FULL`, a file on disk; PostgreSQL is a throwaway
 //!   cluster (tests/support/postgres.rs, fsync on) on 127.0.0.1.
 //!   A snapshot at N messages is written once per ~0.9 N steps, which no
@@ -20,9 +21,10 @@
 //!   runtime, each appending to its own thread id (8 conversations, as a
 //!   server's workers), each thread prefilled with 10,000 messages; time
 //!   per step of all eight together, so criterion's throughput is steps
-//!   per second.
+//!   per second. (On SQLite the eight share one write lock: see
+//!   BENCHMARKS.md on what waiting for it costs.)
 //!
-//! Run: `cargo bench -p state-store --bench store` (about 6 minutes; add
+//! Run: `cargo bench -p state-store --bench store` (about 3 minutes; add
 //! `-- append_step/sqlite` to pick benchmarks). Under `cargo test
 //! --all-targets` every benchmark runs once on small data.
 
@@ -61,7 +63,8 @@ fn main() {
 struct Appender {
     store: BenchStore,
     template: String,
-    thread: Thread<Chat>,
+    /// `None` only while it is being replaced.
+    thread: Option<Thread<Chat>>,
     /// Steps allowed between two forks.
     room: u64,
     /// Steps since the last fork.
@@ -74,35 +77,36 @@ impl Appender {
         let template = format!("template-{n}-{}", next_number());
         prefill(&store.store, &template, n).await;
         let mut appender = Appender {
-            thread: fork(&store.store, &template).await,
             store,
             template,
+            thread: None,
             room: (n as u64 / 10).max(10),
             used: 0,
         };
-        appender.first_step().await;
+        appender.refork().await;
         appender
     }
 
+    /// Replaces the thread with a new fork of the template, untimed.
     async fn refork(&mut self) {
-        let fresh = fork(&self.store.store, &self.template).await;
-        let old = std::mem::replace(&mut self.thread, fresh);
-        self.store
-            .store
-            .delete_thread(old.id())
-            .await
-            .expect("delete a used bench thread");
-        self.used = 0;
-        self.first_step().await;
-    }
-
-    /// The first step after a fork, untimed: a history decoded from a
-    /// snapshot has no spare capacity, so this append reallocates it (an
-    /// O(N) copy that a thread kept open pays once per doubling, not once
-    /// per N/10 steps as these forks would make it).
-    async fn first_step(&mut self) {
+        // The old thread goes first: its memory is then reused by the fork
+        // (at 100,000 messages, freeing 40 MB after the fork leaves the
+        // allocator's free lists to be sorted out during the timed steps).
+        if let Some(old) = self.thread.take() {
+            self.store
+                .store
+                .delete_thread(old.id())
+                .await
+                .expect("delete a used bench thread");
+        }
+        let mut fresh = fork(&self.store.store, &self.template).await;
+        // The first step after a fork: a history decoded from a snapshot
+        // has no spare capacity, so this append reallocates it (an O(N)
+        // copy that a thread kept open pays once per doubling, not once per
+        // N/10 steps as these forks would make it).
         let delta = step_deltas(1).pop().expect("one delta");
-        self.thread.apply(delta).await.expect("append a step");
+        fresh.apply(delta).await.expect("append a step");
+        self.thread = Some(fresh);
         self.used = 1;
     }
 
@@ -116,9 +120,10 @@ impl Appender {
                 self.refork().await;
             }
             let batch = left.min(self.room - self.used);
+            let thread = self.thread.as_mut().expect("a thread");
             let start = Instant::now();
             for delta in deltas.by_ref().take(batch as usize) {
-                black_box(self.thread.apply(delta).await.expect("append a step"));
+                black_box(thread.apply(delta).await.expect("append a step"));
             }
             total += start.elapsed();
             self.used += batch;

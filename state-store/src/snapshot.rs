@@ -7,9 +7,10 @@ use std::num::NonZeroU64;
 ///
 /// The default snapshots when the steps logged since the last snapshot have
 /// grown as large as that snapshot (and at least 16 KiB). Both costs then
-/// stay bounded: a step's amortized write is at most about twice its own
-/// size, snapshots included, and loading replays at most about one
-/// snapshot's worth of steps. A fixed "every K steps" bounds neither: at
+/// stay bounded: a step's amortized write is a small constant times its own
+/// size, snapshots included (about 3x for a history that grows by one
+/// message per step: each snapshot is the last one plus the log since),
+/// and loading replays at most about one snapshot's worth of steps. A fixed "every K steps" bounds neither: at
 /// 10,000 messages a snapshot is about a megabyte.
 ///
 /// ```

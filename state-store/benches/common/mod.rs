@@ -294,14 +294,16 @@ impl Side {
         bytes as u64
     }
 
-    /// SQLite: checkpoints the WAL into the database file and truncates it
-    /// (retrying while a reader is in the way).
+    /// SQLite: copies the whole WAL into the database file and makes the
+    /// next commit start the WAL over (`wal_checkpoint(RESTART)`, retried
+    /// while a reader is in the way). The WAL file keeps its size, as it
+    /// does in steady state: SQLite reuses it rather than growing it.
     pub async fn checkpoint(&self) {
         let Side::Sqlite { pool, .. } = self else {
             return;
         };
         for _ in 0..100 {
-            let (busy, _, _): (i64, i64, i64) = sqlx::query_as("PRAGMA wal_checkpoint(TRUNCATE)")
+            let (busy, _, _): (i64, i64, i64) = sqlx::query_as("PRAGMA wal_checkpoint(RESTART)")
                 .fetch_one(pool)
                 .await
                 .expect("checkpoint the WAL");
@@ -313,12 +315,14 @@ impl Side {
         panic!("the WAL checkpoint stayed busy");
     }
 
-    /// The storage the database takes now: SQLite, the file plus its WAL;
-    /// PostgreSQL, `pg_total_relation_size` of the store's three tables
+    /// The storage the database takes now. SQLite: the database file's
+    /// size (call [`Side::checkpoint`] first, so that it holds every
+    /// commit; the WAL is then empty, whatever its file's size).
+    /// PostgreSQL: `pg_total_relation_size` of the store's three tables
     /// (heap, indexes and TOAST).
     pub async fn storage_bytes(&self) -> u64 {
         match self {
-            Side::Sqlite { path, .. } => file_len(path) + file_len(&wal_path(path)),
+            Side::Sqlite { path, .. } => file_len(path),
             Side::Postgres { pool } => {
                 let sql = TABLES
                     .map(|t| format!("pg_total_relation_size('{t}')"))
@@ -344,12 +348,6 @@ impl Side {
                 .expect("read the WAL position");
         Some(lsn as u64)
     }
-}
-
-fn wal_path(path: &Path) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push("-wal");
-    PathBuf::from(name)
 }
 
 fn file_len(path: &Path) -> u64 {

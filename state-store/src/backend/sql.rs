@@ -111,20 +111,33 @@ macro_rules! sql_backend {
     (
         $(#[$doc:meta])*
         $name:ident, $db:ty, $pool:ty,
-        write = $write:expr, read = $read:expr, lock = $lock:expr
+        write = $write:expr, read = $read:expr, lock = $lock:expr,
+        queue_writes = $queue:expr
     ) => {
         $(#[$doc])*
         #[derive(Debug, Clone)]
         pub(crate) struct $name {
             pool: $pool,
+            /// Writers of this process, in arrival order (see `queue_writes`).
+            writers: Option<std::sync::Arc<tokio::sync::Mutex<()>>>,
         }
 
         impl $name {
             /// Wraps a pool, creating or checking the store's tables.
             pub async fn new(pool: $pool) -> Result<Self, StoreError> {
-                let backend = $name { pool };
+                let writers = $queue.then(|| std::sync::Arc::new(tokio::sync::Mutex::new(())));
+                let backend = $name { pool, writers };
                 backend.init().await?;
                 Ok(backend)
+            }
+
+            /// Waits for this process's earlier writers, where the database
+            /// would make them poll for its lock instead.
+            async fn queue(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+                match &self.writers {
+                    Some(writers) => Some(writers.lock().await),
+                    None => None,
+                }
             }
 
             async fn init(&self) -> Result<(), StoreError> {
@@ -156,6 +169,7 @@ macro_rules! sql_backend {
             }
 
             pub async fn open(&self, thread: &str, now: i64) -> Result<(), StoreError> {
+                let _queued = self.queue().await;
                 sqlx::query(OPEN_THREAD)
                     .bind(thread)
                     .bind(now)
@@ -200,6 +214,7 @@ macro_rules! sql_backend {
             }
 
             pub async fn append(&self, thread: &str, step: &StepRow) -> Result<Appended, StoreError> {
+                let _queued = self.queue().await;
                 let context = || format!("appending step {} to thread \"{thread}\"", step.seq);
                 let mut tx = self.pool.begin_with($write).await.map_err(db_error(context()))?;
                 // The head moves only from the expected step: a stale writer
@@ -250,6 +265,7 @@ macro_rules! sql_backend {
             }
 
             pub async fn snapshot(&self, thread: &str, snapshot: &SnapshotRow) -> Result<(), StoreError> {
+                let _queued = self.queue().await;
                 sqlx::query(INSERT_SNAPSHOT)
                     .bind(thread)
                     .bind(to_db(snapshot.seq))
@@ -297,6 +313,7 @@ macro_rules! sql_backend {
             }
 
             pub async fn delete(&self, thread: &str) -> Result<bool, StoreError> {
+                let _queued = self.queue().await;
                 let context = || format!("deleting thread \"{thread}\"");
                 let mut tx = self.pool.begin_with($write).await.map_err(db_error(context()))?;
                 let mut existed = false;
@@ -319,6 +336,7 @@ macro_rules! sql_backend {
                 snapshot: &SnapshotRow,
                 (parent, parent_seq): (&str, u64),
             ) -> Result<bool, StoreError> {
+                let _queued = self.queue().await;
                 let context = || format!("forking thread \"{parent}\" at step {parent_seq} into \"{thread}\"");
                 let mut tx = self.pool.begin_with($write).await.map_err(db_error(context()))?;
                 let created = sqlx::query(CREATE_FORK)
@@ -348,6 +366,7 @@ macro_rules! sql_backend {
             }
 
             pub async fn compact(&self, thread: &str) -> Result<Removed, StoreError> {
+                let _queued = self.queue().await;
                 let context = || format!("compacting thread \"{thread}\"");
                 let mut tx = self.pool.begin_with($write).await.map_err(db_error(context()))?;
                 let (latest,): (Option<i64>,) = sqlx::query_as(SELECT_LATEST_SNAPSHOT_SEQ)
@@ -450,7 +469,12 @@ mod sqlite {
         Sqlite, sqlx::Sqlite, sqlx::SqlitePool,
         // IMMEDIATE takes the write lock up front (waiting for it under the
         // busy timeout) instead of failing when a read upgrades to a write.
-        write = "BEGIN IMMEDIATE", read = "BEGIN", lock = None::<&str>
+        write = "BEGIN IMMEDIATE", read = "BEGIN", lock = None::<&str>,
+        // SQLite has one writer at a time, and a writer waiting for the
+        // lock sleeps and polls: under contention one can wait seconds
+        // while others come and go. Queueing this process's writers keeps
+        // the order fair; other processes still wait on the lock.
+        queue_writes = true
     }
 }
 
@@ -466,7 +490,9 @@ mod postgres {
         // concurrent compaction cannot remove steps between the reads.
         read = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
         // CREATE TABLE IF NOT EXISTS races between sessions in PostgreSQL.
-        lock = Some("SELECT pg_advisory_xact_lock(7217347781021533)")
+        lock = Some("SELECT pg_advisory_xact_lock(7217347781021533)"),
+        // Row locks queue PostgreSQL's writers already.
+        queue_writes = false
     }
 }
 
