@@ -266,16 +266,9 @@ macro_rules! sql_backend {
 
             pub async fn snapshot(&self, thread: &str, snapshot: &SnapshotRow) -> Result<(), StoreError> {
                 let _queued = self.queue().await;
-                sqlx::query(INSERT_SNAPSHOT)
-                    .bind(thread)
-                    .bind(to_db(snapshot.seq))
-                    .bind(&snapshot.state)
-                    .bind(snapshot.state_version)
-                    .bind(snapshot.recorded_at)
-                    .execute(&self.pool)
-                    .await
-                    .map_err(db_error(format!("writing a snapshot of thread \"{thread}\" at step {}", snapshot.seq)))?;
-                Ok(())
+                let context = || format!("writing a snapshot of thread \"{thread}\" at step {}", snapshot.seq);
+                let mut conn = self.pool.acquire().await.map_err(db_error(context()))?;
+                insert_snapshot(&mut *conn, thread, snapshot).await.map_err(db_error(context()))
             }
 
             pub async fn steps(&self, thread: &str, from: u64, to: u64) -> Result<Vec<StepRow>, StoreError> {
@@ -352,15 +345,7 @@ macro_rules! sql_backend {
                 if created != 1 {
                     return Ok(false);
                 }
-                sqlx::query(INSERT_SNAPSHOT)
-                    .bind(thread)
-                    .bind(to_db(snapshot.seq))
-                    .bind(&snapshot.state)
-                    .bind(snapshot.state_version)
-                    .bind(snapshot.recorded_at)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(db_error(context()))?;
+                insert_snapshot(&mut *tx, thread, snapshot).await.map_err(db_error(context()))?;
                 tx.commit().await.map_err(db_error(context()))?;
                 Ok(true)
             }
@@ -402,6 +387,24 @@ macro_rules! sql_backend {
             pub fn pool(&self) -> &$pool {
                 &self.pool
             }
+        }
+
+        // Shared by `snapshot` (on a pooled connection) and `create_from`
+        // (in its transaction). A snapshot already stored at the step stays.
+        async fn insert_snapshot(
+            conn: &mut <$db as sqlx::Database>::Connection,
+            thread: &str,
+            snapshot: &SnapshotRow,
+        ) -> Result<(), sqlx::Error> {
+            sqlx::query(INSERT_SNAPSHOT)
+                .bind(thread)
+                .bind(to_db(snapshot.seq))
+                .bind(&snapshot.state)
+                .bind(snapshot.state_version)
+                .bind(snapshot.recorded_at)
+                .execute(conn)
+                .await?;
+            Ok(())
         }
 
         // Shared by `load` (in its transaction) and `steps` (on a pooled
