@@ -11,15 +11,13 @@ use serde_json::{Value, json};
 use state_core::reducer::add_messages;
 use state_core::{Delta, Message, Messages, State};
 use state_examples::gaia::{
-    self, AgentOptions, Gaia, GaiaState, GaiaStateDelta, MemoryStore, MessageRequestWithHistory,
-    ModelConfig, Run, RunnableConfig, StreamMode, UsageMetadataCallbackHandler, User,
+    self, Gaia, GaiaState, GaiaStateDelta, MessageRequestWithHistory, Run, RunnableConfig,
+    StreamMode,
 };
 use state_store::{StepRecord, Store};
 use std::path::{Path, PathBuf};
 
-const THREAD: &str = "conversation_123";
-const USER_ID: &str = "user_456";
-const NOW: &str = "2024-01-01T18:30:00+01:00";
+use gaia::demo::{NOW, THREAD, USER_ID, config, remembered};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
@@ -90,37 +88,6 @@ fn fresh_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("gaia-example-{}-{nanos}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary directory");
     dir
-}
-
-fn config() -> RunnableConfig {
-    let user = User {
-        user_id: USER_ID.into(),
-        name: Some("Ada".into()),
-        email: Some("ada@example.com".into()),
-        timezone: Some("Europe/Paris".into()),
-    };
-    let options = AgentOptions {
-        user_model_config: Some(ModelConfig {
-            model_name: "gpt-4o-mini".into(),
-        }),
-        usage_metadata_callback: Some(UsageMetadataCallbackHandler {
-            name: "usage".into(),
-        }),
-        ..AgentOptions::default()
-    };
-    gaia::build_agent_config(THREAD, &user, NOW, options)
-}
-
-/// Mem0 already knows two things about the user.
-fn remembered() -> MemoryStore {
-    let mut memory = MemoryStore::default();
-    memory.add(
-        USER_ID,
-        "Prefers meeting slots in the afternoon",
-        "older_thread",
-    );
-    memory.add(USER_ID, "Works with the design team", "older_thread");
-    memory
 }
 
 fn first_input() -> GaiaStateDelta {

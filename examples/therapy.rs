@@ -9,8 +9,7 @@
 use serde_json::Value;
 use state_core::{Delta, State};
 use state_examples::therapy::{
-    self, AgentInput, Channel, Checkpointer, Diagnostics, LlmClient, MemoryMode, MemoryStore,
-    Message, TherapyAgent, TherapyState, Turn, WorkflowContext, WorkingMemoryEntry,
+    self, AgentInput, Channel, Checkpointer, Diagnostics, Message, TherapyAgent, TherapyState, Turn,
 };
 
 const SESSION: &str = "session-42";
@@ -30,7 +29,7 @@ fn main() {
         println!();
     }
 
-    let agent = TherapyAgent::new(context());
+    let agent = TherapyAgent::new(therapy::demo_context());
     let mut saver = Checkpointer::default();
     let turns = [
         (
@@ -74,23 +73,6 @@ fn main() {
 
     one_shot(&agent);
     parallel_writes();
-}
-
-/// A user with one stored fact and one earlier session; the LLM is on.
-fn context() -> WorkflowContext {
-    WorkflowContext {
-        llm_client: Some(LlmClient),
-        memory_store: MemoryStore::seeded(
-            &["I have a sister named Sarah."],
-            vec![WorkingMemoryEntry::episodic(
-                "talked about loss after my dog died.",
-                &["grief"],
-                false,
-            )],
-        ),
-        memory_mode: MemoryMode::ReadWrite,
-        ..WorkflowContext::default()
-    }
 }
 
 /// One turn of the checkpointed session.

@@ -793,3 +793,52 @@ impl Checkpointer {
             .transpose()
     }
 }
+
+/// The walk-through of `examples/gaia.rs`: its thread, user and clock, the
+/// agent config and what Mem0 already knows, shared with the tests that
+/// replay it through the store.
+pub mod demo {
+    use super::{
+        AgentOptions, MemoryStore, ModelConfig, RunnableConfig, UsageMetadataCallbackHandler, User,
+        build_agent_config,
+    };
+
+    /// The conversation's thread id.
+    pub const THREAD: &str = "conversation_123";
+    /// The user's id (Mem0's `user_id`).
+    pub const USER_ID: &str = "user_456";
+    /// The clock the nodes read.
+    pub const NOW: &str = "2024-01-01T18:30:00+01:00";
+
+    /// The `RunnableConfig` the graph runs with.
+    pub fn config() -> RunnableConfig {
+        let user = User {
+            user_id: USER_ID.into(),
+            name: Some("Ada".into()),
+            email: Some("ada@example.com".into()),
+            timezone: Some("Europe/Paris".into()),
+        };
+        let options = AgentOptions {
+            user_model_config: Some(ModelConfig {
+                model_name: "gpt-4o-mini".into(),
+            }),
+            usage_metadata_callback: Some(UsageMetadataCallbackHandler {
+                name: "usage".into(),
+            }),
+            ..AgentOptions::default()
+        };
+        build_agent_config(THREAD, &user, NOW, options)
+    }
+
+    /// Mem0 already knows two things about the user.
+    pub fn remembered() -> MemoryStore {
+        let mut memory = MemoryStore::default();
+        memory.add(
+            USER_ID,
+            "Prefers meeting slots in the afternoon",
+            "older_thread",
+        );
+        memory.add(USER_ID, "Works with the design team", "older_thread");
+        memory
+    }
+}

@@ -1130,3 +1130,22 @@ pub fn merged(step: &Step) -> Result<TherapyStateDelta, StateError> {
         .map(|(_, delta)| delta.clone())
         .try_fold(TherapyState::delta(), Delta::merge)
 }
+
+/// The walk-through's context (`examples/therapy.rs`), shared with the
+/// tests: a user with one stored fact and one earlier session; the LLM is
+/// on.
+pub fn demo_context() -> WorkflowContext {
+    WorkflowContext {
+        llm_client: Some(LlmClient),
+        memory_store: MemoryStore::seeded(
+            &["I have a sister named Sarah."],
+            vec![WorkingMemoryEntry::episodic(
+                "talked about loss after my dog died.",
+                &["grief"],
+                false,
+            )],
+        ),
+        memory_mode: MemoryMode::ReadWrite,
+        ..WorkflowContext::default()
+    }
+}

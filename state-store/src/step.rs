@@ -249,7 +249,8 @@ pub(crate) fn from_millis(millis: i64) -> SystemTime {
 
 /// Metadata as stored: a JSON object's text.
 pub(crate) fn metadata_text(metadata: &Map<String, Value>) -> String {
-    Value::Object(metadata.clone()).to_string()
+    // A map of JSON values always serializes.
+    serde_json::to_string(metadata).unwrap_or_else(|_| "{}".to_owned())
 }
 
 /// Checks that caller metadata is a JSON object.

@@ -444,16 +444,16 @@ where
             reason: format!("its last step is {}", tail.head),
         });
     }
+    let migrations = Migrations::of::<S>();
     let (mut state, mut seq, snapshot_bytes) = match &tail.snapshot {
         Some(snapshot) => (
-            decode_snapshot::<S>(id, snapshot)?,
+            decode_snapshot::<S>(id, snapshot, &migrations)?,
             snapshot.seq,
             snapshot.state.len(),
         ),
         None => (S::default(), 0, state_text(id, &S::default())?.len()),
     };
     let mut log = LogSinceSnapshot::reset(snapshot_bytes as u64);
-    let migrations = Migrations::of::<S>();
     for row in &tail.steps {
         if row.seq != seq + 1 {
             return Err(missing_step(store, id, target, seq + 1).await);
@@ -489,8 +489,11 @@ async fn missing_step(store: &Store, id: &str, target: u64, needed: u64) -> Stor
     }
 }
 
-fn decode_snapshot<S: State>(id: &str, row: &SnapshotRow) -> Result<S, StoreError> {
-    let migrations = Migrations::of::<S>();
+fn decode_snapshot<S: State>(
+    id: &str,
+    row: &SnapshotRow,
+    migrations: &Migrations,
+) -> Result<S, StoreError> {
     let from = migrations.check::<S>(id, "snapshot", row.seq, row.state_version)?;
     let mut value: Value = serde_json::from_str(&row.state)
         .map_err(|e| StoreError::corrupt(id, "snapshot", row.seq, format!("not JSON: {e}")))?;

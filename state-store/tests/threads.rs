@@ -11,6 +11,12 @@ use std::num::NonZeroU64;
 use support::backends::TestStore;
 use support::states::{Chat, Progress};
 
+/// The ids of the store's threads, as listed.
+async fn thread_ids(store: &state_store::Store) -> Vec<String> {
+    let threads = store.threads().await.unwrap();
+    threads.into_iter().map(|t| t.id).collect()
+}
+
 /// A few turns of a chat: messages without ids, a superstep, a turn reset,
 /// a `set`, a nested group.
 async fn run_turns(t: &mut state_store::Thread<Chat>) {
@@ -247,14 +253,7 @@ async fn delete_and_list(ts: TestStore) {
 
     assert!(ts.store.delete_thread("a").await.unwrap());
     assert!(!ts.store.delete_thread("a").await.unwrap());
-    let ids: Vec<String> = ts
-        .store
-        .threads()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.id)
-        .collect();
+    let ids: Vec<String> = thread_ids(&ts.store).await;
     assert_eq!(ids, ["b"]);
     // A handle on a deleted thread cannot write to it.
     let err = a.apply(Chat::delta().next("y")).await.unwrap_err();
@@ -383,14 +382,7 @@ async fn hostile_thread_ids_are_data(ts: TestStore) {
             .await
             .unwrap();
     }
-    let listed: Vec<String> = ts
-        .store
-        .threads()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.id)
-        .collect();
+    let listed: Vec<String> = thread_ids(&ts.store).await;
     let mut expected: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
     expected.sort();
     assert_eq!(listed, expected, "{}: every id stored as data", ts.name);

@@ -542,48 +542,15 @@ mod ohmind {
 mod gaia {
     use super::*;
     use state_examples::gaia::{
-        self as seed, AgentOptions, Checkpointer, Gaia, GaiaState, GaiaStateDelta, MemoryStore,
-        MessageRequestWithHistory, ModelConfig, RunnableConfig, UsageMetadataCallbackHandler, User,
+        self as seed, Checkpointer, Gaia, GaiaState, GaiaStateDelta, MessageRequestWithHistory,
+        RunnableConfig,
     };
 
-    const THREAD: &str = "conversation_123";
+    use seed::demo::{NOW, THREAD, USER_ID, config, remembered};
     const LONG_THREAD: &str = "thread_long";
-    const USER_ID: &str = "user_456";
-    const NOW: &str = "2024-01-01T18:30:00+01:00";
 
     /// One node's name and its update.
     type NodeWrite = (&'static str, GaiaStateDelta);
-
-    fn config() -> RunnableConfig {
-        let user = User {
-            user_id: USER_ID.into(),
-            name: Some("Ada".into()),
-            email: Some("ada@example.com".into()),
-            timezone: Some("Europe/Paris".into()),
-        };
-        let options = AgentOptions {
-            user_model_config: Some(ModelConfig {
-                model_name: "gpt-4o-mini".into(),
-            }),
-            usage_metadata_callback: Some(UsageMetadataCallbackHandler {
-                name: "usage".into(),
-            }),
-            ..AgentOptions::default()
-        };
-        seed::build_agent_config(THREAD, &user, NOW, options)
-    }
-
-    /// Mem0 already knows two things about the user.
-    fn remembered() -> MemoryStore {
-        let mut memory = MemoryStore::default();
-        memory.add(
-            USER_ID,
-            "Prefers meeting slots in the afternoon",
-            "older_thread",
-        );
-        memory.add(USER_ID, "Works with the design team", "older_thread");
-        memory
-    }
 
     /// The inputs, each built once and given to both runs (an id a message
     /// gets when its delta is built is then the same in both).
@@ -750,8 +717,8 @@ mod gaia {
 mod therapy {
     use super::*;
     use state_examples::therapy::{
-        self as seed, AgentInput, AgentOutput, Channel, Checkpointer, LlmClient, MemoryMode,
-        MemoryStore, Step, TherapyAgent, TherapyState, WorkflowContext, WorkingMemoryEntry,
+        self as seed, AgentInput, AgentOutput, Channel, Checkpointer, Step, TherapyAgent,
+        TherapyState, WorkflowContext,
     };
 
     const SESSION: &str = "session-42";
@@ -765,23 +732,6 @@ mod therapy {
         "I'm safe now, my sister Sarah is here. Let's finish.",
         "Thank you, goodbye.",
     ];
-
-    /// A user with one stored fact and one earlier session; the LLM is on.
-    fn context() -> WorkflowContext {
-        WorkflowContext {
-            llm_client: Some(LlmClient),
-            memory_store: MemoryStore::seeded(
-                &["I have a sister named Sarah."],
-                vec![WorkingMemoryEntry::episodic(
-                    "talked about loss after my dog died.",
-                    &["grief"],
-                    false,
-                )],
-            ),
-            memory_mode: MemoryMode::ReadWrite,
-            ..WorkflowContext::default()
-        }
-    }
 
     fn input(message: &str) -> AgentInput {
         AgentInput {
@@ -810,7 +760,7 @@ mod therapy {
     /// The example with the seed's runner (`Checkpointer::run_turn`,
     /// `TherapyAgent::run_turn`).
     fn plain() -> (TherapyState, TherapyState, Vec<TurnRecord>) {
-        let agent = TherapyAgent::new(context());
+        let agent = TherapyAgent::new(seed::demo_context());
         let mut saver = Checkpointer::default();
         let mut turns = Vec::new();
         for message in TURNS {
@@ -883,7 +833,7 @@ mod therapy {
     }
 
     async fn lifecycle(backend: Backend) {
-        let agent = TherapyAgent::new(context());
+        let agent = TherapyAgent::new(seed::demo_context());
         let kinds = [StepKind::BeginTurn, StepKind::Apply, StepKind::Superstep];
         let mut turns = Vec::new();
 
