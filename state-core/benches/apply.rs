@@ -3,6 +3,8 @@
 //! hand-written equivalent:
 //!
 //! - `apply`: a typical node delta (3 of 40 fields, one of them messages);
+//! - `apply_plain`: a delta of 3 plain replace fields (an integer, a string
+//!   and a bool; no messages, no reducer work), on the same state;
 //! - `apply_all`: one superstep of 4 parallel deltas, on a 10,000-message
 //!   history (the LangGraph script runs the same superstep);
 //! - `begin_turn`: reset the 35 turn-scoped fields;
@@ -20,7 +22,8 @@ mod common;
 
 use common::{
     Berkeley, HandBerkeley, busy_hand_state, busy_state, history_vec, parallel_deltas,
-    parallel_hand_deltas, typical_delta, typical_delta_json, typical_hand_delta,
+    parallel_hand_deltas, plain_delta, plain_hand_delta, typical_delta, typical_delta_json,
+    typical_hand_delta,
 };
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use state_core::reducer::add_messages;
@@ -115,6 +118,48 @@ fn bench_apply(c: &mut Criterion) {
                 typical_hand_delta,
                 |s, d| s.apply(d).unwrap(),
                 |s, n| drop_appended(&mut s.messages, n),
+            )
+        })
+    });
+    group.finish();
+}
+
+fn bench_apply_plain(c: &mut Criterion) {
+    // Nothing is appended, so nothing needs undoing after a chunk; the
+    // chunks keep the deltas' construction untimed, as in `apply`. The
+    // state does not grow: each delta overwrites the same three fields
+    // (checked between chunks, untimed).
+    const CHUNK: u64 = 100;
+    let mut group = c.benchmark_group("apply_plain");
+    group.bench_function("generated", |b| {
+        let mut state = Berkeley {
+            messages: history_with_room(HISTORY, 0),
+            ..Berkeley::default()
+        };
+        b.iter_custom(|iters| {
+            chunked(
+                iters,
+                CHUNK,
+                &mut state,
+                |_| plain_delta(),
+                |s, d| s.apply(d).unwrap(),
+                |s, _| assert_eq!(s.messages.len(), HISTORY),
+            )
+        })
+    });
+    group.bench_function("hand_written", |b| {
+        let mut state = HandBerkeley {
+            messages: history_with_room(HISTORY, 0),
+            ..HandBerkeley::default()
+        };
+        b.iter_custom(|iters| {
+            chunked(
+                iters,
+                CHUNK,
+                &mut state,
+                |_| plain_hand_delta(),
+                |s, d| s.apply(d).unwrap(),
+                |s, _| assert_eq!(s.messages.len(), HISTORY),
             )
         })
     });
@@ -237,6 +282,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = bench_apply, bench_apply_all, bench_begin_turn, bench_apply_json
+    targets = bench_apply, bench_apply_plain, bench_apply_all, bench_begin_turn, bench_apply_json
 }
 criterion_main!(benches);

@@ -28,8 +28,7 @@ pub use crate::into_update::IntoUpdate;
 pub use crate::reducer;
 pub use crate::reducer::Reducer;
 pub use crate::runtime::access::{
-    Field, FieldMut, NoAny, NoAnyMut, NoStateSchema, NoStateTurn, Probe, ViaAny, ViaAnyMut,
-    ViaJson, ViaJsonMut, ViaState, ViaStateMut, ViaStateSchema, ViaStateTurn,
+    FieldMut, NoStateSchema, NoStateTurn, Probe, ViaStateSchema, ViaStateTurn,
 };
 pub use crate::runtime::apply::{Plan, commit, restage, stage};
 pub use crate::runtime::flatten::{KeyTree, SerializeEntries, flat_keys, flat_schema};
@@ -42,10 +41,13 @@ pub use crate::runtime::serde_delta::{
     DecodeDelta, decode_reduced, decode_replace, delta_from_json, deserialize_delta,
     serialize_slot, unknown_delta_field, unknown_field,
 };
-pub use crate::runtime::state_serde::erased::Field as ErasedField;
-pub use crate::runtime::state_serde::{deserialize_state, json_base, json_field};
+pub use crate::runtime::state_serde::deserialize_state;
+pub use crate::runtime::table::{
+    self, ErasedState, FieldMut as TableFieldMut, FieldRef as TableFieldRef, Fields, ViaStateField,
+    ViaValueField,
+};
 pub use crate::schema::{FieldInfo, Schema, Scope};
-pub use crate::state::{Checked, Delta, FieldAny, State};
+pub use crate::state::{Checked, Delta, State};
 
 /// Wraps a delta that generated `State::check` accepted.
 #[inline]

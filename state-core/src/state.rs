@@ -5,7 +5,6 @@ use crate::dynamic::{describe, split_path};
 use crate::error::StateError;
 use crate::schema::Schema;
 use serde_json::Value;
-use std::any::Any;
 
 /// An agent's state: one struct whose fields each say how updates merge.
 ///
@@ -280,16 +279,4 @@ pub trait Delta: Default {
     /// # Ok::<(), state_core::StateError>(())
     /// ```
     fn from_json(value: Value) -> Result<Self, StateError>;
-}
-
-/// Type-erased access to a state's fields, behind the `field_ref` and
-/// `field_mut` methods that `#[derive(AgentState)]` generates (for states
-/// whose field types are all `'static`).
-#[doc(hidden)]
-pub trait FieldAny {
-    /// The field at `key` (a name or dotted path), type-erased.
-    fn field_any(&self, key: &str) -> Option<&dyn Any>;
-
-    /// The field at `key` (a name or dotted path), type-erased.
-    fn field_any_mut(&mut self, key: &str) -> Option<&mut dyn Any>;
 }

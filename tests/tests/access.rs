@@ -516,3 +516,32 @@ fn a_field_without_a_json_form_is_null_in_to_json_and_an_error_by_key() {
         "serde reports it instead"
     );
 }
+
+/// A dotted path below a plain field edits the field's JSON and reads it
+/// back: a valid edit lands, an invalid one names the path and changes
+/// nothing.
+#[test]
+fn paths_below_a_plain_field_go_through_its_json() {
+    let mut state = sample();
+    assert_eq!(state.get("diagnostics.llm").unwrap(), json!(1.5));
+    state.set("diagnostics.tool", json!(2.5)).unwrap();
+    assert_eq!(state.diagnostics["tool"], 2.5);
+    let before = state.clone();
+    let err = state.set("diagnostics.llm", json!("fast")).unwrap_err();
+    assert!(
+        matches!(err, StateError::Type { ref field, .. } if field == "diagnostics.llm"),
+        "{err}"
+    );
+    assert_eq!(state, before);
+    assert_eq!(
+        state.field_ref::<f64>("diagnostics.llm"),
+        None,
+        "not a field"
+    );
+    assert_eq!(
+        state
+            .field_ref::<BTreeMap<String, f64>>("diagnostics")
+            .map(|m| m.len()),
+        Some(2)
+    );
+}

@@ -289,3 +289,23 @@ fn json_schema_of_an_extended_state_has_the_base_properties() {
     assert_eq!(log[1]["required"], json!(["__overwrite__"]));
     assert!(delta["properties"]["order_id"].is_object());
 }
+
+/// `Serialize` and `to_json` walk the field table: a flattened base's
+/// fields sit in place, in declaration order, and the two agree.
+#[test]
+fn serialization_follows_declaration_order_with_bases_in_place() {
+    let mut state = Tagged::<u8>::default();
+    state
+        .apply_json(json!({"step": 3, "tags": [7], "group": {"step": 4}}))
+        .unwrap();
+    let serialized = serde_json::to_value(&state).unwrap();
+    let object = serialized.as_object().unwrap();
+    assert_eq!(
+        object.keys().map(String::as_str).collect::<Vec<_>>(),
+        Tagged::<u8>::keys()
+    );
+    assert_eq!(serialized, state.to_json());
+    assert_eq!(serialized["group"]["step"], json!(4));
+    let back: Tagged<u8> = serde_json::from_value(serialized).unwrap();
+    assert_eq!(back, state);
+}

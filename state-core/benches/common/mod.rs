@@ -844,6 +844,30 @@ pub fn typical_delta_json(i: usize) -> Value {
     })
 }
 
+/// A delta of 3 plain replace fields, no messages and no reducer work: an
+/// integer (`planning_current_step_index`, a `usize`), a string
+/// (`task_current_task`, an `Option<String>`: the state has no bare
+/// `String` field) and a bool (`control_has_error`).
+pub fn plain_delta() -> BerkeleyDelta {
+    Berkeley::delta()
+        .planning_current_step_index(7)
+        .task_current_task(Some(PLAIN_TASK.to_owned()))
+        .control_has_error(true)
+}
+
+/// The same delta, hand-written.
+pub fn plain_hand_delta() -> HandDelta {
+    HandDelta {
+        planning_current_step_index: Some(7),
+        task_current_task: Some(Some(PLAIN_TASK.to_owned())),
+        control_has_error: Some(true),
+        ..HandDelta::default()
+    }
+}
+
+/// The string [`plain_delta`] writes.
+const PLAIN_TASK: &str = "find the beam current PVs and plot the last hour";
+
 fn context(kind: &str, key: &str) -> CapabilityContextData {
     let mut fields = JsonObject::new();
     fields.insert("value".into(), json!(key));

@@ -11,3 +11,4 @@ pub mod nested;
 pub mod pending;
 pub mod serde_delta;
 pub mod state_serde;
+pub mod table;

@@ -110,16 +110,6 @@ pub fn stubs(input: &syn::DeriveInput, derives_default: bool) -> TokenStream {
             }
 
             #[automatically_derived]
-            impl #impl_generics #p::FieldAny for #ident #ty_generics #where_clause {
-                fn field_any(&self, _: &str) -> #p::Option<&dyn #p::Any> {
-                    #p::None
-                }
-                fn field_any_mut(&mut self, _: &str) -> #p::Option<&mut dyn #p::Any> {
-                    #p::None
-                }
-            }
-
-            #[automatically_derived]
             impl #impl_generics #ident #ty_generics #where_clause {
                 #vis fn field_ref<__T: #p::Any>(&self, _: &str) -> #p::Option<&__T> {
                     #p::None

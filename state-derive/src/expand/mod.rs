@@ -12,6 +12,7 @@ mod json_schema;
 mod nested;
 mod schema;
 mod serde;
+mod table;
 mod turn;
 
 use crate::model::{Field, Model, Reducer};
@@ -44,6 +45,8 @@ fn expand(model: &Model) -> TokenStream {
         nested::impl_merge_reducer(model),
         bases::impl_as_base(model),
         access::typed_access(model),
+        table::impl_fields(model),
+        schema::own_fields(model),
         json_schema::impl_json_schema(model),
     ];
     quote! {
@@ -151,8 +154,6 @@ enum SerdeBound {
     State,
     /// `impl State`'s bounds plus `schemars::JsonSchema`.
     Schema,
-    /// `'static`, for the type-erased field access.
-    Static,
     /// `PartialEq`, for the delta's equality.
     PartialEq,
 }
@@ -171,7 +172,6 @@ fn bounds(model: &Model, kind: SerdeBound) -> TokenStream {
         SerdeBound::Deserialize => vec![(de, true)],
         SerdeBound::State => vec![(ser, false), (de, true)],
         SerdeBound::Schema => vec![(ser, false), (de, true), (schema, false)],
-        SerdeBound::Static => vec![(quote!('static), false)],
         SerdeBound::PartialEq => vec![(quote!(#p::PartialEq), false)],
     };
     // One bound per distinct type: forty `String` fields need one
@@ -199,31 +199,18 @@ fn bounds(model: &Model, kind: SerdeBound) -> TokenStream {
                 let generic = checks::is_generic(model, &t);
                 let traits = traits
                     .iter()
-                    .filter(|(_, deserialize)| match kind {
-                        // A type naming no generic parameter is `'static`.
-                        SerdeBound::Static => generic,
-                        // `for<'_> Update: DeserializeOwned` beside the same
-                        // bound on the type `Update` normalizes to is
-                        // ambiguous, and the update of `add_messages` (a Vec
-                        // of messages) deserializes anyway.
-                        _ => generic || !projection || !deserialize,
-                    })
+                    // `for<'_> Update: DeserializeOwned` beside the same
+                    // bound on the type `Update` normalizes to is
+                    // ambiguous, and the update of `add_messages` (a Vec of
+                    // messages) deserializes anyway.
+                    .filter(|(_, deserialize)| generic || !projection || !deserialize)
                     .map(|(t, _)| t)
                     .collect::<Vec<_>>();
                 (!traits.is_empty()).then(|| checks::bound(model, ty, t, quote!(#(#traits)+*)))
             })
             .collect::<Vec<_>>()
     });
-    // Typed access below a base goes through the base's own.
-    let any = model
-        .bases
-        .iter()
-        .filter(|_| matches!(kind, SerdeBound::Static))
-        .map(|base| {
-            let ty = &base.ty;
-            checks::bound(model, ty, quote!(#ty), quote!(#p::FieldAny))
-        });
-    where_clause(model, extra.chain(any).collect::<Vec<_>>())
+    where_clause(model, extra.collect::<Vec<_>>())
 }
 
 /// The struct's where clause, the reducer facts of [`checks`] and `extra`.
@@ -254,7 +241,7 @@ fn base_bounds(model: &Model) -> Vec<TokenStream> {
                     model,
                     ty,
                     quote!(#ty),
-                    quote!(#p::State + #p::SerializeEntries),
+                    quote!(#p::State + #p::Fields + #p::Serialize + #p::serde::de::DeserializeOwned),
                 ),
                 checks::bound(
                     model,

@@ -4,7 +4,7 @@
 use super::checks::is_generic;
 use super::{key, private, reducer_value};
 use crate::attrs::Scope;
-use crate::model::{Builtin, Field, Member, Model, Reducer};
+use crate::model::{Builtin, Field, Model, Reducer};
 use crate::text::{expr_text, type_text};
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -24,17 +24,25 @@ pub fn method(model: &Model) -> TokenStream {
             }
         };
     }
-    // Built once: a base's schema is known only at run time.
-    let runs = model.members().into_iter().map(|member| match member {
-        Member::Field(field) => {
-            let info = field_info(model, field, false);
-            quote!(&[#info])
+    // Built once: a base's schema is known only at run time. Runs of the
+    // own fields' rows (shared with the field table) between the bases'.
+    let (_, ty_generics, _) = model.generics.split_for_impl();
+    let turbofish = ty_generics.as_turbofish();
+    let own = quote!(__own_fields #turbofish ());
+    let mut runs = Vec::new();
+    let mut start = 0;
+    for base in &model.bases {
+        let end = base.position;
+        if end > start {
+            runs.push(quote!(&#own[#start..#end]));
         }
-        Member::Base(base) => {
-            let ty = &base.ty;
-            quote!(<#ty as #p::State>::schema().fields)
-        }
-    });
+        let ty = &base.ty;
+        runs.push(quote!(<#ty as #p::State>::schema().fields));
+        start = end;
+    }
+    if start < model.fields.len() {
+        runs.push(quote!(&#own[#start..]));
+    }
     quote! {
         #[inline]
         fn schema() -> &'static #p::Schema {
@@ -83,14 +91,15 @@ fn field_info(model: &Model, field: &Field, in_static: bool) -> TokenStream {
         info = quote!(#info.with_aliases(&[#(#aliases),*]));
     }
     // A `merge` field may hold a nested state, whose schema its reducer
-    // knows; any other field whose type is a state is found by probing it.
-    // (A static cannot name the struct's generic parameters.)
+    // knows; any other field whose type is a state is found by probing it,
+    // as is a `merge` field in a static when its type is concrete. (A
+    // static cannot name the struct's generic parameters.)
     let merge = matches!(field.reducer, Reducer::Builtin(Builtin::Merge, _));
     let nameable = !in_static || model.generics.params.is_empty();
     if merge && nameable {
         let reducer = reducer_value(model, field);
         quote!(#info.with_nested(|| #p::Reducer::nested_schema(&#reducer)))
-    } else if !merge && (nameable || !is_generic(model, &field.ty)) {
+    } else if nameable || !is_generic(model, &field.ty) {
         let ty = &field.ty;
         quote!(#info.with_nested(|| {
             use #p::{NoStateSchema as _, ViaStateSchema as _};
@@ -98,5 +107,25 @@ fn field_info(model: &Model, field: &Field, in_static: bool) -> TokenStream {
         }))
     } else {
         info
+    }
+}
+
+/// For a state with flattened bases: a function returning its own fields'
+/// rows, shared by the schema and the field table.
+pub fn own_fields(model: &Model) -> TokenStream {
+    if model.bases.is_empty() {
+        return TokenStream::new();
+    }
+    let p = private(model);
+    let (impl_generics, _, _) = model.generics.split_for_impl();
+    let predicates = model.generics.where_clause.as_ref().map(|w| &w.predicates);
+    let count = model.fields.len();
+    let fields = model.fields.iter().map(|f| field_info(model, f, true));
+    quote! {
+        #[inline]
+        fn __own_fields #impl_generics () -> &'static [#p::FieldInfo] where #predicates {
+            static OWN: [#p::FieldInfo; #count] = [#(#fields),*];
+            &OWN
+        }
     }
 }

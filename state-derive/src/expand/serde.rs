@@ -58,17 +58,6 @@ pub fn impl_serde(model: &Model) -> TokenStream {
             quote!(#p::SerializeEntries::serialize_entries(&self.#name, __map)?;)
         }
     });
-    let state_entries = model.members().into_iter().map(|member| match member {
-        Member::Field(field) => {
-            let name = &field.ident;
-            let key = key(field);
-            quote!(#p::SerializeMap::serialize_entry(__map, #key, &self.#name)?;)
-        }
-        Member::Base(base) => {
-            let name = &base.ident;
-            quote!(#p::SerializeEntries::serialize_entries(&self.#name, __map)?;)
-        }
-    });
     // Own keys first (a `match`), then each base's.
     let has_own = if keys.is_empty() {
         quote!(false)
@@ -142,21 +131,10 @@ pub fn impl_serde(model: &Model) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl #impl_generics #p::SerializeEntries for #ident #ty_generics #ser_where {
-            #[inline]
-            fn serialize_entries<__M: #p::SerializeMap>(&self, __map: &mut __M) -> #p::Result<(), __M::Error> {
-                #(#state_entries)*
-                #p::Ok(())
-            }
-        }
-
-        #[automatically_derived]
-        impl #impl_generics #p::Serialize for #ident #ty_generics #ser_where {
+        impl #impl_generics #p::Serialize for #ident #ty_generics #state_where {
             #[inline]
             fn serialize<__S: #p::Serializer>(&self, __serializer: __S) -> #p::Result<__S::Ok, __S::Error> {
-                let mut __map = #p::Serializer::serialize_map(__serializer, #p::None)?;
-                #p::SerializeEntries::serialize_entries(self, &mut __map)?;
-                #p::SerializeMap::end(__map)
+                #p::table::serialize(self, __serializer)
             }
         }
 

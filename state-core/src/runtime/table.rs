@@ -1,0 +1,485 @@
+//! A state's dynamic paths, driven by its field table instead of generated
+//! code: `get`, `set`, `to_json`, `Serialize`, `field_ref` and `field_mut`.
+//!
+//! The derive writes only the table ([`Fields`]): the field descriptors of
+//! the schema, and one projection from a field's index to the field, erased
+//! behind [`ErasedValue`] (or [`ErasedState`] for a nested state). Everything
+//! else here is ordinary code over `&dyn Fields`, compiled once in this
+//! crate instead of once per state in every crate that derives one.
+
+use crate::dynamic::{from_json, split_path, to_json, walk, walk_mut};
+use crate::error::StateError;
+use crate::schema::FieldInfo;
+use crate::state::State;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde::ser::SerializeMap;
+use serde_json::{Map, Value};
+use std::any::Any;
+
+/// Any field's value, type-erased: what the table-driven paths need of it.
+/// Implemented for every type that serializes and deserializes.
+pub trait ErasedValue {
+    /// The value as JSON; an error names `key`.
+    fn to_json(&self, key: &str) -> Result<Value, StateError>;
+
+    /// Replaces the value with `value` read as this type; an error names
+    /// `key` and `ty`, and leaves the value as it was.
+    fn set_json(&mut self, key: &str, ty: &'static str, value: Value) -> Result<(), StateError>;
+
+    /// The value, for any serde serializer.
+    fn as_serialize(&self) -> &dyn erased_serde::Serialize;
+
+    /// The Rust type's name, for errors.
+    fn type_name(&self) -> &'static str;
+}
+
+impl<T: Serialize + DeserializeOwned> ErasedValue for T {
+    fn to_json(&self, key: &str) -> Result<Value, StateError> {
+        to_json(key, self)
+    }
+
+    fn set_json(&mut self, key: &str, ty: &'static str, value: Value) -> Result<(), StateError> {
+        *self = from_json(key, ty, value)?;
+        Ok(())
+    }
+
+    fn as_serialize(&self) -> &dyn erased_serde::Serialize {
+        self
+    }
+
+    fn type_name(&self) -> &'static str {
+        std::any::type_name::<T>()
+    }
+}
+
+/// A field that is itself a derived state: dotted paths go through its own
+/// table, and `begin_turn` reaches it.
+pub trait ErasedState: ErasedValue {
+    /// The nested state's table.
+    fn as_fields(&self) -> &dyn Fields;
+
+    /// The nested state's table, mutably.
+    fn as_fields_mut(&mut self) -> &mut dyn Fields;
+
+    /// The nested state as a plain value.
+    fn as_value(&self) -> &dyn ErasedValue;
+
+    /// The nested state as a plain value, mutably.
+    fn as_value_mut(&mut self) -> &mut dyn ErasedValue;
+}
+
+impl<S: State + Fields + Serialize + DeserializeOwned> ErasedState for S {
+    fn as_fields(&self) -> &dyn Fields {
+        self
+    }
+
+    fn as_fields_mut(&mut self) -> &mut dyn Fields {
+        self
+    }
+
+    fn as_value(&self) -> &dyn ErasedValue {
+        self
+    }
+
+    fn as_value_mut(&mut self) -> &mut dyn ErasedValue {
+        self
+    }
+}
+
+/// One field, reached through the table.
+pub enum FieldRef<'a> {
+    /// A plain value: dotted paths below it walk its JSON.
+    Value(&'a dyn ErasedValue),
+    /// A nested state: dotted paths below it use its own table.
+    State(&'a dyn ErasedState),
+}
+
+/// One field, reached mutably through the table.
+pub enum FieldMut<'a> {
+    /// A plain value.
+    Value(&'a mut dyn ErasedValue),
+    /// A nested state.
+    State(&'a mut dyn ErasedState),
+}
+
+impl<'a> FieldRef<'a> {
+    fn value(self) -> &'a dyn ErasedValue {
+        match self {
+            FieldRef::Value(value) => value,
+            FieldRef::State(state) => state.as_value(),
+        }
+    }
+}
+
+impl<'a> FieldMut<'a> {
+    fn value(self) -> &'a mut dyn ErasedValue {
+        match self {
+            FieldMut::Value(value) => value,
+            FieldMut::State(state) => state.as_value_mut(),
+        }
+    }
+}
+
+/// A state's field table, written by `#[derive(AgentState)]`: the
+/// descriptors of its own fields, and a projection from a field's index in
+/// that list to the field. Flattened bases are reached whole, by position.
+pub trait Fields {
+    /// The state's own fields (flattened bases' excluded), in order.
+    fn fields(&self) -> &'static [FieldInfo];
+
+    /// The own fields' names, in the order of [`fields`](Fields::fields):
+    /// the lookup scans these (16 bytes a name) rather than the rows.
+    fn names(&self) -> &'static [&'static str];
+
+    /// Every key, flattened bases' included (for suggestions).
+    fn keys(&self) -> &'static [&'static str];
+
+    /// Own field `index`.
+    fn field(&self, index: usize) -> Option<FieldRef<'_>>;
+
+    /// Own field `index`, mutably.
+    fn field_mut(&mut self, index: usize) -> Option<FieldMut<'_>>;
+
+    /// For each flattened base, how many own fields are declared before it.
+    fn bases(&self) -> &'static [usize] {
+        &[]
+    }
+
+    /// Flattened base `index`.
+    fn base(&self, index: usize) -> Option<&dyn ErasedState> {
+        let _ = index;
+        None
+    }
+
+    /// Flattened base `index`, mutably.
+    fn base_mut(&mut self, index: usize) -> Option<&mut dyn ErasedState> {
+        let _ = index;
+        None
+    }
+
+    /// Own field `index` as `Any`, for `field_ref` (which needs `'static`).
+    fn field_any(&self, index: usize) -> Option<AnyRef<'_>>
+    where
+        Self: 'static;
+
+    /// Own field `index` as `Any`, mutably, for `field_mut`.
+    fn field_any_mut(&mut self, index: usize) -> Option<AnyMut<'_>>
+    where
+        Self: 'static;
+
+    /// Flattened base `index`, for `field_ref`.
+    fn base_any(&self, index: usize) -> Option<&(dyn Fields + 'static)>
+    where
+        Self: 'static,
+    {
+        let _ = index;
+        None
+    }
+
+    /// Flattened base `index`, mutably, for `field_mut`.
+    fn base_any_mut(&mut self, index: usize) -> Option<&mut (dyn Fields + 'static)>
+    where
+        Self: 'static,
+    {
+        let _ = index;
+        None
+    }
+}
+
+/// One field as `Any` (the state is `'static`).
+pub enum AnyRef<'a> {
+    /// A plain value.
+    Value(&'a dyn Any),
+    /// A nested state: itself, and its table for paths below it.
+    State(&'a dyn Any, &'a (dyn Fields + 'static)),
+}
+
+/// A nested state's table, from the state as `Any`.
+pub type NestedTable = fn(&mut dyn Any) -> Option<&mut (dyn Fields + 'static)>;
+
+/// One field as `Any`, mutably.
+pub enum AnyMut<'a> {
+    /// A plain value.
+    Value(&'a mut dyn Any),
+    /// A nested state, and how to reach its table for paths below it.
+    State(&'a mut dyn Any, NestedTable),
+}
+
+/// Autoref projection of one field of type `T`: as a nested state when `T`
+/// is a derived state (preferred), else as a plain value. Generated code
+/// writes `(&Probe::<T>::new()).field(&self.f)` with both traits in scope;
+/// the choice is made at compile time and costs nothing at run time.
+pub use super::access::Probe;
+
+/// Projection of a field that is a derived state (preferred).
+pub trait ViaStateField<T> {
+    /// The field, as a nested state.
+    fn field<'a>(&self, value: &'a T) -> FieldRef<'a>;
+    /// The field, as a nested state, mutably.
+    fn field_mut<'a>(&self, value: &'a mut T) -> FieldMut<'a>;
+    /// The field as `Any`, as a nested state.
+    fn any<'a>(&self, value: &'a T) -> AnyRef<'a>
+    where
+        T: 'static;
+    /// The field as `Any`, as a nested state, mutably.
+    fn any_mut<'a>(&self, value: &'a mut T) -> AnyMut<'a>
+    where
+        T: 'static;
+}
+
+/// Projection of any other field (fallback).
+pub trait ViaValueField<T> {
+    /// The field, as a plain value.
+    fn field<'a>(&self, value: &'a T) -> FieldRef<'a>;
+    /// The field, as a plain value, mutably.
+    fn field_mut<'a>(&self, value: &'a mut T) -> FieldMut<'a>;
+    /// The field as `Any`.
+    fn any<'a>(&self, value: &'a T) -> AnyRef<'a>
+    where
+        T: 'static;
+    /// The field as `Any`, mutably.
+    fn any_mut<'a>(&self, value: &'a mut T) -> AnyMut<'a>
+    where
+        T: 'static;
+}
+
+impl<T: ErasedState + Fields> ViaStateField<T> for Probe<T> {
+    #[inline]
+    fn field<'a>(&self, value: &'a T) -> FieldRef<'a> {
+        FieldRef::State(value)
+    }
+
+    #[inline]
+    fn field_mut<'a>(&self, value: &'a mut T) -> FieldMut<'a> {
+        FieldMut::State(value)
+    }
+
+    #[inline]
+    fn any<'a>(&self, value: &'a T) -> AnyRef<'a>
+    where
+        T: 'static,
+    {
+        AnyRef::State(value, value)
+    }
+
+    #[inline]
+    fn any_mut<'a>(&self, value: &'a mut T) -> AnyMut<'a>
+    where
+        T: 'static,
+    {
+        AnyMut::State(value, |any| {
+            any.downcast_mut::<T>()
+                .map(|t| t as &mut (dyn Fields + 'static))
+        })
+    }
+}
+
+impl<T: ErasedValue> ViaValueField<T> for &Probe<T> {
+    #[inline]
+    fn field<'a>(&self, value: &'a T) -> FieldRef<'a> {
+        FieldRef::Value(value)
+    }
+
+    #[inline]
+    fn field_mut<'a>(&self, value: &'a mut T) -> FieldMut<'a> {
+        FieldMut::Value(value)
+    }
+
+    #[inline]
+    fn any<'a>(&self, value: &'a T) -> AnyRef<'a>
+    where
+        T: 'static,
+    {
+        AnyRef::Value(value)
+    }
+
+    #[inline]
+    fn any_mut<'a>(&self, value: &'a mut T) -> AnyMut<'a>
+    where
+        T: 'static,
+    {
+        AnyMut::Value(value)
+    }
+}
+
+/// Finds the own field named `key`.
+fn own_index(state: &dyn Fields, key: &str) -> Option<usize> {
+    state.names().iter().position(|name| *name == key)
+}
+
+/// The flattened base that has `key`, if any.
+fn base_with<'s>(state: &'s dyn Fields, key: &str) -> Option<&'s dyn ErasedState> {
+    (0..state.bases().len())
+        .filter_map(|i| state.base(i))
+        .find(|base| base.as_fields().keys().contains(&key))
+}
+
+/// The index of the flattened base that has `key`, if any.
+fn base_index(state: &dyn Fields, key: &str) -> Option<usize> {
+    (0..state.bases().len()).find(|&i| {
+        state
+            .base(i)
+            .is_some_and(|base| base.as_fields().keys().contains(&key))
+    })
+}
+
+/// `State::get`: the value at `key`, a field name or a dotted path.
+pub fn get(state: &dyn Fields, key: &str) -> Result<Value, StateError> {
+    let (head, rest) = split_path(key);
+    if let Some(index) = own_index(state, head) {
+        let field = state.field(index).ok_or_else(|| unknown(state, head))?;
+        return match (field, rest) {
+            (field, None) => field.value().to_json(head),
+            (FieldRef::State(nested), Some(rest)) => {
+                get(nested.as_fields(), rest).map_err(|e| e.within(head))
+            }
+            (FieldRef::Value(value), Some(rest)) => {
+                let json = value.to_json(head)?;
+                walk(key, &json, rest).cloned()
+            }
+        };
+    }
+    match base_with(state, head) {
+        Some(base) => get(base.as_fields(), key),
+        None => Err(unknown(state, head)),
+    }
+}
+
+/// `State::set`: replaces the value at `key`, bypassing the reducer; on
+/// error nothing changes.
+pub fn set(state: &mut dyn Fields, key: &str, value: Value) -> Result<(), StateError> {
+    let (head, rest) = split_path(key);
+    if let Some(index) = own_index(state, head) {
+        let ty = state.fields()[index].ty;
+        let Some(field) = state.field_mut(index) else {
+            return Err(unknown(state, head));
+        };
+        return match (field, rest) {
+            (field, None) => field.value().set_json(head, ty, value),
+            (FieldMut::State(nested), Some(rest)) => {
+                set(nested.as_fields_mut(), rest, value).map_err(|e| e.within(head))
+            }
+            (FieldMut::Value(field), Some(rest)) => {
+                // Edit the field's JSON and read it back: the field changes
+                // only if the result is still a valid value.
+                let mut json = field.to_json(head)?;
+                *walk_mut(key, &mut json, rest)? = value;
+                let ty = field.type_name();
+                field.set_json(key, ty, json)
+            }
+        };
+    }
+    match base_index(state, head) {
+        Some(i) => match state.base_mut(i) {
+            Some(base) => set(base.as_fields_mut(), key, value),
+            None => Err(unknown(state, head)),
+        },
+        None => Err(unknown(state, head)),
+    }
+}
+
+fn unknown(state: &dyn Fields, head: &str) -> StateError {
+    StateError::unknown_field(head, state.keys())
+}
+
+/// Calls `visit` on every field, flattened bases' in place, in declaration
+/// order; stops at the first `false`.
+fn visit(
+    state: &dyn Fields,
+    visit_field: &mut dyn FnMut(&'static str, &dyn ErasedValue) -> bool,
+) -> bool {
+    let fields = state.fields();
+    let bases = state.bases();
+    let mut next_base = 0;
+    for (index, info) in fields.iter().enumerate() {
+        while next_base < bases.len() && bases[next_base] == index {
+            if let Some(base) = state.base(next_base)
+                && !visit(base.as_fields(), visit_field)
+            {
+                return false;
+            }
+            next_base += 1;
+        }
+        if let Some(field) = state.field(index)
+            && !visit_field(info.name, field.value())
+        {
+            return false;
+        }
+    }
+    for i in next_base..bases.len() {
+        if let Some(base) = state.base(i)
+            && !visit(base.as_fields(), visit_field)
+        {
+            return false;
+        }
+    }
+    true
+}
+
+/// `State::to_json`: every field in declaration order; a field without a
+/// JSON form is `null`.
+pub fn to_json_object(state: &dyn Fields) -> Value {
+    let mut map = Map::new();
+    visit(state, &mut |key, value| {
+        map.insert(key.to_owned(), value.to_json(key).unwrap_or(Value::Null));
+        true
+    });
+    Value::Object(map)
+}
+
+/// `Serialize` for a state: a map of every field, in declaration order.
+pub fn serialize<S: serde::Serializer>(
+    state: &dyn Fields,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(None)?;
+    let mut error = None;
+    visit(
+        state,
+        &mut |key, value| match map.serialize_entry(key, value.as_serialize()) {
+            Ok(()) => true,
+            Err(e) => {
+                error = Some(e);
+                false
+            }
+        },
+    );
+    match error {
+        Some(e) => Err(e),
+        None => map.end(),
+    }
+}
+
+/// `field_ref::<T>`: the field at `key` (a name or a dotted path into
+/// nested states) as `&T`, if it is one.
+pub fn field_ref<'s, T: Any>(state: &'s (dyn Fields + 'static), key: &str) -> Option<&'s T> {
+    let (head, rest) = split_path(key);
+    if let Some(index) = own_index(state, head) {
+        return match (state.field_any(index)?, rest) {
+            (AnyRef::Value(value) | AnyRef::State(value, _), None) => value.downcast_ref(),
+            (AnyRef::State(_, nested), Some(rest)) => field_ref(nested, rest),
+            (AnyRef::Value(_), Some(_)) => None,
+        };
+    }
+    let base = base_index(state, head)?;
+    field_ref(state.base_any(base)?, key)
+}
+
+/// `field_mut::<T>`: the field at `key` as `&mut T`, if it is one.
+pub fn field_mut<'s, T: Any>(
+    state: &'s mut (dyn Fields + 'static),
+    key: &str,
+) -> Option<&'s mut T> {
+    let (head, rest) = split_path(key);
+    if let Some(index) = own_index(state, head) {
+        return match (state.field_any_mut(index)?, rest) {
+            (AnyMut::Value(value), None) => value.downcast_mut(),
+            (AnyMut::State(value, _), None) => value.downcast_mut(),
+            (AnyMut::State(value, table), Some(rest)) => field_mut(table(value)?, rest),
+            (AnyMut::Value(_), Some(_)) => None,
+        };
+    }
+    let base = base_index(state, head)?;
+    field_mut(state.base_any_mut(base)?, key)
+}

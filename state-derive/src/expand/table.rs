@@ -1,0 +1,149 @@
+//! The state's field table (`__private::Fields`): its own fields' schema
+//! rows, and one projection from a field's index to the field. `get`,
+//! `set`, `to_json`, `Serialize`, `field_ref` and `field_mut` are runtime
+//! code in state-core that walks it; nothing else here is per field.
+
+use super::{SerdeBound, bounds, private};
+use crate::model::Model;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+pub fn impl_fields(model: &Model) -> TokenStream {
+    let p = private(model);
+    let ident = &model.ident;
+    let (impl_generics, ty_generics, _) = model.generics.split_for_impl();
+    let where_clause = bounds(model, SerdeBound::State);
+    let index = 0..model.fields.len();
+    let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
+    let types = model.fields.iter().map(|f| &f.ty).collect::<Vec<_>>();
+    let project = |method: TokenStream, by: TokenStream| {
+        let index = index.clone();
+        quote! {
+            use #p::{ViaStateField as _, ViaValueField as _};
+            match index {
+                #(#index => #p::Some((&#p::Probe::<#types>::new()).#method(#by self.#names)),)*
+                _ => #p::None,
+            }
+        }
+    };
+    let field = project(quote!(field), quote!(&));
+    let field_mut = project(quote!(field_mut), quote!(&mut));
+    let any = project(quote!(any), quote!(&));
+    let any_mut = project(quote!(any_mut), quote!(&mut));
+    let own_fields = if model.bases.is_empty() {
+        quote!(<Self as #p::State>::schema().fields)
+    } else {
+        let turbofish = ty_generics.as_turbofish();
+        quote!(__own_fields #turbofish ())
+    };
+    let bases = bases(model);
+    // Without bases the keys are the own fields' names.
+    let names_fn = if model.bases.is_empty() {
+        quote!(<Self as #p::State>::keys())
+    } else {
+        let keys = model.fields.iter().map(super::key);
+        quote!(&[#(#keys),*])
+    };
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #p::Fields for #ident #ty_generics #where_clause {
+            #[inline]
+            fn fields(&self) -> &'static [#p::FieldInfo] {
+                #own_fields
+            }
+
+            #[inline]
+            fn names(&self) -> &'static [&'static str] {
+                #names_fn
+            }
+
+            #[inline]
+            fn keys(&self) -> &'static [&'static str] {
+                <Self as #p::State>::keys()
+            }
+
+            #[inline]
+            fn field(&self, index: usize) -> #p::Option<#p::table::FieldRef<'_>> {
+                #field
+            }
+
+            #[inline]
+            fn field_mut(&mut self, index: usize) -> #p::Option<#p::table::FieldMut<'_>> {
+                #field_mut
+            }
+
+            #[inline]
+            fn field_any(&self, index: usize) -> #p::Option<#p::table::AnyRef<'_>>
+            where
+                Self: 'static,
+            {
+                #any
+            }
+
+            #[inline]
+            fn field_any_mut(&mut self, index: usize) -> #p::Option<#p::table::AnyMut<'_>>
+            where
+                Self: 'static,
+            {
+                #any_mut
+            }
+
+            #bases
+        }
+    }
+}
+
+/// The flattened bases, by position among the own fields.
+fn bases(model: &Model) -> TokenStream {
+    if model.bases.is_empty() {
+        return TokenStream::new();
+    }
+    let p = private(model);
+    let positions = model.bases.iter().map(|b| b.position);
+    let index = (0..model.bases.len()).collect::<Vec<_>>();
+    let names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
+    quote! {
+        #[inline]
+        fn bases(&self) -> &'static [usize] {
+            &[#(#positions),*]
+        }
+
+        #[inline]
+        fn base(&self, index: usize) -> #p::Option<&dyn #p::ErasedState> {
+            match index {
+                #(#index => #p::Some(&self.#names),)*
+                _ => #p::None,
+            }
+        }
+
+        #[inline]
+        fn base_mut(&mut self, index: usize) -> #p::Option<&mut dyn #p::ErasedState> {
+            match index {
+                #(#index => #p::Some(&mut self.#names),)*
+                _ => #p::None,
+            }
+        }
+
+        #[inline]
+        fn base_any(&self, index: usize) -> #p::Option<&(dyn #p::Fields + 'static)>
+        where
+            Self: 'static,
+        {
+            match index {
+                #(#index => #p::Some(&self.#names),)*
+                _ => #p::None,
+            }
+        }
+
+        #[inline]
+        fn base_any_mut(&mut self, index: usize) -> #p::Option<&mut (dyn #p::Fields + 'static)>
+        where
+            Self: 'static,
+        {
+            match index {
+                #(#index => #p::Some(&mut self.#names),)*
+                _ => #p::None,
+            }
+        }
+    }
+}
