@@ -42,10 +42,7 @@ pub use crate::runtime::serde_delta::{
     serialize_slot, unknown_delta_field, unknown_field,
 };
 pub use crate::runtime::state_serde::deserialize_state;
-pub use crate::runtime::table::{
-    self, ErasedState, FieldMut as TableFieldMut, FieldRef as TableFieldRef, Fields, ViaStateField,
-    ViaValueField,
-};
+pub use crate::runtime::table::{self, ErasedState, Fields, ViaStateField, ViaValueField};
 pub use crate::schema::{FieldInfo, Schema, Scope};
 pub use crate::state::{Checked, Delta, State};
 

@@ -88,9 +88,12 @@ impl Kind {
 }
 
 /// Splits `"a.b.c"` into `("a", Some("b.c"))`.
+#[inline]
 pub fn split_path(path: &str) -> (&str, Option<&str>) {
-    match path.split_once('.') {
-        Some((head, rest)) => (head, Some(rest)),
+    // A byte scan: keys are short, and `split_once`'s char searcher is not
+    // inlined into the callers, where it cost a quarter of a `get`.
+    match path.bytes().position(|b| b == b'.') {
+        Some(dot) => (&path[..dot], Some(&path[dot + 1..])),
         None => (path, None),
     }
 }

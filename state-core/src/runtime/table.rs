@@ -53,20 +53,14 @@ impl<T: Serialize + DeserializeOwned> ErasedValue for T {
     }
 }
 
-/// A field that is itself a derived state: dotted paths go through its own
-/// table, and `begin_turn` reaches it.
+/// A field that is itself a derived state: dotted paths below it go
+/// through its own table.
 pub trait ErasedState: ErasedValue {
     /// The nested state's table.
     fn as_fields(&self) -> &dyn Fields;
 
     /// The nested state's table, mutably.
     fn as_fields_mut(&mut self) -> &mut dyn Fields;
-
-    /// The nested state as a plain value.
-    fn as_value(&self) -> &dyn ErasedValue;
-
-    /// The nested state as a plain value, mutably.
-    fn as_value_mut(&mut self) -> &mut dyn ErasedValue;
 }
 
 impl<S: State + Fields + Serialize + DeserializeOwned> ErasedState for S {
@@ -75,14 +69,6 @@ impl<S: State + Fields + Serialize + DeserializeOwned> ErasedState for S {
     }
 
     fn as_fields_mut(&mut self) -> &mut dyn Fields {
-        self
-    }
-
-    fn as_value(&self) -> &dyn ErasedValue {
-        self
-    }
-
-    fn as_value_mut(&mut self) -> &mut dyn ErasedValue {
         self
     }
 }
@@ -107,7 +93,7 @@ impl<'a> FieldRef<'a> {
     fn value(self) -> &'a dyn ErasedValue {
         match self {
             FieldRef::Value(value) => value,
-            FieldRef::State(state) => state.as_value(),
+            FieldRef::State(state) => state,
         }
     }
 }
@@ -116,7 +102,7 @@ impl<'a> FieldMut<'a> {
     fn value(self) -> &'a mut dyn ErasedValue {
         match self {
             FieldMut::Value(value) => value,
-            FieldMut::State(state) => state.as_value_mut(),
+            FieldMut::State(state) => state,
         }
     }
 }
@@ -127,10 +113,6 @@ impl<'a> FieldMut<'a> {
 pub trait Fields {
     /// The state's own fields (flattened bases' excluded), in order.
     fn fields(&self) -> &'static [FieldInfo];
-
-    /// The own fields' names, in the order of [`fields`](Fields::fields):
-    /// the lookup scans these (16 bytes a name) rather than the rows.
-    fn names(&self) -> &'static [&'static str];
 
     /// Every key, flattened bases' included (for suggestions).
     fn keys(&self) -> &'static [&'static str];
@@ -305,14 +287,7 @@ impl<T: ErasedValue> ViaValueField<T> for &Probe<T> {
 
 /// Finds the own field named `key`.
 fn own_index(state: &dyn Fields, key: &str) -> Option<usize> {
-    state.names().iter().position(|name| *name == key)
-}
-
-/// The flattened base that has `key`, if any.
-fn base_with<'s>(state: &'s dyn Fields, key: &str) -> Option<&'s dyn ErasedState> {
-    (0..state.bases().len())
-        .filter_map(|i| state.base(i))
-        .find(|base| base.as_fields().keys().contains(&key))
+    state.fields().iter().position(|field| field.name == key)
 }
 
 /// The index of the flattened base that has `key`, if any.
@@ -340,7 +315,7 @@ pub fn get(state: &dyn Fields, key: &str) -> Result<Value, StateError> {
             }
         };
     }
-    match base_with(state, head) {
+    match base_index(state, head).and_then(|i| state.base(i)) {
         Some(base) => get(base.as_fields(), key),
         None => Err(unknown(state, head)),
     }
@@ -370,11 +345,8 @@ pub fn set(state: &mut dyn Fields, key: &str, value: Value) -> Result<(), StateE
             }
         };
     }
-    match base_index(state, head) {
-        Some(i) => match state.base_mut(i) {
-            Some(base) => set(base.as_fields_mut(), key, value),
-            None => Err(unknown(state, head)),
-        },
+    match base_index(state, head).and_then(|i| state.base_mut(i)) {
+        Some(base) => set(base.as_fields_mut(), key, value),
         None => Err(unknown(state, head)),
     }
 }
@@ -391,25 +363,22 @@ fn visit(
 ) -> bool {
     let fields = state.fields();
     let bases = state.bases();
-    let mut next_base = 0;
-    for (index, info) in fields.iter().enumerate() {
-        while next_base < bases.len() && bases[next_base] == index {
-            if let Some(base) = state.base(next_base)
-                && !visit(base.as_fields(), visit_field)
+    // Position `i` holds the bases declared before own field `i` (sorted by
+    // position), then that field; the last position only bases.
+    let mut base = 0;
+    for index in 0..=fields.len() {
+        while let Some(&position) = bases.get(base)
+            && position == index
+        {
+            if let Some(nested) = state.base(base)
+                && !visit(nested.as_fields(), visit_field)
             {
                 return false;
             }
-            next_base += 1;
+            base += 1;
         }
-        if let Some(field) = state.field(index)
+        if let (Some(info), Some(field)) = (fields.get(index), state.field(index))
             && !visit_field(info.name, field.value())
-        {
-            return false;
-        }
-    }
-    for i in next_base..bases.len() {
-        if let Some(base) = state.base(i)
-            && !visit(base.as_fields(), visit_field)
         {
             return false;
         }

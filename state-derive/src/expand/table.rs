@@ -37,24 +37,13 @@ pub fn impl_fields(model: &Model) -> TokenStream {
         quote!(__own_fields #turbofish ())
     };
     let bases = bases(model);
-    // Without bases the keys are the own fields' names.
-    let names_fn = if model.bases.is_empty() {
-        quote!(<Self as #p::State>::keys())
-    } else {
-        let keys = model.fields.iter().map(super::key);
-        quote!(&[#(#keys),*])
-    };
+
     quote! {
         #[automatically_derived]
         impl #impl_generics #p::Fields for #ident #ty_generics #where_clause {
             #[inline]
             fn fields(&self) -> &'static [#p::FieldInfo] {
                 #own_fields
-            }
-
-            #[inline]
-            fn names(&self) -> &'static [&'static str] {
-                #names_fn
             }
 
             #[inline]
