@@ -94,7 +94,10 @@ fn print_reset_table(state: &AgentState) {
 
 /// One node's update, as LangGraph's `stream_mode="updates"` shows it.
 fn print_node(node: &str, update: &StateUpdate, _state: &AgentState) {
-    println!("  [{node}] writes {}", update.fields().join(", "));
+    println!(
+        "  [{node}] writes {}",
+        update.fields().as_slice().join(", ")
+    );
     let Ok(Value::Object(written)) = serde_json::to_value(update) else {
         return;
     };

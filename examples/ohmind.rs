@@ -8,7 +8,7 @@
 //! Run it with `cargo run --example ohmind`.
 
 use serde_json::{Value, json};
-use state_core::{Delta, Message, State};
+use state_core::{Delta, Message, State, Written};
 use state_examples::ohmind::{self, AgentState, AgentStateDelta, MAX_RETRIES, Ohmind, Step};
 use state_store::{StepRecord, Store, Thread};
 
@@ -313,7 +313,13 @@ fn print_steps(steps: &[Step]) {
             next,
             highlights(&json)
         );
-        for message in step.delta.messages.iter().flatten() {
+        for message in step
+            .delta
+            .get_messages()
+            .map_or(&[][..], Written::updates)
+            .iter()
+            .flatten()
+        {
             let author = message.name().unwrap_or("");
             let text = message.text().replace('\n', "\n                        ");
             println!("   {:<16}   {}({author}): {text}", "", message.kind());

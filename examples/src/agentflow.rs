@@ -160,10 +160,11 @@ pub mod reducers {
     ///
     /// ```
     /// use state_examples::agentflow::{AgentState, reducers};
-    /// use state_core::{Message, State};
+    /// use state_core::{Message, State, Written};
     ///
     /// let delta = AgentState::delta().context(vec![Message::human("hi")]);
-    /// let id = delta.context.as_ref().and_then(|m| m[0].id()).map(str::to_owned);
+    /// let written = delta.get_context().and_then(Written::update);
+    /// let id = written.and_then(|m| m[0].id()).map(str::to_owned);
     /// assert!(id.as_deref().is_some_and(|id| id.starts_with("msg-")));
     /// let mut state = AgentState::default();
     /// state.apply(delta).unwrap();

@@ -26,7 +26,7 @@
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use state_core::{Message, MessageKind, Messages, State, StateError, ToolCall};
+use state_core::{Message, MessageKind, Messages, State, StateError, ToolCall, Written};
 use state_store::{StoreError, Thread};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -441,7 +441,8 @@ impl Run {
     pub fn sse_events(&self) -> Vec<String> {
         let mut events = Vec::new();
         for step in &self.steps {
-            for message in step.delta.messages.iter().flatten() {
+            let written = step.delta.get_messages().map_or(&[][..], Written::updates);
+            for message in written.iter().flatten() {
                 events.extend(message_events(message));
             }
         }

@@ -6,7 +6,7 @@ pub use ::core::clone::Clone;
 pub use ::core::cmp::PartialEq;
 pub use ::core::convert::Into;
 pub use ::core::default::Default;
-pub use ::core::fmt::Debug;
+pub use ::core::fmt::{self, Debug, Formatter};
 pub use ::core::option::Option::{self, None, Some};
 pub use ::core::result::Result::{self, Err, Ok};
 pub use ::std::boxed::Box;
@@ -30,21 +30,18 @@ pub use crate::reducer::Reducer;
 pub use crate::runtime::access::{
     FieldMut, NoStateSchema, NoStateTurn, Probe, ViaStateSchema, ViaStateTurn,
 };
-pub use crate::runtime::apply::{Plan, commit, restage, stage};
-pub use crate::runtime::flatten::{KeyTree, SerializeEntries, flat_keys, flat_schema};
+pub use crate::runtime::apply::{Plan, commit, put, restage, stage};
+pub use crate::runtime::delta_table::{self, DeltaKeys, DeltaTable, ErasedSlot};
+pub use crate::runtime::flatten::{KeyTree, flat_keys, flat_schema};
 pub use crate::runtime::migrate::migration_result;
-pub use crate::runtime::nested::{self, unstage};
-pub use crate::runtime::pending::{
-    More, merge_field, more_eq, more_mut, set_overwrite, set_update,
-};
-pub use crate::runtime::serde_delta::{
-    DecodeDelta, decode_reduced, decode_replace, delta_from_json, deserialize_delta,
-    serialize_slot, unknown_delta_field, unknown_field,
-};
+pub use crate::runtime::nested;
+pub use crate::runtime::serde_delta::{decode_reduced, decode_replace};
+pub use crate::runtime::slot::{Slot, Written, merge_replace, merge_slot};
+pub use crate::runtime::state_field::StateField;
 pub use crate::runtime::state_serde::deserialize_state;
 pub use crate::runtime::table::{self, ErasedState, Fields, ViaStateField, ViaValueField};
 pub use crate::schema::{FieldInfo, Schema, Scope};
-pub use crate::state::{Checked, Delta, State};
+pub use crate::state::{Checked, Delta, FieldNames, State};
 
 /// Wraps a delta that generated `State::check` accepted.
 #[inline]

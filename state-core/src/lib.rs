@@ -20,8 +20,10 @@ pub use messages::{
     Content, Message, MessageKind, MessageLike, Messages, REMOVE_ALL_MESSAGES, ToolCall,
 };
 pub use reducer::Reducer;
+pub use runtime::slot::Written;
+pub use runtime::state_field::StateField;
 pub use schema::{FieldInfo, Schema, Scope};
-pub use state::{Checked, Delta, State};
+pub use state::{Checked, Delta, FieldNames, State};
 /// Derives [`State`] for a struct with named fields, and its `{Name}Delta`.
 ///
 /// # Field attributes

@@ -231,8 +231,23 @@ pub trait Delta: Default {
     /// True when the delta writes nothing.
     fn is_empty(&self) -> bool;
 
-    /// The names of the fields this delta writes, in declaration order.
-    fn fields(&self) -> Vec<&'static str>;
+    /// The names of the fields this delta writes, in declaration order
+    /// (a flattened base's where the base is declared).
+    ///
+    /// ```
+    /// use state_core::{AgentState, Delta, State};
+    ///
+    /// #[derive(AgentState)]
+    /// struct Route {
+    ///     next: String,
+    ///     hops: u32,
+    /// }
+    ///
+    /// let delta = Route::delta().hops(2u32);
+    /// assert_eq!(delta.fields(), ["hops"]);
+    /// assert_eq!(delta.fields().next(), Some("hops"));
+    /// ```
+    fn fields(&self) -> FieldNames;
 
     /// Combines two deltas written in the same step (as by parallel
     /// branches) into one with the effect of `apply_all([self, other])`.
@@ -279,4 +294,89 @@ pub trait Delta: Default {
     /// # Ok::<(), state_core::StateError>(())
     /// ```
     fn from_json(value: Value) -> Result<Self, StateError>;
+}
+
+/// The names of the fields a delta writes, in declaration order: an
+/// iterator, which also compares equal to a list of names.
+#[derive(Debug, Clone, Default)]
+pub struct FieldNames {
+    names: std::vec::IntoIter<&'static str>,
+}
+
+impl FieldNames {
+    /// The names, in order.
+    pub(crate) fn new(names: Vec<&'static str>) -> Self {
+        FieldNames {
+            names: names.into_iter(),
+        }
+    }
+
+    /// The names not yet iterated, as a slice.
+    pub fn as_slice(&self) -> &[&'static str] {
+        self.names.as_slice()
+    }
+
+    /// True when there are no (more) names: the delta writes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.names.len() == 0
+    }
+}
+
+impl Iterator for FieldNames {
+    type Item = &'static str;
+
+    fn next(&mut self) -> Option<&'static str> {
+        self.names.next()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.names.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for FieldNames {
+    fn next_back(&mut self) -> Option<&'static str> {
+        self.names.next_back()
+    }
+}
+
+impl ExactSizeIterator for FieldNames {}
+
+impl std::iter::FusedIterator for FieldNames {}
+
+impl PartialEq for FieldNames {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for FieldNames {}
+
+impl<S: AsRef<str>> PartialEq<[S]> for FieldNames {
+    fn eq(&self, other: &[S]) -> bool {
+        self.as_slice().len() == other.len()
+            && self
+                .as_slice()
+                .iter()
+                .zip(other)
+                .all(|(a, b)| *a == b.as_ref())
+    }
+}
+
+impl<S: AsRef<str>, const N: usize> PartialEq<[S; N]> for FieldNames {
+    fn eq(&self, other: &[S; N]) -> bool {
+        *self == other[..]
+    }
+}
+
+impl<S: AsRef<str>> PartialEq<&[S]> for FieldNames {
+    fn eq(&self, other: &&[S]) -> bool {
+        *self == **other
+    }
+}
+
+impl<S: AsRef<str>> PartialEq<Vec<S>> for FieldNames {
+    fn eq(&self, other: &Vec<S>) -> bool {
+        *self == other[..]
+    }
 }

@@ -15,8 +15,6 @@ pub struct Model {
     pub krate: syn::Path,
     /// The name of the generated delta type.
     pub delta: syn::Ident,
-    /// The hidden companion type holding a delta's rare writes.
-    pub more: syn::Ident,
     /// The state's own fields (flattened bases excluded).
     pub fields: Vec<Field>,
     /// The `#[state(flatten)]` fields: embedded base states.
@@ -167,7 +165,6 @@ impl Model {
         let delta = state
             .delta
             .unwrap_or_else(|| quote::format_ident!("{}Delta", input.ident));
-        let more = quote::format_ident!("__{}More", delta);
         let krate = state
             .krate
             .unwrap_or_else(|| syn::parse_quote!(::state_core));
@@ -177,7 +174,6 @@ impl Model {
             generics: input.generics.clone(),
             krate,
             delta,
-            more,
             fields,
             bases,
             docs: attrs::doc_text(&input.attrs),
@@ -277,36 +273,47 @@ impl Model {
     }
 }
 
-/// Field names the generated delta needs for itself: its hidden `__more`
-/// slot, and the `overwrite_x` setter of a reducer field `x`.
+/// The methods of `Delta` a delta is used through: a field's setter of the
+/// same name would shadow them.
+const DELTA_METHODS: [&str; 4] = ["merge", "fields", "is_empty", "from_json"];
+
+/// Field names the generated delta needs for itself: the methods of
+/// `Delta`, the `get_x` accessor of every field `x` and the `overwrite_x`
+/// setter of a reducer field `x`.
 fn check_generated_names(fields: &[Field], errors: &mut darling::error::Accumulator) {
     for field in fields {
         let name = field.ident.unraw().to_string();
-        if name == "__more" {
-            errors.push(
-                darling::Error::custom(
-                    "`__more` is reserved for the generated delta's own use; rename this field",
-                )
-                .with_span(&field.ident),
-            );
-        }
-        let Some(base) = name.strip_prefix("overwrite_") else {
-            continue;
-        };
-        let clash = fields
-            .iter()
-            .find(|f| !f.reducer.is_replace() && f.ident.unraw() == base);
-        if let Some(reduced) = clash {
-            errors.push(
-                darling::Error::custom(format!(
+        let message = if DELTA_METHODS.contains(&name.as_str()) {
+            Some(format!(
+                "a field named `{name}` would shadow `Delta::{name}` on the generated delta \
+                 (its setter has the field's name); rename this field"
+            ))
+        } else if let Some(other) = clash(fields, &name, "get_", |_| true) {
+            Some(format!(
+                "the setter of this field, `{name}`, would clash with the accessor that reads \
+                 what a delta writes to `{other}`; rename this field"
+            ))
+        } else {
+            clash(fields, &name, "overwrite_", |f| !f.reducer.is_replace()).map(|other| {
+                format!(
                     "the setter of this field, `{name}`, would clash with the one that \
-                     overwrites the reducer field `{}` (bypassing its reducer); rename this field",
-                    reduced.ident.unraw()
-                ))
-                .with_span(&field.ident),
-            );
+                     overwrites the reducer field `{other}` (bypassing its reducer); rename this field"
+                )
+            })
+        };
+        if let Some(message) = message {
+            errors.push(darling::Error::custom(message).with_span(&field.ident));
         }
     }
+}
+
+/// The field that `name` (`prefix` + its name) is a generated method of.
+fn clash(fields: &[Field], name: &str, prefix: &str, has: fn(&Field) -> bool) -> Option<String> {
+    let base = name.strip_prefix(prefix)?;
+    fields
+        .iter()
+        .find(|f| has(f) && f.ident.unraw() == base)
+        .map(|f| f.ident.unraw().to_string())
 }
 
 /// A former name must not be any field's name or another field's former

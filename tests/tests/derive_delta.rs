@@ -3,7 +3,7 @@
 //! deserialize, unknown and repeated keys, the overwrite markers).
 
 use serde_json::json;
-use state_core::{AgentState, Delta, State, StateError};
+use state_core::{AgentState, Delta, State, StateError, Written};
 use std::collections::BTreeMap;
 
 fn keep_max(current: &mut i64, new: i64) {
@@ -60,21 +60,38 @@ fn setters_chain_and_convert_with_into_update() {
         .transcript(vec![s("hi")])
         .best_score(4)
         .r#type(vec![1]);
-    assert_eq!(delta.next.as_deref(), Some("tools"));
-    assert_eq!(delta.retries, Some(2u32));
-    assert_eq!(delta.transcript, Some(vec![s("hi")]));
-    assert_eq!(delta.best_score, Some(4));
-    assert_eq!(delta.r#type, Some(vec![1]));
+    assert_eq!(delta.get_next().map(String::as_str), Some("tools"));
+    assert_eq!(delta.get_retries(), Some(&2u32));
+    assert_eq!(
+        delta.get_transcript(),
+        Some(Written::Update(&vec![s("hi")]))
+    );
+    assert_eq!(delta.get_best_score(), Some(Written::Update(&4)));
+    assert_eq!(delta.get_type().and_then(Written::update), Some(&vec![1]));
+    assert_eq!(delta.get_raw(), None);
+    assert_eq!(delta.get_meta(), None);
     assert!(!delta.is_empty());
     // Numeric widening is explicit: an implicit u8 -> u32 would make every
     // integer literal ambiguous (the reason setters do not take `impl Into`).
-    assert_eq!(Chat::delta().retries(u32::from(2u8)).retries, Some(2));
+    assert_eq!(
+        Chat::delta().retries(u32::from(2u8)).get_retries(),
+        Some(&2)
+    );
     // One item or an array where a Vec is expected.
     assert_eq!(
-        Chat::delta().transcript(s("one")).transcript,
-        Some(vec![s("one")])
+        Chat::delta()
+            .transcript(s("one"))
+            .get_transcript()
+            .and_then(Written::update),
+        Some(&vec![s("one")])
     );
-    assert_eq!(Chat::delta().r#type([1, 2]).r#type, Some(vec![1, 2]));
+    assert_eq!(
+        Chat::delta()
+            .r#type([1, 2])
+            .get_type()
+            .and_then(Written::update),
+        Some(&vec![1, 2])
+    );
 }
 
 #[test]
@@ -95,7 +112,7 @@ fn a_setter_called_again_replaces_the_earlier_value() {
         .next("b")
         .transcript(vec![s("1")])
         .transcript(vec![s("2")]);
-    assert_eq!(delta.next.as_deref(), Some("b"));
+    assert_eq!(delta.get_next().map(String::as_str), Some("b"));
     let mut state = Chat::default();
     state.apply(delta).unwrap();
     assert_eq!(state.transcript, ["2"]);
@@ -123,7 +140,10 @@ fn merge_combines_the_writes_of_two_deltas() {
         .diagnostics(BTreeMap::from([(s("d"), 1.0)]));
     let merged = a.merge(b).unwrap();
     assert_eq!(merged.fields(), ["transcript", "diagnostics", "next"]);
-    assert_eq!(merged.transcript, Some(vec![s("a"), s("b")]));
+    assert_eq!(
+        merged.get_transcript().and_then(Written::update),
+        Some(&vec![s("a"), s("b")])
+    );
     let err = merged.merge(Chat::delta().next("m")).unwrap_err();
     assert_eq!(err, StateError::ConcurrentWrite { field: s("next") });
 }

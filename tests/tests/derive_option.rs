@@ -4,7 +4,7 @@
 //! `std::option::Option<T>`, or an alias.
 
 use serde_json::json;
-use state_core::{AgentState, Delta, State, StateError};
+use state_core::{AgentState, Delta, State, StateError, Written};
 
 type Maybe<T> = Option<T>;
 
@@ -45,12 +45,12 @@ fn decode(value: serde_json::Value) -> Result<OptDelta, String> {
 fn the_slot_is_an_option_of_an_option() {
     // The annotations are the test: they compile only for these slot types.
     let delta = Opt::delta();
-    let error: Option<Option<String>> = delta.error;
-    let count: Option<Option<u32>> = delta.count;
-    let alias: Option<Option<Vec<u8>>> = delta.alias;
-    let core_path: Option<Option<bool>> = delta.core_path;
-    let first: Option<Option<String>> = delta.first;
-    let name: Option<String> = delta.name;
+    let error: Option<&Option<String>> = delta.get_error();
+    let count: Option<&Option<u32>> = delta.get_count();
+    let alias: Option<&Option<Vec<u8>>> = delta.get_alias();
+    let core_path: Option<&Option<bool>> = delta.get_core_path();
+    let first: Option<Written<'_, Option<String>, Option<String>>> = delta.get_first();
+    let name: Option<&String> = delta.get_name();
     assert!(error.is_none() && count.is_none() && alias.is_none());
     assert!(core_path.is_none() && first.is_none() && name.is_none());
 }
@@ -133,7 +133,7 @@ fn json_null_clears_and_an_absent_key_leaves_alone() {
 #[test]
 fn null_into_a_custom_reducer_field_is_a_none_update() {
     let delta = decode(json!({"first": null})).unwrap();
-    assert_eq!(delta.first, Some(None));
+    assert_eq!(delta.get_first(), Some(Written::Update(&None)));
     let mut state = Opt::default();
     state.apply(delta).unwrap();
     assert_eq!(state.first, None);

@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 use state_core::reducer::{AddMessages, Reducer};
-use state_core::{AgentState, Delta, Message, Messages, State};
+use state_core::{AgentState, Delta, Message, Messages, State, Written};
 
 #[derive(AgentState, Debug, Clone, PartialEq)]
 pub struct Notes {
@@ -47,7 +47,7 @@ fn id_of(delta_json: &Value, pointer: &str) -> String {
 #[test]
 fn a_setter_fixes_the_id_before_the_delta_is_logged() {
     let d = Chat::delta().messages(vec![Message::ai("x")]);
-    let id = d.messages.as_ref().unwrap()[0]
+    let id = d.get_messages().and_then(Written::update).unwrap()[0]
         .id()
         .expect("the setter gave it an id")
         .to_owned();
@@ -63,8 +63,8 @@ fn a_setter_fixes_the_id_before_the_delta_is_logged() {
         Message::ai("y").with_id("y"),
     ]);
     let ids: Vec<_> = d
-        .messages
-        .as_ref()
+        .get_messages()
+        .and_then(Written::update)
         .unwrap()
         .iter()
         .map(Message::id)
@@ -77,16 +77,30 @@ fn conversions_vec_fields_and_nested_states_are_prepared_too() {
     let d = Agent::delta()
         .drafts(vec![Message::human("draft")])
         .side(Notes::delta().notes(vec![Message::ai("note")]));
-    assert!(d.drafts.as_ref().unwrap()[0].id().is_some());
-    assert!(d.side.unwrap().notes.unwrap()[0].id().is_some());
+    assert!(
+        d.get_drafts().and_then(Written::update).unwrap()[0]
+            .id()
+            .is_some()
+    );
+    let side = d.get_side().and_then(Written::update).unwrap();
+    assert!(
+        side.get_notes().and_then(Written::update).unwrap()[0]
+            .id()
+            .is_some()
+    );
     let d = AgentDelta::from(Chat::delta().messages(vec![Message::from("a bare string")]));
-    assert!(d.chat.messages.as_ref().unwrap()[0].id().is_some());
+    let chat = d.get_chat();
+    assert!(
+        chat.get_messages().and_then(Written::update).unwrap()[0]
+            .id()
+            .is_some()
+    );
 }
 
 #[test]
 fn decoding_fixes_the_id() {
     let d = ChatDelta::from_json(json!({"messages": [{"type": "ai", "content": "x"}]})).unwrap();
-    let id = d.messages.as_ref().unwrap()[0]
+    let id = d.get_messages().and_then(Written::update).unwrap()[0]
         .id()
         .expect("decoding gave it an id")
         .to_owned();

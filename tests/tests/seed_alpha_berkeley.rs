@@ -471,7 +471,12 @@ fn status_updates_and_progress_events_are_appended_through_their_reducers() {
     let both = create_status_update("x", 0.1, false, [])
         .merge(create_status_update("y", 0.2, false, []))
         .expect("append fields merge");
-    assert_eq!(both.status_updates.as_ref().map(Vec::len), Some(2));
+    assert_eq!(
+        both.get_status_updates()
+            .and_then(state_core::Written::update)
+            .map(Vec::len),
+        Some(2)
+    );
     // ...and they are execution-scoped: the next turn starts empty.
     state.begin_turn();
     assert!(state.status_updates.is_empty() && state.progress_events.is_empty());
@@ -599,7 +604,7 @@ fn a_turn_accumulates_every_nodes_events_and_the_next_turn_resets_them() {
     let mut state = AgentState::default();
     let mut seen = 0;
     run_turn(&mut state, &turns[0], |_, update, _| {
-        seen += usize::from(update.status_updates.is_some());
+        seen += usize::from(update.get_status_updates().is_some());
     })
     .expect("the turn runs");
     assert_eq!(seen, 4, "four nodes reported a status");

@@ -242,7 +242,10 @@ fn build_initial_state_emits_only_the_user_turn_for_a_checkpointed_caller() {
             "progress",
         ]
     );
-    assert_eq!(delta.history, Some(vec![Message::user("I'm back")]));
+    assert_eq!(
+        delta.get_history().and_then(state_core::Written::update),
+        Some(&vec![Message::user("I'm back")])
+    );
     assert_eq!(
         serde_json::to_value(&delta).unwrap()["progress"],
         json!({"turn_count": 2}),

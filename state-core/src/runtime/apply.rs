@@ -1,7 +1,7 @@
 //! Atomic application of a delta: every field is staged (all errors found,
 //! nothing changed), then every field is committed (cannot fail).
 
-use super::pending::More;
+use super::slot::{Slot, Taken};
 use crate::error::StateError;
 use crate::reducer::{Reducer, Staged, Writes};
 
@@ -15,21 +15,20 @@ pub enum Plan<T, U> {
     Reduce(Staged<T, U>),
 }
 
-/// Stages one field's writes: the delta's slot, then any later writes, or an
-/// overwrite. Fails, naming the field, when the reducer refuses; changes
-/// nothing either way.
+/// Stages one reducer field's writes: one update, the writes of a merged
+/// step, or an overwrite. Fails, naming the field, when the reducer
+/// refuses; changes nothing either way.
 #[inline(always)]
 pub fn stage<T, R: Reducer<T>>(
     reducer: &R,
     target: &T,
     field: &'static str,
-    slot: Option<R::Update>,
-    more: Option<More<T, R::Update>>,
+    slot: Slot<T, R::Update>,
 ) -> Result<Plan<T, R::Update>, StateError> {
-    match written(slot, more) {
-        Written::Nothing => Ok(Plan::Skip),
-        Written::Overwrite(value) => Ok(Plan::Overwrite(value)),
-        Written::Writes(writes) => stage_writes(reducer, target, field, writes),
+    match slot.take() {
+        Taken::Nothing => Ok(Plan::Skip),
+        Taken::Overwrite(value) => Ok(Plan::Overwrite(value)),
+        Taken::Writes(writes) => stage_writes(reducer, target, field, writes),
     }
 }
 
@@ -37,11 +36,11 @@ pub fn stage<T, R: Reducer<T>>(
 /// [`State::check`](crate::State::check)): its writes, without checking
 /// them again.
 #[inline(always)]
-pub fn restage<T, U>(slot: Option<U>, more: Option<More<T, U>>) -> Plan<T, U> {
-    match written(slot, more) {
-        Written::Nothing => Plan::Skip,
-        Written::Overwrite(value) => Plan::Overwrite(value),
-        Written::Writes(writes) => Plan::Reduce(Staged::writes(writes)),
+pub fn restage<T, U>(slot: Slot<T, U>) -> Plan<T, U> {
+    match slot.take() {
+        Taken::Nothing => Plan::Skip,
+        Taken::Overwrite(value) => Plan::Overwrite(value),
+        Taken::Writes(writes) => Plan::Reduce(Staged::writes(writes)),
     }
 }
 
@@ -57,42 +56,21 @@ fn stage_writes<T, R: Reducer<T>>(
         .map_err(|source| StateError::reduce(field, source))
 }
 
-/// What a delta writes to one field, before any check.
-enum Written<T, U> {
-    Nothing,
-    Overwrite(T),
-    Writes(Writes<U>),
-}
-
-/// The slot and the out-of-line part of one field, as one write list. The
-/// common cases (no write, one plain write) need no look at `more`.
-#[inline(always)]
-fn written<T, U>(slot: Option<U>, more: Option<More<T, U>>) -> Written<T, U> {
-    match (slot, more) {
-        (None, None) => Written::Nothing,
-        (Some(update), None) => Written::Writes(Writes::one(update)),
-        (slot, Some(more)) => written_more(slot, more),
-    }
-}
-
-fn written_more<T, U>(slot: Option<U>, more: More<T, U>) -> Written<T, U> {
-    if let Some(value) = more.overwrite {
-        return Written::Overwrite(value);
-    }
-    let mut rest = more.later.into_iter();
-    match slot.or_else(|| rest.next()) {
-        Some(first) => Written::Writes(Writes::new(first, rest.collect())),
-        None => Written::Nothing,
-    }
-}
-
-/// Commits a staged field.
+/// Commits a staged reducer field.
 #[inline]
 pub fn commit<T, R: Reducer<T>>(reducer: &R, target: &mut T, plan: Plan<T, R::Update>) {
     match plan {
         Plan::Skip => {}
         Plan::Overwrite(value) => *target = value,
         Plan::Reduce(staged) => reducer.commit(target, staged),
+    }
+}
+
+/// Commits a `replace` field's write, if any.
+#[inline(always)]
+pub fn put<T>(target: &mut T, write: Option<T>) {
+    if let Some(value) = write {
+        *target = value;
     }
 }
 
@@ -112,27 +90,26 @@ mod tests {
 
     #[test]
     fn skip_when_nothing_written() {
-        let plan = stage(&Append, &vec![1], "f", None, None).unwrap();
+        let plan = stage(&Append, &vec![1], "f", Slot::default()).unwrap();
         assert!(matches!(plan, Plan::Skip));
     }
 
     #[test]
     fn overwrite_bypasses_reducer() {
         let mut v = vec![1, 2];
-        let more = More {
-            overwrite: Some(vec![7]),
-            later: vec![],
-        };
-        let plan = stage(&Append, &v, "f", None, Some(more)).unwrap();
+        let mut slot = Slot::default();
+        slot.overwrite(vec![7]);
+        let plan = stage(&Append, &v, "f", slot).unwrap();
         commit(&Append, &mut v, plan);
         assert_eq!(v, [7]);
     }
 
     #[test]
     fn failing_reducer_names_field() {
-        let err = stage(&refuse_negative, &1, "budget", Some(-1), None)
-            .err()
-            .unwrap();
+        let f = refuse_negative as fn(&mut i32, i32) -> Result<(), String>;
+        let mut slot = Slot::default();
+        slot.set(&f, -1);
+        let err = stage(&f, &1, "budget", slot).err().unwrap();
         assert_eq!(
             err,
             StateError::Reduce {
@@ -145,11 +122,9 @@ mod tests {
     #[test]
     fn slot_then_later_writes_in_order() {
         let mut v = vec![0];
-        let more = More {
-            overwrite: None,
-            later: vec![vec![2], vec![3]],
-        };
-        let plan = stage(&Append, &v, "f", Some(vec![1]), Some(more)).unwrap();
+        let mut slot = Slot::default();
+        slot.set_writes(&Append, Writes::new(vec![1], vec![vec![2], vec![3]]));
+        let plan = stage(&Append, &v, "f", slot).unwrap();
         commit(&Append, &mut v, plan);
         assert_eq!(v, [0, 1, 2, 3]);
     }

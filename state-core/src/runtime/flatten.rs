@@ -5,7 +5,6 @@
 //! first use.
 
 use crate::schema::{FieldInfo, Schema};
-use serde::ser::SerializeMap;
 
 /// A state's keys: its own fields' names and its flattened bases' trees.
 #[derive(Debug, Clone, Copy)]
@@ -91,13 +90,6 @@ pub fn flat_keys(parts: &[&'static [&'static str]]) -> Vec<&'static str> {
 pub fn flat_schema(name: &'static str, doc: &'static str, parts: &[&[FieldInfo]]) -> Schema {
     let fields = parts.concat();
     Schema::new(name, doc, Box::leak(fields.into_boxed_slice()))
-}
-
-/// Writes a state's or a delta's entries into a map that others may share:
-/// a flattened base writes into the extended state's map.
-pub trait SerializeEntries {
-    /// Writes every entry into `map`.
-    fn serialize_entries<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error>;
 }
 
 #[cfg(test)]

@@ -3,12 +3,14 @@
 
 pub mod access;
 pub mod apply;
+pub mod delta_table;
 pub mod flatten;
 #[cfg(feature = "schemars")]
 pub mod json_schema;
 pub mod migrate;
 pub mod nested;
-pub mod pending;
 pub mod serde_delta;
+pub mod slot;
+pub mod state_field;
 pub mod state_serde;
 pub mod table;

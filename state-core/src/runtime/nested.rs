@@ -4,37 +4,10 @@
 //! the inner delta is checked ([`State::check`]) with the outer one, so the
 //! whole update stays all-or-nothing.
 
-use super::apply::Plan;
-use super::pending::{More, more_mut, set_overwrite};
 use crate::error::{ReduceError, StateError};
 use crate::reducer::{Fold, Staged, Writes};
 use crate::state::{Checked, Delta, State};
 use serde_json::Value;
-
-/// Puts a staged field back into a delta's slot: accepted writes as writes,
-/// a computed value as an overwrite.
-#[inline]
-pub fn unstage<C: Default, T, U>(
-    slot: &mut Option<U>,
-    more: &mut Option<Box<C>>,
-    project: fn(&mut C) -> &mut More<T, U>,
-    plan: Plan<T, U>,
-) {
-    match plan {
-        Plan::Skip => {}
-        Plan::Overwrite(value) => set_overwrite(slot, more, project, value),
-        Plan::Reduce(staged) => match staged.into_parts() {
-            Ok(writes) => {
-                let (first, later) = writes.into_parts();
-                *slot = Some(first);
-                if !later.is_empty() {
-                    more_mut(more, project).later = later;
-                }
-            }
-            Err(value) => set_overwrite(slot, more, project, value),
-        },
-    }
-}
 
 /// `Reducer::apply` of a nested state: the delta applies atomically, or
 /// (if it would fail) not at all.

@@ -1,12 +1,11 @@
 //! `impl State`: `check` stages every field (all errors, no changes), then
 //! `commit` commits every field (no errors), so a delta applies
 //! all-or-nothing; a nested state is checked with the state around it.
-//! `apply` is the two in one, with a fast path for the common delta.
+//! `apply` is the two in one, without building the checked delta.
 
 use super::turn::begin_turn;
 use super::{
-    SerdeBound, access, base_locals, bounds, key, local_names, private, project, reducer_value,
-    schema, unpack_more,
+    SerdeBound, access, base_locals, bounds, key, local_names, private, reducer_value, schema,
 };
 use crate::model::Model;
 use proc_macro2::TokenStream;
@@ -45,59 +44,35 @@ pub fn impl_state(model: &Model) -> TokenStream {
     }
 }
 
-/// `apply`. A delta with no out-of-line writes (no overwrite, no second
-/// write to one field: the common case) takes the fast path, as a
-/// hand-written apply would: only the written reducer fields are staged,
-/// then written `replace` fields are moved into place and the staged ones
-/// committed. Any other delta goes through `check` / `commit`.
+/// `apply`: every reducer field's writes are staged (all errors, no
+/// changes), then written `replace` fields are moved into place and the
+/// staged ones committed. One runtime call per field and phase, generic
+/// only over the field's types, so it is compiled once per field type.
 fn apply(model: &Model) -> TokenStream {
     let p = private(model);
-    let delta = &model.delta;
-    let writes = local_names("w", model);
-    let plans = local_names("plan", model);
+    let Parts {
+        destructure,
+        stages,
+        ..
+    } = parts(model);
     let base_names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
     let base_writes = base_locals(model);
-    let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
     let split = base_names.len().saturating_sub(1);
     let (staged_base_names, last_base) = base_names.split_at(split);
     let (staged_base_writes, last_write) = base_writes.split_at(split);
-    let staged_bases = staged_base_writes;
-    let mut stages = Vec::new();
-    let mut commits = Vec::new();
-    for (i, field) in model.fields.iter().enumerate() {
-        let name = &field.ident;
-        let (w, plan) = (&writes[i], &plans[i]);
-        if field.reducer.is_replace() {
-            commits.push(quote! {
-                if let #p::Some(__value) = #w {
-                    self.#name = __value;
-                }
-            });
-        } else {
-            let reducer = reducer_value(model, field);
-            let key = key(field);
-            stages
-                .push(quote!(let #plan = #p::stage(&#reducer, &self.#name, #key, #w, #p::None)?;));
-            commits.push(quote!(#p::commit(&#reducer, &mut self.#name, #plan);));
-        }
-    }
+    let commits = commits(model, |w| quote!(#w), |plan, _| quote!(#plan));
     quote! {
         #[inline]
         fn apply(&mut self, delta: Self::Delta) -> #p::Result<(), #p::StateError> {
-            if delta.__more.is_some() {
-                let __checked = #p::State::check(self, delta)?;
-                #p::State::commit(self, __checked);
-                return #p::Ok(());
-            }
-            let #delta { #(#names: #writes,)* #(#base_names: #base_writes,)* __more: _ } = delta;
+            #destructure = delta;
             #(#stages)*
             // A base's keys are this state's: its errors name them as they are.
-            #(let #staged_bases = #p::State::check(&self.#staged_base_names, #staged_base_writes)?;)*
+            #(let #staged_base_writes = #p::State::check(&self.#staged_base_names, #staged_base_writes)?;)*
             // The last base applies as the last step that can fail: on error
             // nothing else has changed yet, and its own apply is atomic.
             #(#p::State::apply(&mut self.#last_base, #last_write)?;)*
             #(#commits)*
-            #(#p::State::commit(&mut self.#staged_base_names, #staged_bases);)*
+            #(#p::State::commit(&mut self.#staged_base_names, #staged_base_writes);)*
             #p::Ok(())
         }
     }
@@ -109,30 +84,35 @@ fn apply(model: &Model) -> TokenStream {
 fn check(model: &Model) -> TokenStream {
     let p = private(model);
     let Parts {
-        names,
-        writes,
-        rare,
-        reducers,
-        base_names,
-        base_writes,
-        unpack,
+        destructure,
+        stages,
+        ..
     } = parts(model);
-    let delta = &model.delta;
     let plans = local_names("plan", model);
-    let projects = model.fields.iter().map(|f| project(model, f));
-    let keys = model.fields.iter().map(key);
+    let writes = local_names("w", model);
+    let slots = model.fields.iter().enumerate().map(|(i, field)| {
+        let name = &field.ident;
+        if field.reducer.is_replace() {
+            let w = &writes[i];
+            quote!(#name: #w)
+        } else {
+            let plan = &plans[i];
+            quote!(#name: #p::Slot::from_plan(#plan))
+        }
+    });
+    let base_names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
+    let base_writes = base_locals(model);
     quote! {
         #[inline]
         fn check(&self, delta: Self::Delta) -> #p::Result<#p::Checked<Self::Delta>, #p::StateError> {
-            let #delta { #(#names: #writes,)* #(#base_names: #base_writes,)* __more } = delta;
-            #unpack
-            #(let #plans = #p::stage(&#reducers, &self.#names, #keys, #writes, #rare)?;)*
+            #destructure = delta;
+            #(#stages)*
             // A base's keys are this state's: its errors name them as they are.
             #(let #base_writes = #p::State::check(&self.#base_names, #base_writes)?;)*
-            let mut __out = <Self::Delta as #p::Default>::default();
-            #(#p::unstage(&mut __out.#names, &mut __out.__more, #projects, #plans);)*
-            #(__out.#base_names = #p::Checked::into_inner(#base_writes);)*
-            #p::Ok(#p::checked(__out))
+            #p::Ok(#p::checked(Self::Delta {
+                #(#slots,)*
+                #(#base_names: #p::Checked::into_inner(#base_writes),)*
+            }))
         }
     }
 }
@@ -140,51 +120,77 @@ fn check(model: &Model) -> TokenStream {
 /// `commit`: applies the writes `check` accepted (no errors).
 fn commit(model: &Model) -> TokenStream {
     let p = private(model);
-    let Parts {
-        names,
-        writes,
-        rare,
-        reducers,
-        base_names,
-        base_writes,
-        unpack,
-    } = parts(model);
-    let delta = &model.delta;
+    let Parts { destructure, .. } = parts(model);
+    let commits = commits(model, |w| quote!(#w), |_, w| quote!(#p::restage(#w)));
+    let base_names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
+    let base_writes = base_locals(model);
     quote! {
         #[inline]
         fn commit(&mut self, checked: #p::Checked<Self::Delta>) {
-            let #delta { #(#names: #writes,)* #(#base_names: #base_writes,)* __more } = #p::Checked::into_inner(checked);
-            #unpack
-            #(#p::commit(&#reducers, &mut self.#names, #p::restage(#writes, #rare));)*
+            #destructure = #p::Checked::into_inner(checked);
+            #(#commits)*
             #(#p::State::commit(&mut self.#base_names, #p::checked(#base_writes));)*
         }
     }
 }
 
-/// What `check` and `commit` both take apart: a delta's slots, its
-/// out-of-line part and its bases' deltas, and each field's reducer.
-struct Parts<'a> {
-    names: Vec<&'a syn::Ident>,
-    writes: Vec<syn::Ident>,
-    rare: Vec<syn::Ident>,
-    reducers: Vec<TokenStream>,
-    base_names: Vec<&'a syn::Ident>,
-    base_writes: Vec<syn::Ident>,
-    unpack: TokenStream,
+/// One commit per field: `put` for a `replace` field's write, `commit` of
+/// a reducer field's plan (`plan(plan local, write local)`).
+fn commits(
+    model: &Model,
+    write: impl Fn(&syn::Ident) -> TokenStream,
+    plan: impl Fn(&syn::Ident, &syn::Ident) -> TokenStream,
+) -> Vec<TokenStream> {
+    let p = private(model);
+    let writes = local_names("w", model);
+    let plans = local_names("plan", model);
+    model
+        .fields
+        .iter()
+        .enumerate()
+        .map(|(i, field)| {
+            let name = &field.ident;
+            if field.reducer.is_replace() {
+                let w = write(&writes[i]);
+                quote!(#p::put(&mut self.#name, #w);)
+            } else {
+                let reducer = reducer_value(model, field);
+                let plan = plan(&plans[i], &writes[i]);
+                quote!(#p::commit(&#reducer, &mut self.#name, #plan);)
+            }
+        })
+        .collect()
 }
 
-fn parts(model: &Model) -> Parts<'_> {
+/// What `apply`, `check` and `commit` share: the delta taken apart into
+/// one local per slot, and each reducer field's staging.
+struct Parts {
+    destructure: TokenStream,
+    stages: Vec<TokenStream>,
+}
+
+fn parts(model: &Model) -> Parts {
+    let p = private(model);
+    let delta = &model.delta;
+    let names = model.fields.iter().map(|f| &f.ident);
+    let writes = local_names("w", model);
+    let plans = local_names("plan", model);
+    let base_names = model.bases.iter().map(|b| &b.ident);
+    let base_writes = base_locals(model);
+    let stages = model
+        .fields
+        .iter()
+        .enumerate()
+        .filter(|(_, field)| !field.reducer.is_replace())
+        .map(|(i, field)| {
+            let reducer = reducer_value(model, field);
+            let key = key(field);
+            let (name, w, plan) = (&field.ident, &writes[i], &plans[i]);
+            quote!(let #plan = #p::stage(&#reducer, &self.#name, #key, #w)?;)
+        })
+        .collect();
     Parts {
-        names: model.fields.iter().map(|f| &f.ident).collect(),
-        writes: local_names("w", model),
-        rare: local_names("m", model),
-        reducers: model
-            .fields
-            .iter()
-            .map(|f| reducer_value(model, f))
-            .collect(),
-        base_names: model.bases.iter().map(|b| &b.ident).collect(),
-        base_writes: base_locals(model),
-        unpack: unpack_more(model, quote!(__more)),
+        destructure: quote!(let #delta { #(#names: #writes,)* #(#base_names: #base_writes,)* }),
+        stages,
     }
 }

@@ -12,8 +12,9 @@
 //!   type naming a generic parameter is an ordinary one, carried to the
 //!   users of every generated item.
 //!
-//! `Debug` and `Clone`, which the delta derives, are reported by those
-//! derives (at the field, once for the delta and once for its companion).
+//! What a field type needs (`Debug`, `Clone`, `PartialEq`, `Serialize`,
+//! `Deserialize`) is one trait, `StateField`, so that a type missing
+//! several of them is one error.
 
 use super::{local, private, update_type};
 use crate::model::{Field, Model, Reducer};
@@ -61,7 +62,7 @@ pub fn items(model: &Model) -> TokenStream {
         #bases
         #[allow(dead_code)]
         fn __state_field_types() {
-            fn state_field<__T: #p::Serialize + #p::serde::de::DeserializeOwned + #p::PartialEq>() {}
+            fn state_field<__T: #p::StateField>() {}
             #(state_field::<#fields>();)*
         }
     }
@@ -80,7 +81,7 @@ fn base_checks(model: &Model) -> TokenStream {
     if model.generics.params.is_empty() {
         let tree = |b: &crate::model::Base| {
             let d = model.base_delta(b);
-            quote!(<#d as #p::DecodeDelta>::KEYS)
+            quote!(<#d as #p::DeltaKeys>::KEYS)
         };
         for (i, base) in model.bases.iter().enumerate() {
             let base_tree = tree(base);
@@ -194,7 +195,7 @@ fn reducer_expr(model: &Model, field: &Field) -> TokenStream {
     }
 }
 
-/// `for<'__r> AddMessages: Reducer<Field, Update: Debug + Clone>` for every
+/// `for<'__r> AddMessages: Reducer<Field, Update: StateField>` for every
 /// `add_messages` and `merge` field (a plain `AddMessages: Reducer<Field>`
 /// when the field's type is generic): the generated items name its `Update`
 /// type, which exists only when the reducer fits. (The other built-ins'
@@ -212,21 +213,25 @@ pub fn reducer_bounds(model: &Model) -> Vec<TokenStream> {
             let ty = &field.ty;
             let name = format_ident!("{}", builtin.type_name());
             let reducer = quote!(#p::reducer::#name);
-            // The delta's derived `Debug` and `Clone` need these of `Update`
-            // even where `Reducer` is not implemented.
+            // The delta holds `Update`: every generated item needs what
+            // a field type has of it, even where `Reducer` is not
+            // implemented. (Not `DeserializeOwned` where the type is
+            // concrete: beside the same bound on the type `Update`
+            // normalizes to, rustc finds it ambiguous; the decoding
+            // functions' own bounds check it there.)
             if is_generic(model, ty) {
                 around(
                     ty,
                     quote!(#reducer: #p::Reducer<),
                     quote!(#ty),
-                    quote!(, Update: #p::Debug + #p::Clone>),
+                    quote!(, Update: #p::StateField>),
                 )
             } else {
                 around(
                     ty,
                     quote!(for<'__r> #reducer: #p::Reducer<),
                     quote!(#ty),
-                    quote!(, Update: #p::Debug + #p::Clone>),
+                    quote!(, Update: #p::Debug + #p::Clone + #p::PartialEq + #p::Serialize>),
                 )
             }
         })

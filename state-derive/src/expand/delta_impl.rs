@@ -1,9 +1,11 @@
-//! `impl Delta`: `is_empty`, `fields` and `merge` (two deltas of one step).
+//! The delta's table (`DeltaKeys`, `DeltaTable`: a field's index to its
+//! slot, and to the decoding of its JSON), and what runs over it in
+//! state-core: `Delta::is_empty` / `fields` / `from_json` and serde. Only
+//! `Delta::merge` is typed code per field, one runtime call each.
 
-use super::{
-    SerdeBound, base_locals, bounds, key, local_names, private, project, reducer_value, unpack_more,
-};
-use crate::model::{Member, Model};
+use super::{SerdeBound, base_locals, bounds, key, local_names, private, reducer_value};
+use crate::model::{Builtin, Field, Model, Reducer};
+use crate::text::type_text;
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -13,64 +15,45 @@ pub fn impl_delta(model: &Model) -> TokenStream {
         generics, delta, ..
     } = model;
     let (impl_generics, ty_generics, _) = generics.split_for_impl();
-    let where_clause = bounds(model, SerdeBound::Deserialize);
+    let where_clause = bounds(model, SerdeBound::State);
     let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
     let writes = local_names("w", model);
-    let rare = local_names("m", model);
-    let unpack = unpack_more(model, quote!(__other_more));
-
-    let merges = model.fields.iter().enumerate().map(|(i, field)| {
+    let merges = model.fields.iter().zip(&writes).map(|(field, w)| {
         let name = &field.ident;
         let key = key(field);
-        let reducer = reducer_value(model, field);
-        let project = project(model, field);
-        let (w, m) = (&writes[i], &rare[i]);
-        quote! {
-            #p::merge_field(&#reducer, #key, &mut self.#name, &mut self.__more, #project, #w, #m)?;
+        if field.reducer.is_replace() {
+            quote!(#p::merge_replace(#key, &mut self.#name, #w)?;)
+        } else {
+            let reducer = reducer_value(model, field);
+            quote!(#p::merge_slot(&#reducer, #key, &mut self.#name, #w)?;)
         }
     });
-
     let base_names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
     let base_writes = base_locals(model);
-    // Declaration order: a base's keys where the base is declared.
-    let field_pushes = model.members().into_iter().map(|member| match member {
-        Member::Field(field) => {
-            let name = &field.ident;
-            let key = key(field);
-            quote! {
-                if self.#name.is_some() || __more.is_some_and(|__m| __m.#name.has_overwrite()) {
-                    __out.push(#key);
-                }
-            }
-        }
-        Member::Base(base) => {
-            let name = &base.ident;
-            quote!(#p::Extend::extend(&mut __out, #p::Delta::fields(&self.#name));)
-        }
-    });
+    let table = impl_table(model);
+
+    let mut de_generics = generics.clone();
+    de_generics.params.insert(0, syn::parse_quote!('__de));
+    let (de_impl_generics, _, _) = de_generics.split_for_impl();
 
     quote! {
+        #table
+
         #[automatically_derived]
         impl #impl_generics #p::Delta for #delta #ty_generics #where_clause {
             #[inline]
             fn is_empty(&self) -> bool {
-                #(self.#names.is_none() &&)*
-                #(#p::Delta::is_empty(&self.#base_names) &&)*
-                self.__more.as_deref().is_none_or(|__m| true #(&& !__m.#names.has_overwrite())*)
+                #p::delta_table::is_empty(self)
             }
 
             #[inline]
-            fn fields(&self) -> #p::Vec<&'static str> {
-                let mut __out = #p::Vec::new();
-                let __more = self.__more.as_deref();
-                #(#field_pushes)*
-                __out
+            fn fields(&self) -> #p::FieldNames {
+                #p::delta_table::fields(self)
             }
 
             #[inline]
             fn merge(mut self, other: Self) -> #p::Result<Self, #p::StateError> {
-                let #delta { #(#names: #writes,)* #(#base_names: #base_writes,)* __more: __other_more } = other;
-                #unpack
+                let Self { #(#names: #writes,)* #(#base_names: #base_writes,)* } = other;
                 #(#merges)*
                 // A base's keys are this state's: its errors name them as they are.
                 #(self.#base_names = #p::Delta::merge(#p::take(&mut self.#base_names), #base_writes)?;)*
@@ -79,8 +62,128 @@ pub fn impl_delta(model: &Model) -> TokenStream {
 
             #[inline]
             fn from_json(value: #p::serde_json::Value) -> #p::Result<Self, #p::StateError> {
-                #p::delta_from_json(value)
+                #p::delta_table::from_json(value)
             }
         }
+
+        #[automatically_derived]
+        impl #impl_generics #p::Serialize for #delta #ty_generics #where_clause {
+            #[inline]
+            fn serialize<__S: #p::Serializer>(&self, __serializer: __S) -> #p::Result<__S::Ok, __S::Error> {
+                #p::delta_table::serialize(self, __serializer)
+            }
+        }
+
+        #[automatically_derived]
+        impl #de_impl_generics #p::Deserialize<'__de> for #delta #ty_generics #where_clause {
+            #[inline]
+            fn deserialize<__D: #p::Deserializer<'__de>>(__deserializer: __D) -> #p::Result<Self, __D::Error> {
+                #p::delta_table::deserialize(__deserializer)
+            }
+        }
+    }
+}
+
+/// `DeltaKeys` and `DeltaTable`.
+fn impl_table(model: &Model) -> TokenStream {
+    let p = private(model);
+    let Model {
+        generics, delta, ..
+    } = model;
+    let (impl_generics, ty_generics, _) = generics.split_for_impl();
+    let where_clause = bounds(model, SerdeBound::State);
+    let keys = model.fields.iter().map(key);
+    let key_bases = model.bases.iter().map(|b| {
+        let d = model.base_delta(b);
+        quote!(<#d as #p::DeltaKeys>::KEYS)
+    });
+    let index = 0..model.fields.len();
+    let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
+    let decoders = model.fields.iter().map(|field| decoder(model, field));
+    let positions = model.bases.iter().map(|b| b.position);
+    let base_index = (0..model.bases.len()).collect::<Vec<_>>();
+    let base_names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #p::DeltaKeys for #delta #ty_generics #where_clause {
+            const KEYS: #p::KeyTree = #p::KeyTree { own: &[#(#keys),*], bases: &[#(#key_bases),*] };
+        }
+
+        #[automatically_derived]
+        impl #impl_generics #p::DeltaTable for #delta #ty_generics #where_clause {
+            #[inline]
+            fn keys(&self) -> #p::KeyTree {
+                <Self as #p::DeltaKeys>::KEYS
+            }
+
+            #[inline]
+            fn bases(&self) -> &'static [usize] {
+                &[#(#positions),*]
+            }
+
+            #[inline]
+            fn slot(&self, index: usize) -> #p::Option<&dyn #p::ErasedSlot> {
+                match index {
+                    #(#index => #p::Some(&self.#names),)*
+                    _ => #p::None,
+                }
+            }
+
+            fn decode(&mut self, index: usize, value: #p::serde_json::Value) -> #p::Result<(), #p::StateError> {
+                match index {
+                    #(#decoders)*
+                    _ => #p::Ok(()),
+                }
+            }
+
+            #[inline]
+            fn base(&self, index: usize) -> #p::Option<&dyn #p::DeltaTable> {
+                match index {
+                    #(#base_index => #p::Some(&self.#base_names),)*
+                    _ => #p::None,
+                }
+            }
+
+            #[inline]
+            fn base_mut(&mut self, index: usize) -> #p::Option<&mut dyn #p::DeltaTable> {
+                match index {
+                    #(#base_index => #p::Some(&mut self.#base_names),)*
+                    _ => #p::None,
+                }
+            }
+        }
+    }
+}
+
+/// The arm of `DeltaTable::decode` for one field.
+fn decoder(model: &Model, field: &Field) -> TokenStream {
+    let p = private(model);
+    let index = model
+        .fields
+        .iter()
+        .position(|f| f.ident == field.ident)
+        .unwrap_or_default();
+    let name = &field.ident;
+    let key = key(field);
+    let ty = type_text(&field.ty);
+    if field.reducer.is_replace() {
+        return quote!(#index => #p::decode_replace(#key, #ty, &mut self.#name, value),);
+    }
+    let update = update_text(field);
+    let reducer = reducer_value(model, field);
+    // LangGraph accepts one message where a list is expected.
+    let one_or_many = matches!(field.reducer, Reducer::Builtin(Builtin::AddMessages, _));
+    quote!(#index => #p::decode_reduced(&#reducer, #key, (#ty, #update, #one_or_many), &mut self.#name, value),)
+}
+
+/// How errors name a field's update type.
+fn update_text(field: &Field) -> String {
+    match &field.reducer {
+        Reducer::Builtin(Builtin::AddMessages, _) => "a message or a list of messages".to_owned(),
+        Reducer::With {
+            update: Some(update),
+            ..
+        } => type_text(update),
+        _ => type_text(&field.ty),
     }
 }

@@ -70,8 +70,8 @@ pub fn stubs(input: &syn::DeriveInput, derives_default: bool) -> TokenStream {
                 fn is_empty(&self) -> bool {
                     true
                 }
-                fn fields(&self) -> #p::Vec<&'static str> {
-                    #p::Vec::new()
+                fn fields(&self) -> #p::FieldNames {
+                    #p::Default::default()
                 }
                 fn merge(self, _: Self) -> #p::Result<Self, #p::StateError> {
                     #p::Ok(self)

@@ -38,6 +38,7 @@ fn expand(model: &Model) -> TokenStream {
     let impls = [
         checks::items(model),
         delta::impl_setters(model),
+        delta::impl_std(model),
         default::impl_default(model),
         delta_impl::impl_delta(model),
         serde::impl_serde(model),
@@ -85,22 +86,6 @@ fn base_locals(model: &Model) -> Vec<syn::Ident> {
     (0..model.bases.len()).map(|i| local("b", i)).collect()
 }
 
-/// Moves a delta's out-of-line part (`boxed`, an `Option<Box<More>>`) into
-/// one `Option<More<..>>` local per field, `__m0, __m1, ...`.
-fn unpack_more(model: &Model, boxed: TokenStream) -> TokenStream {
-    let p = private(model);
-    let more = &model.more;
-    let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
-    let rare = local_names("m", model);
-    quote! {
-        #(let mut #rare = #p::None;)*
-        if let #p::Some(__boxed) = #boxed {
-            let #more { #(#names,)* } = *__boxed;
-            #(#rare = #p::Some(#names);)*
-        }
-    }
-}
-
 /// The reducer as a value expression (see [`checks::reducer_value`]).
 fn reducer_value(model: &Model, field: &Field) -> TokenStream {
     checks::reducer_value(model, field)
@@ -134,83 +119,50 @@ fn update_type(model: &Model, field: &Field) -> TokenStream {
     }
 }
 
-/// `|m: &mut Companion| &mut m.field`, the accessor the runtime uses to
-/// reach one field's rare writes.
-fn project(model: &Model, field: &Field) -> TokenStream {
-    let more = &model.more;
-    let (_, ty_generics, _) = model.generics.split_for_impl();
-    let ident = &field.ident;
-    quote!(|__m: &mut #more #ty_generics| &mut __m.#ident)
-}
-
 /// Which trait bounds an impl needs on the field and update types.
 #[derive(Clone, Copy)]
 enum SerdeBound {
-    /// `Serialize`, for the `Serialize` impls.
-    Serialize,
-    /// `DeserializeOwned`, for decoding deltas.
-    Deserialize,
-    /// Everything `impl State` uses: both serde traits.
+    /// What every generated item needs: [`StateField`] (`Debug`, `Clone`,
+    /// `PartialEq` and both serde traits), as one trait, so that a type
+    /// missing several is one error.
     State,
-    /// `impl State`'s bounds plus `schemars::JsonSchema`.
+    /// [`SerdeBound::State`] plus `schemars::JsonSchema`.
     Schema,
-    /// `PartialEq`, for the delta's equality.
-    PartialEq,
 }
 
 /// The struct's where clause plus the bounds `kind` needs on every field
-/// type and update type, and the facts [`checks`] establishes about the
-/// reducers, each spanned at the field.
+/// type and explicit update type (an `add_messages` or `merge` field's
+/// update is bounded by [`checks::reducer_bounds`]), and the facts
+/// [`checks`] establishes about the reducers, each spanned at the field.
 fn bounds(model: &Model, kind: SerdeBound) -> TokenStream {
     let p = private(model);
-    let ser = quote!(#p::Serialize);
-    let de = quote!(#p::serde::de::DeserializeOwned);
-    let schema = quote!(#p::schemars::JsonSchema);
-    // Each trait, and whether it is `DeserializeOwned`.
     let traits = match kind {
-        SerdeBound::Serialize => vec![(ser, false)],
-        SerdeBound::Deserialize => vec![(de, true)],
-        SerdeBound::State => vec![(ser, false), (de, true)],
-        SerdeBound::Schema => vec![(ser, false), (de, true), (schema, false)],
-        SerdeBound::PartialEq => vec![(quote!(#p::PartialEq), false)],
+        SerdeBound::State => quote!(#p::StateField),
+        SerdeBound::Schema => quote!(#p::StateField + #p::schemars::JsonSchema),
     };
     // One bound per distinct type: forty `String` fields need one
-    // `String: Serialize`, and every predicate costs the type checker.
+    // `String: StateField`, and every predicate costs the type checker.
     let mut seen = std::collections::HashSet::new();
-    let extra = model.fields.iter().flat_map(|field| {
-        let ty = &field.ty;
-        // Each type the field's values and updates have, and whether it is
-        // a projection (`<AddMessages as Reducer<T>>::Update`).
-        let mut types = vec![(quote!(#ty), false)];
-        match &field.reducer {
-            Reducer::With {
-                update: Some(update),
-                ..
-            } => types.push((quote!(#update), false)),
-            Reducer::Builtin(builtin, _) if builtin.projects_update() => {
-                types.push((update_type(model, field), true));
-            }
-            _ => {}
-        }
-        types
-            .into_iter()
-            .filter(|(t, _)| seen.insert(t.to_string()))
-            .filter_map(|(t, projection)| {
-                let generic = checks::is_generic(model, &t);
-                let traits = traits
-                    .iter()
-                    // `for<'_> Update: DeserializeOwned` beside the same
-                    // bound on the type `Update` normalizes to is
-                    // ambiguous, and the update of `add_messages` (a Vec of
-                    // messages) deserializes anyway.
-                    .filter(|(_, deserialize)| generic || !projection || !deserialize)
-                    .map(|(t, _)| t)
-                    .collect::<Vec<_>>();
-                (!traits.is_empty()).then(|| checks::bound(model, ty, t, quote!(#(#traits)+*)))
-            })
-            .collect::<Vec<_>>()
-    });
-    where_clause(model, extra.collect::<Vec<_>>())
+    let extra = model
+        .fields
+        .iter()
+        .flat_map(|field| {
+            let update = match &field.reducer {
+                Reducer::With {
+                    update: Some(update),
+                    ..
+                } => Some(quote!(#update)),
+                _ => None,
+            };
+            let ty = &field.ty;
+            std::iter::once(quote!(#ty))
+                .chain(update)
+                .map(move |t| (field, t))
+        })
+        .filter(|(_, t)| seen.insert(t.to_string()))
+        .map(|(field, t)| checks::bound(model, &field.ty, t, traits.clone()))
+        .collect::<Vec<_>>();
+    where_clause(model, extra)
 }
 
 /// The struct's where clause, the reducer facts of [`checks`] and `extra`.
@@ -247,7 +199,7 @@ fn base_bounds(model: &Model) -> Vec<TokenStream> {
                     model,
                     ty,
                     delta,
-                    quote!(#p::DecodeDelta + #p::SerializeEntries + #p::PartialEq + #p::Debug + #p::Clone),
+                    quote!(#p::DeltaTable + #p::DeltaKeys + #p::StateField),
                 ),
             ]
         })

@@ -2,7 +2,8 @@ use state_core::AgentState;
 
 #[derive(AgentState)]
 pub struct S {
-    pub __more: String,
+    pub name: String,
+    pub get_name: bool,
 }
 
 fn main() {}

@@ -1,0 +1,227 @@
+//! A delta's paths that need no reducer and no field type, driven by its
+//! table instead of generated code: `is_empty`, `fields`, `Debug`,
+//! `Serialize`, and the dispatch of `Deserialize` / `from_json` by key.
+//!
+//! The derive writes the table ([`DeltaTable`]): one projection from a
+//! field's index to its slot, erased behind [`ErasedSlot`], and one from an
+//! index to the decoding of that field (which needs the field's reducer).
+
+use super::flatten::KeyTree;
+use crate::dynamic::describe;
+use crate::error::StateError;
+use serde::de::{self, MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserializer, Serialize};
+use serde_json::Value;
+use std::fmt;
+use std::marker::PhantomData;
+
+/// A delta's slot for one field, type-erased: what it writes, if anything,
+/// for serializers and for `Debug`.
+pub trait ErasedSlot {
+    /// The write, or `None` when the slot writes nothing.
+    fn written(&self) -> Option<(&dyn erased_serde::Serialize, &dyn fmt::Debug)>;
+}
+
+/// A `replace` field's slot.
+impl<U: Serialize + fmt::Debug> ErasedSlot for Option<U> {
+    #[inline]
+    fn written(&self) -> Option<(&dyn erased_serde::Serialize, &dyn fmt::Debug)> {
+        self.as_ref().map(|update| (update as _, update as _))
+    }
+}
+
+/// A reducer field's slot, written with its markers.
+impl<T, U> ErasedSlot for super::slot::Slot<T, U>
+where
+    T: Serialize + fmt::Debug,
+    U: Serialize + fmt::Debug,
+{
+    #[inline]
+    fn written(&self) -> Option<(&dyn erased_serde::Serialize, &dyn fmt::Debug)> {
+        (!self.is_empty()).then_some((self as _, self as _))
+    }
+}
+
+/// The keys of a delta, at compile time: a flattened state's key clashes
+/// are compile errors.
+pub trait DeltaKeys {
+    /// The own field names (in order: a field's index is its position) and
+    /// the flattened bases' trees.
+    const KEYS: KeyTree;
+}
+
+/// A delta's table, written by `#[derive(AgentState)]`.
+pub trait DeltaTable {
+    /// [`DeltaKeys::KEYS`].
+    fn keys(&self) -> KeyTree;
+
+    /// For each flattened base, how many own fields are declared before it.
+    fn bases(&self) -> &'static [usize];
+
+    /// The slot of own field `index`.
+    fn slot(&self, index: usize) -> Option<&dyn ErasedSlot>;
+
+    /// Reads `value` into the slot of own field `index`, through the
+    /// field's reducer.
+    fn decode(&mut self, index: usize, value: Value) -> Result<(), StateError>;
+
+    /// The delta of flattened base `index`.
+    fn base(&self, index: usize) -> Option<&dyn DeltaTable>;
+
+    /// The delta of flattened base `index`, mutably.
+    fn base_mut(&mut self, index: usize) -> Option<&mut dyn DeltaTable>;
+}
+
+/// Calls `visit` on every slot, flattened bases' in place, in declaration
+/// order; stops at the first `false`.
+fn visit(
+    delta: &dyn DeltaTable,
+    visit_slot: &mut dyn FnMut(&'static str, &dyn ErasedSlot) -> bool,
+) -> bool {
+    let own = delta.keys().own;
+    let bases = delta.bases();
+    // Position `i` holds the bases declared before own field `i`, then
+    // that field; the last position only bases.
+    let mut base = 0;
+    for index in 0..=own.len() {
+        while let Some(&position) = bases.get(base)
+            && position == index
+        {
+            if let Some(nested) = delta.base(base)
+                && !visit(nested, visit_slot)
+            {
+                return false;
+            }
+            base += 1;
+        }
+        if let (Some(key), Some(slot)) = (own.get(index), delta.slot(index))
+            && !visit_slot(key, slot)
+        {
+            return false;
+        }
+    }
+    true
+}
+
+/// `Delta::is_empty`.
+pub fn is_empty(delta: &dyn DeltaTable) -> bool {
+    visit(delta, &mut |_, slot| slot.written().is_none())
+}
+
+/// `Delta::fields`: the written keys, in declaration order.
+pub fn fields(delta: &dyn DeltaTable) -> crate::state::FieldNames {
+    let mut keys = Vec::new();
+    visit(delta, &mut |key, slot| {
+        if slot.written().is_some() {
+            keys.push(key);
+        }
+        true
+    });
+    crate::state::FieldNames::new(keys)
+}
+
+/// `Debug` for a delta: only what it writes, `Name { key: update, .. }`.
+pub fn debug(delta: &dyn DeltaTable, name: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let mut out = f.debug_struct(name);
+    visit(delta, &mut |key, slot| {
+        if let Some((_, value)) = slot.written() {
+            out.field(key, value);
+        }
+        true
+    });
+    out.finish()
+}
+
+/// `Serialize` for a delta: a map of the fields it writes.
+pub fn serialize<S: serde::Serializer>(
+    delta: &dyn DeltaTable,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(None)?;
+    let mut error = None;
+    visit(delta, &mut |key, slot| match slot.written() {
+        None => true,
+        Some((value, _)) => match map.serialize_entry(key, value) {
+            Ok(()) => true,
+            Err(e) => {
+                error = Some(e);
+                false
+            }
+        },
+    });
+    match error {
+        Some(e) => Err(e),
+        None => map.end(),
+    }
+}
+
+/// Reads `value` into the slot of `key`, an own field's or a flattened
+/// base's; an unknown key is an error with a did-you-mean over every key.
+pub fn decode_key(delta: &mut dyn DeltaTable, key: &str, value: Value) -> Result<(), StateError> {
+    let keys = delta.keys();
+    if let Some(index) = keys.own.iter().position(|own| *own == key) {
+        return delta.decode(index, value);
+    }
+    let base = keys.bases.iter().position(|base| base.contains(key));
+    match base.and_then(|index| delta.base_mut(index)) {
+        Some(base) => decode_key(base, key, value),
+        None => {
+            let mut all = Vec::new();
+            keys.collect(&mut all);
+            Err(StateError::unknown_field(key, &all))
+        }
+    }
+}
+
+/// `Delta::from_json`: a delta from a JSON object, every key decoded
+/// before returning.
+pub fn from_json<D: DeltaTable + Default>(value: Value) -> Result<D, StateError> {
+    let Value::Object(object) = value else {
+        return Err(StateError::NotAnObject {
+            got: describe(&value),
+        });
+    };
+    let mut delta = D::default();
+    for (key, value) in object {
+        decode_key(&mut delta, &key, value)?;
+    }
+    Ok(delta)
+}
+
+/// `Deserialize` for a delta, from any self-describing format: each value
+/// is read as JSON (a repeated key is an error), then decoded as
+/// [`from_json`] does.
+pub fn deserialize<'de, De, D>(deserializer: De) -> Result<D, De::Error>
+where
+    De: Deserializer<'de>,
+    D: DeltaTable + Default,
+{
+    deserializer.deserialize_map(DeltaVisitor(PhantomData))
+}
+
+struct DeltaVisitor<D>(PhantomData<D>);
+
+impl<'de, D: DeltaTable + Default> Visitor<'de> for DeltaVisitor<D> {
+    type Value = D;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a map of field names to updates")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<D, A::Error> {
+        let mut delta = D::default();
+        let mut seen: Vec<String> = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if seen.contains(&key) {
+                return Err(de::Error::custom(format_args!(
+                    "field \"{key}\" is written twice in one delta"
+                )));
+            }
+            let value = map.next_value::<Value>()?;
+            decode_key(&mut delta, &key, value).map_err(de::Error::custom)?;
+            seen.push(key);
+        }
+        Ok(delta)
+    }
+}

@@ -1,0 +1,450 @@
+//! One reducer field's writes in a delta: nothing, one update (the common
+//! case, kept inline), or, out of line, the unfolded writes of a merged
+//! step or a wholesale overwrite. A `replace` field's slot is a plain
+//! `Option`: it never holds more than one write.
+//!
+//! The slot is generic over the field and update types only, so each
+//! runtime function here is compiled once per field type, whichever states
+//! use it.
+
+use super::apply::Plan;
+use crate::error::StateError;
+use crate::reducer::{Fold, Reducer, Writes};
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+use std::fmt;
+
+/// The key LangGraph uses to mark an overwrite.
+pub const OVERWRITE_KEY: &str = "__overwrite__";
+
+/// The key that marks the several writes of a merged step to one field.
+pub const WRITES_KEY: &str = "__writes__";
+
+/// A reducer field's writes in a delta, read through the delta's `get_x`
+/// accessor as a [`Written`].
+pub struct Slot<T, U>(Repr<T, U>);
+
+enum Repr<T, U> {
+    Empty,
+    One(U),
+    Rare(Box<Rare<T, U>>),
+}
+
+enum Rare<T, U> {
+    /// At least two writes, in order, that the reducer could not fold.
+    Many(Vec<U>),
+    /// A replacement that bypasses the reducer.
+    Overwrite(T),
+}
+
+/// What a delta writes to one reducer field, as its `get_x` accessor
+/// reads it.
+///
+/// ```
+/// use state_core::{AgentState, Message, Messages, State, Written};
+///
+/// #[derive(AgentState)]
+/// struct Chat {
+///     #[reducer(add_messages)]
+///     messages: Messages,
+/// }
+///
+/// let delta = Chat::delta().overwrite_messages(Messages::new());
+/// assert!(matches!(delta.get_messages(), Some(Written::Overwrite(m)) if m.is_empty()));
+///
+/// let delta = Chat::delta().messages(vec![Message::human("hi")]);
+/// assert!(matches!(delta.get_messages(), Some(Written::Update(m)) if m.len() == 1));
+/// ```
+#[derive(Debug, PartialEq)]
+pub enum Written<'a, T, U> {
+    /// One update, reduced into the field when the delta applies.
+    Update(&'a U),
+    /// Several updates of a merged step that the reducer could not fold
+    /// into one, reduced in this order.
+    Updates(&'a [U]),
+    /// A wholesale replacement that bypasses the reducer (LangGraph's
+    /// `Overwrite`).
+    Overwrite(&'a T),
+}
+
+impl<'a, T, U> Written<'a, T, U> {
+    /// The one update written, if that is what is written.
+    pub fn update(self) -> Option<&'a U> {
+        match self {
+            Written::Update(update) => Some(update),
+            _ => None,
+        }
+    }
+
+    /// Every update written, in order: none for an overwrite.
+    pub fn updates(self) -> &'a [U] {
+        match self {
+            Written::Update(update) => std::slice::from_ref(update),
+            Written::Updates(updates) => updates,
+            Written::Overwrite(_) => &[],
+        }
+    }
+
+    /// The overwrite written, if that is what is written.
+    pub fn overwrite(self) -> Option<&'a T> {
+        match self {
+            Written::Overwrite(value) => Some(value),
+            _ => None,
+        }
+    }
+}
+
+impl<T, U> Clone for Written<'_, T, U> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T, U> Copy for Written<'_, T, U> {}
+
+/// What a slot holds, taken out of it.
+pub(crate) enum Taken<T, U> {
+    Nothing,
+    Overwrite(T),
+    Writes(Writes<U>),
+}
+
+impl<T, U> Slot<T, U> {
+    /// True when the slot writes nothing.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        matches!(self.0, Repr::Empty)
+    }
+
+    /// What the slot writes, if anything.
+    #[inline]
+    pub fn written(&self) -> Option<Written<'_, T, U>> {
+        match &self.0 {
+            Repr::Empty => None,
+            Repr::One(update) => Some(Written::Update(update)),
+            Repr::Rare(rare) => Some(match &**rare {
+                Rare::Many(updates) => Written::Updates(updates),
+                Rare::Overwrite(value) => Written::Overwrite(value),
+            }),
+        }
+    }
+
+    /// Sets one update, [prepared](Reducer::prepare) by the field's
+    /// reducer, replacing whatever the slot held (a setter called again
+    /// replaces). The delta holds what applying will use (message ids), so
+    /// a logged delta replays exactly.
+    #[inline]
+    pub fn set<R: Reducer<T, Update = U>>(&mut self, reducer: &R, mut update: U) {
+        reducer.prepare(&mut update);
+        self.0 = Repr::One(update);
+    }
+
+    /// Sets a wholesale replacement, dropping any plain writes: they would
+    /// be lost to it anyway.
+    pub fn overwrite(&mut self, value: T) {
+        self.0 = Repr::Rare(Box::new(Rare::Overwrite(value)));
+    }
+
+    /// Sets the writes of a merged step, in order, each prepared; they are
+    /// not folded, so the delta is the one that was written out.
+    pub fn set_writes<R: Reducer<T, Update = U>>(&mut self, reducer: &R, writes: Writes<U>) {
+        let mut writes = writes.into_iter().collect::<Vec<_>>();
+        for update in &mut writes {
+            reducer.prepare(update);
+        }
+        *self = Slot::from_vec(writes);
+    }
+
+    /// A slot of `writes`, in order, without preparing them.
+    fn from_vec(mut writes: Vec<U>) -> Self {
+        Slot(match writes.len() {
+            0 => Repr::Empty,
+            1 => match writes.pop() {
+                Some(one) => Repr::One(one),
+                None => Repr::Empty,
+            },
+            _ => Repr::Rare(Box::new(Rare::Many(writes))),
+        })
+    }
+
+    /// What the slot holds, as one write list or an overwrite.
+    pub(crate) fn take(self) -> Taken<T, U> {
+        match self.0 {
+            Repr::Empty => Taken::Nothing,
+            Repr::One(update) => Taken::Writes(Writes::one(update)),
+            Repr::Rare(rare) => match *rare {
+                Rare::Overwrite(value) => Taken::Overwrite(value),
+                Rare::Many(updates) => {
+                    let mut updates = updates.into_iter();
+                    match updates.next() {
+                        Some(first) => Taken::Writes(Writes::new(first, updates.collect())),
+                        None => Taken::Nothing,
+                    }
+                }
+            },
+        }
+    }
+
+    fn is_overwrite(&self) -> bool {
+        matches!(&self.0, Repr::Rare(rare) if matches!(**rare, Rare::Overwrite(_)))
+    }
+
+    /// A staged field put back into a delta (what `State::check` hands
+    /// back): accepted writes as writes, a value computed while staging as
+    /// an overwrite.
+    pub fn from_plan(plan: Plan<T, U>) -> Self {
+        match plan {
+            Plan::Skip => Slot::default(),
+            Plan::Overwrite(value) => Slot::overwritten(value),
+            Plan::Reduce(staged) => match staged.into_parts() {
+                Ok(writes) => Slot::from_vec(writes.into_iter().collect()),
+                Err(value) => Slot::overwritten(value),
+            },
+        }
+    }
+
+    fn overwritten(value: T) -> Self {
+        Slot(Repr::Rare(Box::new(Rare::Overwrite(value))))
+    }
+}
+
+impl<T, U> Default for Slot<T, U> {
+    #[inline]
+    fn default() -> Self {
+        Slot(Repr::Empty)
+    }
+}
+
+impl<T: Clone, U: Clone> Clone for Slot<T, U> {
+    fn clone(&self) -> Self {
+        Slot(match &self.0 {
+            Repr::Empty => Repr::Empty,
+            Repr::One(update) => Repr::One(update.clone()),
+            Repr::Rare(rare) => Repr::Rare(Box::new(match &**rare {
+                Rare::Many(updates) => Rare::Many(updates.clone()),
+                Rare::Overwrite(value) => Rare::Overwrite(value.clone()),
+            })),
+        })
+    }
+}
+
+impl<T: PartialEq, U: PartialEq> PartialEq for Slot<T, U> {
+    fn eq(&self, other: &Self) -> bool {
+        self.written() == other.written()
+    }
+}
+
+/// The update itself, `Overwrite(value)`, or `Writes([update, ...])`.
+impl<T: fmt::Debug, U: fmt::Debug> fmt::Debug for Slot<T, U> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.written() {
+            None => f.write_str("Empty"),
+            Some(Written::Update(update)) => update.fmt(f),
+            Some(Written::Updates(updates)) => f.debug_tuple("Writes").field(&updates).finish(),
+            Some(Written::Overwrite(value)) => f.debug_tuple("Overwrite").field(value).finish(),
+        }
+    }
+}
+
+/// The update itself, `{"__overwrite__": value}`, or, for the writes of a
+/// merged step that did not fold into one, `{"__writes__": [update, ...]}`.
+impl<T: Serialize, U: Serialize> Serialize for Slot<T, U> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.written() {
+            None => serializer.serialize_none(),
+            Some(Written::Update(update)) => update.serialize(serializer),
+            Some(Written::Updates(updates)) => marker(serializer, WRITES_KEY, updates),
+            Some(Written::Overwrite(value)) => marker(serializer, OVERWRITE_KEY, value),
+        }
+    }
+}
+
+fn marker<S: Serializer, V: Serialize + ?Sized>(
+    serializer: S,
+    key: &'static str,
+    value: &V,
+) -> Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(Some(1))?;
+    map.serialize_entry(key, value)?;
+    map.end()
+}
+
+/// Merges a later delta's writes `b` to a reducer field into an earlier
+/// delta's `a`, with the effect of applying the two in order.
+///
+/// An overwrite wins over every plain write of the step and two overwrites
+/// conflict (LangGraph's `Overwrite`). Plain writes fold pairwise through
+/// the reducer; what cannot fold exactly is kept as a later write, and a
+/// conflict is an error naming the field.
+#[inline]
+pub fn merge_slot<T, R: Reducer<T>>(
+    reducer: &R,
+    field: &'static str,
+    a: &mut Slot<T, R::Update>,
+    b: Slot<T, R::Update>,
+) -> Result<(), StateError> {
+    // Most fields are not written by a given delta: nothing to merge.
+    if b.is_empty() {
+        return Ok(());
+    }
+    merge_writes(reducer, field, a, b)
+}
+
+fn merge_writes<T, R: Reducer<T>>(
+    reducer: &R,
+    field: &'static str,
+    a: &mut Slot<T, R::Update>,
+    b: Slot<T, R::Update>,
+) -> Result<(), StateError> {
+    match b.take() {
+        Taken::Nothing => Ok(()),
+        Taken::Overwrite(_) if a.is_overwrite() => Err(StateError::ConcurrentOverwrite {
+            field: field.to_owned(),
+        }),
+        Taken::Overwrite(value) => {
+            a.overwrite(value);
+            Ok(())
+        }
+        // The earlier overwrite wins over these plain writes.
+        Taken::Writes(_) if a.is_overwrite() => Ok(()),
+        Taken::Writes(writes) => {
+            for update in writes {
+                push_write(reducer, field, a, update)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Appends one plain write to a slot with no overwrite, folding it into
+/// the last write when the reducer can do so exactly.
+fn push_write<T, R: Reducer<T>>(
+    reducer: &R,
+    field: &'static str,
+    slot: &mut Slot<T, R::Update>,
+    update: R::Update,
+) -> Result<(), StateError> {
+    let mut writes = match std::mem::take(slot).take() {
+        Taken::Writes(writes) => writes.into_iter().collect::<Vec<_>>(),
+        Taken::Nothing | Taken::Overwrite(_) => Vec::new(),
+    };
+    let Some(last) = writes.pop() else {
+        *slot = Slot(Repr::One(update));
+        return Ok(());
+    };
+    match reducer
+        .try_fold(last, update)
+        .map_err(|e| e.within(field))?
+    {
+        Fold::One(folded) => writes.push(folded),
+        Fold::Both(first, second) => writes.extend([first, second]),
+        Fold::Conflict => {
+            return Err(StateError::ConcurrentWrite {
+                field: field.to_owned(),
+            });
+        }
+    }
+    *slot = Slot::from_vec(writes);
+    Ok(())
+}
+
+/// Merges a later delta's write `b` to a `replace` field into an earlier
+/// delta's `a`: two writes in one step conflict, even when equal, as in
+/// LangGraph.
+#[inline]
+pub fn merge_replace<U>(
+    field: &'static str,
+    a: &mut Option<U>,
+    b: Option<U>,
+) -> Result<(), StateError> {
+    match (&a, b) {
+        (_, None) => Ok(()),
+        (None, b) => {
+            *a = b;
+            Ok(())
+        }
+        (Some(_), Some(_)) => Err(StateError::ConcurrentWrite {
+            field: field.to_owned(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reducer::Append;
+
+    /// Keeps both writes, as a reducer that cannot fold would.
+    fn no_fold(target: &mut Vec<i32>, update: Vec<i32>) {
+        target.extend(update);
+    }
+
+    fn one(update: Vec<i32>) -> Slot<Vec<i32>, Vec<i32>> {
+        Slot(Repr::One(update))
+    }
+
+    #[test]
+    fn folding_reducer_keeps_one_write() {
+        let mut a = one(vec![1]);
+        merge_slot(&Append, "f", &mut a, one(vec![2])).unwrap();
+        assert_eq!(a.written(), Some(Written::Update(&vec![1, 2])));
+    }
+
+    #[test]
+    fn replace_written_twice_conflicts() {
+        let mut a = Some(1);
+        let err = merge_replace("f", &mut a, Some(1));
+        assert_eq!(err, Err(StateError::ConcurrentWrite { field: "f".into() }));
+        assert_eq!(merge_replace("f", &mut a, None), Ok(()));
+    }
+
+    #[test]
+    fn unfoldable_writes_are_kept_in_order() {
+        let f = no_fold as fn(&mut Vec<i32>, Vec<i32>);
+        let mut a = one(vec![1]);
+        merge_slot(&f, "f", &mut a, one(vec![2])).unwrap();
+        merge_slot(&f, "f", &mut a, one(vec![3])).unwrap();
+        let expected = [vec![1], vec![2], vec![3]];
+        assert_eq!(a.written(), Some(Written::Updates(&expected)));
+    }
+
+    #[test]
+    fn later_overwrite_wins_and_drops_earlier_writes() {
+        let mut a = one(vec![1]);
+        merge_slot(&Append, "f", &mut a, Slot::overwritten(vec![9])).unwrap();
+        assert_eq!(a.written(), Some(Written::Overwrite(&vec![9])));
+    }
+
+    #[test]
+    fn earlier_overwrite_ignores_later_plain_writes() {
+        let mut a = Slot::overwritten(vec![9]);
+        merge_slot(&Append, "f", &mut a, one(vec![2])).unwrap();
+        assert_eq!(a.written(), Some(Written::Overwrite(&vec![9])));
+    }
+
+    #[test]
+    fn two_overwrites_conflict() {
+        let mut a = Slot::overwritten(vec![1]);
+        let err = merge_slot(&Append, "f", &mut a, Slot::overwritten(vec![2]));
+        assert_eq!(
+            err,
+            Err(StateError::ConcurrentOverwrite { field: "f".into() })
+        );
+    }
+
+    #[test]
+    fn serializes_markers() {
+        let writes: Slot<Vec<i32>, Vec<i32>> = Slot::from_vec(vec![vec![1], vec![2]]);
+        assert_eq!(
+            serde_json::to_value(&writes).unwrap(),
+            serde_json::json!({"__writes__": [[1], [2]]})
+        );
+        let over: Slot<Vec<i32>, Vec<i32>> = Slot::overwritten(vec![3]);
+        assert_eq!(
+            serde_json::to_value(&over).unwrap(),
+            serde_json::json!({"__overwrite__": [3]})
+        );
+        assert_eq!(format!("{over:?}"), "Overwrite([3])");
+        assert_eq!(format!("{:?}", one(vec![4])), "[4]");
+    }
+}

@@ -1,0 +1,33 @@
+//! What every state field's type (and update type) needs, as one trait, so
+//! that a type missing several of these is one error at the field, worded
+//! for the user, instead of one error per missing trait and generated item.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::fmt::Debug;
+
+/// What the type of a state field (and of a reducer's update) must
+/// implement: `Debug`, `Clone` and `PartialEq` (the delta holds updates and
+/// overwrites) and `Serialize` / `Deserialize` (JSON, checkpoints, dynamic
+/// access). Implemented for every such type; a generic state can bound its
+/// parameters with it.
+///
+/// ```
+/// use state_core::{AgentState, StateField};
+///
+/// #[derive(AgentState)]
+/// struct Slot<T: StateField + Default> {
+///     value: T,
+/// }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the type of a state field or update",
+    label = "needs Debug, Clone, PartialEq, Serialize and Deserialize (and so does every type inside it)",
+    note = "derive them on the type: \
+            #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]"
+)]
+pub trait StateField: Debug + Clone + PartialEq + Serialize + DeserializeOwned {}
+
+// Errors name `StateField`, not the one bound of this impl that failed.
+#[diagnostic::do_not_recommend]
+impl<T: Debug + Clone + PartialEq + Serialize + DeserializeOwned> StateField for T {}
