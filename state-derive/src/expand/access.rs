@@ -69,7 +69,7 @@ pub fn typed_access(model: &Model) -> TokenStream {
         ..
     } = model;
     let (impl_generics, ty_generics, _) = generics.split_for_impl();
-    let where_clause = super::bounds(model, super::SerdeBound::State);
+    let where_clause = super::bounds_via(model, &[super::fields_hub(model)]);
     quote! {
         #[automatically_derived]
         impl #impl_generics #ident #ty_generics #where_clause {

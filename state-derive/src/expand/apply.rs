@@ -4,9 +4,7 @@
 //! `apply` is the two in one, without building the checked delta.
 
 use super::turn::begin_turn;
-use super::{
-    SerdeBound, access, base_locals, bounds, key, local_names, private, reducer_value, schema,
-};
+use super::{access, base_locals, key, local_names, private, reducer_value, schema};
 use crate::model::Model;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -20,7 +18,9 @@ pub fn impl_state(model: &Model) -> TokenStream {
         ..
     } = model;
     let (impl_generics, ty_generics, _) = generics.split_for_impl();
-    let where_clause = bounds(model, SerdeBound::State);
+    // The bodies reach field types only through the tables and reducers.
+    let delta_is_delta = (super::delta_type(model), quote!(#p::Delta));
+    let where_clause = super::bounds_via(model, &[super::fields_hub(model), delta_is_delta]);
     let access = access::methods(model);
     let schema = schema::method(model);
     let begin_turn = begin_turn(model);

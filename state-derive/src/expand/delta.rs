@@ -68,6 +68,8 @@ pub fn impl_std(model: &Model) -> TokenStream {
     } = model;
     let (impl_generics, ty_generics, _) = generics.split_for_impl();
     let where_clause = bounds(model, SerdeBound::State);
+    let plain_where = super::where_clause(model, []);
+    let debug_where = super::bounds_via(model, &[super::delta_hub(model)]);
     let names = model
         .fields
         .iter()
@@ -80,7 +82,7 @@ pub fn impl_std(model: &Model) -> TokenStream {
         let ty = model.base_delta(base);
         quote! {
             #[automatically_derived]
-            impl #impl_generics #p::From<#ty> for #delta #ty_generics #where_clause {
+            impl #impl_generics #p::From<#ty> for #delta #ty_generics #plain_where {
                 #[inline]
                 fn from(delta: #ty) -> Self {
                     Self { #name: delta, ..#p::Default::default() }
@@ -91,7 +93,7 @@ pub fn impl_std(model: &Model) -> TokenStream {
     let name = delta.to_string();
     quote! {
         #[automatically_derived]
-        impl #impl_generics #p::Default for #delta #ty_generics #where_clause {
+        impl #impl_generics #p::Default for #delta #ty_generics #plain_where {
             #[inline]
             fn default() -> Self {
                 Self { #(#names: #p::Default::default(),)* }
@@ -116,7 +118,7 @@ pub fn impl_std(model: &Model) -> TokenStream {
 
         /// Only what the delta writes.
         #[automatically_derived]
-        impl #impl_generics #p::Debug for #delta #ty_generics #where_clause {
+        impl #impl_generics #p::Debug for #delta #ty_generics #debug_where {
             fn fmt(&self, f: &mut #p::Formatter<'_>) -> #p::fmt::Result {
                 #p::delta_table::debug(self, #name, f)
             }

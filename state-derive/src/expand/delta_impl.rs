@@ -15,7 +15,8 @@ pub fn impl_delta(model: &Model) -> TokenStream {
         generics, delta, ..
     } = model;
     let (impl_generics, ty_generics, _) = generics.split_for_impl();
-    let where_clause = bounds(model, SerdeBound::State);
+    // Everything here calls the table, whose impl carries the bounds.
+    let where_clause = super::bounds_via(model, &[super::delta_hub(model)]);
     let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
     let writes = local_names("w", model);
     let merges = model.fields.iter().zip(&writes).map(|(field, w)| {
@@ -92,6 +93,7 @@ fn impl_table(model: &Model) -> TokenStream {
     } = model;
     let (impl_generics, ty_generics, _) = generics.split_for_impl();
     let where_clause = bounds(model, SerdeBound::State);
+    let keys_where = super::where_clause(model, []);
     let keys = model.fields.iter().map(key);
     let key_bases = model.bases.iter().map(|b| {
         let d = model.base_delta(b);
@@ -105,7 +107,7 @@ fn impl_table(model: &Model) -> TokenStream {
     let base_names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
     quote! {
         #[automatically_derived]
-        impl #impl_generics #p::DeltaKeys for #delta #ty_generics #where_clause {
+        impl #impl_generics #p::DeltaKeys for #delta #ty_generics #keys_where {
             const KEYS: #p::KeyTree = #p::KeyTree { own: &[#(#keys),*], bases: &[#(#key_bases),*] };
         }
 

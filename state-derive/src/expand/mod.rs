@@ -165,6 +165,55 @@ fn bounds(model: &Model, kind: SerdeBound) -> TokenStream {
     where_clause(model, extra)
 }
 
+/// For an impl that only calls runtime code over the state's or the
+/// delta's table: the struct's where clause, the reducer and base facts,
+/// and `Type: Trait` for each `(Type, Trait)` in `hubs` (the state or its
+/// delta, and the generated trait whose impl carries the field types'
+/// bounds). One predicate per hub instead of one per field type, and a
+/// missing trait on a field type is still reported once, at the field.
+fn bounds_via(model: &Model, hubs: &[(TokenStream, TokenStream)]) -> TokenStream {
+    let extra = hubs
+        .iter()
+        .map(|(ty, traits)| checks::bound(model, &model.ident, ty.clone(), traits.clone()))
+        .collect::<Vec<_>>();
+    where_clause(model, extra)
+}
+
+/// The state's type, `Name<T, ..>`.
+fn state_type(model: &Model) -> TokenStream {
+    let ident = &model.ident;
+    let (_, ty_generics, _) = model.generics.split_for_impl();
+    quote!(#ident #ty_generics)
+}
+
+/// The delta's type, `NameDelta<T, ..>`.
+fn delta_type(model: &Model) -> TokenStream {
+    let delta = &model.delta;
+    let (_, ty_generics, _) = model.generics.split_for_impl();
+    quote!(#delta #ty_generics)
+}
+
+/// `(delta type, DeltaTable)`: the hub of the delta's table-driven impls.
+fn delta_hub(model: &Model) -> (TokenStream, TokenStream) {
+    let p = private(model);
+    (delta_type(model), quote!(#p::DeltaTable))
+}
+
+/// `(state type, Fields)`: the hub of the state's table-driven impls.
+fn fields_hub(model: &Model) -> (TokenStream, TokenStream) {
+    let p = private(model);
+    (state_type(model), quote!(#p::Fields))
+}
+
+/// `(state type, State<Delta = delta type>)`: for impls that use the state
+/// through `State` (naming the delta, so that a generic state's
+/// `<S as State>::Delta` still normalizes).
+fn state_hub(model: &Model) -> (TokenStream, TokenStream) {
+    let p = private(model);
+    let delta = delta_type(model);
+    (state_type(model), quote!(#p::State<Delta = #delta>))
+}
+
 /// The struct's where clause, the reducer facts of [`checks`] and `extra`.
 fn where_clause(model: &Model, extra: impl IntoIterator<Item = TokenStream>) -> TokenStream {
     let existing = model

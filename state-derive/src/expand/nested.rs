@@ -2,7 +2,7 @@
 //! another state, `#[reducer(merge)]`, whose update is this state's delta.
 //! Every method calls the runtime's `nested` module.
 
-use super::{SerdeBound, bounds, private};
+use super::private;
 use crate::model::Model;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -16,7 +16,7 @@ pub fn impl_merge_reducer(model: &Model) -> TokenStream {
         ..
     } = model;
     let (impl_generics, ty_generics, _) = generics.split_for_impl();
-    let where_clause = bounds(model, SerdeBound::State);
+    let where_clause = super::bounds_via(model, &[super::state_hub(model)]);
     let state = quote!(#ident #ty_generics);
     let update = quote!(#delta #ty_generics);
     let n = quote!(#p::nested);

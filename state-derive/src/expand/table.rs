@@ -14,6 +14,7 @@ pub fn impl_fields(model: &Model) -> TokenStream {
     let (impl_generics, ty_generics, _) = model.generics.split_for_impl();
     let where_clause = bounds(model, SerdeBound::State);
     let index = 0..model.fields.len();
+    let keys = model.fields.iter().map(super::key);
     let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
     let types = model.fields.iter().map(|f| &f.ty).collect::<Vec<_>>();
     let project = |method: TokenStream, by: TokenStream| {
@@ -49,6 +50,11 @@ pub fn impl_fields(model: &Model) -> TokenStream {
             #[inline]
             fn keys(&self) -> &'static [&'static str] {
                 <Self as #p::State>::keys()
+            }
+
+            #[inline]
+            fn own_keys(&self) -> &'static [&'static str] {
+                &[#(#keys),*]
             }
 
             #[inline]
