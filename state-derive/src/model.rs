@@ -159,7 +159,12 @@ impl Model {
                 }
             }
         }
-        check_generated_names(&fields, &mut errors);
+        let members = fields
+            .iter()
+            .map(|f| (&f.ident, !f.reducer.is_replace()))
+            .chain(bases.iter().map(|b| (&b.ident, false)))
+            .collect::<Vec<_>>();
+        check_generated_names(&members, &mut errors);
         check_aliases(&fields, &mut errors);
         check_bases(&input.generics, &bases, &mut errors);
         let delta = state
@@ -278,23 +283,27 @@ impl Model {
 const DELTA_METHODS: [&str; 4] = ["merge", "fields", "is_empty", "from_json"];
 
 /// Field names the generated delta needs for itself: the methods of
-/// `Delta`, the `get_x` accessor of every field `x` and the `overwrite_x`
-/// setter of a reducer field `x`.
-fn check_generated_names(fields: &[Field], errors: &mut darling::error::Accumulator) {
-    for field in fields {
-        let name = field.ident.unraw().to_string();
+/// `Delta`, the `get_x` accessor of every field or flattened base `x` and
+/// the `overwrite_x` setter of a reducer field `x`. Each member is its name
+/// and whether it has an `overwrite_` setter.
+fn check_generated_names(
+    members: &[(&syn::Ident, bool)],
+    errors: &mut darling::error::Accumulator,
+) {
+    for (ident, _) in members {
+        let name = ident.unraw().to_string();
         let message = if DELTA_METHODS.contains(&name.as_str()) {
             Some(format!(
                 "a field named `{name}` would shadow `Delta::{name}` on the generated delta \
                  (its setter has the field's name); rename this field"
             ))
-        } else if let Some(other) = clash(fields, &name, "get_", |_| true) {
+        } else if let Some(other) = clash(members, &name, "get_", false) {
             Some(format!(
                 "the setter of this field, `{name}`, would clash with the accessor that reads \
                  what a delta writes to `{other}`; rename this field"
             ))
         } else {
-            clash(fields, &name, "overwrite_", |f| !f.reducer.is_replace()).map(|other| {
+            clash(members, &name, "overwrite_", true).map(|other| {
                 format!(
                     "the setter of this field, `{name}`, would clash with the one that \
                      overwrites the reducer field `{other}` (bypassing its reducer); rename this field"
@@ -302,18 +311,24 @@ fn check_generated_names(fields: &[Field], errors: &mut darling::error::Accumula
             })
         };
         if let Some(message) = message {
-            errors.push(darling::Error::custom(message).with_span(&field.ident));
+            errors.push(darling::Error::custom(message).with_span(ident));
         }
     }
 }
 
-/// The field that `name` (`prefix` + its name) is a generated method of.
-fn clash(fields: &[Field], name: &str, prefix: &str, has: fn(&Field) -> bool) -> Option<String> {
+/// The member that `name` (`prefix` + its name) is a generated method of;
+/// with `overwrites`, only members that have an `overwrite_` setter count.
+fn clash(
+    members: &[(&syn::Ident, bool)],
+    name: &str,
+    prefix: &str,
+    overwrites: bool,
+) -> Option<String> {
     let base = name.strip_prefix(prefix)?;
-    fields
+    members
         .iter()
-        .find(|f| has(f) && f.ident.unraw() == base)
-        .map(|f| f.ident.unraw().to_string())
+        .find(|(ident, has)| (*has || !overwrites) && ident.unraw() == base)
+        .map(|(ident, _)| ident.unraw().to_string())
 }
 
 /// A former name must not be any field's name or another field's former
