@@ -648,3 +648,35 @@ fn an_overwrite_is_rolled_back_when_another_field_fails() {
     assert_eq!(state.transcript, ["wiped"]);
     assert_eq!(state.budget, 100);
 }
+
+/// A map type of the user's: `merge` reaches it through `MergeMap` and the
+/// function reducer (the `Merge` reducer is implemented for the library's
+/// map types by name).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Tags(std::collections::BTreeMap<String, u32>);
+
+impl state_core::reducer::MergeMap for Tags {
+    fn merge_from(&mut self, other: Self) {
+        self.0.extend(other.0);
+    }
+}
+
+#[derive(AgentState, Debug)]
+pub struct Tagged {
+    #[reducer(with = state_core::reducer::merge)]
+    pub tags: Tags,
+}
+
+#[test]
+fn a_user_map_merges_through_the_merge_function() {
+    let mut state = Tagged::default();
+    let first = Tags([("a".to_owned(), 1)].into());
+    let second = Tags([("a".to_owned(), 2), ("b".to_owned(), 3)].into());
+    state.apply(Tagged::delta().tags(first)).unwrap();
+    state.apply(Tagged::delta().tags(second.clone())).unwrap();
+    assert_eq!(state.tags, second);
+    let json = serde_json::json!({"tags": {"c": 4}});
+    state.apply_json(json).unwrap();
+    assert_eq!(state.tags.0.get("c"), Some(&4));
+    assert_eq!(state.tags.0.len(), 3);
+}

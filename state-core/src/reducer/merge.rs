@@ -52,25 +52,44 @@ pub fn merge<M: MergeMap>(target: &mut M, update: M) {
     target.merge_from(update);
 }
 
-/// The `merge` reducer for maps (see [`MergeMap`]). Two writes in one step
-/// merge in order, so the later writer wins on a shared key.
+/// The `merge` reducer: for the maps that implement [`MergeMap`] here
+/// (`HashMap`, `BTreeMap`, `IndexMap`, `serde_json::Map`), and for a nested
+/// state (any [`State`](crate::State): its update is the state's delta).
+/// Two writes in one step merge in order, so the later writer wins on a
+/// shared key.
+///
+/// (One impl per map type rather than one for every `MergeMap`, so that
+/// the impl for nested states cannot overlap it; another map type merges
+/// with `#[reducer(with = state_core::reducer::merge)]`.)
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Merge;
 
-// Errors name `Reducer` itself, with its note on what each reducer needs,
-// rather than this impl's unmet bound.
-#[diagnostic::do_not_recommend]
-impl<M: MergeMap> Reducer<M> for Merge {
-    type Update = M;
+/// `Reducer<Map>` for `Merge`, for each map type: `[generics] Map;`.
+macro_rules! merge_maps {
+    ($([$($generics:tt)*] $map:ty;)*) => {$(
+        // Errors name `Reducer` itself, with its note on what each reducer
+        // needs, rather than this impl's unmet bound.
+        #[diagnostic::do_not_recommend]
+        impl<$($generics)*> Reducer<$map> for Merge {
+            type Update = $map;
 
-    fn apply(&self, target: &mut M, update: M) {
-        merge(target, update);
-    }
+            fn apply(&self, target: &mut $map, update: $map) {
+                merge(target, update);
+            }
 
-    fn fold(&self, mut first: M, second: M) -> Fold<M> {
-        first.merge_from(second);
-        Fold::One(first)
-    }
+            fn fold(&self, mut first: $map, second: $map) -> Fold<$map> {
+                first.merge_from(second);
+                Fold::One(first)
+            }
+        }
+    )*};
+}
+
+merge_maps! {
+    [K: Eq + Hash, V, S: BuildHasher] HashMap<K, V, S>;
+    [K: Ord, V] BTreeMap<K, V>;
+    [K: Eq + Hash, V, S: BuildHasher] indexmap::IndexMap<K, V, S>;
+    [] serde_json::Map<String, serde_json::Value>;
 }
 
 #[cfg(test)]
@@ -112,7 +131,7 @@ mod tests {
     fn fold_later_wins_like_two_applies() {
         let a = BTreeMap::from([("k", "a"), ("only_a", "1")]);
         let b = BTreeMap::from([("k", "b"), ("only_b", "1")]);
-        let Fold::One(m) = Merge.fold(a, b) else {
+        let Fold::One(m) = Reducer::<BTreeMap<_, _>>::fold(&Merge, a, b) else {
             panic!("merge folds exactly")
         };
         assert_eq!(

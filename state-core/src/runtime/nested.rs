@@ -1,13 +1,63 @@
 //! Nested states: a field whose type derives `AgentState`, reduced with
-//! `#[reducer(merge)]`, takes the inner state's delta as its update. The
-//! derive implements `Reducer<Inner>` for `Merge` with the functions here;
-//! the inner delta is checked ([`State::check`]) with the outer one, so the
-//! whole update stays all-or-nothing.
+//! `#[reducer(merge)]`, takes the inner state's delta as its update.
+//! `Reducer<S>` for `Merge`, for every state `S`, is implemented here (once,
+//! not by the derive for each state); the inner delta is checked
+//! ([`State::check`]) with the outer one, so the whole update stays
+//! all-or-nothing.
 
 use crate::error::{ReduceError, StateError};
-use crate::reducer::{Fold, Staged, Writes};
+use crate::reducer::{Fold, Merge, Reducer, Staged, Writes};
+use crate::schema::Schema;
 use crate::state::{Checked, Delta, State};
 use serde_json::Value;
+
+// Errors name `Reducer` itself, with its note on what each reducer needs
+// (a map or a nested state), rather than `State`.
+#[diagnostic::do_not_recommend]
+impl<S: State> Reducer<S> for Merge {
+    type Update = S::Delta;
+
+    fn apply(&self, target: &mut S, update: S::Delta) {
+        apply(target, update)
+    }
+
+    fn stage(
+        &self,
+        target: &S,
+        writes: Writes<S::Delta>,
+    ) -> Result<Staged<S, S::Delta>, ReduceError> {
+        stage(target, writes)
+    }
+
+    fn commit(&self, target: &mut S, staged: Staged<S, S::Delta>) {
+        commit(target, staged)
+    }
+
+    fn fold(&self, first: S::Delta, second: S::Delta) -> Fold<S::Delta> {
+        fold::<S>(first, second)
+    }
+
+    fn try_fold(&self, first: S::Delta, second: S::Delta) -> Result<Fold<S::Delta>, StateError> {
+        try_fold::<S>(first, second)
+    }
+
+    fn begin_turn(&self, target: &mut S) {
+        target.begin_turn()
+    }
+
+    fn decode_update(
+        &self,
+        field: &str,
+        _update_ty: &'static str,
+        value: Value,
+    ) -> Result<S::Delta, StateError> {
+        decode::<S>(field, value)
+    }
+
+    fn nested_schema(&self) -> Option<&'static Schema> {
+        Some(S::schema())
+    }
+}
 
 /// `Reducer::apply` of a nested state: the delta applies atomically, or
 /// (if it would fail) not at all.

@@ -9,7 +9,6 @@ mod delta;
 mod delta_impl;
 mod fallback;
 mod json_schema;
-mod nested;
 mod schema;
 mod serde;
 mod table;
@@ -43,7 +42,6 @@ fn expand(model: &Model) -> TokenStream {
         delta_impl::impl_delta(model),
         serde::impl_serde(model),
         apply::impl_state(model),
-        nested::impl_merge_reducer(model),
         bases::impl_as_base(model),
         access::typed_access(model),
         table::impl_fields(model),
