@@ -288,8 +288,8 @@ impl<T: ErasedValue> ViaValueField<T> for &Probe<T> {
     }
 }
 
-/// Finds the own field named `key`, in the compact list of own names (the
-/// field rows are large; scanning them cost a quarter of a `get`).
+/// Finds the own field named `key`, in the compact list of own names.
+#[inline]
 fn own_index(state: &dyn Fields, key: &str) -> Option<usize> {
     state.own_keys().iter().position(|name| same_key(name, key))
 }
@@ -311,7 +311,20 @@ fn base_index(state: &dyn Fields, key: &str) -> Option<usize> {
 }
 
 /// `State::get`: the value at `key`, a field name or a dotted path.
+///
+/// Inlined into each state's `get`, where the table is a known type: the
+/// common case, an own field by name, then makes no dynamic call to find
+/// the field. Everything else is [`get_path`], compiled once.
+#[inline]
 pub fn get(state: &dyn Fields, key: &str) -> Result<Value, StateError> {
+    if let Some(field) = own_index(state, key).and_then(|index| state.field(index)) {
+        return field.value().to_json(key);
+    }
+    get_path(state, key)
+}
+
+/// [`get`] of a dotted path or a flattened base's key.
+fn get_path(state: &dyn Fields, key: &str) -> Result<Value, StateError> {
     let (head, rest) = split_path(key);
     if let Some(index) = own_index(state, head) {
         let field = state.field(index).ok_or_else(|| unknown(state, head))?;
@@ -333,11 +346,23 @@ pub fn get(state: &dyn Fields, key: &str) -> Result<Value, StateError> {
 }
 
 /// `State::set`: replaces the value at `key`, bypassing the reducer; on
-/// error nothing changes.
+/// error nothing changes. Inlined, as [`get`] is, for an own field by name.
+#[inline]
 pub fn set(state: &mut dyn Fields, key: &str, value: Value) -> Result<(), StateError> {
+    if let Some(index) = own_index(state, key)
+        && let Some(ty) = state.fields().get(index).map(|info| info.ty)
+        && let Some(field) = state.field_mut(index)
+    {
+        return field.value().set_json(key, ty, value);
+    }
+    set_path(state, key, value)
+}
+
+/// [`set`] of a dotted path or a flattened base's key.
+fn set_path(state: &mut dyn Fields, key: &str, value: Value) -> Result<(), StateError> {
     let (head, rest) = split_path(key);
     if let Some(index) = own_index(state, head) {
-        let ty = state.fields()[index].ty;
+        let ty = state.fields().get(index).map_or("", |info| info.ty);
         let Some(field) = state.field_mut(index) else {
             return Err(unknown(state, head));
         };
