@@ -43,6 +43,21 @@ pub struct Field {
     pub aliases: Vec<syn::LitStr>,
 }
 
+impl Field {
+    /// The field's type, then the `update = Type` of a custom reducer: the
+    /// types the user wrote that values and updates of the field have.
+    pub fn written_types(&self) -> impl Iterator<Item = &syn::Type> {
+        let update = match &self.reducer {
+            Reducer::With {
+                update: Some(update),
+                ..
+            } => Some(&**update),
+            _ => None,
+        };
+        std::iter::once(&self.ty).chain(update)
+    }
+}
+
 /// A `#[state(flatten)]` field: a base state whose fields are this
 /// state's fields.
 pub struct Base {

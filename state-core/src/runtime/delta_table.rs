@@ -6,11 +6,10 @@
 //! field's index to its slot, erased behind [`ErasedSlot`], and one from an
 //! index to the decoding of that field (which needs the field's reducer).
 
-use super::flatten::KeyTree;
+use super::flatten::{KeyTree, Member, in_declaration_order, serialize_map};
 use crate::dynamic::describe;
 use crate::error::StateError;
 use serde::de::{self, MapAccess, Visitor};
-use serde::ser::SerializeMap;
 use serde::{Deserializer, Serialize};
 use serde_json::Value;
 use std::fmt;
@@ -80,28 +79,15 @@ fn visit(
     visit_slot: &mut dyn FnMut(&'static str, &dyn ErasedSlot) -> bool,
 ) -> bool {
     let own = delta.keys().own;
-    let bases = delta.bases();
-    // Position `i` holds the bases declared before own field `i`, then
-    // that field; the last position only bases.
-    let mut base = 0;
-    for index in 0..=own.len() {
-        while let Some(&position) = bases.get(base)
-            && position == index
-        {
-            if let Some(nested) = delta.base(base)
-                && !visit(nested, visit_slot)
-            {
-                return false;
-            }
-            base += 1;
-        }
-        if let (Some(key), Some(slot)) = (own.get(index), delta.slot(index))
-            && !visit_slot(key, slot)
-        {
-            return false;
-        }
-    }
-    true
+    in_declaration_order(own.len(), delta.bases(), |member| match member {
+        Member::Own(index) => match (own.get(index), delta.slot(index)) {
+            (Some(key), Some(slot)) => visit_slot(key, slot),
+            _ => true,
+        },
+        Member::Base(index) => delta
+            .base(index)
+            .is_none_or(|nested| visit(nested, visit_slot)),
+    })
 }
 
 /// `Delta::is_empty`.
@@ -138,22 +124,12 @@ pub fn serialize<S: serde::Serializer>(
     delta: &dyn DeltaTable,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
-    let mut map = serializer.serialize_map(None)?;
-    let mut error = None;
-    visit(delta, &mut |key, slot| match slot.written() {
-        None => true,
-        Some((value, _)) => match map.serialize_entry(key, value) {
-            Ok(()) => true,
-            Err(e) => {
-                error = Some(e);
-                false
-            }
-        },
-    });
-    match error {
-        Some(e) => Err(e),
-        None => map.end(),
-    }
+    serialize_map(serializer, |entry| {
+        visit(delta, &mut |key, slot| match slot.written() {
+            Some((value, _)) => entry(key, value),
+            None => true,
+        });
+    })
 }
 
 /// Reads `value` into the slot of `key`, an own field's or a flattened

@@ -5,6 +5,7 @@
 //! first use.
 
 use crate::schema::{FieldInfo, Schema};
+use serde::ser::SerializeMap;
 
 /// A state's keys: its own fields' names and its flattened bases' trees.
 #[derive(Debug, Clone, Copy)]
@@ -90,6 +91,60 @@ pub fn flat_keys(parts: &[&'static [&'static str]]) -> Vec<&'static str> {
 pub fn flat_schema(name: &'static str, doc: &'static str, parts: &[&[FieldInfo]]) -> Schema {
     let fields = parts.concat();
     Schema::new(name, doc, Box::leak(fields.into_boxed_slice()))
+}
+
+/// A state's or a delta's member: own field `i`, or flattened base `i`.
+pub enum Member {
+    /// Own field, by index.
+    Own(usize),
+    /// Flattened base, by index.
+    Base(usize),
+}
+
+/// Visits `own` fields and the flattened bases in declaration order
+/// (`bases[b]` is how many own fields precede base `b`); stops at the
+/// first `false`, which it returns.
+pub fn in_declaration_order(
+    own: usize,
+    bases: &[usize],
+    mut visit: impl FnMut(Member) -> bool,
+) -> bool {
+    let mut base = 0;
+    for index in 0..=own {
+        while let Some(&position) = bases.get(base)
+            && position == index
+        {
+            if !visit(Member::Base(base)) {
+                return false;
+            }
+            base += 1;
+        }
+        if index < own && !visit(Member::Own(index)) {
+            return false;
+        }
+    }
+    true
+}
+
+/// A serialized map of the entries `entries` hands to its callback, in
+/// order; the first error stops it.
+pub fn serialize_map<S: serde::Serializer>(
+    serializer: S,
+    entries: impl FnOnce(&mut dyn FnMut(&'static str, &dyn erased_serde::Serialize) -> bool),
+) -> Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(None)?;
+    let mut error = None;
+    entries(&mut |key, value| match map.serialize_entry(key, value) {
+        Ok(()) => true,
+        Err(e) => {
+            error = Some(e);
+            false
+        }
+    });
+    match error {
+        Some(e) => Err(e),
+        None => map.end(),
+    }
 }
 
 #[cfg(test)]

@@ -7,13 +7,13 @@
 //! else here is ordinary code over `&dyn Fields`, compiled once in this
 //! crate instead of once per state in every crate that derives one.
 
+use super::flatten::{Member, in_declaration_order, serialize_map};
 use crate::dynamic::{from_json, split_path, to_json, walk, walk_mut};
 use crate::error::StateError;
 use crate::schema::FieldInfo;
 use crate::state::State;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde::ser::SerializeMap;
 use serde_json::{Map, Value};
 use std::any::Any;
 
@@ -398,28 +398,15 @@ fn visit(
     visit_field: &mut dyn FnMut(&'static str, &dyn ErasedValue) -> bool,
 ) -> bool {
     let fields = state.fields();
-    let bases = state.bases();
-    // Position `i` holds the bases declared before own field `i` (sorted by
-    // position), then that field; the last position only bases.
-    let mut base = 0;
-    for index in 0..=fields.len() {
-        while let Some(&position) = bases.get(base)
-            && position == index
-        {
-            if let Some(nested) = state.base(base)
-                && !visit(nested.as_fields(), visit_field)
-            {
-                return false;
-            }
-            base += 1;
-        }
-        if let (Some(info), Some(field)) = (fields.get(index), state.field(index))
-            && !visit_field(info.name, field.value())
-        {
-            return false;
-        }
-    }
-    true
+    in_declaration_order(fields.len(), state.bases(), |member| match member {
+        Member::Own(index) => match (fields.get(index), state.field(index)) {
+            (Some(info), Some(field)) => visit_field(info.name, field.value()),
+            _ => true,
+        },
+        Member::Base(index) => state
+            .base(index)
+            .is_none_or(|nested| visit(nested.as_fields(), visit_field)),
+    })
 }
 
 /// `State::to_json`: every field in declaration order; a field without a
@@ -438,22 +425,9 @@ pub fn serialize<S: serde::Serializer>(
     state: &dyn Fields,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
-    let mut map = serializer.serialize_map(None)?;
-    let mut error = None;
-    visit(
-        state,
-        &mut |key, value| match map.serialize_entry(key, value.as_serialize()) {
-            Ok(()) => true,
-            Err(e) => {
-                error = Some(e);
-                false
-            }
-        },
-    );
-    match error {
-        Some(e) => Err(e),
-        None => map.end(),
-    }
+    serialize_map(serializer, |entry| {
+        visit(state, &mut |key, value| entry(key, value.as_serialize()));
+    })
 }
 
 /// `field_ref::<T>`: the field at `key` (a name or a dotted path into

@@ -145,16 +145,7 @@ fn field_types(model: &Model) -> Vec<TokenStream> {
     model
         .fields
         .iter()
-        .flat_map(|field| {
-            let update = match &field.reducer {
-                Reducer::With {
-                    update: Some(update),
-                    ..
-                } => Some(&**update),
-                _ => None,
-            };
-            std::iter::once(&field.ty).chain(update)
-        })
+        .flat_map(Field::written_types)
         .filter(|ty| !is_generic(model, ty))
         .map(|ty| ty.to_token_stream())
         .collect()

@@ -144,19 +144,7 @@ fn bounds(model: &Model, kind: SerdeBound) -> TokenStream {
     let extra = model
         .fields
         .iter()
-        .flat_map(|field| {
-            let update = match &field.reducer {
-                Reducer::With {
-                    update: Some(update),
-                    ..
-                } => Some(quote!(#update)),
-                _ => None,
-            };
-            let ty = &field.ty;
-            std::iter::once(quote!(#ty))
-                .chain(update)
-                .map(move |t| (field, t))
-        })
+        .flat_map(|field| field.written_types().map(move |t| (field, quote!(#t))))
         .filter(|(_, t)| seen.insert(t.to_string()))
         .map(|(field, t)| checks::bound(model, &field.ty, t, traits.clone()))
         .collect::<Vec<_>>();
