@@ -314,7 +314,7 @@ fn base_index(state: &dyn Fields, key: &str) -> Option<usize> {
 ///
 /// Inlined into each state's `get`, where the table is a known type: the
 /// common case, an own field by name, then makes no dynamic call to find
-/// the field. Everything else is [`get_path`], compiled once.
+/// the field. Everything else is `get_path`, compiled once.
 #[inline]
 pub fn get(state: &dyn Fields, key: &str) -> Result<Value, StateError> {
     if let Some(field) = own_index(state, key).and_then(|index| state.field(index)) {
