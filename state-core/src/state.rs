@@ -297,7 +297,27 @@ pub trait Delta: Default {
 }
 
 /// The names of the fields a delta writes, in declaration order: an
-/// iterator, which also compares equal to a list of names.
+/// iterator that also reads as the slice of the names not yet iterated
+/// (`len`, `contains`, `join`, indexing) and compares equal to a list of
+/// names, either way round.
+///
+/// ```
+/// use state_core::{AgentState, Delta, State};
+///
+/// #[derive(AgentState)]
+/// struct Route {
+///     next: String,
+///     hops: u32,
+/// }
+///
+/// let delta = Route::delta().next("tools").hops(2u32);
+/// let fields = delta.fields();
+/// assert_eq!(fields, ["next", "hops"]);
+/// assert_eq!(vec!["next", "hops"], fields);
+/// assert!(fields.contains(&"hops"));
+/// assert_eq!(fields.join(", "), "next, hops");
+/// assert_eq!(fields.map(str::len).sum::<usize>(), 8);
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct FieldNames {
     names: std::vec::IntoIter<&'static str>,
@@ -378,5 +398,37 @@ impl<S: AsRef<str>> PartialEq<&[S]> for FieldNames {
 impl<S: AsRef<str>> PartialEq<Vec<S>> for FieldNames {
     fn eq(&self, other: &Vec<S>) -> bool {
         *self == other[..]
+    }
+}
+
+impl std::ops::Deref for FieldNames {
+    type Target = [&'static str];
+
+    fn deref(&self) -> &[&'static str] {
+        self.as_slice()
+    }
+}
+
+impl PartialEq<FieldNames> for [&str] {
+    fn eq(&self, other: &FieldNames) -> bool {
+        *other == *self
+    }
+}
+
+impl<const N: usize> PartialEq<FieldNames> for [&str; N] {
+    fn eq(&self, other: &FieldNames) -> bool {
+        *other == *self
+    }
+}
+
+impl PartialEq<FieldNames> for &[&str] {
+    fn eq(&self, other: &FieldNames) -> bool {
+        *other == **self
+    }
+}
+
+impl PartialEq<FieldNames> for Vec<&str> {
+    fn eq(&self, other: &FieldNames) -> bool {
+        *other == *self
     }
 }
