@@ -37,7 +37,7 @@ pub use crate::runtime::migrate::migration_result;
 pub use crate::runtime::nested;
 pub use crate::runtime::serde_delta::{decode_reduced, decode_replace};
 pub use crate::runtime::slot::{Slot, Written, merge_replace, merge_slot};
-pub use crate::runtime::state_field::StateField;
+pub use crate::runtime::state_field::{DecodeUpdate, StateField};
 pub use crate::runtime::state_serde::deserialize_state;
 pub use crate::runtime::table::{self, ErasedState, Fields, ViaStateField, ViaValueField};
 pub use crate::schema::{FieldInfo, Schema, Scope};

@@ -25,7 +25,6 @@ pub use crate::messages::{AddMessages, add_messages};
 
 use crate::error::{ReduceError, StateError};
 use crate::schema::Schema;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 /// A rule for folding updates into a field of type `T`, as LangGraph's
@@ -157,9 +156,11 @@ pub trait Reducer<T> {
         value: Value,
     ) -> Result<Self::Update, StateError>
     where
-        Self::Update: DeserializeOwned,
+        Self::Update: crate::runtime::state_field::DecodeUpdate,
     {
-        crate::dynamic::from_json(field, update_ty, value)
+        <Self::Update as crate::runtime::state_field::DecodeUpdate>::decode_json(
+            field, update_ty, value,
+        )
     }
 
     /// The schema of a nested state reduced by this reducer, if the field

@@ -5,6 +5,7 @@
 //! field's reducer could not fold into one, in order.
 
 use super::slot::{OVERWRITE_KEY, Slot, WRITES_KEY};
+use super::state_field::DecodeUpdate;
 use crate::dynamic::{describe, from_json};
 use crate::error::StateError;
 use crate::reducer::{Reducer, Writes};
@@ -36,7 +37,7 @@ pub fn decode_reduced<T, R>(
 where
     T: DeserializeOwned,
     R: Reducer<T>,
-    R::Update: DeserializeOwned,
+    R::Update: DecodeUpdate,
 {
     let decode = |value| decode_update(reducer, field, (update_ty, one_or_many), value);
     let plain = match split_overwrite(value) {
@@ -67,7 +68,7 @@ fn decode_update<T, R: Reducer<T>>(
     value: Value,
 ) -> Result<R::Update, StateError>
 where
-    R::Update: DeserializeOwned,
+    R::Update: DecodeUpdate,
 {
     let value = match value {
         Value::Array(_) => value,

@@ -2,8 +2,10 @@
 //! that a type missing several of these is one error at the field, worded
 //! for the user, instead of one error per missing trait and generated item.
 
+use crate::error::StateError;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 use std::fmt::Debug;
 
 /// What the type of a state field (and of a reducer's update) must
@@ -31,3 +33,22 @@ pub trait StateField: Debug + Clone + PartialEq + Serialize + DeserializeOwned {
 // Errors name `StateField`, not the one bound of this impl that failed.
 #[diagnostic::do_not_recommend]
 impl<T: Debug + Clone + PartialEq + Serialize + DeserializeOwned> StateField for T {}
+
+/// An update that can be read from JSON: every `DeserializeOwned` type.
+///
+/// A trait of its own, without supertraits, so that generated where
+/// clauses can state it of a reducer's `Update` beside a field type's
+/// `StateField`: two bounds that both imply `for<'de> Deserialize<'de>` of
+/// one type are ambiguous to rustc.
+#[doc(hidden)]
+pub trait DecodeUpdate: Sized {
+    /// `value` read as this type; an error names `field` and `ty`.
+    fn decode_json(field: &str, ty: &'static str, value: Value) -> Result<Self, StateError>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned> DecodeUpdate for T {
+    fn decode_json(field: &str, ty: &'static str, value: Value) -> Result<Self, StateError> {
+        crate::dynamic::from_json(field, ty, value)
+    }
+}

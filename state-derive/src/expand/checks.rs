@@ -222,7 +222,7 @@ pub fn reducer_bounds(model: &Model) -> Vec<TokenStream> {
                     ty,
                     quote!(for<'__r> #reducer: #p::Reducer<),
                     quote!(#ty),
-                    quote!(, Update: #p::Debug + #p::Clone + #p::PartialEq + #p::Serialize>),
+                    quote!(, Update: #p::Debug + #p::Clone + #p::PartialEq + #p::Serialize + #p::DecodeUpdate>),
                 )
             }
         })
