@@ -7,24 +7,17 @@ use serde_json::json;
 use state_core::{Delta, Scope, State, StateError};
 use state_examples::therapy::{
     self, AgentInput, Channel, Checkpointer, CrisisAssessment, Diagnostics, LlmClient, MemoryMode,
-    MemoryStore, Message, MessageRole, ModeType, Progress, ResponseKind, Routing, TherapyAgent,
-    TherapyState, Turn, WorkflowContext, WorkingMemoryEntry,
+    Message, MessageRole, ModeType, Progress, ResponseKind, Routing, TherapyAgent, TherapyState,
+    Turn, WorkflowContext, WorkingMemoryEntry,
 };
 
 const SESSION: &str = "s-1";
 
+/// The walk-through's user and memories, in the default memory mode.
 fn context() -> WorkflowContext {
     WorkflowContext {
-        llm_client: Some(LlmClient),
-        memory_store: MemoryStore::seeded(
-            &["I have a sister named Sarah."],
-            vec![WorkingMemoryEntry::episodic(
-                "talked about loss after my dog died.",
-                &["grief"],
-                false,
-            )],
-        ),
-        ..WorkflowContext::default()
+        memory_mode: MemoryMode::default(),
+        ..therapy::demo_context()
     }
 }
 

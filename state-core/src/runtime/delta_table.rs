@@ -6,7 +6,7 @@
 //! field's index to its slot, erased behind [`ErasedSlot`], and one from an
 //! index to the decoding of that field (which needs the field's reducer).
 
-use super::flatten::{KeyTree, Member, in_declaration_order, serialize_map};
+use super::flatten::{KeyTree, Member, in_declaration_order, key_index, serialize_map};
 use crate::dynamic::describe;
 use crate::error::StateError;
 use serde::de::{self, MapAccess, Visitor};
@@ -136,7 +136,7 @@ pub fn serialize<S: serde::Serializer>(
 /// base's; an unknown key is an error with a did-you-mean over every key.
 pub fn decode_key(delta: &mut dyn DeltaTable, key: &str, value: Value) -> Result<(), StateError> {
     let keys = delta.keys();
-    if let Some(index) = keys.own.iter().position(|own| *own == key) {
+    if let Some(index) = key_index(keys.own, key) {
         return delta.decode(index, value);
     }
     let base = keys.bases.iter().position(|base| base.contains(key));

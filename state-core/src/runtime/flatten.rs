@@ -93,6 +93,16 @@ pub fn flat_schema(name: &'static str, doc: &'static str, parts: &[&[FieldInfo]]
     Schema::new(name, doc, Box::leak(fields.into_boxed_slice()))
 }
 
+/// The position of `key` in `keys` (a state's or a delta's own keys).
+#[inline]
+pub fn key_index(keys: &[&str], key: &str) -> Option<usize> {
+    // A byte loop, inlined, where `==` calls `memcmp`; most keys differ
+    // in length and never get to it.
+    let same =
+        |name: &str| name.len() == key.len() && name.bytes().zip(key.bytes()).all(|(a, b)| a == b);
+    keys.iter().position(|name| same(name))
+}
+
 /// A state's or a delta's member: own field `i`, or flattened base `i`.
 pub enum Member {
     /// Own field, by index.

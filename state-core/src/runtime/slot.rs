@@ -148,11 +148,24 @@ impl<T, U> Slot<T, U> {
     /// Sets the writes of a merged step, in order, each prepared; they are
     /// not folded, so the delta is the one that was written out.
     pub fn set_writes<R: Reducer<T, Update = U>>(&mut self, reducer: &R, writes: Writes<U>) {
-        let mut writes = writes.into_iter().collect::<Vec<_>>();
-        for update in &mut writes {
+        let (mut first, mut later) = writes.into_parts();
+        for update in std::iter::once(&mut first).chain(&mut later) {
             reducer.prepare(update);
         }
-        *self = Slot::from_vec(writes);
+        *self = Slot::from_writes(Writes::new(first, later));
+    }
+
+    /// A slot of `writes`, in order, without preparing them: one write
+    /// stays inline, with no allocation.
+    fn from_writes(writes: Writes<U>) -> Self {
+        let (first, later) = writes.into_parts();
+        if later.is_empty() {
+            return Slot(Repr::One(first));
+        }
+        let mut all = Vec::with_capacity(1 + later.len());
+        all.push(first);
+        all.extend(later);
+        Slot(Repr::Rare(Box::new(Rare::Many(all))))
     }
 
     /// A slot of `writes`, in order, without preparing them.
@@ -197,7 +210,7 @@ impl<T, U> Slot<T, U> {
             Plan::Skip => Slot::default(),
             Plan::Overwrite(value) => Slot::overwritten(value),
             Plan::Reduce(staged) => match staged.into_parts() {
-                Ok(writes) => Slot::from_vec(writes.into_iter().collect()),
+                Ok(writes) => Slot::from_writes(writes),
                 Err(value) => Slot::overwritten(value),
             },
         }
@@ -317,34 +330,48 @@ fn merge_writes<T, R: Reducer<T>>(
 }
 
 /// Appends one plain write to a slot with no overwrite, folding it into
-/// the last write when the reducer can do so exactly.
+/// the last write when the reducer can do so exactly. Two single writes
+/// that fold stay inline: merging allocates only for writes it must keep
+/// apart.
 fn push_write<T, R: Reducer<T>>(
     reducer: &R,
     field: &'static str,
     slot: &mut Slot<T, R::Update>,
     update: R::Update,
 ) -> Result<(), StateError> {
-    let mut writes = match std::mem::take(slot).take() {
-        Taken::Writes(writes) => writes.into_iter().collect::<Vec<_>>(),
-        Taken::Nothing | Taken::Overwrite(_) => Vec::new(),
+    let earlier_and_last = match std::mem::take(slot).0 {
+        Repr::One(last) => Some((Vec::new(), last)),
+        Repr::Rare(rare) => match *rare {
+            Rare::Many(mut updates) => updates.pop().map(|last| (updates, last)),
+            // (Callers never push onto an overwrite: it wins.)
+            Rare::Overwrite(_) => None,
+        },
+        Repr::Empty => None,
     };
-    let Some(last) = writes.pop() else {
+    let Some((mut earlier, last)) = earlier_and_last else {
         *slot = Slot(Repr::One(update));
         return Ok(());
     };
-    match reducer
+    let (first, second) = match reducer
         .try_fold(last, update)
         .map_err(|e| e.within(field))?
     {
-        Fold::One(folded) => writes.push(folded),
-        Fold::Both(first, second) => writes.extend([first, second]),
+        Fold::One(folded) => (folded, None),
+        Fold::Both(first, second) => (first, Some(second)),
         Fold::Conflict => {
             return Err(StateError::ConcurrentWrite {
                 field: field.to_owned(),
             });
         }
-    }
-    *slot = Slot::from_vec(writes);
+    };
+    *slot = match second {
+        None if earlier.is_empty() => Slot(Repr::One(first)),
+        second => {
+            earlier.push(first);
+            earlier.extend(second);
+            Slot::from_vec(earlier)
+        }
+    };
     Ok(())
 }
 

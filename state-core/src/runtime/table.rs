@@ -7,7 +7,7 @@
 //! else here is ordinary code over `&dyn Fields`, compiled once in this
 //! crate instead of once per state in every crate that derives one.
 
-use super::flatten::{Member, in_declaration_order, serialize_map};
+use super::flatten::{Member, in_declaration_order, key_index, serialize_map};
 use crate::dynamic::{from_json, split_path, to_json, walk, walk_mut};
 use crate::error::StateError;
 use crate::schema::FieldInfo;
@@ -291,14 +291,7 @@ impl<T: ErasedValue> ViaValueField<T> for &Probe<T> {
 /// Finds the own field named `key`, in the compact list of own names.
 #[inline]
 fn own_index(state: &dyn Fields, key: &str) -> Option<usize> {
-    state.own_keys().iter().position(|name| same_key(name, key))
-}
-
-/// `a == b` for short keys: a byte loop, inlined, where `==` calls
-/// `memcmp` (most rows differ in length and never get here).
-#[inline]
-fn same_key(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
+    key_index(state.own_keys(), key)
 }
 
 /// The index of the flattened base that has `key`, if any.

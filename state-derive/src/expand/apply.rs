@@ -60,7 +60,7 @@ fn apply(model: &Model) -> TokenStream {
     let split = base_names.len().saturating_sub(1);
     let (staged_base_names, last_base) = base_names.split_at(split);
     let (staged_base_writes, last_write) = base_writes.split_at(split);
-    let commits = commits(model, |w| quote!(#w), |plan, _| quote!(#plan));
+    let commits = commits(model, |plan, _| quote!(#plan));
     quote! {
         #[inline]
         fn apply(&mut self, delta: Self::Delta) -> #p::Result<(), #p::StateError> {
@@ -121,7 +121,7 @@ fn check(model: &Model) -> TokenStream {
 fn commit(model: &Model) -> TokenStream {
     let p = private(model);
     let Parts { destructure, .. } = parts(model);
-    let commits = commits(model, |w| quote!(#w), |_, w| quote!(#p::restage(#w)));
+    let commits = commits(model, |_, w| quote!(#p::restage(#w)));
     let base_names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
     let base_writes = base_locals(model);
     quote! {
@@ -138,7 +138,6 @@ fn commit(model: &Model) -> TokenStream {
 /// a reducer field's plan (`plan(plan local, write local)`).
 fn commits(
     model: &Model,
-    write: impl Fn(&syn::Ident) -> TokenStream,
     plan: impl Fn(&syn::Ident, &syn::Ident) -> TokenStream,
 ) -> Vec<TokenStream> {
     let p = private(model);
@@ -151,7 +150,7 @@ fn commits(
         .map(|(i, field)| {
             let name = &field.ident;
             if field.reducer.is_replace() {
-                let w = write(&writes[i]);
+                let w = &writes[i];
                 quote!(#p::put(&mut self.#name, #w);)
             } else {
                 let reducer = reducer_value(model, field);

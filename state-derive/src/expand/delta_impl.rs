@@ -101,7 +101,11 @@ fn impl_table(model: &Model) -> TokenStream {
     });
     let index = 0..model.fields.len();
     let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
-    let decoders = model.fields.iter().map(|field| decoder(model, field));
+    let decoders = model
+        .fields
+        .iter()
+        .enumerate()
+        .map(|(index, field)| decoder(model, index, field));
     let positions = model.bases.iter().map(|b| b.position);
     let base_index = (0..model.bases.len()).collect::<Vec<_>>();
     let base_names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
@@ -157,14 +161,9 @@ fn impl_table(model: &Model) -> TokenStream {
     }
 }
 
-/// The arm of `DeltaTable::decode` for one field.
-fn decoder(model: &Model, field: &Field) -> TokenStream {
+/// The arm of `DeltaTable::decode` for field `index`.
+fn decoder(model: &Model, index: usize, field: &Field) -> TokenStream {
     let p = private(model);
-    let index = model
-        .fields
-        .iter()
-        .position(|f| f.ident == field.ident)
-        .unwrap_or_default();
     let name = &field.ident;
     let key = key(field);
     let ty = type_text(&field.ty);

@@ -14,7 +14,7 @@ pub fn impl_fields(model: &Model) -> TokenStream {
     let (impl_generics, ty_generics, _) = model.generics.split_for_impl();
     let where_clause = bounds(model, SerdeBound::State);
     let index = 0..model.fields.len();
-    let keys = model.fields.iter().map(super::key);
+    let delta = super::delta_type(model);
     let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
     let types = model.fields.iter().map(|f| &f.ty).collect::<Vec<_>>();
     let project = |method: TokenStream, by: TokenStream| {
@@ -54,7 +54,8 @@ pub fn impl_fields(model: &Model) -> TokenStream {
 
             #[inline]
             fn own_keys(&self) -> &'static [&'static str] {
-                &[#(#keys),*]
+                // The delta's key list, written once.
+                <#delta as #p::DeltaKeys>::KEYS.own
             }
 
             #[inline]
