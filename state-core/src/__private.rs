@@ -27,16 +27,14 @@ pub use crate::error::{ReduceError, StateError};
 pub use crate::into_update::IntoUpdate;
 pub use crate::reducer;
 pub use crate::reducer::Reducer;
-pub use crate::runtime::access::{
-    FieldMut, NoStateSchema, NoStateTurn, Probe, ViaStateSchema, ViaStateTurn,
-};
+pub use crate::runtime::access::{NoStateSchema, Probe, ViaStateSchema};
 pub use crate::runtime::apply::{Plan, commit, put, restage, stage};
 pub use crate::runtime::delta_table::{self, DeltaKeys, DeltaTable, ErasedSlot};
 pub use crate::runtime::flatten::{KeyTree, flat_keys, flat_schema};
 pub use crate::runtime::migrate::migration_result;
 pub use crate::runtime::nested;
 pub use crate::runtime::serde_delta::{decode_reduced, decode_replace};
-pub use crate::runtime::slot::{Slot, Written, merge_replace, merge_slot};
+pub use crate::runtime::slot::{Slot, Written, merge_replace, merge_slot, write};
 pub use crate::runtime::state_field::{DecodeUpdate, StateField};
 pub use crate::runtime::state_serde::deserialize_state;
 pub use crate::runtime::table::{self, ErasedState, Fields, ViaStateField, ViaValueField};

@@ -47,13 +47,20 @@ pub struct FieldInfo {
 }
 
 /// The schema of a nested state, found when asked for: a static cannot
-/// call the nested state's `schema()` while it is built.
+/// call the nested state's `schema()` while it is built. The generated
+/// function answers for every field of the state, by index.
 #[derive(Clone, Copy)]
-struct NestedSchema(fn() -> Option<&'static Schema>);
+struct NestedSchema(fn(usize) -> Option<&'static Schema>, usize);
+
+impl NestedSchema {
+    fn get(self) -> Option<&'static Schema> {
+        (self.0)(self.1)
+    }
+}
 
 impl PartialEq for NestedSchema {
     fn eq(&self, other: &Self) -> bool {
-        (self.0)() == (other.0)()
+        self.get() == other.get()
     }
 }
 
@@ -61,7 +68,7 @@ impl Eq for NestedSchema {}
 
 impl std::fmt::Debug for NestedSchema {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match (self.0)() {
+        match self.get() {
             Some(schema) => write!(f, "NestedSchema({})", schema.name),
             None => f.write_str("NestedSchema(None)"),
         }
@@ -106,17 +113,21 @@ impl FieldInfo {
     }
 
     /// Used by generated code: the field may be a nested state, whose
-    /// schema `nested` returns.
+    /// schema `nested(index)` returns.
     #[doc(hidden)]
     #[must_use]
-    pub const fn with_nested(mut self, nested: fn() -> Option<&'static Schema>) -> Self {
-        self.nested = Some(NestedSchema(nested));
+    pub const fn with_nested(
+        mut self,
+        nested: fn(usize) -> Option<&'static Schema>,
+        index: usize,
+    ) -> Self {
+        self.nested = Some(NestedSchema(nested, index));
         self
     }
 
     /// The schema of the nested state this field holds, if it is one.
     pub fn nested(&self) -> Option<&'static Schema> {
-        self.nested.and_then(|nested| (nested.0)())
+        self.nested.and_then(NestedSchema::get)
     }
 }
 

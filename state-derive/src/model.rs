@@ -133,6 +133,21 @@ impl Builtin {
 }
 
 impl Reducer {
+    /// The same reducer, wherever it was written.
+    pub fn same_as(&self, other: &Reducer) -> bool {
+        match (self, other) {
+            (Reducer::Builtin(a, _), Reducer::Builtin(b, _)) => a == b,
+            (
+                Reducer::With { path, update },
+                Reducer::With {
+                    path: other_path,
+                    update: other_update,
+                },
+            ) => path == other_path && update == other_update,
+            _ => false,
+        }
+    }
+
     /// Last-write-wins fields: no overwrite marker, and two writes conflict.
     pub fn is_replace(&self) -> bool {
         matches!(self, Reducer::Builtin(Builtin::Replace, _))

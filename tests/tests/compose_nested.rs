@@ -488,3 +488,51 @@ fn begin_turn_reaches_into_a_group_replaced_whole() {
     assert_eq!(state.progress.exercise_type.as_deref(), Some("box"));
     assert_eq!(state.note, "n");
 }
+
+/// Fields of one nested type, some merged and some held whole: the
+/// generated code probes the type once and answers for all of them.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct TwoMemories {
+    /// Merged.
+    #[reducer(merge)]
+    pub left: Memory,
+    /// Not a state.
+    pub note: String,
+    /// Merged, the same type.
+    #[reducer(merge)]
+    pub right: Memory,
+    /// Held whole, the same type.
+    pub kept: Memory,
+}
+
+#[test]
+fn fields_of_one_nested_type_each_link_their_schema_and_reach_their_own_state() {
+    let schema = TwoMemories::schema();
+    for name in ["left", "right", "kept"] {
+        let linked = schema.field(name).unwrap().nested().map(|s| s.name);
+        assert_eq!(linked, Some("Memory"), "{name}");
+    }
+    assert!(schema.field("note").unwrap().nested().is_none());
+
+    let mut state = TwoMemories::default();
+    state
+        .field_mut::<Vec<String>>("right.facts")
+        .unwrap()
+        .push("r".into());
+    state
+        .field_mut::<Vec<String>>("kept.facts")
+        .unwrap()
+        .push("k".into());
+    assert_eq!(state.field_ref::<Vec<String>>("left.facts"), Some(&vec![]));
+    assert_eq!(state.right.facts, ["r"]);
+    assert_eq!(state.kept.facts, ["k"]);
+    assert_eq!(
+        state.field_ref::<Memory>("kept").map(|m| m.facts.len()),
+        Some(1)
+    );
+    assert!(
+        state.field_ref::<String>("kept.facts").is_none(),
+        "wrong type"
+    );
+    assert!(state.field_ref::<String>("note.x").is_none(), "not a state");
+}

@@ -1,36 +1,8 @@
-//! Compile-time probes of a field's type, by autoref specialisation: a
-//! persistent field holding a nested state resets that state's turn-scoped
-//! fields in `begin_turn`, and the schema links a nested state's own.
+//! Compile-time probes of a field's type, by autoref specialisation: the
+//! schema links a nested state's own. (The field table probes the same
+//! way: see `table`.)
 
 use crate::state::State;
-
-/// A mutable borrow of one field, for `begin_turn` below it.
-pub struct FieldMut<'a, T>(pub &'a mut T);
-
-/// `begin_turn` below a persistent field that holds a nested state
-/// (preferred): the nested state resets its own turn-scoped fields.
-pub trait ViaStateTurn {
-    /// `State::begin_turn` of the nested state.
-    fn begin_turn_below(self);
-}
-
-impl<T: State> ViaStateTurn for FieldMut<'_, T> {
-    #[inline]
-    fn begin_turn_below(self) {
-        self.0.begin_turn();
-    }
-}
-
-/// Any other field has nothing to reset (fallback).
-pub trait NoStateTurn {
-    /// Does nothing.
-    fn begin_turn_below(self);
-}
-
-impl<T> NoStateTurn for &mut FieldMut<'_, T> {
-    #[inline]
-    fn begin_turn_below(self) {}
-}
 
 /// A type, probed for being a state: the schema of a field that holds a
 /// nested state, whatever its reducer. Generated code picks between

@@ -56,7 +56,9 @@ pub trait DeltaTable {
     fn keys(&self) -> KeyTree;
 
     /// For each flattened base, how many own fields are declared before it.
-    fn bases(&self) -> &'static [usize];
+    fn bases(&self) -> &'static [usize] {
+        &[]
+    }
 
     /// The slot of own field `index`.
     fn slot(&self, index: usize) -> Option<&dyn ErasedSlot>;
@@ -66,10 +68,16 @@ pub trait DeltaTable {
     fn decode(&mut self, index: usize, value: Value) -> Result<(), StateError>;
 
     /// The delta of flattened base `index`.
-    fn base(&self, index: usize) -> Option<&dyn DeltaTable>;
+    fn base(&self, index: usize) -> Option<&dyn DeltaTable> {
+        let _ = index;
+        None
+    }
 
     /// The delta of flattened base `index`, mutably.
-    fn base_mut(&mut self, index: usize) -> Option<&mut dyn DeltaTable>;
+    fn base_mut(&mut self, index: usize) -> Option<&mut dyn DeltaTable> {
+        let _ = index;
+        None
+    }
 }
 
 /// Calls `visit` on every slot, flattened bases' in place, in declaration

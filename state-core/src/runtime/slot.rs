@@ -9,6 +9,7 @@
 
 use super::apply::Plan;
 use crate::error::StateError;
+use crate::into_update::IntoUpdate;
 use crate::reducer::{Fold, Reducer, Writes};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
@@ -109,6 +110,12 @@ pub(crate) enum Taken<T, U> {
     Writes(Writes<U>),
 }
 
+/// A `replace` field's setter: the slot holds what the node passed.
+#[inline]
+pub fn write<U>(slot: &mut Option<U>, value: impl IntoUpdate<U>) {
+    *slot = Some(value.into_update());
+}
+
 impl<T, U> Slot<T, U> {
     /// True when the slot writes nothing.
     #[inline]
@@ -137,6 +144,19 @@ impl<T, U> Slot<T, U> {
     pub fn set<R: Reducer<T, Update = U>>(&mut self, reducer: &R, mut update: U) {
         reducer.prepare(&mut update);
         self.0 = Repr::One(update);
+    }
+
+    /// A reducer field's setter: [`Slot::set`] of what the node passed.
+    /// (One call, so the generated setter is one line.)
+    #[inline]
+    pub fn write<R: Reducer<T, Update = U>>(&mut self, reducer: &R, value: impl IntoUpdate<U>) {
+        self.set(reducer, value.into_update());
+    }
+
+    /// The `overwrite_x` setter: [`Slot::overwrite`] of what the node passed.
+    #[inline]
+    pub fn write_overwrite(&mut self, value: impl IntoUpdate<T>) {
+        self.overwrite(value.into_update());
     }
 
     /// Sets a wholesale replacement, dropping any plain writes: they would

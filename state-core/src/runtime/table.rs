@@ -61,6 +61,9 @@ pub trait ErasedState: ErasedValue {
 
     /// The nested state's table, mutably.
     fn as_fields_mut(&mut self) -> &mut dyn Fields;
+
+    /// `State::begin_turn` of the nested state.
+    fn begin_turn(&mut self);
 }
 
 impl<S: State + Fields + Serialize + DeserializeOwned> ErasedState for S {
@@ -70,6 +73,10 @@ impl<S: State + Fields + Serialize + DeserializeOwned> ErasedState for S {
 
     fn as_fields_mut(&mut self) -> &mut dyn Fields {
         self
+    }
+
+    fn begin_turn(&mut self) {
+        State::begin_turn(self);
     }
 }
 
@@ -172,23 +179,69 @@ pub trait Fields {
     }
 }
 
-/// One field as `Any` (the state is `'static`).
-pub enum AnyRef<'a> {
-    /// A plain value.
-    Value(&'a dyn Any),
-    /// A nested state: itself, and its table for paths below it.
-    State(&'a dyn Any, &'a (dyn Fields + 'static)),
+/// A field's value of a `'static` type: erased as in [`ErasedValue`], and
+/// also reachable as `Any` (by upcasting) for `field_ref`.
+pub trait StaticValue: ErasedValue + Any {}
+
+impl<T: ErasedValue + Any> StaticValue for T {}
+
+/// A nested state of a `'static` type: its table, for paths below it.
+pub trait StaticState: StaticValue + ErasedState {
+    /// The nested state's table.
+    fn as_static_fields(&self) -> &(dyn Fields + 'static);
+
+    /// The nested state's table, mutably.
+    fn as_static_fields_mut(&mut self) -> &mut (dyn Fields + 'static);
 }
 
-/// A nested state's table, from the state as `Any`.
-pub type NestedTable = fn(&mut dyn Any) -> Option<&mut (dyn Fields + 'static)>;
+impl<T: ErasedState + Fields + Any> StaticState for T {
+    fn as_static_fields(&self) -> &(dyn Fields + 'static) {
+        self
+    }
 
-/// One field as `Any`, mutably.
+    fn as_static_fields_mut(&mut self) -> &mut (dyn Fields + 'static) {
+        self
+    }
+}
+
+/// One field of a `'static` state: everything [`FieldRef`] gives, and the
+/// field as `Any`.
+pub enum AnyRef<'a> {
+    /// A plain value.
+    Value(&'a dyn StaticValue),
+    /// A nested state.
+    State(&'a dyn StaticState),
+}
+
+/// One field of a `'static` state, mutably.
 pub enum AnyMut<'a> {
     /// A plain value.
-    Value(&'a mut dyn Any),
-    /// A nested state, and how to reach its table for paths below it.
-    State(&'a mut dyn Any, NestedTable),
+    Value(&'a mut dyn StaticValue),
+    /// A nested state.
+    State(&'a mut dyn StaticState),
+}
+
+impl<'a> AnyRef<'a> {
+    /// The field without its `Any` side: a non-generic state writes its
+    /// `Fields::field` as this, and one projection serves both.
+    #[inline]
+    pub fn into_field(self) -> FieldRef<'a> {
+        match self {
+            AnyRef::Value(value) => FieldRef::Value(value),
+            AnyRef::State(state) => FieldRef::State(state),
+        }
+    }
+}
+
+impl<'a> AnyMut<'a> {
+    /// The field without its `Any` side, mutably.
+    #[inline]
+    pub fn into_field(self) -> FieldMut<'a> {
+        match self {
+            AnyMut::Value(value) => FieldMut::Value(value),
+            AnyMut::State(state) => FieldMut::State(state),
+        }
+    }
 }
 
 /// Autoref projection of one field of type `T`: as a nested state when `T`
@@ -245,7 +298,7 @@ impl<T: ErasedState + Fields> ViaStateField<T> for Probe<T> {
     where
         T: 'static,
     {
-        AnyRef::State(value, value)
+        AnyRef::State(value)
     }
 
     #[inline]
@@ -253,10 +306,7 @@ impl<T: ErasedState + Fields> ViaStateField<T> for Probe<T> {
     where
         T: 'static,
     {
-        AnyMut::State(value, |any| {
-            any.downcast_mut::<T>()
-                .map(|t| t as &mut (dyn Fields + 'static))
-        })
+        AnyMut::State(value)
     }
 }
 
@@ -402,6 +452,17 @@ fn visit(
     })
 }
 
+/// `State::begin_turn` below the persistent own fields `indices`: each
+/// that holds a nested state resets that state's turn-scoped fields.
+#[inline]
+pub fn begin_turn_below(state: &mut dyn Fields, indices: &[usize]) {
+    for &index in indices {
+        if let Some(FieldMut::State(nested)) = state.field_mut(index) {
+            nested.begin_turn();
+        }
+    }
+}
+
 /// `State::to_json`: every field in declaration order; a field without a
 /// JSON form is `null`.
 pub fn to_json_object(state: &dyn Fields) -> Value {
@@ -429,8 +490,9 @@ pub fn field_ref<'s, T: Any>(state: &'s (dyn Fields + 'static), key: &str) -> Op
     let (head, rest) = split_path(key);
     if let Some(index) = own_index(state, head) {
         return match (state.field_any(index)?, rest) {
-            (AnyRef::Value(value) | AnyRef::State(value, _), None) => value.downcast_ref(),
-            (AnyRef::State(_, nested), Some(rest)) => field_ref(nested, rest),
+            (AnyRef::Value(value), None) => (value as &dyn Any).downcast_ref(),
+            (AnyRef::State(nested), None) => (nested as &dyn Any).downcast_ref(),
+            (AnyRef::State(nested), Some(rest)) => field_ref(nested.as_static_fields(), rest),
             (AnyRef::Value(_), Some(_)) => None,
         };
     }
@@ -446,9 +508,9 @@ pub fn field_mut<'s, T: Any>(
     let (head, rest) = split_path(key);
     if let Some(index) = own_index(state, head) {
         return match (state.field_any_mut(index)?, rest) {
-            (AnyMut::Value(value), None) => value.downcast_mut(),
-            (AnyMut::State(value, _), None) => value.downcast_mut(),
-            (AnyMut::State(value, table), Some(rest)) => field_mut(table(value)?, rest),
+            (AnyMut::Value(value), None) => (value as &mut dyn Any).downcast_mut(),
+            (AnyMut::State(nested), None) => (nested as &mut dyn Any).downcast_mut(),
+            (AnyMut::State(nested), Some(rest)) => field_mut(nested.as_static_fields_mut(), rest),
             (AnyMut::Value(_), Some(_)) => None,
         };
     }

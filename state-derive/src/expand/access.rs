@@ -8,33 +8,11 @@ use quote::quote;
 
 pub fn methods(model: &Model) -> TokenStream {
     let p = private(model);
-    let keys = model.fields.iter().map(key).collect::<Vec<_>>();
-    let keys_fn = if model.bases.is_empty() {
-        quote! {
-            #[inline]
-            fn keys() -> &'static [&'static str] {
-                &[#(#keys),*]
-            }
-        }
-    } else {
-        let runs = model.members().into_iter().map(|member| match member {
-            Member::Field(field) => {
-                let key = key(field);
-                quote!(&[#key])
-            }
-            Member::Base(base) => {
-                let ty = &base.ty;
-                quote!(<#ty as #p::State>::keys())
-            }
-        });
-        // Built once: a base's keys are known only at run time. (The same
-        // for every instance of a generic struct: bases are concrete.)
-        quote! {
-            #[inline]
-            fn keys() -> &'static [&'static str] {
-                static KEYS: #p::OnceLock<#p::Vec<&'static str>> = #p::OnceLock::new();
-                KEYS.get_or_init(|| #p::flat_keys(&[#(#runs),*])).as_slice()
-            }
+    let keys = all_keys(model);
+    let keys_fn = quote! {
+        #[inline]
+        fn keys() -> &'static [&'static str] {
+            #keys
         }
     };
 
@@ -55,6 +33,44 @@ pub fn methods(model: &Model) -> TokenStream {
         }
 
         #keys_fn
+    }
+}
+
+/// Every key, flattened bases' included: the delta's list of own keys, or
+/// `__keys()` (see [`keys_item`]) when the state flattens a base.
+pub fn all_keys(model: &Model) -> TokenStream {
+    let p = private(model);
+    if model.bases.is_empty() {
+        let delta = super::delta_type(model);
+        quote!(<#delta as #p::DeltaKeys>::KEYS.own)
+    } else {
+        quote!(__keys())
+    }
+}
+
+/// For a state that flattens a base, `__keys()` in the `const _` block:
+/// every key, built once, since a base's keys are known only at run time.
+/// (The same for every instance of a generic struct: bases are concrete.)
+pub fn keys_item(model: &Model) -> TokenStream {
+    if model.bases.is_empty() {
+        return TokenStream::new();
+    }
+    let p = private(model);
+    let runs = model.members().into_iter().map(|member| match member {
+        Member::Field(field) => {
+            let key = key(field);
+            quote!(&[#key])
+        }
+        Member::Base(base) => {
+            let ty = &base.ty;
+            quote!(<#ty as #p::State>::keys())
+        }
+    });
+    quote! {
+        fn __keys() -> &'static [&'static str] {
+            static KEYS: #p::OnceLock<#p::Vec<&'static str>> = #p::OnceLock::new();
+            KEYS.get_or_init(|| #p::flat_keys(&[#(#runs),*])).as_slice()
+        }
     }
 }
 

@@ -16,17 +16,18 @@
 //! `Deserialize`) is one trait, `StateField`, so that a type missing
 //! several of them is one error.
 
-use super::{local, private, update_type};
+use super::{Facts, local, private, update_type};
 use crate::model::{Field, Model, Reducer};
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 
 /// The checks, as items for the generated `const _: () = { ... };` block:
-/// one function per reducer field that returns its reducer as `impl
-/// Reducer<Field, Update = ...>` (the rest of the generated code calls it, so
-/// it relies on that bound and not on the reducer's impls), and one function
-/// that names every field type in a trait-bounded call.
+/// one function per distinct reducer and field type that returns the
+/// reducer as `impl Reducer<Field, Update = ...>` (the rest of the generated
+/// code calls it, so it relies on that bound and not on the reducer's
+/// impls), and one function that names every distinct field type in a
+/// trait-bounded call.
 pub fn items(model: &Model) -> TokenStream {
     let p = private(model);
     let (impl_generics, _, _) = model.generics.split_for_impl();
@@ -35,7 +36,7 @@ pub fn items(model: &Model) -> TokenStream {
     let predicates = model.generics.where_clause.as_ref().map(|w| &w.predicates);
     let where_clause = quote!(where #predicates);
     let reducers = model.fields.iter().enumerate().filter_map(|(i, field)| {
-        if field.reducer.is_replace() || mentions_self(&field.ty) {
+        if field.reducer.is_replace() || mentions_self(&field.ty) || reducer_owner(model, i) != i {
             return None;
         }
         let name = reducer_fn(i);
@@ -140,13 +141,20 @@ pub fn json_schema_items(model: &Model) -> TokenStream {
 }
 
 /// The field types (and explicit `update = Type` types) that name none of
-/// the struct's generic parameters, each spanned at itself.
+/// the struct's generic parameters, each spanned at itself; a type written
+/// again is checked once, at its first field.
 fn field_types(model: &Model) -> Vec<TokenStream> {
+    let mut seen = Vec::new();
     model
         .fields
         .iter()
         .flat_map(Field::written_types)
         .filter(|ty| !is_generic(model, ty))
+        .filter(|ty| {
+            let first = !seen.contains(ty);
+            seen.push(*ty);
+            first
+        })
         .map(|ty| ty.to_token_stream())
         .collect()
 }
@@ -154,6 +162,18 @@ fn field_types(model: &Model) -> Vec<TokenStream> {
 /// `__reducer0`: the function returning the reducer of field 0.
 pub fn reducer_fn(index: usize) -> syn::Ident {
     local("reducer", index)
+}
+
+/// The field whose reducer function field `index` calls: the first with
+/// the same reducer and type. Five `append` fields of `Vec<String>` share
+/// one function (and one check: a mistake in the five is one error, at the
+/// first).
+fn reducer_owner(model: &Model, index: usize) -> usize {
+    let field = &model.fields[index];
+    model.fields[..index]
+        .iter()
+        .position(|other| other.ty == field.ty && other.reducer.same_as(&field.reducer))
+        .unwrap_or(index)
 }
 
 /// The reducer of `field` as a value: `Replace` itself (it fits every
@@ -167,7 +187,7 @@ pub fn reducer_value(model: &Model, field: &Field) -> TokenStream {
         .iter()
         .position(|f| f.ident == field.ident)
         .unwrap_or_default();
-    let name = reducer_fn(index);
+    let name = reducer_fn(reducer_owner(model, index));
     let (_, ty_generics, _) = model.generics.split_for_impl();
     let turbofish = ty_generics.as_turbofish();
     quote!(#name #turbofish ())
@@ -186,19 +206,35 @@ fn reducer_expr(model: &Model, field: &Field) -> TokenStream {
     }
 }
 
-/// `for<'__r> AddMessages: Reducer<Field, Update: StateField>` for every
-/// `add_messages` and `merge` field (a plain `AddMessages: Reducer<Field>`
-/// when the field's type is generic): the generated items name its `Update`
-/// type, which exists only when the reducer fits. (The other built-ins'
-/// update type is the field type, written out.)
-pub fn reducer_bounds(model: &Model) -> Vec<TokenStream> {
+/// `for<'__r> AddMessages: Reducer<Field>` for every distinct `add_messages`
+/// and `merge` field type (a plain `AddMessages: Reducer<Field, Update:
+/// StateField>` when the type is generic): the generated items name its
+/// `Update` type, which exists only when the reducer fits. (The other
+/// built-ins' update type is the field type, written out.)
+///
+/// With [`Facts::Update`], for the items that clone, compare, print or
+/// encode the update, the fact also states those traits of the update type.
+/// Only those items carry it: a where clause that bounds an associated
+/// type costs the type checker in every item that has it (measured: a
+/// third of the crate's type-checking time when every impl had it),
+/// while a bare `for<'__r>` fact is set aside for the impl it restates,
+/// and the update type normalizes as usual.
+pub fn reducer_bounds(model: &Model, facts: &Facts) -> Vec<TokenStream> {
     let p = private(model);
+    // One fact per distinct (reducer, type): five `merge` maps of one type
+    // state it once.
+    let mut seen = Vec::new();
     model
         .fields
         .iter()
         .filter_map(|field| match field.reducer {
             Reducer::Builtin(builtin, _) if builtin.projects_update() => Some((field, builtin)),
             _ => None,
+        })
+        .filter(|(field, builtin)| {
+            let first = !seen.contains(&(*builtin, &field.ty));
+            seen.push((*builtin, &field.ty));
+            first
         })
         .map(|(field, builtin)| {
             let ty = &field.ty;
@@ -222,7 +258,10 @@ pub fn reducer_bounds(model: &Model) -> Vec<TokenStream> {
                     ty,
                     quote!(for<'__r> #reducer: #p::Reducer<),
                     quote!(#ty),
-                    quote!(, Update: #p::Debug + #p::Clone + #p::PartialEq + #p::Serialize + #p::DecodeUpdate>),
+                    match facts {
+                        Facts::Fit => quote!(>),
+                        Facts::Update(traits) => quote!(, Update: #traits>),
+                    },
                 )
             }
         })

@@ -3,7 +3,7 @@
 //! `PartialEq`, the chainable setters (which prepare each update with the
 //! field's reducer) and the `get_x` accessors.
 
-use super::{SerdeBound, bounds, key, private, update_type};
+use super::{Needs, bounds, key, private, update_type};
 use crate::model::{Field, Model};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -67,7 +67,8 @@ pub fn impl_std(model: &Model) -> TokenStream {
         generics, delta, ..
     } = model;
     let (impl_generics, ty_generics, _) = generics.split_for_impl();
-    let where_clause = bounds(model, SerdeBound::State);
+    let clone_where = bounds(model, Needs::Clone);
+    let eq_where = bounds(model, Needs::PartialEq);
     let plain_where = super::where_clause(model, []);
     let debug_where = super::bounds_via(model, &[super::delta_hub(model)]);
     let names = model
@@ -101,7 +102,7 @@ pub fn impl_std(model: &Model) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl #impl_generics #p::Clone for #delta #ty_generics #where_clause {
+        impl #impl_generics #p::Clone for #delta #ty_generics #clone_where {
             #[inline]
             fn clone(&self) -> Self {
                 Self { #(#names: #p::Clone::clone(&self.#names),)* }
@@ -109,7 +110,7 @@ pub fn impl_std(model: &Model) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl #impl_generics #p::PartialEq for #delta #ty_generics #where_clause {
+        impl #impl_generics #p::PartialEq for #delta #ty_generics #eq_where {
             #[inline]
             fn eq(&self, other: &Self) -> bool {
                 true #(&& self.#names == other.#names)*
@@ -119,6 +120,7 @@ pub fn impl_std(model: &Model) -> TokenStream {
         /// Only what the delta writes.
         #[automatically_derived]
         impl #impl_generics #p::Debug for #delta #ty_generics #debug_where {
+            #[inline]
             fn fmt(&self, f: &mut #p::Formatter<'_>) -> #p::fmt::Result {
                 #p::delta_table::debug(self, #name, f)
             }
@@ -162,6 +164,7 @@ pub fn impl_setters(model: &Model) -> TokenStream {
             }
 
             #[doc = #get_doc]
+            #[inline]
             #bvis fn #get(&self) -> &#ty {
                 &self.#name
             }
@@ -199,13 +202,14 @@ fn setters(model: &Model, field: &Field) -> TokenStream {
             #[doc = #doc]
             #[must_use]
             #fvis fn #name(mut self, value: impl #p::IntoUpdate<#update>) -> Self {
-                self.#name = #p::Some(#p::IntoUpdate::into_update(value));
+                #p::write(&mut self.#name, value);
                 self
             }
 
             #[doc = #get_doc]
+            #[inline]
             #fvis fn #get(&self) -> #p::Option<&#update> {
-                self.#name.as_ref()
+                #p::Option::as_ref(&self.#name)
             }
         };
     }
@@ -223,18 +227,19 @@ fn setters(model: &Model, field: &Field) -> TokenStream {
         #[doc = #doc]
         #[must_use]
         #fvis fn #name(mut self, value: impl #p::IntoUpdate<#update>) -> Self {
-            #p::Slot::set(&mut self.#name, &#reducer, #p::IntoUpdate::into_update(value));
+            #p::Slot::write(&mut self.#name, &#reducer, value);
             self
         }
 
         #[doc = #overwrite_doc]
         #[must_use]
         #fvis fn #overwrite(mut self, value: impl #p::IntoUpdate<#ty>) -> Self {
-            #p::Slot::overwrite(&mut self.#name, #p::IntoUpdate::into_update(value));
+            #p::Slot::write_overwrite(&mut self.#name, value);
             self
         }
 
         #[doc = #get_doc]
+        #[inline]
         #fvis fn #get(&self) -> #p::Option<#p::Written<'_, #ty, #update>> {
             #p::Slot::written(&self.#name)
         }

@@ -3,7 +3,7 @@
 //! state-core: `Delta::is_empty` / `fields` / `from_json` and serde. Only
 //! `Delta::merge` is typed code per field, one runtime call each.
 
-use super::{SerdeBound, base_locals, bounds, key, local_names, private, reducer_value};
+use super::{Needs, base_locals, bounds, key, local_names, private, reducer_value};
 use crate::model::{Builtin, Field, Model, Reducer};
 use crate::text::type_text;
 use proc_macro2::TokenStream;
@@ -54,6 +54,8 @@ pub fn impl_delta(model: &Model) -> TokenStream {
 
             #[inline]
             fn merge(mut self, other: Self) -> #p::Result<Self, #p::StateError> {
+                // Taken apart by moves: as fast as hand-written code
+                // (taking each write out in place measured 4% slower).
                 let Self { #(#names: #writes,)* #(#base_names: #base_writes,)* } = other;
                 #(#merges)*
                 // A base's keys are this state's: its errors name them as they are.
@@ -92,7 +94,7 @@ fn impl_table(model: &Model) -> TokenStream {
         generics, delta, ..
     } = model;
     let (impl_generics, ty_generics, _) = generics.split_for_impl();
-    let where_clause = bounds(model, SerdeBound::State);
+    let where_clause = bounds(model, Needs::DeltaTable);
     let keys_where = super::where_clause(model, []);
     let keys = model.fields.iter().map(key);
     let key_bases = model.bases.iter().map(|b| {
@@ -106,9 +108,7 @@ fn impl_table(model: &Model) -> TokenStream {
         .iter()
         .enumerate()
         .map(|(index, field)| decoder(model, index, field));
-    let positions = model.bases.iter().map(|b| b.position);
-    let base_index = (0..model.bases.len()).collect::<Vec<_>>();
-    let base_names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
+    let bases = super::table::base_projections(model, quote!(#p::DeltaTable));
     quote! {
         #[automatically_derived]
         impl #impl_generics #p::DeltaKeys for #delta #ty_generics #keys_where {
@@ -123,11 +123,6 @@ fn impl_table(model: &Model) -> TokenStream {
             }
 
             #[inline]
-            fn bases(&self) -> &'static [usize] {
-                &[#(#positions),*]
-            }
-
-            #[inline]
             fn slot(&self, index: usize) -> #p::Option<&dyn #p::ErasedSlot> {
                 match index {
                     #(#index => #p::Some(&self.#names),)*
@@ -135,6 +130,7 @@ fn impl_table(model: &Model) -> TokenStream {
                 }
             }
 
+            #[inline]
             fn decode(&mut self, index: usize, value: #p::serde_json::Value) -> #p::Result<(), #p::StateError> {
                 match index {
                     #(#decoders)*
@@ -142,21 +138,7 @@ fn impl_table(model: &Model) -> TokenStream {
                 }
             }
 
-            #[inline]
-            fn base(&self, index: usize) -> #p::Option<&dyn #p::DeltaTable> {
-                match index {
-                    #(#base_index => #p::Some(&self.#base_names),)*
-                    _ => #p::None,
-                }
-            }
-
-            #[inline]
-            fn base_mut(&mut self, index: usize) -> #p::Option<&mut dyn #p::DeltaTable> {
-                match index {
-                    #(#base_index => #p::Some(&mut self.#base_names),)*
-                    _ => #p::None,
-                }
-            }
+            #bases
         }
     }
 }

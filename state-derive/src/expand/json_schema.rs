@@ -3,7 +3,7 @@
 //! `JsonSchema`), emitted through `__private::with_schemars!`, which asks
 //! for state-core's `schemars` feature when it is off.
 
-use super::{SerdeBound, bounds, key, private, update_type};
+use super::{Needs, bounds, key, private, update_type};
 use crate::model::Model;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -28,7 +28,7 @@ pub fn impl_json_schema(model: &Model) -> TokenStream {
             super::checks::bound(model, ty, d, quote!(#p::schemars::JsonSchema)),
         ]
     });
-    let where_clause = bounds(model, SerdeBound::Schema);
+    let where_clause = bounds(model, Needs::Schema);
     let where_clause = quote!(#where_clause #(#base_bounds,)*);
     // A base's schema is its own state's (or delta's), inlined, not a `$ref`.
     let base_types = model.bases.iter().map(|b| &b.ty).collect::<Vec<_>>();

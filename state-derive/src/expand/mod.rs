@@ -46,6 +46,7 @@ fn expand(model: &Model) -> TokenStream {
         access::typed_access(model),
         table::impl_fields(model),
         schema::own_fields(model),
+        access::keys_item(model),
         json_schema::impl_json_schema(model),
     ];
     quote! {
@@ -117,38 +118,61 @@ fn update_type(model: &Model, field: &Field) -> TokenStream {
     }
 }
 
-/// Which trait bounds an impl needs on the field and update types.
+/// What an impl that touches every field's value needs of the field and
+/// update types: only what its body uses, since every predicate of a where
+/// clause costs the type checker in every item that has it. (Each bound is
+/// `for<'__r>`: false, it keeps the body quiet, and the one error is the
+/// check's, at the field.)
 #[derive(Clone, Copy)]
-enum SerdeBound {
-    /// What every generated item needs: [`StateField`] (`Debug`, `Clone`,
-    /// `PartialEq` and both serde traits), as one trait, so that a type
-    /// missing several is one error.
-    State,
-    /// [`SerdeBound::State`] plus `schemars::JsonSchema`.
+enum Needs {
+    /// The delta's `Clone`.
+    Clone,
+    /// The delta's `PartialEq`.
+    PartialEq,
+    /// The delta's table: all of [`StateField`] of the field types, and of
+    /// the update types what their slots print, encode and decode.
+    DeltaTable,
+    /// The state's table: [`StateField`] of the field types; of the
+    /// reducers only that they fit.
+    Fields,
+    /// `schemars::JsonSchema` of the state and the delta: the delta
+    /// table's, plus `JsonSchema` of the field types.
     Schema,
 }
 
-/// The struct's where clause plus the bounds `kind` needs on every field
-/// type and explicit update type (an `add_messages` or `merge` field's
-/// update is bounded by [`checks::reducer_bounds`]), and the facts
-/// [`checks`] establishes about the reducers, each spanned at the field.
-fn bounds(model: &Model, kind: SerdeBound) -> TokenStream {
+/// The struct's where clause plus the bounds `needs` on every field type
+/// and explicit update type, and the facts [`checks`] establishes about
+/// the reducers, each spanned at the field.
+fn bounds(model: &Model, needs: Needs) -> TokenStream {
     let p = private(model);
-    let traits = match kind {
-        SerdeBound::State => quote!(#p::StateField),
-        SerdeBound::Schema => quote!(#p::StateField + #p::schemars::JsonSchema),
+    let table_updates =
+        quote!(#p::Debug + #p::Clone + #p::PartialEq + #p::Serialize + #p::DecodeUpdate);
+    let (traits, facts) = match needs {
+        Needs::Clone => (quote!(#p::Clone), Facts::Update(quote!(#p::Clone))),
+        Needs::PartialEq => (quote!(#p::PartialEq), Facts::Update(quote!(#p::PartialEq))),
+        Needs::DeltaTable => (quote!(#p::StateField), Facts::Update(table_updates)),
+        Needs::Fields => (quote!(#p::StateField), Facts::Fit),
+        Needs::Schema => (
+            quote!(#p::StateField + #p::schemars::JsonSchema),
+            Facts::Update(table_updates),
+        ),
     };
     // One bound per distinct type: forty `String` fields need one
-    // `String: StateField`, and every predicate costs the type checker.
-    let mut seen = std::collections::HashSet::new();
+    // `String: StateField`. (Types compare as syntax trees: turning tokens
+    // into text goes through the compiler, slowly.)
+    let mut seen = Vec::new();
     let extra = model
         .fields
         .iter()
-        .flat_map(|field| field.written_types().map(move |t| (field, quote!(#t))))
-        .filter(|(_, t)| seen.insert(t.to_string()))
-        .map(|(field, t)| checks::bound(model, &field.ty, t, traits.clone()))
+        .flat_map(|field| field.written_types().map(move |t| (field, t)))
+        .filter(|(_, t)| {
+            let first = !seen.contains(t);
+            seen.push(*t);
+            first
+        })
+        .map(|(field, t)| checks::bound(model, &field.ty, quote!(#t), traits.clone()))
         .collect::<Vec<_>>();
-    where_clause(model, extra)
+    where_clause_with(model, extra, &facts)
 }
 
 /// For an impl that only calls runtime code over the state's or the
@@ -200,15 +224,35 @@ fn state_hub(model: &Model) -> (TokenStream, TokenStream) {
     (state_type(model), quote!(#p::State<Delta = #delta>))
 }
 
-/// The struct's where clause, the reducer facts of [`checks`] and `extra`.
+/// The struct's where clause, the reducer facts of [`checks`] (that each
+/// reducer fits its field) and `extra`.
 fn where_clause(model: &Model, extra: impl IntoIterator<Item = TokenStream>) -> TokenStream {
+    where_clause_with(model, extra, &Facts::Fit)
+}
+
+/// How much of a reducer's fact a where clause states (see
+/// [`checks::reducer_bounds`]).
+pub enum Facts {
+    /// That the reducer fits its field: enough for an item that only names
+    /// the update type, or moves it.
+    Fit,
+    /// Also these traits of the update type, for an item that clones,
+    /// compares, prints or encodes it.
+    Update(TokenStream),
+}
+
+fn where_clause_with(
+    model: &Model,
+    extra: impl IntoIterator<Item = TokenStream>,
+    facts: &Facts,
+) -> TokenStream {
     let existing = model
         .generics
         .where_clause
         .as_ref()
         .map(|w| w.predicates.iter().collect::<Vec<_>>())
         .unwrap_or_default();
-    let reducers = checks::reducer_bounds(model);
+    let reducers = checks::reducer_bounds(model, facts);
     let bases = base_bounds(model);
     let extra = extra.into_iter();
     quote!(where #(#existing,)* #(#reducers,)* #(#bases,)* #(#extra,)*)

@@ -1,5 +1,6 @@
-//! `State::schema`: a static table of the fields as written, each `merge`
-//! field linked to its nested state's schema when it holds one.
+//! `State::schema`: a static table of the fields as written (`__FIELDS`,
+//! shared with the field table), each field that may hold a nested state
+//! linked to that state's schema.
 
 use super::checks::is_generic;
 use super::{key, private, reducer_value};
@@ -15,33 +16,29 @@ pub fn method(model: &Model) -> TokenStream {
     let docs = &model.docs;
     let evolution = evolution(model);
     if model.bases.is_empty() {
-        let fields = model.fields.iter().map(|f| field_info(model, f, true));
         return quote! {
             #[inline]
             fn schema() -> &'static #p::Schema {
-                static SCHEMA: #p::Schema = #p::Schema::new(#name, #docs, &[#(#fields),*])#evolution;
+                static SCHEMA: #p::Schema = #p::Schema::new(#name, #docs, &__FIELDS)#evolution;
                 &SCHEMA
             }
         };
     }
     // Built once: a base's schema is known only at run time. Runs of the
-    // own fields' rows (shared with the field table) between the bases'.
-    let (_, ty_generics, _) = model.generics.split_for_impl();
-    let turbofish = ty_generics.as_turbofish();
-    let own = quote!(__own_fields #turbofish ());
+    // own fields' rows between the bases'.
     let mut runs = Vec::new();
     let mut start = 0;
     for base in &model.bases {
         let end = base.position;
         if end > start {
-            runs.push(quote!(&#own[#start..#end]));
+            runs.push(quote!(&__FIELDS[#start..#end]));
         }
         let ty = &base.ty;
         runs.push(quote!(<#ty as #p::State>::schema().fields));
         start = end;
     }
     if start < model.fields.len() {
-        runs.push(quote!(&#own[#start..]));
+        runs.push(quote!(&__FIELDS[#start..]));
     }
     quote! {
         #[inline]
@@ -66,9 +63,8 @@ fn evolution(model: &Model) -> TokenStream {
     quote!(#version #migration)
 }
 
-/// One field's `FieldInfo`. In a `static` (`in_static`), the link to a
-/// nested state's schema cannot name the struct's generic parameters.
-fn field_info(model: &Model, field: &Field, in_static: bool) -> TokenStream {
+/// One field's `FieldInfo`, for a static next to [`nested_schema_fn`].
+fn field_info(model: &Model, field: &Field) -> TokenStream {
     let p = private(model);
     let key = key(field);
     let ty = type_text(&field.ty);
@@ -90,42 +86,87 @@ fn field_info(model: &Model, field: &Field, in_static: bool) -> TokenStream {
         let aliases = &field.aliases;
         info = quote!(#info.with_aliases(&[#(#aliases),*]));
     }
-    // A `merge` field may hold a nested state, whose schema its reducer
-    // knows; any other field whose type is a state is found by probing it,
-    // as is a `merge` field in a static when its type is concrete. (A
-    // static cannot name the struct's generic parameters.)
+    if nested_arm(model, field).is_some() {
+        let index = model
+            .fields
+            .iter()
+            .position(|f| f.ident == field.ident)
+            .unwrap_or_default();
+        info = quote!(#info.with_nested(__nested_schema, #index));
+    }
+    info
+}
+
+/// The schema of the nested state field `field` may hold, as an
+/// expression, if it can be named in a static: a `merge` field's reducer
+/// knows it; any other field whose type is a state is found by probing
+/// its type. (A static cannot name the struct's generic parameters: a
+/// field of generic type is not probed, and a `merge` field of a generic
+/// state is probed like the others.)
+fn nested_arm(model: &Model, field: &Field) -> Option<TokenStream> {
+    let p = private(model);
     let merge = matches!(field.reducer, Reducer::Builtin(Builtin::Merge, _));
-    let nameable = !in_static || model.generics.params.is_empty();
+    let nameable = model.generics.params.is_empty();
     if merge && nameable {
         let reducer = reducer_value(model, field);
-        quote!(#info.with_nested(|| #p::Reducer::nested_schema(&#reducer)))
+        Some(quote!(#p::Reducer::nested_schema(&#reducer)))
     } else if nameable || !is_generic(model, &field.ty) {
         let ty = &field.ty;
-        quote!(#info.with_nested(|| {
-            use #p::{NoStateSchema as _, ViaStateSchema as _};
-            (&#p::Probe::<#ty>::new()).state_schema()
-        }))
+        Some(quote!((&#p::Probe::<#ty>::new()).state_schema()))
     } else {
-        info
+        None
     }
 }
 
-/// For a state with flattened bases: a function returning its own fields'
-/// rows, shared by the schema and the field table.
-pub fn own_fields(model: &Model) -> TokenStream {
-    if model.bases.is_empty() {
+/// `__nested_schema(index)`, for the static of the fields' rows: the
+/// schema of the nested state own field `index` holds. One function for
+/// all the fields, each row keeping its index, instead of a closure per
+/// field.
+fn nested_schema_fn(model: &Model) -> TokenStream {
+    let p = private(model);
+    // One arm per distinct answer: the fields of one type share it, and
+    // the type is probed once.
+    // (Fields of one type and reducer have the same arm: a `merge` field's
+    // calls the reducer function the type shares.)
+    let mut groups: Vec<(&Field, TokenStream, Vec<usize>)> = Vec::new();
+    for (i, field) in model.fields.iter().enumerate() {
+        let Some(arm) = nested_arm(model, field) else {
+            continue;
+        };
+        let same = |other: &&Field| other.ty == field.ty && other.reducer.same_as(&field.reducer);
+        match groups.iter_mut().find(|(other, ..)| same(other)) {
+            Some((.., indices)) => indices.push(i),
+            None => groups.push((field, arm, vec![i])),
+        }
+    }
+    if groups.is_empty() {
         return TokenStream::new();
     }
-    let p = private(model);
-    let (impl_generics, _, _) = model.generics.split_for_impl();
-    let predicates = model.generics.where_clause.as_ref().map(|w| &w.predicates);
-    let count = model.fields.len();
-    let fields = model.fields.iter().map(|f| field_info(model, f, true));
+    let arms = groups
+        .iter()
+        .map(|(_, arm, indices)| quote!(#(#indices)|* => #arm,));
     quote! {
-        #[inline]
-        fn __own_fields #impl_generics () -> &'static [#p::FieldInfo] where #predicates {
-            static OWN: [#p::FieldInfo; #count] = [#(#fields),*];
-            &OWN
+        fn __nested_schema(index: usize) -> #p::Option<&'static #p::Schema> {
+            use #p::{NoStateSchema as _, ViaStateSchema as _};
+            match index {
+                #(#arms)*
+                _ => #p::None,
+            }
         }
+    }
+}
+
+/// The own fields' rows, `__FIELDS`, for the schema and the field table,
+/// and the `__nested_schema` they link to. (At the level of the `const _`
+/// block, a static cannot name the struct's generic parameters: see
+/// [`nested_arm`].)
+pub fn own_fields(model: &Model) -> TokenStream {
+    let p = private(model);
+    let count = model.fields.len();
+    let fields = model.fields.iter().map(|f| field_info(model, f));
+    let nested = nested_schema_fn(model);
+    quote! {
+        static __FIELDS: [#p::FieldInfo; #count] = [#(#fields),*];
+        #nested
     }
 }

@@ -3,7 +3,7 @@
 //! `set`, `to_json`, `Serialize`, `field_ref` and `field_mut` are runtime
 //! code in state-core that walks it; nothing else here is per field.
 
-use super::{SerdeBound, bounds, private};
+use super::{Needs, bounds, private};
 use crate::model::Model;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -12,7 +12,7 @@ pub fn impl_fields(model: &Model) -> TokenStream {
     let p = private(model);
     let ident = &model.ident;
     let (impl_generics, ty_generics, _) = model.generics.split_for_impl();
-    let where_clause = bounds(model, SerdeBound::State);
+    let where_clause = bounds(model, Needs::Fields);
     let index = 0..model.fields.len();
     let delta = super::delta_type(model);
     let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
@@ -27,29 +27,36 @@ pub fn impl_fields(model: &Model) -> TokenStream {
             }
         }
     };
-    let field = project(quote!(field), quote!(&));
-    let field_mut = project(quote!(field_mut), quote!(&mut));
     let any = project(quote!(any), quote!(&));
     let any_mut = project(quote!(any_mut), quote!(&mut));
-    let own_fields = if model.bases.is_empty() {
-        quote!(<Self as #p::State>::schema().fields)
+    // A struct with no generic parameters is `'static`: one projection per
+    // field serves both its plain and its `Any` access. A generic one may
+    // not be, and writes the plain one too.
+    let (field, field_mut) = if model.generics.params.is_empty() {
+        (
+            quote!(#p::Option::map(self.field_any(index), #p::table::AnyRef::into_field)),
+            quote!(#p::Option::map(self.field_any_mut(index), #p::table::AnyMut::into_field)),
+        )
     } else {
-        let turbofish = ty_generics.as_turbofish();
-        quote!(__own_fields #turbofish ())
+        (
+            project(quote!(field), quote!(&)),
+            project(quote!(field_mut), quote!(&mut)),
+        )
     };
     let bases = bases(model);
+    let keys = super::access::all_keys(model);
 
     quote! {
         #[automatically_derived]
         impl #impl_generics #p::Fields for #ident #ty_generics #where_clause {
             #[inline]
             fn fields(&self) -> &'static [#p::FieldInfo] {
-                #own_fields
+                &__FIELDS
             }
 
             #[inline]
             fn keys(&self) -> &'static [&'static str] {
-                <Self as #p::State>::keys()
+                #keys
             }
 
             #[inline]
@@ -95,30 +102,11 @@ fn bases(model: &Model) -> TokenStream {
         return TokenStream::new();
     }
     let p = private(model);
-    let positions = model.bases.iter().map(|b| b.position);
     let index = (0..model.bases.len()).collect::<Vec<_>>();
     let names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
+    let projections = base_projections(model, quote!(#p::ErasedState));
     quote! {
-        #[inline]
-        fn bases(&self) -> &'static [usize] {
-            &[#(#positions),*]
-        }
-
-        #[inline]
-        fn base(&self, index: usize) -> #p::Option<&dyn #p::ErasedState> {
-            match index {
-                #(#index => #p::Some(&self.#names),)*
-                _ => #p::None,
-            }
-        }
-
-        #[inline]
-        fn base_mut(&mut self, index: usize) -> #p::Option<&mut dyn #p::ErasedState> {
-            match index {
-                #(#index => #p::Some(&mut self.#names),)*
-                _ => #p::None,
-            }
-        }
+        #projections
 
         #[inline]
         fn base_any(&self, index: usize) -> #p::Option<&(dyn #p::Fields + 'static)>
@@ -136,6 +124,40 @@ fn bases(model: &Model) -> TokenStream {
         where
             Self: 'static,
         {
+            match index {
+                #(#index => #p::Some(&mut self.#names),)*
+                _ => #p::None,
+            }
+        }
+    }
+}
+
+/// A table's `bases`, `base` and `base_mut` (the state's and the delta's,
+/// each base erased as `object`); the tables' defaults say there are none.
+pub fn base_projections(model: &Model, object: TokenStream) -> TokenStream {
+    if model.bases.is_empty() {
+        return TokenStream::new();
+    }
+    let p = private(model);
+    let positions = model.bases.iter().map(|b| b.position);
+    let index = (0..model.bases.len()).collect::<Vec<_>>();
+    let names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
+    quote! {
+        #[inline]
+        fn bases(&self) -> &'static [usize] {
+            &[#(#positions),*]
+        }
+
+        #[inline]
+        fn base(&self, index: usize) -> #p::Option<&dyn #object> {
+            match index {
+                #(#index => #p::Some(&self.#names),)*
+                _ => #p::None,
+            }
+        }
+
+        #[inline]
+        fn base_mut(&mut self, index: usize) -> #p::Option<&mut dyn #object> {
             match index {
                 #(#index => #p::Some(&mut self.#names),)*
                 _ => #p::None,

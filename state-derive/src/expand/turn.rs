@@ -2,7 +2,7 @@
 //! field holding a nested state resets that state's turn-scoped fields.
 
 use super::default::default_value;
-use super::{checks, private, reducer_value};
+use super::{private, reducer_value};
 use crate::attrs::Scope;
 use crate::model::{Builtin, Model, Reducer};
 use proc_macro2::TokenStream;
@@ -23,19 +23,24 @@ pub fn begin_turn(model: &Model) -> TokenStream {
                 let reducer = reducer_value(model, field);
                 Some(quote!(#p::Reducer::begin_turn(&#reducer, &mut self.#name);))
             }
-            // Any other field holding a state (found by autoref
-            // specialisation; a no-op otherwise, compiled away) resets its
-            // turn-scoped fields too. A field of a generic parameter's type
-            // is not probed.
-            (Scope::Persistent, _) if !checks::is_generic(model, &field.ty) => Some(quote! {
-                {
-                    use #p::{NoStateTurn as _, ViaStateTurn as _};
-                    #p::FieldMut(&mut self.#name).begin_turn_below();
-                }
-            }),
             (Scope::Persistent, _) => None,
         }
     });
+    // Any other persistent field that holds a state (the field table knows
+    // which) resets its turn-scoped fields too, in one runtime call. (A
+    // field of a generic parameter's type is a plain value to the table.)
+    let below = model
+        .fields
+        .iter()
+        .enumerate()
+        .filter(|(_, field)| {
+            field.scope == Scope::Persistent
+                && !matches!(field.reducer, Reducer::Builtin(Builtin::Merge, _))
+        })
+        .map(|(i, _)| i)
+        .collect::<Vec<_>>();
+    let below =
+        (!below.is_empty()).then(|| quote!(#p::table::begin_turn_below(self, &[#(#below),*]);));
     // A base's fields keep their own scopes.
     let bases = model.bases.iter().map(|base| {
         let name = &base.ident;
@@ -45,6 +50,7 @@ pub fn begin_turn(model: &Model) -> TokenStream {
         #[inline]
         fn begin_turn(&mut self) {
             #(#resets)*
+            #below
             #(#bases)*
         }
     }
