@@ -31,7 +31,7 @@ pub use crate::runtime::access::{NoStateSchema, Probe, ViaStateSchema};
 pub use crate::runtime::apply::{Plan, commit, put, restage, stage};
 pub use crate::runtime::delta_table::{self, DeltaKeys, DeltaTable, ErasedSlot};
 pub use crate::runtime::flatten::{KeyTree, flat_keys, flat_schema};
-pub use crate::runtime::migrate::migration_result;
+pub use crate::runtime::migrate::MigrationOutcome;
 pub use crate::runtime::nested;
 pub use crate::runtime::serde_delta::{decode_reduced, decode_replace};
 pub use crate::runtime::slot::{Slot, Written, merge_replace, merge_slot, write};

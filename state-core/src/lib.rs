@@ -20,10 +20,16 @@ pub use messages::{
     Content, Message, MessageKind, MessageLike, Messages, REMOVE_ALL_MESSAGES, ToolCall,
 };
 pub use reducer::Reducer;
+pub use runtime::migrate::MigrationOutcome;
 pub use runtime::slot::Written;
 pub use runtime::state_field::StateField;
 pub use schema::{FieldInfo, Schema, Scope};
 pub use state::{Checked, Delta, FieldNames, State};
+
+/// The `schemars` crate (feature `schemars`), whose `JsonSchema`
+/// `#[state(json_schema)]` implements and needs of every field type.
+#[cfg(feature = "schemars")]
+pub use schemars;
 /// Derives [`State`] for a struct with named fields, and its `{Name}Delta`.
 ///
 /// # Field attributes
@@ -109,11 +115,13 @@ pub use state::{Checked, Delta, FieldNames, State};
 /// # What is generated
 ///
 /// `Default` (from the `#[default]` values: do not also derive it),
-/// `Serialize`/`Deserialize` (the `to_json` shape), the delta type with one
-/// `Option<Update>` per field, chainable setters named after the fields,
-/// `overwrite_<field>` setters for reducer fields, `Delta` and serde impls
-/// for it, and `impl State`. Every field type must implement serde's
-/// `Serialize` and `DeserializeOwned` and be `'static`.
+/// `Serialize`/`Deserialize` (the `to_json` shape), the delta type (its
+/// slots are private: `get_<field>` reads what it writes), chainable
+/// setters named after the fields, `overwrite_<field>` setters for reducer
+/// fields, `Delta` and serde impls for it, and `impl State`. Every field
+/// type must be a [`StateField`] (`Debug`, `Clone`, `PartialEq` and serde's
+/// `Serialize` and `DeserializeOwned`); `field_ref` / `field_mut` exist when
+/// the state is `'static`.
 ///
 /// ```
 /// use state_core::{AgentState, State};

@@ -1,10 +1,18 @@
 //! `#[state(migrate = f)]`: a migration function may return `()` or any
-//! `Result<(), E: Display>`; the schema keeps one `fn` pointer type.
+//! `Result<(), E: Display>`; the schema keeps one `fn` pointer type (the
+//! derive writes the adapter, so that errors point at the user's code).
 
-use serde_json::Value;
 use std::fmt::Display;
 
-/// What a migration function returns.
+/// What a `#[state(migrate = f)]` function returns: `()`, or `Result<(),
+/// E>` with `E: Display` (an error fails the load, with its message).
+///
+/// ```
+/// use state_core::MigrationOutcome;
+///
+/// assert_eq!(().into_result(), Ok(()));
+/// assert_eq!(Err::<(), _>("no such field").into_result(), Err("no such field".to_owned()));
+/// ```
 #[diagnostic::on_unimplemented(
     message = "a migration function returns `()` or `Result<(), E>`, not `{Self}`",
     label = "this function's return type",
@@ -12,7 +20,7 @@ use std::fmt::Display;
             returning `()` or `Result<(), E>` with `E: Display`"
 )]
 pub trait MigrationOutcome {
-    /// As a message on failure.
+    /// The outcome, an error as its message.
     fn into_result(self) -> Result<(), String>;
 }
 
@@ -28,15 +36,4 @@ impl<E: Display> MigrationOutcome for Result<(), E> {
     fn into_result(self) -> Result<(), String> {
         self.map_err(|e| e.to_string())
     }
-}
-
-/// Runs a user's migration function; its outcome as the schema stores it.
-/// Taking `migrate` as a `fn` pointer makes a wrong signature one type
-/// error at the attribute's path.
-pub fn migration_result<O: MigrationOutcome>(
-    migrate: fn(u32, &mut Value) -> O,
-    from: u32,
-    data: &mut Value,
-) -> Result<(), String> {
-    migrate(from, data).into_result()
 }

@@ -51,13 +51,12 @@ pub fn method(model: &Model) -> TokenStream {
 
 /// `.with_version(N).with_migration(..)`, for what the struct declares.
 fn evolution(model: &Model) -> TokenStream {
-    let p = private(model);
     let version = (model.version != 1).then(|| {
         let version = model.version;
         quote!(.with_version(#version))
     });
     let migration = model.migrate.as_ref().map(|path| {
-        let checked = quote::quote_spanned!(syn::spanned::Spanned::span(path)=> #p::migration_result(#path, from, data));
+        let checked = quote::quote_spanned!(syn::spanned::Spanned::span(path)=> __migration(#path, from, data));
         quote!(.with_migration(|from, data| #checked))
     });
     quote!(#version #migration)
@@ -157,7 +156,8 @@ fn nested_schema_fn(model: &Model) -> TokenStream {
 }
 
 /// The own fields' rows, `__FIELDS`, for the schema and the field table,
-/// and the `__nested_schema` they link to. (At the level of the `const _`
+/// the `__nested_schema` they link to, and the `__migration` adapter of
+/// `#[state(migrate = f)]`. (At the level of the `const _`
 /// block, a static cannot name the struct's generic parameters: see
 /// [`nested_arm`].)
 pub fn own_fields(model: &Model) -> TokenStream {
@@ -165,8 +165,22 @@ pub fn own_fields(model: &Model) -> TokenStream {
     let count = model.fields.len();
     let fields = model.fields.iter().map(|f| field_info(model, f));
     let nested = nested_schema_fn(model);
+    let migration = model.migrate.is_some().then(|| {
+        // Here, not in state-core: an error about the migration function
+        // names this function and the derive, not a state-core file.
+        quote! {
+            fn __migration<__O: #p::MigrationOutcome>(
+                migrate: fn(u32, &mut #p::serde_json::Value) -> __O,
+                from: u32,
+                data: &mut #p::serde_json::Value,
+            ) -> #p::Result<(), #p::String> {
+                #p::MigrationOutcome::into_result(migrate(from, data))
+            }
+        }
+    });
     quote! {
         static __FIELDS: [#p::FieldInfo; #count] = [#(#fields),*];
         #nested
+        #migration
     }
 }
