@@ -286,6 +286,18 @@ fn check_bases(generics: &syn::Generics, bases: &[Base], errors: &mut darling::e
 }
 
 impl Model {
+    /// The first own field with the same type and reducer as field `index`
+    /// (`index` itself when none comes before it): such fields share what
+    /// is generated once per type, their reducer function, its where-clause
+    /// fact and their nested-schema arm.
+    pub fn first_alike(&self, index: usize) -> usize {
+        let field = &self.fields[index];
+        self.fields[..index]
+            .iter()
+            .position(|other| other.ty == field.ty && other.reducer.same_as(&field.reducer))
+            .unwrap_or(index)
+    }
+
     /// The own fields and the bases, in declaration order.
     pub fn members(&self) -> Vec<Member<'_>> {
         let mut out = Vec::with_capacity(self.fields.len() + self.bases.len());

@@ -36,7 +36,7 @@ pub fn items(model: &Model) -> TokenStream {
     let predicates = model.generics.where_clause.as_ref().map(|w| &w.predicates);
     let where_clause = quote!(where #predicates);
     let reducers = model.fields.iter().enumerate().filter_map(|(i, field)| {
-        if field.reducer.is_replace() || mentions_self(&field.ty) || reducer_owner(model, i) != i {
+        if field.reducer.is_replace() || mentions_self(&field.ty) || model.first_alike(i) != i {
             return None;
         }
         let name = reducer_fn(i);
@@ -144,17 +144,10 @@ pub fn json_schema_items(model: &Model) -> TokenStream {
 /// the struct's generic parameters, each spanned at itself; a type written
 /// again is checked once, at its first field.
 fn field_types(model: &Model) -> Vec<TokenStream> {
-    let mut seen = Vec::new();
-    model
-        .fields
-        .iter()
-        .flat_map(Field::written_types)
+    let types = model.fields.iter().flat_map(Field::written_types);
+    super::distinct_by(types, |ty| *ty)
+        .into_iter()
         .filter(|ty| !is_generic(model, ty))
-        .filter(|ty| {
-            let first = !seen.contains(ty);
-            seen.push(*ty);
-            first
-        })
         .map(|ty| ty.to_token_stream())
         .collect()
 }
@@ -162,18 +155,6 @@ fn field_types(model: &Model) -> Vec<TokenStream> {
 /// `__reducer0`: the function returning the reducer of field 0.
 pub fn reducer_fn(index: usize) -> syn::Ident {
     local("reducer", index)
-}
-
-/// The field whose reducer function field `index` calls: the first with
-/// the same reducer and type. Five `append` fields of `Vec<String>` share
-/// one function (and one check: a mistake in the five is one error, at the
-/// first).
-fn reducer_owner(model: &Model, index: usize) -> usize {
-    let field = &model.fields[index];
-    model.fields[..index]
-        .iter()
-        .position(|other| other.ty == field.ty && other.reducer.same_as(&field.reducer))
-        .unwrap_or(index)
 }
 
 /// The reducer of `field` as a value: `Replace` itself (it fits every
@@ -187,7 +168,8 @@ pub fn reducer_value(model: &Model, field: &Field) -> TokenStream {
         .iter()
         .position(|f| f.ident == field.ident)
         .unwrap_or_default();
-    let name = reducer_fn(reducer_owner(model, index));
+    // Fields of one type and reducer share one function.
+    let name = reducer_fn(model.first_alike(index));
     let (_, ty_generics, _) = model.generics.split_for_impl();
     let turbofish = ty_generics.as_turbofish();
     quote!(#name #turbofish ())
@@ -223,18 +205,14 @@ pub fn reducer_bounds(model: &Model, facts: &Facts) -> Vec<TokenStream> {
     let p = private(model);
     // One fact per distinct (reducer, type): five `merge` maps of one type
     // state it once.
-    let mut seen = Vec::new();
     model
         .fields
         .iter()
-        .filter_map(|field| match field.reducer {
+        .enumerate()
+        .filter(|&(i, _)| model.first_alike(i) == i)
+        .filter_map(|(_, field)| match field.reducer {
             Reducer::Builtin(builtin, _) if builtin.projects_update() => Some((field, builtin)),
             _ => None,
-        })
-        .filter(|(field, builtin)| {
-            let first = !seen.contains(&(*builtin, &field.ty));
-            seen.push((*builtin, &field.ty));
-            first
         })
         .map(|(field, builtin)| {
             let ty = &field.ty;

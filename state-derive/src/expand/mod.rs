@@ -160,19 +160,35 @@ fn bounds(model: &Model, needs: Needs) -> TokenStream {
     // One bound per distinct type: forty `String` fields need one
     // `String: StateField`. (Types compare as syntax trees: turning tokens
     // into text goes through the compiler, slowly.)
-    let mut seen = Vec::new();
-    let extra = model
+    let written = model
         .fields
         .iter()
-        .flat_map(|field| field.written_types().map(move |t| (field, t)))
-        .filter(|(_, t)| {
-            let first = !seen.contains(t);
-            seen.push(*t);
-            first
-        })
+        .flat_map(|field| field.written_types().map(move |t| (field, t)));
+    let extra = distinct_by(written, |&(_, t)| t)
+        .into_iter()
         .map(|(field, t)| checks::bound(model, &field.ty, quote!(#t), traits.clone()))
         .collect::<Vec<_>>();
     where_clause_with(model, extra, &facts)
+}
+
+/// The items whose `key` no earlier item had, in order: one per distinct
+/// key, at its first.
+fn distinct_by<T, K: PartialEq>(
+    items: impl IntoIterator<Item = T>,
+    key: impl Fn(&T) -> K,
+) -> Vec<T> {
+    let mut seen = Vec::new();
+    items
+        .into_iter()
+        .filter(|item| {
+            let k = key(item);
+            let first = !seen.contains(&k);
+            if first {
+                seen.push(k);
+            }
+            first
+        })
+        .collect()
 }
 
 /// For an impl that only calls runtime code over the state's or the

@@ -62,8 +62,9 @@ fn evolution(model: &Model) -> TokenStream {
     quote!(#version #migration)
 }
 
-/// One field's `FieldInfo`, for a static next to [`nested_schema_fn`].
-fn field_info(model: &Model, field: &Field) -> TokenStream {
+/// Own field `index`'s `FieldInfo`, for a static next to
+/// [`nested_schema_fn`].
+fn field_info(model: &Model, index: usize, field: &Field) -> TokenStream {
     let p = private(model);
     let key = key(field);
     let ty = type_text(&field.ty);
@@ -86,11 +87,6 @@ fn field_info(model: &Model, field: &Field) -> TokenStream {
         info = quote!(#info.with_aliases(&[#(#aliases),*]));
     }
     if nested_arm(model, field).is_some() {
-        let index = model
-            .fields
-            .iter()
-            .position(|f| f.ident == field.ident)
-            .unwrap_or_default();
         info = quote!(#info.with_nested(__nested_schema, #index));
     }
     info
@@ -123,27 +119,22 @@ fn nested_arm(model: &Model, field: &Field) -> Option<TokenStream> {
 /// field.
 fn nested_schema_fn(model: &Model) -> TokenStream {
     let p = private(model);
-    // One arm per distinct answer: the fields of one type share it, and
-    // the type is probed once.
-    // (Fields of one type and reducer have the same arm: a `merge` field's
-    // calls the reducer function the type shares.)
-    let mut groups: Vec<(&Field, TokenStream, Vec<usize>)> = Vec::new();
-    for (i, field) in model.fields.iter().enumerate() {
-        let Some(arm) = nested_arm(model, field) else {
-            continue;
-        };
-        let same = |other: &&Field| other.ty == field.ty && other.reducer.same_as(&field.reducer);
-        match groups.iter_mut().find(|(other, ..)| same(other)) {
-            Some((.., indices)) => indices.push(i),
-            None => groups.push((field, arm, vec![i])),
-        }
-    }
-    if groups.is_empty() {
+    // One arm per field of a distinct type and reducer, answering for the
+    // fields alike after it too: the type is probed once.
+    let first = (0..model.fields.len())
+        .map(|i| model.first_alike(i))
+        .collect::<Vec<_>>();
+    let arms = (0..model.fields.len())
+        .filter(|&i| first[i] == i)
+        .filter_map(|i| {
+            let arm = nested_arm(model, &model.fields[i])?;
+            let alike = (i..model.fields.len()).filter(|&j| first[j] == i);
+            Some(quote!(#(#alike)|* => #arm,))
+        })
+        .collect::<Vec<_>>();
+    if arms.is_empty() {
         return TokenStream::new();
     }
-    let arms = groups
-        .iter()
-        .map(|(_, arm, indices)| quote!(#(#indices)|* => #arm,));
     quote! {
         fn __nested_schema(index: usize) -> #p::Option<&'static #p::Schema> {
             use #p::{NoStateSchema as _, ViaStateSchema as _};
@@ -163,7 +154,11 @@ fn nested_schema_fn(model: &Model) -> TokenStream {
 pub fn own_fields(model: &Model) -> TokenStream {
     let p = private(model);
     let count = model.fields.len();
-    let fields = model.fields.iter().map(|f| field_info(model, f));
+    let fields = model
+        .fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| field_info(model, i, f));
     let nested = nested_schema_fn(model);
     let migration = model.migrate.is_some().then(|| {
         // Here, not in state-core: an error about the migration function
