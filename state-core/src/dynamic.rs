@@ -38,6 +38,7 @@ pub fn to_json<T: Serialize + ?Sized>(field: &str, value: &T) -> Result<Value, S
 
 /// Reads one field from JSON; a mismatch names the field, the Rust type
 /// expected and what was given.
+#[inline]
 pub fn from_json<T: DeserializeOwned>(
     field: &str,
     ty: &'static str,
@@ -46,11 +47,19 @@ pub fn from_json<T: DeserializeOwned>(
     // Only the value's kind is kept (no allocation): the happy path moves
     // the value into `T`, and serde's error already quotes a bad scalar.
     let kind = Kind::of(&value);
-    T::deserialize(value).map_err(|e| StateError::Type {
+    T::deserialize(value).map_err(|e| type_error(field, ty, kind, &e))
+}
+
+/// The error of [`from_json`], built out of line: the happy path of a
+/// `set` stays small (measured).
+#[cold]
+#[inline(never)]
+fn type_error(field: &str, ty: &str, kind: Kind, error: &serde_json::Error) -> StateError {
+    StateError::Type {
         field: field.to_owned(),
         expected: ty.to_owned(),
-        got: kind.explain(&e.to_string()),
-    })
+        got: kind.explain(&error.to_string()),
+    }
 }
 
 /// The shape of a JSON value, for error messages.

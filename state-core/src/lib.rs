@@ -20,7 +20,7 @@ pub use messages::{
     Content, Message, MessageKind, MessageLike, Messages, REMOVE_ALL_MESSAGES, ToolCall,
 };
 pub use reducer::Reducer;
-pub use runtime::migrate::MigrationOutcome;
+pub use runtime::migrate::{MigrationFn, MigrationOutcome};
 pub use runtime::slot::Written;
 pub use runtime::state_field::StateField;
 pub use schema::{FieldInfo, Schema, Scope};

@@ -44,6 +44,30 @@ pub fn restage<T, U>(slot: Slot<T, U>) -> Plan<T, U> {
     }
 }
 
+/// Stages and commits one reducer field at once: the last step of an
+/// `apply` that can fail, so on error nothing else has changed yet. Saves
+/// holding a [`Plan`] while the other fields commit (measured: the message
+/// field of a typical node delta).
+#[inline(always)]
+pub fn reduce_now<T, R: Reducer<T>>(
+    reducer: &R,
+    target: &mut T,
+    field: &'static str,
+    slot: Slot<T, R::Update>,
+) -> Result<(), StateError> {
+    match slot.take() {
+        Taken::Nothing => {}
+        Taken::Overwrite(value) => *target = value,
+        Taken::Writes(writes) => {
+            let staged = reducer
+                .stage(target, writes)
+                .map_err(|source| StateError::reduce(field, source))?;
+            reducer.commit(target, staged);
+        }
+    }
+    Ok(())
+}
+
 fn stage_writes<T, R: Reducer<T>>(
     reducer: &R,
     target: &T,
@@ -117,6 +141,19 @@ mod tests {
                 source: ReduceError::Custom("negative".into())
             }
         );
+    }
+
+    #[test]
+    fn reduce_now_names_the_field_and_leaves_the_target_on_error() {
+        let f = refuse_negative as fn(&mut i32, i32) -> Result<(), String>;
+        let (mut target, mut bad, mut good) = (1, Slot::default(), Slot::default());
+        bad.set_writes(&f, Writes::new(2, vec![-1]));
+        let err = reduce_now(&f, &mut target, "budget", bad).err().unwrap();
+        assert!(matches!(err, StateError::Reduce { field, .. } if field == "budget"));
+        assert_eq!(target, 1);
+        good.set_writes(&f, Writes::new(2, vec![3]));
+        reduce_now(&f, &mut target, "budget", good).unwrap();
+        assert_eq!(target, 6);
     }
 
     #[test]

@@ -37,3 +37,46 @@ impl<E: Display> MigrationOutcome for Result<(), E> {
         self.map_err(|e| e.to_string())
     }
 }
+
+/// A `#[state(migrate = f)]` function: `fn(from_version: u32, data: &mut
+/// serde_json::Value)`, returning a [`MigrationOutcome`]. Implemented for
+/// every such function and closure; the derive requires it so that a wrong
+/// signature is reported in these words.
+///
+/// ```
+/// use state_core::MigrationFn;
+///
+/// fn upgrade(from: u32, data: &mut serde_json::Value) {
+///     if from < 2 {
+///         data["renamed"] = data["old"].take();
+///     }
+/// }
+/// let mut data = serde_json::json!({"old": 1});
+/// assert_eq!(upgrade.migrate(1, &mut data), ());
+/// assert_eq!(data["renamed"], 1);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a migration function",
+    label = "expected `fn(from_version: u32, data: &mut serde_json::Value)`",
+    note = "`#[state(migrate = f)]` takes `fn(from_version: u32, data: &mut serde_json::Value)`, \
+            returning `()` or `Result<(), E>` with `E: Display`"
+)]
+pub trait MigrationFn {
+    /// What the function returns.
+    type Outcome;
+
+    /// Runs the migration of `data`, written at version `from`.
+    fn migrate(&self, from: u32, data: &mut serde_json::Value) -> Self::Outcome;
+}
+
+#[diagnostic::do_not_recommend]
+impl<F, O> MigrationFn for F
+where
+    F: Fn(u32, &mut serde_json::Value) -> O,
+{
+    type Outcome = O;
+
+    fn migrate(&self, from: u32, data: &mut serde_json::Value) -> O {
+        self(from, data)
+    }
+}

@@ -164,12 +164,15 @@ pub fn own_fields(model: &Model) -> TokenStream {
         // Here, not in state-core: an error about the migration function
         // names this function and the derive, not a state-core file.
         quote! {
-            fn __migration<__O: #p::MigrationOutcome>(
-                migrate: fn(u32, &mut #p::serde_json::Value) -> __O,
+            fn __migration<__F: #p::MigrationFn>(
+                migrate: __F,
                 from: u32,
                 data: &mut #p::serde_json::Value,
-            ) -> #p::Result<(), #p::String> {
-                #p::MigrationOutcome::into_result(migrate(from, data))
+            ) -> #p::Result<(), #p::String>
+            where
+                __F::Outcome: #p::MigrationOutcome,
+            {
+                #p::MigrationOutcome::into_result(#p::MigrationFn::migrate(&migrate, from, data))
             }
         }
     });
