@@ -24,6 +24,7 @@ pub trait ReduceOutcome<T>: Sized {
     fn run<F: Fn(&mut T, T) -> Self>(f: &F, target: &mut T, update: T);
 }
 
+#[diagnostic::do_not_recommend]
 impl<T> ReduceOutcome<T> for () {
     fn stage<F: Fn(&mut T, T)>(
         _f: &F,
@@ -41,6 +42,7 @@ impl<T> ReduceOutcome<T> for () {
 /// A fallible reducer runs on a copy of the field, which replaces the field
 /// only when every write succeeded: a function that fails half-way cannot
 /// leave a half-updated state behind.
+#[diagnostic::do_not_recommend]
 impl<T: Clone, E: Display> ReduceOutcome<T> for Result<(), E> {
     fn stage<F: Fn(&mut T, T) -> Self>(
         f: &F,
