@@ -9,8 +9,11 @@ use std::fmt;
 #[non_exhaustive]
 pub enum StateError {
     /// A key that is not a field of the state.
-    #[error("unknown field \"{field}\"{}", Suggestion(.suggestion.as_deref()))]
+    #[error("`{state}` has no field `{field}`{}", Suggestion(.suggestion.as_deref()))]
     UnknownField {
+        /// The state the key was looked up in (for a dotted path, the state
+        /// the path starts from).
+        state: String,
         /// The key as given.
         field: String,
         /// The nearest real field name, when one is close.
@@ -74,25 +77,51 @@ pub enum StateError {
     },
 }
 
-/// Renders ` (did you mean "x"?)` when there is a suggestion.
+/// Renders ``; did you mean `x`?`` when there is a suggestion.
 struct Suggestion<'a>(Option<&'a str>);
 
 impl fmt::Display for Suggestion<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.0 {
-            Some(name) => write!(f, " (did you mean \"{name}\"?)"),
+            Some(name) => write!(f, "; did you mean `{name}`?"),
             None => Ok(()),
         }
     }
 }
 
 impl StateError {
-    /// An [`StateError::UnknownField`] for `field`, suggesting the closest of
-    /// `known` when it is close enough to be a likely typo.
-    pub fn unknown_field(field: &str, known: &[&str]) -> Self {
+    /// An [`StateError::UnknownField`] for `field` of the state `state`,
+    /// suggesting the closest of `known` when it is close enough to be a
+    /// likely typo.
+    ///
+    /// ```
+    /// use state_core::StateError;
+    /// let err = StateError::unknown_field("ChatState", "mesages", &["messages", "next"]);
+    /// assert_eq!(err.to_string(), "`ChatState` has no field `mesages`; did you mean `messages`?");
+    /// ```
+    pub fn unknown_field(state: &str, field: &str, known: &[&str]) -> Self {
         StateError::UnknownField {
+            state: state.to_owned(),
             field: field.to_owned(),
             suggestion: closest(field, known).map(str::to_owned),
+        }
+    }
+
+    /// The same error, seen from the state `state`: an unknown field found
+    /// below one of its fields or bases is reported as `state`'s, since the
+    /// path names it from there. Other errors are unchanged.
+    pub(crate) fn seen_from(self, state: &str) -> StateError {
+        match self {
+            StateError::UnknownField {
+                state: inner,
+                field,
+                suggestion,
+            } if inner != state => StateError::UnknownField {
+                state: state.to_owned(),
+                field,
+                suggestion,
+            },
+            other => other,
         }
     }
 
@@ -111,7 +140,12 @@ impl StateError {
     pub fn within(self, prefix: &str) -> StateError {
         let join = |field: String| format!("{prefix}.{field}");
         match self {
-            StateError::UnknownField { field, suggestion } => StateError::UnknownField {
+            StateError::UnknownField {
+                state,
+                field,
+                suggestion,
+            } => StateError::UnknownField {
+                state,
                 field: join(field),
                 suggestion: suggestion.map(join),
             },
@@ -221,18 +255,18 @@ mod tests {
 
     #[test]
     fn unknown_field_suggests_nearest_name() {
-        let err = StateError::unknown_field("nxt", &["messages", "next", "error"]);
+        let err = StateError::unknown_field("Chat", "nxt", &["messages", "next", "error"]);
         assert_eq!(
             err.to_string(),
-            r#"unknown field "nxt" (did you mean "next"?)"#
+            "`Chat` has no field `nxt`; did you mean `next`?"
         );
         assert_eq!(err.field(), Some("nxt"));
     }
 
     #[test]
     fn unknown_field_without_close_name_has_no_suggestion() {
-        let err = StateError::unknown_field("zzzz", &["messages", "next"]);
-        assert_eq!(err.to_string(), r#"unknown field "zzzz""#);
+        let err = StateError::unknown_field("Chat", "zzzz", &["messages", "next"]);
+        assert_eq!(err.to_string(), "`Chat` has no field `zzzz`");
     }
 
     #[test]

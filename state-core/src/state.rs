@@ -169,7 +169,11 @@ pub trait State: Default {
             // A dotted path names a value inside a field, not a field; any
             // other unknown key is refused by `set` with the same error.
             if key.contains('.') {
-                return Err(StateError::unknown_field(&key, Self::keys()));
+                return Err(StateError::unknown_field(
+                    Self::schema().name,
+                    &key,
+                    Self::keys(),
+                ));
             }
             state.set(&key, value)?;
         }

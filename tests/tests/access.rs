@@ -117,7 +117,7 @@ fn get_errors_name_the_key() {
     let err = state.get("nxt").unwrap_err();
     assert_eq!(
         err.to_string(),
-        r#"unknown field "nxt" (did you mean "next"?)"#
+        r#"`Agent` has no field `nxt`; did you mean `next`?"#
     );
     let err = state.get("diagnostics.gpu").unwrap_err();
     assert_eq!(
@@ -262,7 +262,7 @@ fn apply_json_is_all_or_nothing() {
     let err = state.apply_json(json!({"transcipt": ["x"]})).unwrap_err();
     assert_eq!(
         err.to_string(),
-        r#"unknown field "transcipt" (did you mean "transcript"?)"#
+        r#"`Agent` has no field `transcipt`; did you mean `transcript`?"#
     );
     // Not an object.
     let err = state.apply_json(json!(["transcript"])).unwrap_err();
@@ -293,7 +293,7 @@ fn from_json_defaults_missing_fields_and_rejects_unknown() {
     let err = Agent::from_json(json!({"bset": 9})).unwrap_err();
     assert_eq!(
         err.to_string(),
-        r#"unknown field "bset" (did you mean "best"?)"#
+        r#"`Agent` has no field `bset`; did you mean `best`?"#
     );
     assert!(Agent::from_json(json!({"diagnostics.llm": 1.0})).is_err());
     assert!(matches!(

@@ -122,12 +122,12 @@ fn unknown_keys_suggest_over_the_union_of_keys_and_change_nothing() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        r#"unknown field "setp" (did you mean "step"?)"#
+        r#"`OrderState` has no field `setp`; did you mean `step`?"#
     );
     let err = state.get("curent_node").unwrap_err();
     assert_eq!(
         err.to_string(),
-        r#"unknown field "curent_node" (did you mean "current_node"?)"#
+        r#"`OrderState` has no field `curent_node`; did you mean `current_node`?"#
     );
     let err = state.apply_json(json!({"step": "two"})).unwrap_err();
     assert_eq!(err.field(), Some("step"));

@@ -150,7 +150,7 @@ fn json_errors_name_the_inner_path() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        r#"unknown field "progress.stagee" (did you mean "progress.stage"?)"#
+        r#"`TherapyState` has no field `progress.stagee`; did you mean `progress.stage`?"#
     );
     let err = state
         .apply_json(json!({"progress": {"turn_count": "three"}}))
@@ -242,10 +242,38 @@ fn dotted_paths_reach_into_groups() {
     let err = state.get("routing.rout").unwrap_err();
     assert_eq!(
         err.to_string(),
-        r#"unknown field "routing.rout" (did you mean "routing.route"?)"#
+        r#"`TherapyState` has no field `routing.rout`; did you mean `routing.route`?"#
     );
     assert!(state.contains_key("response.guidance"));
     assert!(!state.contains_key("response.guide"));
+}
+
+/// Every dynamic entry point names the state a misspelt key was looked up
+/// in: the outer one, for a path into a nested state.
+#[test]
+fn unknown_keys_name_the_outer_state_at_every_entry_point() {
+    let expected = "`TherapyState` has no field `routing.rout`; did you mean `routing.route`?";
+    let mut state = TherapyState::default();
+    let before = state.clone();
+    let set = state.set("routing.rout", json!("x")).unwrap_err();
+    assert_eq!(set.to_string(), expected);
+    let apply = state
+        .apply_json(json!({"routing": {"rout": "x"}}))
+        .unwrap_err();
+    assert_eq!(apply.to_string(), expected);
+    let delta = TherapyStateDelta::from_json(json!({"routing": {"rout": "x"}})).unwrap_err();
+    assert_eq!(delta.to_string(), expected);
+    // (A state's `from_json` reads a nested state whole, through serde: its
+    // errors are not dotted paths yet, issue 14.)
+    let top = TherapyState::from_json(json!({"histroy": []})).unwrap_err();
+    assert_eq!(
+        top.to_string(),
+        "`TherapyState` has no field `histroy`; did you mean `history`?"
+    );
+    let text = serde_json::from_str::<TherapyStateDelta>(r#"{"routing": {"rout": "x"}}"#);
+    let text = text.unwrap_err().to_string();
+    assert!(text.starts_with(expected), "{text}");
+    assert_eq!(state, before);
 }
 
 #[test]

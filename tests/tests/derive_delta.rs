@@ -312,25 +312,25 @@ fn a_replace_field_stores_the_marker_as_a_plain_value() {
 #[test]
 fn unknown_key_is_rejected_with_a_suggestion() {
     let err = decode(json!({"nxt": "tools"})).unwrap_err();
-    assert_eq!(err, r#"unknown field "nxt" (did you mean "next"?)"#);
+    assert_eq!(err, r#"`Chat` has no field `nxt`; did you mean `next`?"#);
     let err = decode(json!({"transcrpit": []})).unwrap_err();
     assert!(
-        err.contains(r#"unknown field "transcrpit" (did you mean "transcript"?)"#),
+        err.contains(r#"`Chat` has no field `transcrpit`; did you mean `transcript`?"#),
         "{err}"
     );
     // From text, serde_json appends the position.
     let err = decode_str(r#"{"next": "a", "best_scores": 1}"#).unwrap_err();
     assert!(
-        err.starts_with(r#"unknown field "best_scores" (did you mean "best_score"?)"#),
+        err.starts_with(r#"`Chat` has no field `best_scores`; did you mean `best_score`?"#),
         "{err}"
     );
     // An unknown key is an error even beside valid ones, and without a
     // plausible suggestion there is none.
     let err = decode(json!({"transcript": [], "zzzz": 1})).unwrap_err();
-    assert_eq!(err, r#"unknown field "zzzz""#);
+    assert_eq!(err, r#"`Chat` has no field `zzzz`"#);
     // The raw identifier's key is `type`, not `r#type`.
     let err = decode(json!({"r#type": []})).unwrap_err();
-    assert!(err.starts_with(r#"unknown field "r#type""#), "{err}");
+    assert!(err.starts_with(r#"`Chat` has no field `r#type`"#), "{err}");
 }
 
 #[test]

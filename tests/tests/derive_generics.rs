@@ -120,7 +120,10 @@ fn a_generic_delta_serializes_and_deserializes() {
     let err = serde_json::from_value::<PipelineDelta<String, u32>>(json!({"item": []}))
         .unwrap_err()
         .to_string();
-    assert_eq!(err, r#"unknown field "item" (did you mean "items"?)"#);
+    assert_eq!(
+        err,
+        r#"`Pipeline` has no field `item`; did you mean `items`?"#
+    );
     let err = serde_json::from_value::<PipelineDelta<String, u32>>(json!({"keys": ["x"]}))
         .unwrap_err()
         .to_string();

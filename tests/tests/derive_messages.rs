@@ -326,5 +326,8 @@ fn messages_in_a_json_delta() {
     let err = serde_json::from_value::<ChatDelta>(json!({"mesages": []}))
         .unwrap_err()
         .to_string();
-    assert_eq!(err, r#"unknown field "mesages" (did you mean "messages"?)"#);
+    assert_eq!(
+        err,
+        r#"`Chat` has no field `mesages`; did you mean `messages`?"#
+    );
 }

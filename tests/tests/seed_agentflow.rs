@@ -769,7 +769,7 @@ fn a_node_return_that_does_not_apply_is_an_error() {
     let err = graph.invoke(OrderState::default(), Vec::new()).unwrap_err();
     assert_eq!(
         err.to_string(),
-        r#"unknown field "cofirmed" (did you mean "confirmed"?)"#
+        r#"`OrderState` has no field `cofirmed`; did you mean `confirmed`?"#
     );
 }
 

@@ -304,7 +304,7 @@ fn dict_access_checks_keys_and_types() {
     let before = state.clone();
     assert_eq!(
         state.get("querry").unwrap_err().to_string(),
-        "unknown field \"querry\" (did you mean \"query\"?)"
+        "`GaiaState` has no field `querry`; did you mean `query`?"
     );
     assert!(matches!(
         state.set("memories", json!("not a list")),

@@ -290,7 +290,7 @@ fn a_langgraph_style_update_dict_goes_through_the_same_reducers() {
     let typo = state.apply_json(json!({"nxt": "FINISH"})).unwrap_err();
     assert_eq!(
         typo.to_string(),
-        "unknown field \"nxt\" (did you mean \"next\"?)"
+        "`AgentState` has no field `nxt`; did you mean `next`?"
     );
 }
 

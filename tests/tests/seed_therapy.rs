@@ -809,6 +809,6 @@ fn dotted_paths_reach_into_every_group() {
     let err = state.get("routing.moed").unwrap_err();
     assert_eq!(
         err.to_string(),
-        r#"unknown field "routing.moed" (did you mean "routing.mode"?)"#
+        r#"`TherapyState` has no field `routing.moed`; did you mean `routing.mode`?"#
     );
 }

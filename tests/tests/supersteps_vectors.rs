@@ -495,8 +495,8 @@ fn check_difference(name: &str, case: &Value, difference: Difference) {
                 let Failure::Decode { error, .. } = err else {
                     unreachable!()
                 };
-                let ours = StateError::unknown_field(first, &KEYS).to_string();
-                assert!(ours.starts_with(&format!("unknown field \"{first}\"")));
+                let ours = StateError::unknown_field("Graph", first, &KEYS).to_string();
+                assert!(ours.starts_with(&format!("`Graph` has no field `{first}`")));
                 assert_eq!(error, ours, "{name}: {who}");
             }
             assert!(seen > 0, "{name}: listed for an unknown key, but has none");
@@ -894,5 +894,8 @@ fn a_misspelt_key_suggests_the_field() {
     let err = serde_json::from_value::<GraphDelta>(json!({"itmes": [1]}))
         .unwrap_err()
         .to_string();
-    assert_eq!(err, r#"unknown field "itmes" (did you mean "items"?)"#);
+    assert_eq!(
+        err,
+        r#"`Graph` has no field `itmes`; did you mean `items`?"#
+    );
 }

@@ -52,6 +52,9 @@ pub trait DeltaKeys {
 
 /// A delta's table, written by `#[derive(AgentState)]`.
 pub trait DeltaTable {
+    /// The name of the state this is a delta of, for errors.
+    fn state(&self) -> &'static str;
+
     /// [`DeltaKeys::KEYS`].
     fn keys(&self) -> KeyTree;
 
@@ -144,16 +147,18 @@ pub fn serialize<S: serde::Serializer>(
 /// base's; an unknown key is an error with a did-you-mean over every key.
 pub fn decode_key(delta: &mut dyn DeltaTable, key: &str, value: Value) -> Result<(), StateError> {
     let keys = delta.keys();
+    let state = delta.state();
     if let Some(index) = key_index(keys.own, key) {
-        return delta.decode(index, value);
+        // An unknown key below a nested field is named from here.
+        return delta.decode(index, value).map_err(|e| e.seen_from(state));
     }
     let base = keys.bases.iter().position(|base| base.contains(key));
     match base.and_then(|index| delta.base_mut(index)) {
-        Some(base) => decode_key(base, key, value),
+        Some(base) => decode_key(base, key, value).map_err(|e| e.seen_from(state)),
         None => {
             let mut all = Vec::new();
             keys.collect(&mut all);
-            Err(StateError::unknown_field(key, &all))
+            Err(StateError::unknown_field(state, key, &all))
         }
     }
 }

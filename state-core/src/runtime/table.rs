@@ -118,6 +118,9 @@ impl<'a> FieldMut<'a> {
 /// descriptors of its own fields, and a projection from a field's index in
 /// that list to the field. Flattened bases are reached whole, by position.
 pub trait Fields {
+    /// The state's name, for errors.
+    fn name(&self) -> &'static str;
+
     /// The state's own fields (flattened bases' excluded), in order.
     fn fields(&self) -> &'static [FieldInfo];
 
@@ -374,7 +377,7 @@ fn get_path(state: &dyn Fields, key: &str) -> Result<Value, StateError> {
         return match (field, rest) {
             (field, None) => field.value().to_json(head),
             (FieldRef::State(nested), Some(rest)) => {
-                get(nested.as_fields(), rest).map_err(|e| e.within(head))
+                get(nested.as_fields(), rest).map_err(|e| e.within(head).seen_from(state.name()))
             }
             (FieldRef::Value(value), Some(rest)) => {
                 let json = value.to_json(head)?;
@@ -383,7 +386,7 @@ fn get_path(state: &dyn Fields, key: &str) -> Result<Value, StateError> {
         };
     }
     match base_index(state, head).and_then(|i| state.base(i)) {
-        Some(base) => get(base.as_fields(), key),
+        Some(base) => get(base.as_fields(), key).map_err(|e| e.seen_from(state.name())),
         None => Err(unknown(state, head)),
     }
 }
@@ -404,6 +407,7 @@ pub fn set(state: &mut dyn Fields, key: &str, value: Value) -> Result<(), StateE
 /// [`set`] of a dotted path or a flattened base's key.
 fn set_path(state: &mut dyn Fields, key: &str, value: Value) -> Result<(), StateError> {
     let (head, rest) = split_path(key);
+    let state_name = state.name();
     if let Some(index) = own_index(state, head) {
         let ty = state.fields().get(index).map_or("", |info| info.ty);
         let Some(field) = state.field_mut(index) else {
@@ -412,7 +416,8 @@ fn set_path(state: &mut dyn Fields, key: &str, value: Value) -> Result<(), State
         return match (field, rest) {
             (field, None) => field.value().set_json(head, ty, value),
             (FieldMut::State(nested), Some(rest)) => {
-                set(nested.as_fields_mut(), rest, value).map_err(|e| e.within(head))
+                let name = state_name;
+                set(nested.as_fields_mut(), rest, value).map_err(|e| e.within(head).seen_from(name))
             }
             (FieldMut::Value(field), Some(rest)) => {
                 // Edit the field's JSON and read it back: the field changes
@@ -425,13 +430,13 @@ fn set_path(state: &mut dyn Fields, key: &str, value: Value) -> Result<(), State
         };
     }
     match base_index(state, head).and_then(|i| state.base_mut(i)) {
-        Some(base) => set(base.as_fields_mut(), key, value),
+        Some(base) => set(base.as_fields_mut(), key, value).map_err(|e| e.seen_from(state_name)),
         None => Err(unknown(state, head)),
     }
 }
 
 fn unknown(state: &dyn Fields, head: &str) -> StateError {
-    StateError::unknown_field(head, state.keys())
+    StateError::unknown_field(state.name(), head, state.keys())
 }
 
 /// Calls `visit` on every field, flattened bases' in place, in declaration

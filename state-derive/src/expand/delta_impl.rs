@@ -109,6 +109,7 @@ fn impl_table(model: &Model) -> TokenStream {
         .enumerate()
         .map(|(index, field)| decoder(model, index, field));
     let bases = super::table::base_projections(model, quote!(#p::DeltaTable));
+    let state_name = model.ident.to_string();
     quote! {
         #[automatically_derived]
         impl #impl_generics #p::DeltaKeys for #delta #ty_generics #keys_where {
@@ -117,6 +118,11 @@ fn impl_table(model: &Model) -> TokenStream {
 
         #[automatically_derived]
         impl #impl_generics #p::DeltaTable for #delta #ty_generics #where_clause {
+            #[inline]
+            fn state(&self) -> &'static str {
+                #state_name
+            }
+
             #[inline]
             fn keys(&self) -> #p::KeyTree {
                 <Self as #p::DeltaKeys>::KEYS

@@ -45,10 +45,16 @@ pub fn impl_fields(model: &Model) -> TokenStream {
     };
     let bases = bases(model);
     let keys = super::access::all_keys(model);
+    let state_name = ident.to_string();
 
     quote! {
         #[automatically_derived]
         impl #impl_generics #p::Fields for #ident #ty_generics #where_clause {
+            #[inline]
+            fn name(&self) -> &'static str {
+                #state_name
+            }
+
             #[inline]
             fn fields(&self) -> &'static [#p::FieldInfo] {
                 &__FIELDS
