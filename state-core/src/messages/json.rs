@@ -1,19 +1,17 @@
-//! JSON for messages. Out: LangChain's shape. In: LangChain's shape
-//! (`type`), OpenAI's (`role`), LangChain's serialized constructor envelope
-//! (`{"lc": 1, "type": "constructor", ...}`), a bare string (a human
-//! message) and a `[role, content]` pair (LangGraph's tuple form).
+//! JSON for messages. Out: LangChain's `model_dump()` shape. In: that
+//! shape (`type`), OpenAI's (`role`), LangChain's wrappers around the former
+//! (read in `envelope.rs`), a bare string (a human message) and a `[role,
+//! content]` pair (LangGraph's tuple form).
 
 use super::Content;
+use super::envelope;
 use super::message::{Message, MessageKind, ToolCall, is_reserved_key};
+use super::tag::{self, ROLES, TYPES, Tag};
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
-
-/// The accepted `type`/`role` names, for error messages.
-const ROLES: &str =
-    r#""human", "user", "ai", "assistant", "system", "developer", "tool", "function" or "remove""#;
 
 /// What the message visitor expects, for serde's `invalid type` errors.
 const EXPECTING: &str =
@@ -84,7 +82,8 @@ impl<'de> Deserialize<'de> for ToolCall {
 
 impl Serialize for Message {
     /// LangChain's shape: `type`, `content`, `id` (`null` when none), then
-    /// `name`, `tool_calls` (when not empty) and `tool_call_id` when set,
+    /// `role` (a chat message's), `name`, `tool_calls` (when not empty) and
+    /// `tool_call_id` when set,
     /// then every extra key. A removal is `{"type": "remove", "content": "",
     /// "id": ...}`.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -97,6 +96,7 @@ impl Serialize for Message {
         }
         let extras = self.extra.iter().filter(|(key, _)| !is_reserved_key(key));
         let len = 3
+            + usize::from(self.role.is_some())
             + usize::from(self.name.is_some())
             + usize::from(!self.tool_calls.is_empty())
             + usize::from(self.tool_call_id.is_some())
@@ -105,6 +105,9 @@ impl Serialize for Message {
         map.serialize_entry("type", self.kind.as_str())?;
         map.serialize_entry("content", &self.content)?;
         map.serialize_entry("id", &self.id)?;
+        if let Some(role) = &self.role {
+            map.serialize_entry("role", role)?;
+        }
         if let Some(name) = &self.name {
             map.serialize_entry("name", name)?;
         }
@@ -178,7 +181,7 @@ impl<'de> Visitor<'de> for MessageVisitor {
 }
 
 /// `null`, `a boolean`, ...: the JSON type of `value`, for error messages.
-fn describe(value: &Value) -> &'static str {
+pub(super) fn describe(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -187,32 +190,6 @@ fn describe(value: &Value) -> &'static str {
         Value::Array(_) => "a list",
         Value::Object(_) => "an object",
     }
-}
-
-/// The kind named by a LangChain type or OpenAI role, and whether it was
-/// OpenAI's `developer` (a system message marked as such).
-fn parse_kind(name: &str) -> Option<(MessageKind, bool)> {
-    Some(match name {
-        "human" | "user" => (MessageKind::Human, false),
-        "ai" | "assistant" => (MessageKind::Ai, false),
-        "system" => (MessageKind::System, false),
-        "developer" => (MessageKind::System, true),
-        "tool" => (MessageKind::Tool, false),
-        "function" => (MessageKind::Function, false),
-        "remove" => (MessageKind::Remove, false),
-        _ => return None,
-    })
-}
-
-fn kind_of(key: &str, tag: Value) -> Result<(MessageKind, bool), String> {
-    let Value::String(tag) = tag else {
-        return Err(format!(
-            "message \"{key}\" must be a string, got {}",
-            describe(&tag)
-        ));
-    };
-    parse_kind(&tag)
-        .ok_or_else(|| format!("unknown message {key} \"{tag}\"; expected one of {ROLES}"))
 }
 
 /// Removes `key` from `object` as an optional string; numbers become their
@@ -245,7 +222,31 @@ fn content_from_value(value: Value) -> Result<Content, String> {
     }
 }
 
-/// LangGraph's `(role, content)` form.
+/// The tag of a `[role, content]` pair's role (LangChain's tuple), or why
+/// a pair cannot carry that role.
+pub(super) fn pair_tag(role: &str) -> Result<Tag, String> {
+    let tag = tag::from_role(role)
+        .ok_or_else(|| format!("unknown message role \"{role}\"; expected one of {ROLES}"))?;
+    match tag.kind {
+        MessageKind::Tool => Err(r#"a "tool" message needs a "tool_call_id"; give it as an object, not a [role, content] pair"#.into()),
+        MessageKind::Function => Err(r#"a "function" message needs a "name"; give it as an object, not a [role, content] pair"#.into()),
+        MessageKind::Remove => Err(
+            r#"a "remove" message needs an "id"; give it as {"type": "remove", "id": ...}"#.into(),
+        ),
+        _ => Ok(tag),
+    }
+}
+
+/// The message of a `[role, content]` pair whose role [`pair_tag`] read.
+pub(super) fn pair_message(tag: Tag, content: Content) -> Message {
+    let mut message = Message::bare(tag.kind, content);
+    if tag.developer {
+        message.extra = developer_kwargs();
+    }
+    message
+}
+
+/// LangGraph's `[role, content]` form.
 fn message_from_pair(role: Value, content: Value) -> Result<Message, String> {
     let Value::String(role) = role else {
         return Err(format!(
@@ -253,48 +254,82 @@ fn message_from_pair(role: Value, content: Value) -> Result<Message, String> {
             describe(&role)
         ));
     };
-    let (kind, developer) = parse_kind(&role)
-        .ok_or_else(|| format!("unknown message role \"{role}\"; expected one of {ROLES}"))?;
-    match kind {
-        MessageKind::Tool => {
-            return Err(r#"a "tool" message needs a "tool_call_id"; give it as an object, not a [role, content] pair"#.into());
-        }
-        MessageKind::Function => {
-            return Err(r#"a "function" message needs a "name"; give it as an object, not a [role, content] pair"#.into());
-        }
-        MessageKind::Remove => {
-            return Err(
-                r#"a "remove" message needs an "id"; give it as {"type": "remove", "id": ...}"#
-                    .into(),
-            );
-        }
-        MessageKind::Human | MessageKind::Ai | MessageKind::System => {}
-    }
-    let mut message = Message::bare(kind, content_from_value(content)?);
-    if developer {
-        message.extra = mark_developer(Map::new())?;
-    }
-    Ok(message)
+    let tag = pair_tag(&role)?;
+    Ok(pair_message(tag, content_from_value(content)?))
 }
 
-/// A message object in LangChain's or OpenAI's shape.
+/// How a message object names its fields.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// LangChain's (`type`; `role` only on a chat message): keys that are
+    /// not fields are kept as they came.
+    LangChain,
+    /// OpenAI's (`role`): keys that are not fields go under
+    /// `additional_kwargs`, as in LangChain's `convert_to_messages`.
+    OpenAi,
+}
+
+/// A message object: LangChain's `model_dump()` shape, OpenAI's, or one
+/// of LangChain's wrappers around the former (`dumpd()`'s constructor
+/// envelope, `messages_to_dict()`'s `{"type", "data"}`).
 pub(super) fn message_from_object(mut object: Map<String, Value>) -> Result<Message, String> {
-    if let Some(kwargs) = constructor_kwargs(&mut object)? {
-        object = kwargs;
+    if let Some((tag, kwargs)) = envelope::constructor(&mut object)? {
+        return message_from_fields(tag, Shape::LangChain, kwargs)
+            .map_err(|e| format!("in \"kwargs\": {e}"));
     }
-    let (key, tag) = match object.shift_remove("role") {
-        Some(role) => ("role", role),
-        None => match object.shift_remove("type") {
-            Some(tag) => ("type", tag),
-            None => {
-                return Err(
-                    r#"a message object needs a "type" (LangChain) or a "role" (OpenAI)"#.into(),
-                );
-            }
-        },
+    if let Some((tag, data)) = envelope::type_and_data(&mut object)? {
+        return message_from_fields(tag, Shape::LangChain, data)
+            .map_err(|e| format!("in \"data\": {e}"));
+    }
+    // A chat message's `role` is its free role, not OpenAI's; elsewhere
+    // `role` wins over `type`, as in LangChain's `convert_to_messages`.
+    let chat = object
+        .get("type")
+        .and_then(Value::as_str)
+        .and_then(tag::from_type)
+        .filter(|tag| tag.kind == MessageKind::Chat);
+    if let Some(tag) = chat {
+        object.shift_remove("type");
+        return message_from_fields(tag, Shape::LangChain, object);
+    }
+    if let Some(role) = object.shift_remove("role") {
+        let tag = read_tag(&role, "role", tag::from_role, ROLES)?;
+        return message_from_fields(tag, Shape::OpenAi, object);
+    }
+    match object.shift_remove("type") {
+        Some(name) => {
+            let tag = read_tag(&name, "type", tag::from_type, TYPES)?;
+            message_from_fields(tag, Shape::LangChain, object)
+        }
+        None => Err(r#"a message object needs a "type" (LangChain) or a "role" (OpenAI)"#.into()),
+    }
+}
+
+/// The tag named by `value`, the message's `key` (`"type"` or `"role"`).
+pub(super) fn read_tag(
+    value: &Value,
+    key: &str,
+    parse: fn(&str) -> Option<Tag>,
+    expected: &str,
+) -> Result<Tag, String> {
+    let Value::String(name) = value else {
+        return Err(format!(
+            "message \"{key}\" must be a string, got {}",
+            describe(value)
+        ));
     };
-    let openai = key == "role";
-    let (kind, developer) = kind_of(key, tag)?;
+    parse(name)
+        .ok_or_else(|| format!("unknown message {key} \"{name}\"; expected one of {expected}"))
+}
+
+/// The message of kind `tag` from the rest of its object (its `type`, or
+/// its OpenAI `role`, already taken out).
+fn message_from_fields(
+    tag: Tag,
+    shape: Shape,
+    mut object: Map<String, Value>,
+) -> Result<Message, String> {
+    let kind = tag.kind;
     let id = take_string(&mut object, "id", "message")?;
     if kind == MessageKind::Remove {
         // A removal is only its id; LangChain drops its content too.
@@ -304,6 +339,17 @@ pub(super) fn message_from_object(mut object: Map<String, Value>) -> Result<Mess
     let content = match object.shift_remove("content") {
         Some(content) => content_from_value(content)?,
         None => return Err(format!("a \"{kind}\" message needs \"content\"")),
+    };
+    let role = take_string(&mut object, "role", "message")?;
+    let role = match (kind, role) {
+        (MessageKind::Chat, None) => return Err(r#"a "chat" message needs a "role""#.into()),
+        (MessageKind::Chat, role) => role,
+        (_, None) => None,
+        (_, Some(role)) => {
+            return Err(format!(
+                "a \"{kind}\" message has a \"role\" (\"{role}\"); only a \"chat\" message has one"
+            ));
+        }
     };
     let name = take_string(&mut object, "name", "message")?;
     let tool_call_id = take_string(&mut object, "tool_call_id", "message")?;
@@ -326,12 +372,17 @@ pub(super) fn message_from_object(mut object: Map<String, Value>) -> Result<Mess
     if kind == MessageKind::Function && name.is_none() {
         return Err(r#"a "function" message needs a "name""#.into());
     }
-    let extra = if openai {
-        openai_extra(kind, object)?
-    } else {
-        object
+    if tag.chunk && kind == MessageKind::Ai {
+        // What LangChain's `message_chunk_to_message` drops: the streaming
+        // state, whose calls are already in `tool_calls`.
+        object.shift_remove("tool_call_chunks");
+        object.shift_remove("chunk_position");
+    }
+    let extra = match shape {
+        Shape::OpenAi => openai_extra(kind, object)?,
+        Shape::LangChain => object,
     };
-    let extra = if developer {
+    let extra = if tag.developer {
         mark_developer(extra)?
     } else {
         extra
@@ -340,6 +391,7 @@ pub(super) fn message_from_object(mut object: Map<String, Value>) -> Result<Mess
         kind,
         content,
         id,
+        role,
         name,
         tool_calls,
         tool_call_id,
@@ -421,49 +473,13 @@ fn mark_developer(mut extra: Map<String, Value>) -> Result<Map<String, Value>, S
     Ok(extra)
 }
 
-/// For LangChain's serialized envelope `{"lc": 1, "type": "constructor",
-/// "id": [..., "HumanMessage"], "kwargs": {...}}`: the kwargs, with the
-/// `type` its class stands for. `None` for any other object.
-fn constructor_kwargs(
-    object: &mut Map<String, Value>,
-) -> Result<Option<Map<String, Value>>, String> {
-    let is_envelope = object.contains_key("lc")
-        && object.get("type").and_then(Value::as_str) == Some("constructor");
-    if !is_envelope {
-        return Ok(None);
-    }
-    let class = object
-        .get("id")
-        .and_then(Value::as_array)
-        .and_then(|path| path.last())
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let kind = match class.strip_suffix("Chunk").unwrap_or(class) {
-        "HumanMessage" => MessageKind::Human,
-        "AIMessage" => MessageKind::Ai,
-        "SystemMessage" => MessageKind::System,
-        "ToolMessage" => MessageKind::Tool,
-        "FunctionMessage" => MessageKind::Function,
-        "RemoveMessage" => MessageKind::Remove,
-        _ => {
-            return Err(format!(
-                "unsupported LangChain serialized message class \"{class}\"; expected HumanMessage, AIMessage, SystemMessage, ToolMessage, FunctionMessage or RemoveMessage"
-            ));
-        }
-    };
-    let mut kwargs = match object.shift_remove("kwargs") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(kwargs)) => kwargs,
-        Some(other) => {
-            return Err(format!(
-                "serialized message \"kwargs\" must be an object, got {}",
-                describe(&other)
-            ));
-        }
-    };
-    kwargs.shift_remove("role");
-    kwargs.insert("type".into(), Value::from(kind.as_str()));
-    Ok(Some(kwargs))
+/// The extra keys of a bare developer message.
+fn developer_kwargs() -> Map<String, Value> {
+    let mut kwargs = Map::new();
+    kwargs.insert("__openai_role__".into(), Value::from("developer"));
+    let mut extra = Map::new();
+    extra.insert("additional_kwargs".into(), Value::Object(kwargs));
+    extra
 }
 
 fn tool_call_from_value(value: Value) -> Result<ToolCall, String> {
@@ -820,10 +836,83 @@ mod tests {
             "kwargs": {"content": "c", "type": "AIMessageChunk"}}))
         .unwrap();
         assert_eq!(chunk, Message::ai("c"));
+        let chat = read(json!({"lc": 1, "type": "constructor",
+            "id": ["langchain", "schema", "messages", "ChatMessage"],
+            "kwargs": {"content": "c", "type": "chat", "role": "critic"}}))
+        .unwrap();
+        assert_eq!(chat, Message::chat("critic", "c"));
         let err =
-            read(json!({"lc": 1, "type": "constructor", "id": ["x", "ChatMessage"], "kwargs": {}}))
+            read(json!({"lc": 1, "type": "constructor", "id": ["x", "ChatPrompt"], "kwargs": {}}))
                 .unwrap_err();
-        assert!(err.contains("ChatMessage"), "{err}");
+        assert!(err.contains("class \"ChatPrompt\""), "{err}");
+    }
+
+    #[test]
+    fn chat_messages_keep_their_free_role() {
+        let input = json!({"content": "too long", "additional_kwargs": {}, "response_metadata": {},
+            "type": "chat", "name": null, "id": "c1", "role": "critic"});
+        let message = read(input).unwrap();
+        assert_eq!(message.kind(), MessageKind::Chat);
+        assert_eq!(message.role(), Some("critic"));
+        assert_eq!(
+            out(&message),
+            json!({"type": "chat", "content": "too long", "id": "c1", "role": "critic",
+                   "additional_kwargs": {}, "response_metadata": {}})
+        );
+        assert_eq!(read(out(&message)).unwrap(), message);
+        // With `type: "chat"`, `role` is the chat role even when it is an
+        // OpenAI role.
+        let message = read(json!({"type": "chat", "role": "user", "content": "x"})).unwrap();
+        assert_eq!(message, Message::chat("user", "x"));
+        // Without it, `role` is OpenAI's, which has no free roles.
+        let err = read(json!({"role": "critic", "content": "x"})).unwrap_err();
+        assert!(err.contains("unknown message role \"critic\""), "{err}");
+        let err = read(json!({"role": "chat", "content": "x"})).unwrap_err();
+        assert!(err.contains("unknown message role \"chat\""), "{err}");
+        let err = read(json!({"type": "chat", "content": "x"})).unwrap_err();
+        assert!(err.contains(r#"a "chat" message needs a "role""#), "{err}");
+        let err = read(json!({"type": "chat", "content": "x", "role": ["a"]})).unwrap_err();
+        assert!(
+            err.contains(r#"message "role" must be a string, got a list"#),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn chunk_types_read_as_their_message_class() {
+        for (chunk, kind) in [
+            ("HumanMessageChunk", MessageKind::Human),
+            ("AIMessageChunk", MessageKind::Ai),
+            ("SystemMessageChunk", MessageKind::System),
+        ] {
+            let message = read(json!({"type": chunk, "content": "x", "id": "1"})).unwrap();
+            assert_eq!(message, Message::bare(kind, "x".into()).with_id("1"));
+        }
+        let message = read(json!({"type": "ToolMessageChunk", "content": "x",
+            "tool_call_id": "c", "artifact": null, "status": "success"}))
+        .unwrap();
+        assert_eq!(
+            out(&message),
+            json!({"type": "tool", "content": "x", "id": null,
+            "tool_call_id": "c", "artifact": null, "status": "success"})
+        );
+        let message =
+            read(json!({"type": "ChatMessageChunk", "content": "x", "role": "critic"})).unwrap();
+        assert_eq!(message, Message::chat("critic", "x"));
+        let message = read(json!({"type": "AIMessageChunk", "content": "", "usage_metadata": null,
+            "tool_calls": [{"name": "f", "args": {}, "id": "c", "type": "tool_call"}],
+            "tool_call_chunks": [{"name": "f", "args": "{}", "id": "c", "index": 0, "type": "tool_call_chunk"}],
+            "chunk_position": "last"}))
+        .unwrap();
+        assert_eq!(
+            out(&message),
+            json!({"type": "ai", "content": "", "id": null,
+                   "tool_calls": [{"name": "f", "args": {}, "id": "c", "type": "tool_call"}],
+                   "usage_metadata": null})
+        );
+        // A chunk type is not an OpenAI role.
+        let err = read(json!({"role": "AIMessageChunk", "content": "x"})).unwrap_err();
+        assert!(err.contains("unknown message role"), "{err}");
     }
 
     #[test]

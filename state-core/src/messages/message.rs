@@ -2,6 +2,7 @@
 //! and accessors. JSON lives in `json.rs`.
 
 use super::Content;
+use super::json::{pair_message, pair_tag};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -11,8 +12,11 @@ use std::fmt;
 pub const REMOVE_ALL_MESSAGES: &str = "__remove_all__";
 
 /// What kind of message this is; its JSON name is LangChain's `type`.
+///
+/// Non-exhaustive: LangChain may add message classes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum MessageKind {
     /// From the user (`"human"`; OpenAI role `user`).
     Human,
@@ -24,6 +28,9 @@ pub enum MessageKind {
     Tool,
     /// A function's result, OpenAI's legacy function calling (`"function"`).
     Function,
+    /// A message with a free role (`"chat"`, LangChain's `ChatMessage`); the
+    /// role is [`Message::role`].
+    Chat,
     /// A request to delete the message with this id (`"remove"`, LangGraph's
     /// `RemoveMessage`). Only meaningful in an update.
     Remove,
@@ -31,7 +38,7 @@ pub enum MessageKind {
 
 impl MessageKind {
     /// The LangChain `type` string: `"human"`, `"ai"`, `"system"`, `"tool"`,
-    /// `"function"` or `"remove"`.
+    /// `"function"`, `"chat"` or `"remove"`.
     pub fn as_str(self) -> &'static str {
         match self {
             MessageKind::Human => "human",
@@ -39,6 +46,7 @@ impl MessageKind {
             MessageKind::System => "system",
             MessageKind::Tool => "tool",
             MessageKind::Function => "function",
+            MessageKind::Chat => "chat",
             MessageKind::Remove => "remove",
         }
     }
@@ -131,6 +139,8 @@ pub struct Message {
     pub(super) kind: MessageKind,
     pub(super) content: Content,
     pub(super) id: Option<String>,
+    /// The free role of a chat message; `None` for every other kind.
+    pub(super) role: Option<String>,
     pub(super) name: Option<String>,
     pub(super) tool_calls: Vec<ToolCall>,
     pub(super) tool_call_id: Option<String>,
@@ -144,6 +154,7 @@ impl Message {
             kind,
             content,
             id: None,
+            role: None,
             name: None,
             tool_calls: Vec::new(),
             tool_call_id: None,
@@ -173,11 +184,52 @@ impl Message {
         message
     }
 
+    /// A tool's result answering `call`: its `tool_call_id` is the call's id
+    /// and its name the tool's, as LangGraph's `ToolNode` writes them.
+    ///
+    /// A call without an id (LangChain allows one, providers send ids) is
+    /// answered with an empty `tool_call_id`: LangChain's `ToolMessage`
+    /// needs a string there, and no call can be matched anyway.
+    ///
+    /// ```
+    /// use state_core::{Message, ToolCall};
+    /// use serde_json::json;
+    ///
+    /// let call = ToolCall::new("add", json!({"a": 2, "b": 2})).with_id("c1");
+    /// let answer = Message::tool_result(&call, "4");
+    /// assert_eq!(answer.tool_call_id(), Some("c1"));
+    /// assert_eq!(answer.name(), Some("add"));
+    ///
+    /// let anonymous = ToolCall::new("now", json!({}));
+    /// assert_eq!(Message::tool_result(&anonymous, "noon").tool_call_id(), Some(""));
+    /// ```
+    pub fn tool_result(call: &ToolCall, content: impl Into<Content>) -> Self {
+        Message::tool(content, call.id.clone().unwrap_or_default()).with_name(call.name.clone())
+    }
+
     /// A function's result (OpenAI's legacy function calling); `name` is the
     /// function's.
     pub fn function(content: impl Into<Content>, name: impl Into<String>) -> Self {
         let mut message = Message::bare(MessageKind::Function, content.into());
         message.name = Some(name.into());
+        message
+    }
+
+    /// A message with a free `role` (LangChain's `ChatMessage`), for roles
+    /// that are none of the other kinds, such as `"critic"`. In JSON it is
+    /// `{"type": "chat", "content": ..., "id": ..., "role": ...}`.
+    ///
+    /// ```
+    /// use state_core::{Message, MessageKind};
+    ///
+    /// let review = Message::chat("critic", "Too long.");
+    /// assert_eq!(review.kind(), MessageKind::Chat);
+    /// assert_eq!(review.role(), Some("critic"));
+    /// assert_eq!(Message::human("hi").role(), None);
+    /// ```
+    pub fn chat(role: impl Into<String>, content: impl Into<Content>) -> Self {
+        let mut message = Message::bare(MessageKind::Chat, content.into());
+        message.role = Some(role.into());
         message
     }
 
@@ -228,7 +280,8 @@ impl Message {
     /// `additional_kwargs`, `response_metadata`, `usage_metadata`, ...). It is
     /// written as a top-level key of the message's JSON. The keys that are
     /// fields (`type`, `role`, `content`, `id`, `name`, `tool_calls`,
-    /// `tool_call_id`) are ignored here: use the builders.
+    /// `tool_call_id`) are ignored here: use the builders (a role is a chat
+    /// message's, [`Message::chat`]).
     #[must_use]
     pub fn with_extra(mut self, key: impl Into<String>, value: Value) -> Self {
         let key = key.into();
@@ -257,6 +310,12 @@ impl Message {
     /// an id.
     pub fn id(&self) -> Option<&str> {
         self.id.as_deref()
+    }
+
+    /// The free role of a chat message ([`Message::chat`]); `None` for
+    /// every other kind.
+    pub fn role(&self) -> Option<&str> {
+        self.role.as_deref()
     }
 
     /// The author's name, if set.
@@ -294,8 +353,8 @@ impl Message {
     }
 }
 
-/// Keys of a message's JSON that are fields of [`Message`] (or the OpenAI
-/// `role`), never kept among its extra keys.
+/// Keys of a message's JSON that are fields of [`Message`] (`role` is a
+/// chat message's, or OpenAI's), never kept among its extra keys.
 pub(super) fn is_reserved_key(key: &str) -> bool {
     matches!(
         key,
@@ -317,6 +376,33 @@ impl From<String> for Message {
     }
 }
 
+impl<R: AsRef<str>, C: Into<Content>> From<(R, C)> for Message {
+    /// LangChain's `(role, content)` tuple, read as the JSON `[role,
+    /// content]` pair is: `"human"` or `"user"`, `"ai"` or `"assistant"`,
+    /// `"system"`, and `"developer"` (a system message marked as OpenAI's
+    /// developer). LangChain refuses every other role in a tuple (`"tool"`
+    /// and `"function"` lack their call id or name, `"remove"` its id); here
+    /// any other role gives a chat message with that role
+    /// ([`Message::chat`]), so a conversion never fails.
+    ///
+    /// ```
+    /// use state_core::{Message, MessageKind};
+    ///
+    /// assert_eq!(Message::from(("user", "hi")), Message::human("hi"));
+    /// assert_eq!(Message::from(("assistant", "hello")).kind(), MessageKind::Ai);
+    /// let critic = Message::from(("critic", "Too long."));
+    /// assert_eq!(critic, Message::chat("critic", "Too long."));
+    /// ```
+    fn from((role, content): (R, C)) -> Self {
+        let role = role.as_ref();
+        let content = content.into();
+        match pair_tag(role) {
+            Ok(tag) => pair_message(tag, content),
+            Err(_) => Message::chat(role, content),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -330,6 +416,7 @@ mod tests {
             (Message::system("s"), MessageKind::System),
             (Message::tool("t", "c"), MessageKind::Tool),
             (Message::function("f", "fname"), MessageKind::Function),
+            (Message::chat("critic", "c"), MessageKind::Chat),
             (Message::remove("r"), MessageKind::Remove),
         ];
         for (message, kind) in cases {
@@ -390,6 +477,7 @@ mod tests {
             MessageKind::System,
             MessageKind::Tool,
             MessageKind::Function,
+            MessageKind::Chat,
             MessageKind::Remove,
         ] {
             assert_eq!(serde_json::to_value(kind).unwrap(), json!(kind.as_str()));
@@ -403,5 +491,67 @@ mod tests {
     fn strings_convert_to_human_messages() {
         assert_eq!(Message::from("hi"), Message::human("hi"));
         assert_eq!(Message::from(String::from("hi")), Message::human("hi"));
+    }
+
+    #[test]
+    fn only_chat_messages_have_a_role() {
+        assert_eq!(Message::chat("critic", "c").role(), Some("critic"));
+        for message in [
+            Message::human("h"),
+            Message::ai("a"),
+            Message::tool("t", "c"),
+            Message::remove("r"),
+        ] {
+            assert_eq!(message.role(), None, "{message:?}");
+        }
+    }
+
+    #[test]
+    fn tuples_convert_as_langchain_reads_them() {
+        for (role, kind) in [
+            ("human", MessageKind::Human),
+            ("user", MessageKind::Human),
+            ("ai", MessageKind::Ai),
+            ("assistant", MessageKind::Ai),
+            ("system", MessageKind::System),
+        ] {
+            let message = Message::from((role, "x"));
+            assert_eq!(message, Message::bare(kind, "x".into()), "{role}");
+        }
+        let developer = Message::from(("developer", "be brief"));
+        assert_eq!(developer.kind(), MessageKind::System);
+        assert_eq!(
+            developer.extra()["additional_kwargs"],
+            json!({"__openai_role__": "developer"})
+        );
+        // The same as the JSON pair.
+        let pair: Message = serde_json::from_value(json!(["developer", "be brief"])).unwrap();
+        assert_eq!(developer, pair);
+        // Owned roles and block content convert too.
+        let blocks = vec![json!({"type": "text", "text": "b"})];
+        let message = Message::from((String::from("user"), blocks.clone()));
+        assert_eq!(message, Message::human(blocks));
+    }
+
+    #[test]
+    fn tuples_with_roles_langchain_refuses_are_chat_messages() {
+        // LangChain refuses these tuple roles: tool, function and remove
+        // lack their call id, name or id; the others are no role it knows.
+        for role in ["tool", "function", "remove", "chat", "critic", "", "User"] {
+            let message = Message::from((role, "x"));
+            assert_eq!(message, Message::chat(role, "x"), "{role}");
+            assert_eq!(message.role(), Some(role));
+        }
+    }
+
+    #[test]
+    fn tool_result_answers_the_call() {
+        let call = ToolCall::new("search", json!({"q": "rust"})).with_id("call_1");
+        let answer = Message::tool_result(&call, "found");
+        assert_eq!(answer, Message::tool("found", "call_1").with_name("search"));
+        assert_eq!(answer.kind(), MessageKind::Tool);
+        let answer = Message::tool_result(&ToolCall::new("now", json!({})), "noon");
+        assert_eq!(answer.tool_call_id(), Some(""));
+        assert_eq!(answer.name(), Some("now"));
     }
 }
