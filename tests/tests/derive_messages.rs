@@ -3,7 +3,9 @@
 //! with atomicity when a removal names an unknown id.
 
 use serde_json::json;
-use state_core::{AgentState, Delta, Message, Messages, ReduceError, State, StateError};
+use state_core::{
+    AgentState, Delta, Message, MessageKind, Messages, ReduceError, State, StateError,
+};
 
 #[derive(AgentState, Debug, Clone, PartialEq)]
 pub struct Chat {
@@ -330,4 +332,69 @@ fn messages_in_a_json_delta() {
         err,
         r#"`Chat` has no field `mesages`; did you mean `messages`?"#
     );
+}
+
+/// Setters take the values a LangGraph node writes, without `.to_string()`
+/// or `vec![]`: LangChain's `(role, content)` tuples, one or a list, a list
+/// of messages as a whole new history, and lists of `&str` for a list of
+/// strings.
+#[test]
+fn setters_take_natural_update_values() {
+    let mut chat = Chat::default();
+    chat.apply(Chat::delta().messages(("user", "hi"))).unwrap();
+    chat.apply(Chat::delta().messages([("ai", "hello"), ("system", "be brief")]))
+        .unwrap();
+    chat.apply(Chat::delta().messages([("human", "and you?")]))
+        .unwrap();
+    let kinds = chat.messages.iter().map(|m| m.kind()).collect::<Vec<_>>();
+    assert_eq!(
+        kinds,
+        [
+            MessageKind::Human,
+            MessageKind::Ai,
+            MessageKind::System,
+            MessageKind::Human
+        ]
+    );
+    assert_eq!(chat.messages[1].text(), "hello");
+    assert!(
+        chat.messages.iter().all(|m| m.id().is_some()),
+        "ids assigned"
+    );
+
+    chat.apply(Chat::delta().overwrite_messages(vec![Message::human("again")]))
+        .unwrap();
+    assert_eq!(chat.messages.len(), 1);
+    chat.apply(Chat::delta().overwrite_messages([Message::ai("a"), Message::ai("b")]))
+        .unwrap();
+    assert_eq!(chat.messages.len(), 2);
+    chat.apply(Chat::delta().overwrite_messages([("user", "fresh start")]))
+        .unwrap();
+    assert_eq!(chat.messages[0].text(), "fresh start");
+
+    chat.apply(Chat::delta().transcript(["a", "b"])).unwrap();
+    chat.apply(Chat::delta().transcript(["c"])).unwrap();
+    // `Vec::new()` still infers its element type.
+    chat.apply(Chat::delta().transcript(Vec::new())).unwrap();
+    chat.apply(Chat::delta().transcript(&["d", "e"][..]))
+        .unwrap();
+    chat.apply(Chat::delta().transcript("f")).unwrap();
+    assert_eq!(chat.transcript, ["a", "b", "c", "d", "e", "f"]);
+    // A `Vec<Message>` field takes tuples too.
+    chat.apply(Chat::delta().log(("ai", "noted"))).unwrap();
+    assert_eq!(chat.log[0].kind(), MessageKind::Ai);
+}
+
+/// A tool call is answered without unwrapping its optional id.
+#[test]
+fn a_tool_call_is_answered_with_tool_result() {
+    let call = state_core::ToolCall::new("add", json!({"a": 2, "b": 2})).with_id("c1");
+    let mut chat = Chat::default();
+    chat.apply(Chat::delta().messages([
+        Message::ai("").with_tool_calls(vec![call.clone()]),
+        Message::tool_result(&call, "4"),
+    ]))
+    .unwrap();
+    assert_eq!(chat.messages[1].tool_call_id(), Some("c1"));
+    assert_eq!(chat.messages[1].kind(), MessageKind::Tool);
 }
