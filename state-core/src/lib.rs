@@ -45,6 +45,7 @@ pub use schemars;
 /// | `#[scope(turn)]` / `#[scope(persistent)]` | reset by [`State::begin_turn`], or kept (the default) |
 /// | `#[default(EXPR)]` | initial and turn-reset value, typed as the field; a string literal alone goes through `Into` |
 /// | `#[state(flatten)]` | embed a base state: its fields become this state's fields (keys, JSON, schema, deltas), with their own reducers and scopes |
+/// | `#[serde(rename = "key")]` | the field's key, where it differs from its Rust name: in JSON, `get`/`set`/`apply_json`, `keys`, dotted paths, the schema and errors (the setter keeps the Rust name); no other serde option is read |
 ///
 /// A custom reducer must be deterministic: its effect depends only on the
 /// field and the update. Stores log each step's delta and rebuild a state by
@@ -110,7 +111,10 @@ pub use schemars;
 /// `#[state(delta = "Name")]` to rename the delta type, and
 /// `#[state(json_schema)]` to implement `schemars::JsonSchema` for the state
 /// and its delta (feature `schemars`; a flattened base needs it too, and
-/// its properties join the extension's).
+/// its properties join the extension's). `#[serde(rename_all = "camelCase")]`
+/// (or any of serde's rules) renames every field's key as serde would, for
+/// keys shared with a JavaScript front end; a field's own `rename` wins,
+/// and two fields with one key are a compile error.
 ///
 /// # What is generated
 ///

@@ -4,6 +4,7 @@
 mod attrs;
 mod expand;
 mod model;
+mod rename;
 mod text;
 
 #[cfg(test)]
@@ -13,7 +14,7 @@ use proc_macro::TokenStream;
 
 /// Derives `state_core::State` for a struct, with its `{Name}Delta` partial
 /// update type. See the `state-core` documentation for the attributes.
-#[proc_macro_derive(AgentState, attributes(reducer, scope, default, state))]
+#[proc_macro_derive(AgentState, attributes(reducer, scope, default, state, serde))]
 pub fn derive_agent_state(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
     expand::derive(&input).into()

@@ -2,6 +2,7 @@
 //! checked. All errors are found here, with spans; `expand` only generates.
 
 use crate::attrs::{self, FieldAttrs, Scope};
+use crate::rename::{self, RenameAll};
 use proc_macro2::Span;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
@@ -41,6 +42,11 @@ pub struct Field {
     pub docs: String,
     /// `#[state(alias = "old")]`: former names of the field.
     pub aliases: Vec<syn::LitStr>,
+    /// The field's key: its name, unless `#[serde(rename = "..")]` or the
+    /// struct's `#[serde(rename_all = "..")]` says otherwise.
+    pub key: String,
+    /// Where a clash of the key is reported: the `rename`, else the name.
+    pub key_span: Span,
 }
 
 impl Field {
@@ -175,11 +181,14 @@ impl Model {
             .unwrap_or_default();
         check_no_derive_default(&input.attrs, &mut errors);
         let default_scope = state.scope.unwrap_or(Scope::Persistent);
+        let rename_all = errors
+            .handle(rename::struct_rename_all(&input.attrs))
+            .flatten();
         let mut fields: Vec<Field> = Vec::new();
         let mut bases: Vec<Base> = Vec::new();
         if let syn::Data::Struct(data) = &input.data {
             for field in &data.fields {
-                match errors.handle(build_field(field, default_scope)) {
+                match errors.handle(build_field(field, default_scope, rename_all.as_ref())) {
                     Some(Built::Field(f)) => fields.push(*f),
                     Some(Built::Base(mut base)) => {
                         base.position = fields.len();
@@ -195,6 +204,7 @@ impl Model {
             .chain(bases.iter().map(|b| (&b.ident, false)))
             .collect::<Vec<_>>();
         check_generated_names(&members, &mut errors);
+        check_keys(&fields, &mut errors);
         check_aliases(&fields, &mut errors);
         check_bases(&input.generics, &bases, &mut errors);
         let delta = state
@@ -225,11 +235,16 @@ enum Built {
     Base(Box<Base>),
 }
 
-fn build_field(field: &syn::Field, default_scope: Scope) -> darling::Result<Built> {
+fn build_field(
+    field: &syn::Field,
+    default_scope: Scope,
+    rename_all: Option<&RenameAll>,
+) -> darling::Result<Built> {
     let ident = field
         .ident
         .clone()
         .ok_or_else(|| darling::Error::custom("a state field needs a name").with_span(&field.ty))?;
+    let rename = rename::field_rename(&field.attrs)?;
     let FieldAttrs {
         reducer,
         scope,
@@ -244,6 +259,12 @@ fn build_field(field: &syn::Field, default_scope: Scope) -> darling::Result<Buil
         )
         .with_span(alias));
     }
+    if let (Some(_), Some(rename)) = (flatten, &rename) {
+        return Err(darling::Error::custom(
+            "a flattened base has no key of its own to rename; its fields keep their keys",
+        )
+        .with_span(rename));
+    }
     if flatten.is_some() {
         return Ok(Built::Base(Box::new(Base {
             ident,
@@ -253,7 +274,6 @@ fn build_field(field: &syn::Field, default_scope: Scope) -> darling::Result<Buil
         })));
     }
     Ok(Built::Field(Box::new(Field {
-        ident,
         vis: field.vis.clone(),
         ty: field.ty.clone(),
         reducer: reducer.unwrap_or(Reducer::Builtin(Builtin::Replace, Span::call_site())),
@@ -261,6 +281,13 @@ fn build_field(field: &syn::Field, default_scope: Scope) -> darling::Result<Buil
         default,
         docs,
         aliases,
+        key: match (&rename, rename_all) {
+            (Some(key), _) => key.value(),
+            (None, Some(rule)) => rule.apply(&ident.unraw().to_string()),
+            (None, None) => ident.unraw().to_string(),
+        },
+        key_span: rename.as_ref().map_or(ident.span(), syn::LitStr::span),
+        ident,
     })))
 }
 
@@ -375,12 +402,29 @@ fn clash(
 
 /// A former name must not be any field's name or another field's former
 /// name: stored data would be ambiguous.
+/// Two fields with one key would be one entry in JSON and one `get` key.
+fn check_keys(fields: &[Field], errors: &mut darling::error::Accumulator) {
+    for (i, field) in fields.iter().enumerate() {
+        if let Some(first) = fields[..i].iter().find(|f| f.key == field.key) {
+            errors.push(
+                darling::Error::custom(format!(
+                    "the key `{}` is already the key of field `{}`; give each field its own \
+                     key (`#[serde(rename = \"...\")]`)",
+                    field.key,
+                    first.ident.unraw()
+                ))
+                .with_span(&field.key_span),
+            );
+        }
+    }
+}
+
 fn check_aliases(fields: &[Field], errors: &mut darling::error::Accumulator) {
     let mut seen: Vec<String> = Vec::new();
     for field in fields {
         for alias in &field.aliases {
             let name = alias.value();
-            let taken = fields.iter().find(|f| f.ident.unraw() == name.as_str());
+            let taken = fields.iter().find(|f| f.key == name);
             let message = match taken {
                 Some(f) if f.ident == field.ident => {
                     format!("`{name}` is this field's own name; an alias is a former name")

@@ -20,7 +20,6 @@ use super::{Facts, local, private, update_type};
 use crate::model::{Field, Model, Reducer};
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
-use syn::ext::IdentExt;
 
 /// The checks, as items for the generated `const _: () = { ... };` block:
 /// one function per distinct reducer and field type that returns the
@@ -88,7 +87,7 @@ fn base_checks(model: &Model) -> TokenStream {
             let base_tree = tree(base);
             let base_name = crate::text::type_text(&base.ty);
             for field in &model.fields {
-                let key = field.ident.unraw().to_string();
+                let key = field.key.clone();
                 let message = format!(
                     "`{key}` is also a field of `{base_name}`, flattened into this state; rename one of them"
                 );
@@ -97,7 +96,7 @@ fn base_checks(model: &Model) -> TokenStream {
                     const _: () = if #base_tree.contains(#key) { #panic(#message) };
                 });
             }
-            let own = model.fields.iter().map(|f| f.ident.unraw().to_string());
+            let own = model.fields.iter().map(|f| f.key.clone());
             let message = format!(
                 "`{base_name}`, flattened here, has a field named like a field of this state; \
                  rename one of them"

@@ -17,7 +17,6 @@ mod turn;
 use crate::model::{Field, Model, Reducer};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
-use syn::ext::IdentExt;
 
 /// Expands `#[derive(AgentState)]`: the generated items, or the errors plus
 /// stub impls that keep one mistake from cascading into many.
@@ -66,8 +65,8 @@ fn private(model: &Model) -> TokenStream {
 }
 
 /// The key of a field: its name without `r#`.
-fn key(field: &Field) -> String {
-    field.ident.unraw().to_string()
+fn key(field: &Field) -> &str {
+    &field.key
 }
 
 /// A positional local name, so user field names never clash with ours.
