@@ -228,7 +228,8 @@ const REDUCER_HELP: &str = "built-in reducers: `replace`, `append`, `merge`, `ap
     `add_messages`; or a custom one: `#[reducer(with = path::to::function)]`";
 
 const WITH_HELP: &str = "`with` names the reducer function: `#[reducer(with = path::to::function)]`, \
-    where the function is `fn(&mut T, T)` or `fn(&mut T, T) -> Result<(), E>`";
+    where the function is `fn(&mut T, T)` or `fn(&mut T, T) -> Result<(), E>` \
+    (or `fn(&mut T, U)`, with `update = U`)";
 
 /// The parenthesised tokens of an attribute, or an error at the attribute
 /// (or at its `= value`) saying what to write: `example`.

@@ -163,9 +163,15 @@ impl Reducer {
     pub fn describe(&self) -> String {
         match self {
             Reducer::Builtin(b, _) => b.name().to_owned(),
-            Reducer::With { path, .. } => {
+            Reducer::With { path, update } => {
                 let path = quote::ToTokens::to_token_stream(path).to_string();
-                format!("with = {}", path.replace(' ', ""))
+                let path = path.replace(' ', "");
+                match update {
+                    Some(update) => {
+                        format!("with = {path}, update = {}", crate::text::type_text(update))
+                    }
+                    None => format!("with = {path}"),
+                }
             }
         }
     }

@@ -804,17 +804,20 @@ const DETECTION_NOT_RUN: &[(&str, &str)] = &[
     (
         "annotated_kwonly_second_param",
         "a reducer of the wrong signature is refused when StateGraph is built; in Rust, \
-         `with = f` must be `fn(&mut T, T)`, a compile-time error (trybuild's concern)",
+         `with = f` must be `fn(&mut T, T)` (or `fn(&mut T, U)` with `update = U`), \
+         a compile-time error (trybuild's concern)",
     ),
     (
         "annotated_three_params",
         "a reducer of the wrong signature is refused when StateGraph is built; in Rust, \
-         `with = f` must be `fn(&mut T, T)`, a compile-time error (trybuild's concern)",
+         `with = f` must be `fn(&mut T, T)` (or `fn(&mut T, U)` with `update = U`), \
+         a compile-time error (trybuild's concern)",
     ),
     (
         "annotated_varargs",
         "a reducer of the wrong signature is refused when StateGraph is built; in Rust, \
-         `with = f` must be `fn(&mut T, T)`, a compile-time error (trybuild's concern)",
+         `with = f` must be `fn(&mut T, T)` (or `fn(&mut T, U)` with `update = U`), \
+         a compile-time error (trybuild's concern)",
     ),
 ];
 

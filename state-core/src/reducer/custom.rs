@@ -1,4 +1,6 @@
 //! Functions as reducers: `fn(&mut T, T)` and `fn(&mut T, T) -> Result<(), E>`.
+//! (A function `fn(&mut T, U)` whose update type is not the field's is one
+//! through `#[reducer(with = f, update = U)]`, which wraps it.)
 
 use super::{Reducer, Staged, Writes};
 use crate::error::ReduceError;
@@ -13,28 +15,28 @@ use std::fmt::Display;
 pub trait ReduceOutcome<T>: Sized {
     /// Runs `f` over every write, all-or-nothing.
     #[doc(hidden)]
-    fn stage<F: Fn(&mut T, T) -> Self>(
+    fn stage<U, F: Fn(&mut T, U) -> Self>(
         f: &F,
         target: &T,
-        writes: Writes<T>,
-    ) -> Result<Staged<T, T>, ReduceError>;
+        writes: Writes<U>,
+    ) -> Result<Staged<T, U>, ReduceError>;
 
     /// Runs `f` once, for [`Reducer::apply`] callers that skipped staging.
     #[doc(hidden)]
-    fn run<F: Fn(&mut T, T) -> Self>(f: &F, target: &mut T, update: T);
+    fn run<U, F: Fn(&mut T, U) -> Self>(f: &F, target: &mut T, update: U);
 }
 
 #[diagnostic::do_not_recommend]
 impl<T> ReduceOutcome<T> for () {
-    fn stage<F: Fn(&mut T, T)>(
+    fn stage<U, F: Fn(&mut T, U)>(
         _f: &F,
         _target: &T,
-        writes: Writes<T>,
-    ) -> Result<Staged<T, T>, ReduceError> {
+        writes: Writes<U>,
+    ) -> Result<Staged<T, U>, ReduceError> {
         Ok(Staged::writes(writes))
     }
 
-    fn run<F: Fn(&mut T, T)>(f: &F, target: &mut T, update: T) {
+    fn run<U, F: Fn(&mut T, U)>(f: &F, target: &mut T, update: U) {
         f(target, update);
     }
 }
@@ -44,11 +46,11 @@ impl<T> ReduceOutcome<T> for () {
 /// leave a half-updated state behind.
 #[diagnostic::do_not_recommend]
 impl<T: Clone, E: Display> ReduceOutcome<T> for Result<(), E> {
-    fn stage<F: Fn(&mut T, T) -> Self>(
+    fn stage<U, F: Fn(&mut T, U) -> Self>(
         f: &F,
         target: &T,
-        writes: Writes<T>,
-    ) -> Result<Staged<T, T>, ReduceError> {
+        writes: Writes<U>,
+    ) -> Result<Staged<T, U>, ReduceError> {
         let mut copy = target.clone();
         for update in writes {
             f(&mut copy, update).map_err(ReduceError::custom)?;
@@ -56,7 +58,7 @@ impl<T: Clone, E: Display> ReduceOutcome<T> for Result<(), E> {
         Ok(Staged::value(copy))
     }
 
-    fn run<F: Fn(&mut T, T) -> Self>(f: &F, target: &mut T, update: T) {
+    fn run<U, F: Fn(&mut T, U) -> Self>(f: &F, target: &mut T, update: U) {
         let mut copy = target.clone();
         if f(&mut copy, update).is_ok() {
             *target = copy;

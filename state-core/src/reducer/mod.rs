@@ -5,7 +5,9 @@
 //! any value (`append(&mut v, more)`), and as a unit struct implementing
 //! [`Reducer`] that `#[derive(AgentState)]` uses (`#[reducer(append)]`).
 //! Any function `fn(&mut T, T)` or `fn(&mut T, T) -> Result<(), E>` is a
-//! reducer too (`#[reducer(with = my_fn)]`).
+//! reducer too (`#[reducer(with = my_fn)]`), and so, in a derived state,
+//! is a function `fn(&mut T, U)` whose update type `U` is not the field's
+//! (`#[reducer(with = my_fn, update = U)]`).
 
 mod append;
 mod append_by_id;
@@ -22,6 +24,13 @@ pub use replace::{Replace, replace};
 pub use writes::{Fold, Staged, Writes};
 
 pub use crate::messages::{AddMessages, add_messages};
+
+// For `#[reducer(with = ..)]`. Here, outside `__private`, so that errors
+// name them `FieldReducer<u32, Neither, _>`, without a path.
+#[doc(hidden)]
+pub use crate::runtime::with::{
+    FieldReducer, FnReducer, IsFunction, IsReducer, Neither, UpdateReducer, ViaFunction, ViaReducer,
+};
 
 use crate::error::{ReduceError, StateError};
 use crate::schema::Schema;

@@ -14,3 +14,4 @@ pub mod slot;
 pub mod state_field;
 pub mod state_serde;
 pub mod table;
+pub mod with;

@@ -175,7 +175,8 @@ pub fn reducer_value(model: &Model, field: &Field) -> TokenStream {
 }
 
 /// The reducer as written: a built-in's unit struct, spanned at its name in
-/// the attribute, or the `with = path` value.
+/// the attribute, or the `with = path` value, as a reducer (see
+/// [`with_reducer`]).
 fn reducer_expr(model: &Model, field: &Field) -> TokenStream {
     let p = private(model);
     match &field.reducer {
@@ -183,8 +184,58 @@ fn reducer_expr(model: &Model, field: &Field) -> TokenStream {
             let name = format_ident!("{}", builtin.type_name());
             respan(quote!(#p::reducer::#name), *span)
         }
-        Reducer::With { path, .. } => quote!(#path),
+        Reducer::With { path, update } => with_reducer(model, field, path, update.as_deref()),
     }
+}
+
+/// The value `path` names as the field's reducer: itself when it is a
+/// reducer, a function `fn(&mut T, U)` wrapped when `update = U` is given.
+/// Which one it is, autoref specialisation decides (`Pick`); a value that
+/// fits neither is one error at the path, in the words of `FieldReducer`
+/// (no `update`) or `UpdateReducer` (see state-core's `runtime::with`).
+fn with_reducer(
+    model: &Model,
+    field: &Field,
+    path: &syn::Path,
+    update: Option<&syn::Type>,
+) -> TokenStream {
+    let p = private(model);
+    let ty = &field.ty;
+    // The error is reported at the value's type, the `_`: at the path.
+    let span = path_span(path);
+    let value = quote_spanned!(span=> _);
+    let (update, select) = match update {
+        Some(update) => (
+            quote!(#update),
+            quote!(#value as #p::reducer::UpdateReducer<#ty, #update, _, _>),
+        ),
+        None => (
+            quote!(#ty),
+            quote!(#value as #p::reducer::FieldReducer<#ty, _, _>),
+        ),
+    };
+    let call = quote_spanned! {span=>
+        <#select>::reducer(__kind, __value)
+    };
+    let body = quote! {
+        #[allow(unused_imports)]
+        use #p::{PickFunction as _, PickOther as _, PickReducer as _};
+        let __value = #path;
+        let __kind = #p::Pick::<#ty, #update, _>::new(&__value).kind();
+        #call
+    };
+    // The block at the path too: "return type was inferred to be `f` here".
+    let mut block = proc_macro2::Group::new(proc_macro2::Delimiter::Brace, body);
+    block.set_span(span);
+    block.into_token_stream()
+}
+
+/// The span of a path's first token (a span cannot be joined on stable).
+fn path_span(path: &syn::Path) -> Span {
+    path.to_token_stream()
+        .into_iter()
+        .next()
+        .map_or_else(Span::call_site, |token| token.span())
 }
 
 /// `for<'__r> AddMessages: Reducer<Field>` for every distinct `add_messages`
