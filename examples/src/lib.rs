@@ -9,6 +9,7 @@
 pub mod agentflow;
 pub mod alpha_berkeley;
 pub mod gaia;
+pub mod langgraph;
 pub mod ohmind;
 pub mod persistent_chat;
 pub mod therapy;
