@@ -557,8 +557,8 @@ pub fn parse_state_attrs(attrs: &[syn::Attribute]) -> darling::Result<StateAttrs
     errors.finish_with(out)
 }
 
-/// Skips `= value` after an unknown or repeated key.
-fn skip_value(meta: &syn::meta::ParseNestedMeta) -> syn::Result<()> {
+/// Skips `= value` or `(...)` after an unknown, repeated or refused key.
+pub(crate) fn skip_value(meta: &syn::meta::ParseNestedMeta) -> syn::Result<()> {
     if meta.input.peek(syn::Token![=]) {
         meta.input.parse::<syn::Token![=]>()?;
         meta.input.parse::<syn::Expr>()?;

@@ -406,8 +406,6 @@ fn clash(
         .map(|(ident, _)| ident.unraw().to_string())
 }
 
-/// A former name must not be any field's name or another field's former
-/// name: stored data would be ambiguous.
 /// Two fields with one key would be one entry in JSON and one `get` key.
 fn check_keys(fields: &[Field], errors: &mut darling::error::Accumulator) {
     for (i, field) in fields.iter().enumerate() {
@@ -425,6 +423,8 @@ fn check_keys(fields: &[Field], errors: &mut darling::error::Accumulator) {
     }
 }
 
+/// A former name must not be any field's key or another field's former
+/// name: stored data would be ambiguous.
 fn check_aliases(fields: &[Field], errors: &mut darling::error::Accumulator) {
     let mut seen: Vec<String> = Vec::new();
     for field in fields {

@@ -3,6 +3,7 @@
 //! errors) may differ from its Rust name, as serde would name it. The
 //! setters keep the Rust name.
 
+use crate::attrs::skip_value;
 use darling::Error;
 use syn::spanned::Spanned;
 
@@ -100,7 +101,7 @@ pub fn field_rename(attrs: &[syn::Attribute]) -> darling::Result<Option<syn::Lit
                 }
             } else {
                 errors.push(unsupported(&meta, FIELD_HELP));
-                skip(&meta)?;
+                skip_value(&meta)?;
             }
             Ok(())
         });
@@ -140,7 +141,7 @@ pub fn struct_rename_all(attrs: &[syn::Attribute]) -> darling::Result<Option<Ren
                 }
             } else {
                 errors.push(unsupported(&meta, STRUCT_HELP));
-                skip(&meta)?;
+                skip_value(&meta)?;
             }
             Ok(())
         });
@@ -154,16 +155,6 @@ pub fn struct_rename_all(attrs: &[syn::Attribute]) -> darling::Result<Option<Ren
 fn unsupported(meta: &syn::meta::ParseNestedMeta, help: &str) -> Error {
     let shown = quote::ToTokens::to_token_stream(&meta.path).to_string();
     Error::custom(format!("`{shown}` is not supported here; {help}")).with_span(&meta.path.span())
-}
-
-/// Skips `= value` or `(...)` after a key that is refused.
-fn skip(meta: &syn::meta::ParseNestedMeta) -> syn::Result<()> {
-    if meta.input.peek(syn::Token![=]) {
-        meta.value()?.parse::<syn::Expr>()?;
-    } else if meta.input.peek(syn::token::Paren) {
-        meta.parse_nested_meta(|inner| skip(&inner))?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

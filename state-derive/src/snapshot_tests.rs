@@ -115,3 +115,17 @@ fn nested_group_and_flattened_base() {
         }
     }));
 }
+
+#[test]
+fn renamed_keys() {
+    insta::assert_snapshot!(expand_pretty(quote::quote! {
+        #[serde(rename_all = "camelCase")]
+        pub struct Session {
+            pub next_node: String,
+            #[serde(rename = "user-id")]
+            pub user_id: Option<String>,
+            #[reducer(append)]
+            pub past_steps: Vec<String>,
+        }
+    }));
+}

@@ -147,18 +147,20 @@ pub fn serialize<S: serde::Serializer>(
 /// base's; an unknown key is an error with a did-you-mean over every key.
 pub fn decode_key(delta: &mut dyn DeltaTable, key: &str, value: Value) -> Result<(), StateError> {
     let keys = delta.keys();
-    let state = delta.state();
+    // An unknown key below a nested field or in a base is named from here
+    // (the state's name is looked up on errors only).
     if let Some(index) = key_index(keys.own, key) {
-        // An unknown key below a nested field is named from here.
-        return delta.decode(index, value).map_err(|e| e.seen_from(state));
+        return delta
+            .decode(index, value)
+            .map_err(|e| e.seen_from(delta.state()));
     }
     let base = keys.bases.iter().position(|base| base.contains(key));
     match base.and_then(|index| delta.base_mut(index)) {
-        Some(base) => decode_key(base, key, value).map_err(|e| e.seen_from(state)),
+        Some(base) => decode_key(base, key, value).map_err(|e| e.seen_from(delta.state())),
         None => {
             let mut all = Vec::new();
             keys.collect(&mut all);
-            Err(StateError::unknown_field(state, key, &all))
+            Err(StateError::unknown_field(delta.state(), key, &all))
         }
     }
 }

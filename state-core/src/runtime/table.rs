@@ -415,10 +415,8 @@ fn set_path(state: &mut dyn Fields, key: &str, value: Value) -> Result<(), State
         };
         return match (field, rest) {
             (field, None) => field.value().set_json(head, ty, value),
-            (FieldMut::State(nested), Some(rest)) => {
-                let name = state_name;
-                set(nested.as_fields_mut(), rest, value).map_err(|e| e.within(head).seen_from(name))
-            }
+            (FieldMut::State(nested), Some(rest)) => set(nested.as_fields_mut(), rest, value)
+                .map_err(|e| e.within(head).seen_from(state_name)),
             (FieldMut::Value(field), Some(rest)) => {
                 // Edit the field's JSON and read it back: the field changes
                 // only if the result is still a valid value.
