@@ -31,6 +31,7 @@ pub use crate::runtime::access::{NoStateSchema, Probe, ViaStateSchema};
 pub use crate::runtime::apply::{Plan, commit, put, reduce_now, restage, stage};
 pub use crate::runtime::delta_table::{self, DeltaKeys, DeltaTable, ErasedSlot};
 pub use crate::runtime::flatten::{KeyTree, flat_keys, flat_schema};
+pub use crate::runtime::inherit::{At, FieldTypes, HasBase, InheritedBy, S as Next, Z as Zero};
 pub use crate::runtime::migrate::{MigrationFn, MigrationOutcome};
 pub use crate::runtime::nested;
 pub use crate::runtime::serde_delta::{decode_reduced, decode_replace};

@@ -17,7 +17,8 @@ pub mod __private;
 pub use error::{ReduceError, StateError};
 pub use into_update::IntoUpdate;
 pub use messages::{
-    Content, Message, MessageKind, MessageLike, Messages, REMOVE_ALL_MESSAGES, ToolCall,
+    Content, Message, MessageKind, MessageLike, Messages, MessagesState, MessagesStateDelta,
+    REMOVE_ALL_MESSAGES, ToolCall,
 };
 pub use reducer::Reducer;
 pub use runtime::migrate::{MigrationFn, MigrationOutcome};

@@ -53,6 +53,7 @@ mod message;
 mod reducer;
 #[cfg(feature = "schemars")]
 mod schema;
+mod state;
 mod tag;
 
 pub use add::{MessageHistory, MessageLike, add_messages};
@@ -61,3 +62,4 @@ pub use envelope::LangChainDict;
 pub use history::Messages;
 pub use message::{Message, MessageKind, REMOVE_ALL_MESSAGES, ToolCall};
 pub use reducer::AddMessages;
+pub use state::{MessagesState, MessagesStateDelta};

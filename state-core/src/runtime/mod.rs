@@ -5,6 +5,7 @@ pub mod access;
 pub mod apply;
 pub mod delta_table;
 pub mod flatten;
+pub mod inherit;
 #[cfg(feature = "schemars")]
 pub mod json_schema;
 pub mod migrate;

@@ -96,17 +96,6 @@ fn base_checks(model: &Model) -> TokenStream {
                     const _: () = if #base_tree.contains(#key) { #panic(#message) };
                 });
             }
-            let own = model.fields.iter().map(|f| f.key.clone());
-            let message = format!(
-                "`{base_name}`, flattened here, has a field named like a field of this state; \
-                 rename one of them"
-            );
-            let panic = panic_at(base.ident.span());
-            clashes.push(quote_spanned! {base.ident.span()=>
-                const _: () = if #base_tree.overlaps(&#p::KeyTree { own: &[#(#own),*], bases: &[] }) {
-                    #panic(#message)
-                };
-            });
             for other in &model.bases[i + 1..] {
                 let other_tree = tree(other);
                 let message = format!(

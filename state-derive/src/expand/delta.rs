@@ -77,20 +77,6 @@ pub fn impl_std(model: &Model) -> TokenStream {
         .map(|f| &f.ident)
         .chain(model.bases.iter().map(|b| &b.ident))
         .collect::<Vec<_>>();
-    // A node written against a base returns a delta that applies here.
-    let from_base = model.bases.iter().map(|base| {
-        let name = &base.ident;
-        let ty = model.base_delta(base);
-        quote! {
-            #[automatically_derived]
-            impl #impl_generics #p::From<#ty> for #delta #ty_generics #plain_where {
-                #[inline]
-                fn from(delta: #ty) -> Self {
-                    Self { #name: delta, ..#p::Default::default() }
-                }
-            }
-        }
-    });
     let name = delta.to_string();
     quote! {
         #[automatically_derived]
@@ -126,7 +112,6 @@ pub fn impl_std(model: &Model) -> TokenStream {
             }
         }
 
-        #(#from_base)*
     }
 }
 

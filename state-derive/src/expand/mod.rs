@@ -8,6 +8,7 @@ mod default;
 mod delta;
 mod delta_impl;
 mod fallback;
+mod inherit;
 mod json_schema;
 mod schema;
 mod serde;
@@ -22,7 +23,7 @@ use quote::{format_ident, quote};
 /// stub impls that keep one mistake from cascading into many.
 pub fn derive(input: &syn::DeriveInput) -> TokenStream {
     match Model::from_input(input) {
-        Ok(model) => expand(&model),
+        Ok(model) => expand(&model, input),
         Err(errors) => {
             let stubs = fallback::stubs(input, crate::model::derives_default(input));
             let errors = errors.write_errors();
@@ -31,8 +32,9 @@ pub fn derive(input: &syn::DeriveInput) -> TokenStream {
     }
 }
 
-fn expand(model: &Model) -> TokenStream {
+fn expand(model: &Model, input: &syn::DeriveInput) -> TokenStream {
     let delta_items = delta::items(model);
+    let callback = inherit::callback(model, input);
     let impls = [
         checks::items(model),
         delta::impl_setters(model),
@@ -47,9 +49,12 @@ fn expand(model: &Model) -> TokenStream {
         schema::own_fields(model),
         access::keys_item(model),
         json_schema::impl_json_schema(model),
+        inherit::tables(model),
+        inherit::calls(model),
     ];
     quote! {
         #delta_items
+        #callback
         #[doc(hidden)]
         #[allow(clippy::type_complexity)]
         const _: () = {
