@@ -51,7 +51,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for step in run(&mut model, &mut state, id, text)? {
             println!("  {step}");
         }
-        let ids: Vec<&str> = state.messages.iter().filter_map(|m| m.id()).collect();
+        let ids: Vec<&str> = state.base.messages.iter().filter_map(|m| m.id()).collect();
         println!("  history: {ids:?}");
     }
     println!("\nsummary: {}", state.summary);

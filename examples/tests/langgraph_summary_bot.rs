@@ -8,7 +8,7 @@ use state_examples::langgraph::summary_bot::{
 };
 
 fn ids(state: &SummaryState) -> Vec<&str> {
-    state.messages.iter().filter_map(Message::id).collect()
+    state.base.messages.iter().filter_map(Message::id).collect()
 }
 
 #[test]

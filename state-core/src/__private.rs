@@ -22,6 +22,7 @@ pub use ::core::any::Any;
 pub use ::core::iter::{Extend, Iterator};
 pub use ::std::string::String;
 
+pub use crate::__inherit;
 pub use crate::dynamic::{from_json, split_path, to_json};
 pub use crate::error::{ReduceError, StateError};
 pub use crate::into_update::IntoUpdate;
@@ -31,7 +32,11 @@ pub use crate::runtime::access::{NoStateSchema, Probe, ViaStateSchema};
 pub use crate::runtime::apply::{Plan, commit, put, reduce_now, restage, stage};
 pub use crate::runtime::delta_table::{self, DeltaKeys, DeltaTable, ErasedSlot};
 pub use crate::runtime::flatten::{KeyTree, flat_keys, flat_schema};
-pub use crate::runtime::inherit::{At, FieldTypes, HasBase, InheritedBy, S as Next, Z as Zero};
+pub use crate::runtime::inherit::index::*;
+pub use crate::runtime::inherit::{
+    At, FieldOf, Given, HasBase, InheritedBy, IntoHost, Next, Reduce, Same, UpdateOf, UpdateRule,
+    Zero,
+};
 pub use crate::runtime::migrate::{MigrationFn, MigrationOutcome};
 pub use crate::runtime::nested;
 pub use crate::runtime::serde_delta::{decode_reduced, decode_replace};

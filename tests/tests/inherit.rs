@@ -70,6 +70,14 @@ fn a_base_from_another_crate_flattens_with_its_setters() {
                 .order_id("o-1"),
         )
         .unwrap();
+    // The base's getters are the extension's too.
+    let delta = Order::delta()
+        .context_summary(Some("s".to_owned()))
+        .messages(("user", "hi"));
+    assert_eq!(delta.get_context_summary(), Some(&Some("s".to_owned())));
+    let written = delta.get_messages().and_then(|w| w.update());
+    assert_eq!(written.map(|messages| messages.len()), Some(1));
+    assert_eq!(Order::delta().get_messages().map(|_| ()), None);
     assert_eq!(order.flow.context_summary.as_deref(), Some("so far"));
     assert_eq!(order.chat.messages.len(), 1);
     assert_eq!(order.order_id.as_deref(), Some("o-1"));
@@ -105,4 +113,149 @@ fn a_base_delta_converts_into_the_extension_delta() {
         .unwrap();
     assert_eq!(tagged.base.messages.len(), 2);
     assert_eq!(tagged.tags, [1, 2]);
+
+    // The user's own conversion still applies next to the generated one.
+    let mut support = Support::default();
+    support.apply(String::from("by hand").into()).unwrap();
+    assert_eq!(support.summary, "by hand");
+}
+
+/// A base wider than the 64 field indices state-core names (`I0`..`I63`).
+macro_rules! wide {
+    ($($field:ident)*) => {
+        #[derive(AgentState, Debug, Clone, PartialEq)]
+        pub struct Wide {
+            $(pub $field: u32,)*
+        }
+    };
+}
+
+wide!(f0 f1 f2 f3 f4 f5 f6 f7 f8 f9 f10 f11 f12 f13 f14 f15 f16 f17 f18 f19 f20 f21 f22 f23 f24 f25 f26 f27 f28 f29 f30 f31 f32 f33 f34 f35 f36 f37 f38 f39 f40 f41 f42 f43 f44 f45 f46 f47 f48 f49 f50 f51 f52 f53 f54 f55 f56 f57 f58 f59 f60 f61 f62 f63 f64 f65 f66 f67 f68 f69);
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct OnWide {
+    #[state(flatten)]
+    pub wide: Wide,
+    pub note: String,
+}
+
+#[test]
+fn every_field_of_a_base_wider_than_the_named_indices_has_its_setter() {
+    let mut state = OnWide::default();
+    state
+        .apply(OnWide::delta().f0(1).f63(63).f64(64).f69(69).note("n"))
+        .unwrap();
+    assert_eq!(
+        (
+            state.wide.f0,
+            state.wide.f63,
+            state.wide.f64,
+            state.wide.f69
+        ),
+        (1, 63, 64, 69)
+    );
+    assert_eq!(state.note, "n");
+}
+
+/// The generated `From` leaves room for the user's own conversions, from a
+/// foreign type too.
+impl From<String> for SupportDelta {
+    fn from(summary: String) -> Self {
+        Support::delta().summary(summary)
+    }
+}
+
+/// Two states written alike, with one name, in two modules of one crate:
+/// each is a base of its own.
+mod first {
+    #[derive(state_core::AgentState, Debug, Clone, PartialEq)]
+    pub struct Twin {
+        pub x: u32,
+    }
+}
+
+mod second {
+    #[derive(state_core::AgentState, Debug, Clone, PartialEq)]
+    pub struct Twin {
+        pub x: u32,
+    }
+}
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct OnFirst {
+    #[state(flatten)]
+    pub twin: first::Twin,
+}
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct OnSecond {
+    #[state(flatten)]
+    pub twin: second::Twin,
+}
+
+#[test]
+fn states_written_alike_in_two_modules_are_bases_each() {
+    let mut on_first = OnFirst::default();
+    on_first.apply(OnFirst::delta().x(1)).unwrap();
+    let mut on_second = OnSecond::default();
+    on_second.apply(OnSecond::delta().x(2)).unwrap();
+    assert_eq!((on_first.twin.x, on_second.twin.x), (1, 2));
+}
+
+fn push_or_pop(stack: &mut Vec<String>, update: Option<String>) {
+    match update {
+        Some(item) => stack.push(item),
+        None => {
+            stack.pop();
+        }
+    }
+}
+
+/// A base whose setters take each kind of update: the field's own type, a
+/// reducer's update (`merge`) and a custom one (`update = U`).
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Dialog {
+    #[reducer(with = push_or_pop, update = Option<String>)]
+    pub stack: Vec<String>,
+    #[reducer(merge)]
+    pub scores: std::collections::BTreeMap<String, u32>,
+    #[reducer(append)]
+    pub log: Vec<String>,
+    pub mode: String,
+}
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Desk {
+    #[state(flatten)]
+    pub dialog: Dialog,
+    pub desk: u8,
+}
+
+#[test]
+fn inherited_setters_take_each_kind_of_update() {
+    let mut desk = Desk::default();
+    desk.apply(
+        Desk::delta()
+            .stack(Some("book".to_owned()))
+            .scores(
+                [("a".to_owned(), 1)]
+                    .into_iter()
+                    .collect::<std::collections::BTreeMap<_, _>>(),
+            )
+            .log(["one"])
+            .mode("triage")
+            .desk(3),
+    )
+    .unwrap();
+    desk.apply(Desk::delta().stack(Some("pay".to_owned())))
+        .unwrap();
+    desk.apply(Desk::delta().stack(None)).unwrap();
+    assert_eq!(desk.dialog.stack, ["book"]);
+    assert_eq!(desk.dialog.scores["a"], 1);
+    assert_eq!(desk.dialog.log, ["one"]);
+    assert_eq!(desk.dialog.mode, "triage");
+    desk.apply(Desk::delta().overwrite_stack(vec![])).unwrap();
+    assert!(desk.dialog.stack.is_empty());
+    let delta = Desk::delta().stack(None);
+    assert_eq!(delta.get_stack().and_then(|w| w.update()), Some(&None));
 }

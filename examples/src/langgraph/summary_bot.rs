@@ -8,7 +8,7 @@
 //! the `messages` update, and `add_messages` deletes the message.
 
 use super::{END, RunError, Step};
-use state_core::{AgentState, Message, MessageKind, Messages, State};
+use state_core::{AgentState, Message, MessageKind, MessagesState, State};
 
 /// Messages kept after a summary (`state["messages"][:-2]` are deleted).
 pub const KEEP_LAST: usize = 2;
@@ -18,10 +18,10 @@ pub const MAX_MESSAGES: usize = 6;
 /// The bot's state (Python: `class State(MessagesState): summary: str`).
 #[derive(AgentState, Debug, Clone, PartialEq)]
 pub struct SummaryState {
-    /// The conversation since the last summary. (`MessagesState` is not
-    /// built in yet: declared as its field is.)
-    #[reducer(add_messages)]
-    pub messages: Messages,
+    /// The conversation since the last summary: `messages`, merged with
+    /// `add_messages`, with its setter on this state's delta.
+    #[state(flatten)]
+    pub base: MessagesState,
     /// What the deleted messages said; empty until the first summary.
     pub summary: String,
 }
@@ -79,14 +79,14 @@ pub fn call_model(model: &mut CannedModel, state: &SummaryState) -> SummaryState
         let system_message = format!("Summary of conversation earlier: {summary}");
         messages.push(Message::system(system_message));
     }
-    messages.extend(state.messages.iter().cloned());
+    messages.extend(state.base.messages.iter().cloned());
     let response = model.invoke(messages);
     SummaryState::delta().messages(response)
 }
 
 /// After `conversation`: summarize a history longer than [`MAX_MESSAGES`].
 pub fn should_continue(state: &SummaryState) -> &'static str {
-    if state.messages.len() > MAX_MESSAGES {
+    if state.base.messages.len() > MAX_MESSAGES {
         "summarize_conversation"
     } else {
         END
@@ -102,11 +102,11 @@ pub fn summarize_conversation(model: &mut CannedModel, state: &SummaryState) -> 
     } else {
         format!("{EXTEND_SUMMARY}{summary}{EXTEND_INSTRUCTION}")
     };
-    let mut messages: Vec<Message> = state.messages.iter().cloned().collect();
+    let mut messages: Vec<Message> = state.base.messages.iter().cloned().collect();
     messages.push(Message::human(summary_message));
     let response = model.invoke(messages);
-    let keep_from = state.messages.len().saturating_sub(KEEP_LAST);
-    let delete_messages: Vec<Message> = state.messages.as_slice()[..keep_from]
+    let keep_from = state.base.messages.len().saturating_sub(KEEP_LAST);
+    let delete_messages: Vec<Message> = state.base.messages.as_slice()[..keep_from]
         .iter()
         .filter_map(Message::id)
         .map(Message::remove)

@@ -1,24 +1,52 @@
-//! What an extension needs to inherit a flattened base: the base's field
-//! types by index (named from the extension's crate, where the base's own
-//! type names may not resolve), the extension delta's base delta, and
-//! `From` of a base's delta (one generic impl per extension, since a
-//! projection like `<Base as State>::Delta` in an impl header cannot be
-//! told apart from the extension's own delta by coherence).
+//! What an extension needs to inherit a flattened base: `InheritedBy`, one
+//! impl per state on its own delta, which converts it into the delta of
+//! any state that flattens it (`HasBase`) and lists its public fields'
+//! types (named from the extension's crate, where the base's own type names
+//! may not resolve); and `__inherit!`, which writes the base's setters and
+//! getters onto the extension's delta.
 
-/// A state's public fields' types and update types, as lists
-/// `(T0, (T1, (.., ())))`, read with [`At`]: one impl per state, however
-/// many fields it has.
-pub trait FieldTypes {
-    /// The public fields' types.
-    type Fields;
-    /// What their setters write.
-    type Updates;
-}
+use crate::{Reducer, State};
+use core::marker::PhantomData;
 
 /// Index zero of a list.
-pub struct Z;
+pub struct Zero;
 /// The index after `N`.
-pub struct S<N>(N);
+pub struct Next<N>(N);
+
+/// Names for the first indices, so that a base's callback macro writes
+/// index 37 as `I37`, not as 37 nested `Next<..>`: the callback is parsed
+/// in every crate that defines a state, and nested indices made it the
+/// largest part of its cost. Later indices nest on [`index::LAST`].
+pub mod index {
+    use super::{Next, Zero};
+
+    macro_rules! indices {
+        ($($name:ident = $prev:ty,)*) => {
+            $(
+                #[doc(hidden)]
+                pub type $name = Next<$prev>;
+            )*
+        };
+    }
+
+    /// Index zero, named like the others.
+    pub type I0 = Zero;
+
+    /// The highest index with a name of its own (`I63`).
+    pub const LAST: usize = 63;
+
+    indices! {
+        I1 = I0, I2 = I1, I3 = I2, I4 = I3, I5 = I4, I6 = I5, I7 = I6, I8 = I7,
+        I9 = I8, I10 = I9, I11 = I10, I12 = I11, I13 = I12, I14 = I13, I15 = I14,
+        I16 = I15, I17 = I16, I18 = I17, I19 = I18, I20 = I19, I21 = I20, I22 = I21,
+        I23 = I22, I24 = I23, I25 = I24, I26 = I25, I27 = I26, I28 = I27, I29 = I28,
+        I30 = I29, I31 = I30, I32 = I31, I33 = I32, I34 = I33, I35 = I34, I36 = I35,
+        I37 = I36, I38 = I37, I39 = I38, I40 = I39, I41 = I40, I42 = I41, I43 = I42,
+        I44 = I43, I45 = I44, I46 = I45, I47 = I46, I48 = I47, I49 = I48, I50 = I49,
+        I51 = I50, I52 = I51, I53 = I52, I54 = I53, I55 = I54, I56 = I55, I57 = I56,
+        I58 = I57, I59 = I58, I60 = I59, I61 = I60, I62 = I61, I63 = I62,
+    }
+}
 
 /// Item `N` of a list `(T0, (T1, (.., ())))`.
 pub trait At<N> {
@@ -26,11 +54,11 @@ pub trait At<N> {
     type Out;
 }
 
-impl<H, T> At<Z> for (H, T) {
+impl<H, T> At<Zero> for (H, T) {
     type Out = H;
 }
 
-impl<H, T: At<N>, N> At<S<N>> for (H, T) {
+impl<H, T: At<N>, N> At<Next<N>> for (H, T) {
     type Out = T::Out;
 }
 
@@ -43,67 +71,172 @@ pub trait HasBase<B> {
     fn base_delta_mut(&mut self) -> &mut Self::Delta;
 }
 
-/// A base's delta, as the delta of a state `H` that flattens the base.
+/// A base's delta, as the delta of a state `H` that flattens the base: one
+/// generic impl per state, on its own delta, however many fields it has.
+pub trait InheritedBy<H> {
+    /// The public fields' types, as a list `(T0, (T1, (.., ())))` read
+    /// with [`At`].
+    type Fields;
+    /// The `update = U` types of the public fields that give one, in
+    /// order, as such a list.
+    type Updates;
+
+    /// `H`'s delta that writes what `self` writes.
+    fn into_host(self) -> H;
+}
+
+/// Public field `N` of state `S`, inherited by the delta `H`.
+pub type FieldOf<S, H, N> = <<<S as State>::Delta as InheritedBy<H>>::Fields as At<N>>::Out;
+
+/// What the setter of public field `N` of state `S` takes, by its
+/// [`UpdateRule`] `R`, inherited by the delta `H`.
+pub type UpdateOf<S, H, N, R> =
+    <R as UpdateRule<FieldOf<S, H, N>, <<S as State>::Delta as InheritedBy<H>>::Updates>>::Update;
+
+/// How an inherited setter's update type follows from its field's type `T`
+/// and the base's [`InheritedBy::Updates`] list `L`. The base's callback
+/// names a rule per field: a reducer's projection stays unresolved until
+/// an extension uses it, so that a field that does not fit its reducer is
+/// reported once, at that field.
+pub trait UpdateRule<T, L> {
+    /// The update type.
+    type Update;
+}
+
+/// The field's own type.
+pub struct Same;
+
+/// The update type of reducer `R`.
+pub struct Reduce<R>(PhantomData<R>);
+
+/// Item `N` of the `Updates` list (a field with `update = U`).
+pub struct Given<N>(PhantomData<N>);
+
+impl<T, L> UpdateRule<T, L> for Same {
+    type Update = T;
+}
+
+impl<T, L, R: Reducer<T>> UpdateRule<T, L> for Reduce<R> {
+    type Update = R::Update;
+}
+
+impl<T, L: At<N>, N> UpdateRule<T, L> for Given<N> {
+    type Update = L::Out;
+}
+
+/// What an extension's `From` asks of a delta: [`InheritedBy`], through an
+/// impl that is not recommended, so that a delta that does not convert is
+/// reported with this trait's message and not as a missing
+/// `HasBase<..>`. (The derive cannot write `do_not_recommend` itself: the
+/// `diagnostic` namespace does not resolve in a module without the
+/// prelude.)
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not convert into `{H}`",
     label = "not the delta of a state flattened into this one",
     note = "a delta converts into the delta of a state that has its state as a `#[state(flatten)]` field"
 )]
-pub trait InheritedBy<H> {
+pub trait IntoHost<H> {
     /// `H`'s delta that writes what `self` writes.
     fn into_host(self) -> H;
 }
 
-/// Writes the setters a flattened base's public fields give the delta of
-/// a state that flattens it (called by the base's callback macro, which
-/// `#[derive(AgentState)]` writes; not for use by hand). Each setter moves
-/// the base's delta out, calls the base's own setter and puts it back.
+#[diagnostic::do_not_recommend]
+impl<D: InheritedBy<H>, H> IntoHost<H> for D {
+    #[inline]
+    fn into_host(self) -> H {
+        InheritedBy::into_host(self)
+    }
+}
+
+/// Writes the setters and getters a flattened base gives the delta of a
+/// state that flattens it: the base's public `x`, `get_x` (and, for a field
+/// with a reducer, `overwrite_x`) under their own names, each calling the
+/// base's own. Called by the base's callback macro, which
+/// `#[derive(AgentState)]` writes; not for use by hand.
+///
+/// - `krate`: the path to state-core the extension uses;
+/// - `host`/`impl`/`where`: the extension's delta and its generics;
+/// - `state`: the base's type; `field`: the extension delta's field that
+///   holds the base's delta;
+/// - `filter`: the macro a field's methods pass through, which drops a
+///   field named like one of the extension's or of an earlier base's;
+///   `next`: the filter this call defines for the next base, `d`: a `$`;
+/// - `replaced`/`reduced`: from the base, its public fields without and
+///   with a reducer: each one's name, index in `InheritedBy::Fields` and
+///   method names, and for a reduced one its [`UpdateRule`].
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __inherit {
     (
         krate [$($krate:tt)*] host [$($host:tt)*] impl [$($impl:tt)*]
-        where [$($where:tt)*] state [$($state:tt)*] fields []
-    ) => {};
-    (
-        krate [$($krate:tt)*] host [$($host:tt)*] impl [$($impl:tt)*]
-        where [$($where:tt)*] state [$($state:tt)*]
-        fields [$( ($name:ident [$at:ty] $($overwrite:ident)?) )*]
+        where [$($where:tt)*] state [$state:ty] field [$field:ident]
+        filter [$filter:ident] next [$next:ident] d [$d:tt]
+        replaced [$( ($name:ident [$at:ty] $get:ident) )*]
+        reduced [$( ($r_name:ident [$r_at:ty] $r_get:ident $overwrite:ident [$rule:ty]) )*]
     ) => {
+        // The next base's filter: this base's fields, then this one's.
+        macro_rules! $next {
+            $( ($name $d($d item:tt)*) => {}; )*
+            $( ($r_name $d($d item:tt)*) => {}; )*
+            ($d other:ident $d($d item:tt)*) => { $filter! { $d other $d($d item)* } };
+        }
+
         const _: () = {
             use $($krate)*::__private as __p;
-            type __Base = $($state)*;
 
             impl<$($impl)*> $($host)* where $($where)* {
-                $(
+                $( $filter! { $name
                     #[doc = concat!("Writes `", stringify!($name), "` of a flattened base (its own setter).")]
                     #[must_use]
                     pub fn $name(
                         mut self,
-                        value: impl __p::IntoUpdate<
-                            <<__Base as __p::FieldTypes>::Updates as __p::At<$at>>::Out,
-                        >,
+                        value: impl __p::IntoUpdate<__p::FieldOf<$state, Self, $at>>,
                     ) -> Self {
-                        let base = __p::HasBase::<__Base>::base_delta_mut(&mut self);
-                        *base = __p::take(base).$name(value);
+                        self.$field = __p::take(&mut self.$field).$name(value);
                         self
                     }
 
-                    $(
-                        #[doc = concat!("Replaces `", stringify!($name), "` of a flattened base wholesale, bypassing its reducer.")]
-                        #[must_use]
-                        pub fn $overwrite(
-                            mut self,
-                            value: impl __p::IntoUpdate<
-                                <<__Base as __p::FieldTypes>::Fields as __p::At<$at>>::Out,
-                            >,
-                        ) -> Self {
-                            let base = __p::HasBase::<__Base>::base_delta_mut(&mut self);
-                            *base = __p::take(base).$overwrite(value);
-                            self
-                        }
-                    )?
-                )*
+                    #[doc = concat!("The value this delta writes to `", stringify!($name), "` of a flattened base, if any.")]
+                    #[inline]
+                    pub fn $get(&self) -> __p::Option<&__p::FieldOf<$state, Self, $at>> {
+                        self.$field.$get()
+                    }
+                } )*
+                $( $filter! { $r_name
+                    #[doc = concat!("Writes `", stringify!($r_name), "` of a flattened base (its own setter).")]
+                    #[must_use]
+                    pub fn $r_name(
+                        mut self,
+                        value: impl __p::IntoUpdate<__p::UpdateOf<$state, Self, $r_at, $rule>>,
+                    ) -> Self {
+                        self.$field = __p::take(&mut self.$field).$r_name(value);
+                        self
+                    }
+
+                    #[doc = concat!("What this delta writes to `", stringify!($r_name), "` of a flattened base, if anything.")]
+                    #[inline]
+                    pub fn $r_get(
+                        &self,
+                    ) -> __p::Option<
+                        __p::Written<
+                            '_,
+                            __p::FieldOf<$state, Self, $r_at>,
+                            __p::UpdateOf<$state, Self, $r_at, $rule>,
+                        >,
+                    > {
+                        self.$field.$r_get()
+                    }
+
+                    #[doc = concat!("Replaces `", stringify!($r_name), "` of a flattened base wholesale, bypassing its reducer.")]
+                    #[must_use]
+                    pub fn $overwrite(
+                        mut self,
+                        value: impl __p::IntoUpdate<__p::FieldOf<$state, Self, $r_at>>,
+                    ) -> Self {
+                        self.$field = __p::take(&mut self.$field).$overwrite(value);
+                        self
+                    }
+                } )*
             }
         };
     };

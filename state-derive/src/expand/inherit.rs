@@ -1,60 +1,108 @@
-//! Inheritance across crates: a state's fields as `FieldTypes<I>` and its
-//! delta's bases as `BaseSlot<I>` (in the `const _` block), and a callback
-//! macro that stamps the state's public setters, and `From` of its delta,
-//! onto any delta that flattens it.
+//! Inheritance across crates. As a base, a concrete state writes one
+//! `InheritedBy` impl (its delta into any delta that flattens it, with its
+//! public fields' types) and a callback macro; as an extension, a state
+//! writes `HasBase` for each base, `From` of their deltas, and calls each
+//! base's callback.
 //!
 //! The extension's derive cannot see the base's fields, so the base's
 //! derive writes them into a `macro_rules!` that the extension's expansion
 //! calls through the base's own path (`path::Base! { .. }`): the macro is
 //! exported under a unique name and re-exported, hidden, as the struct's
-//! name in the macro namespace. Types inside it are named from the
-//! extension's side through `FieldTypes` (a base's own names may not
-//! resolve there), and `From` names the base's delta by the path the
-//! extension wrote (`path::BaseDelta`): coherence cannot tell a projection
-//! like `<Base as State>::Delta` from the extension's own delta.
+//! name in the macro namespace. It hands the field list to state-core's
+//! `__inherit!`, which writes the setters in the extension's crate. Types
+//! are named there through `InheritedBy`, since a base's own names may not
+//! resolve in the extension's module.
 
-use super::{private, update_type, where_clause};
-use crate::model::{Base, Model};
+use super::{private, where_clause};
+use crate::model::{Base, Field, Model, Reducer};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use syn::ext::IdentExt;
 
-/// `FieldTypes<I>` for each public field and `InheritedBy` (a concrete
-/// state, as a base); `HasBase` for each base and `From` of their deltas
-/// (as an extension).
-pub fn tables(model: &Model) -> TokenStream {
+/// As a base (a concrete state only): `InheritedBy`, which converts this
+/// state's delta into the delta of any state that flattens it, and lists
+/// its public fields' types for the setters `__inherit!` writes there.
+pub fn base_tables(model: &Model) -> TokenStream {
+    // A generic state is not inherited from (its fields' types would need
+    // its parameters' bounds here): only a concrete one is.
+    if !model.generics.params.is_empty() {
+        return TokenStream::new();
+    }
     let p = private(model);
     let ident = &model.ident;
     let delta = &model.delta;
-    let (impl_generics, ty_generics, _) = model.generics.split_for_impl();
-    // Each impl holds only if the state is one (a `for<'__r>` fact, so
-    // that a mistake in a field is reported once, at the field, and not
-    // again through these impls).
-    let is_state =
-        super::checks::bound(model, ident, quote!(#ident #ty_generics), quote!(#p::State));
-    let base_where = quote!(where #is_state);
-    let where_clause = where_clause(model, []);
-    // A generic state is not inherited from (its fields' types would need
-    // its parameters' bounds here): only a concrete one is.
-    let concrete = model.generics.params.is_empty();
     // Only public fields are inherited (their setters are public); a
     // private field's type may be private, and may not appear here.
     let public = model.fields.iter().filter(|field| is_public(&field.vis));
-    let fields = concrete.then(|| {
-        let types = list(public.clone().map(|field| {
-            let ty = &field.ty;
-            quote!(#ty)
-        }));
-        let updates = list(public.map(|field| update_type(model, field)));
-        quote! {
-            #[automatically_derived]
-            impl #impl_generics #p::FieldTypes for #ident #ty_generics #base_where {
-                type Fields = #types;
-                type Updates = #updates;
+    let types = list(public.clone().map(|field| {
+        let ty = &field.ty;
+        quote!(#ty)
+    }));
+    let updates = list(public.filter_map(|field| match &field.reducer {
+        Reducer::With {
+            update: Some(update),
+            ..
+        } => Some(quote!(#update)),
+        _ => None,
+    }));
+    // The delta's table as the one fact: the delta's own bounds hold
+    // wherever it is named, and one predicate costs less than its where
+    // clause.
+    let where_clause = super::bounds_via(model, &[super::delta_hub(model)]);
+    // One generic impl per state, on its own delta: coherence then knows
+    // that no other type converts (a blanket impl over any delta would make
+    // a user's `From<String>` for an extension's delta conflict with it).
+    quote! {
+        #[automatically_derived]
+        impl<__H: #p::HasBase<#ident, Delta = #delta> + #p::Default> #p::InheritedBy<__H>
+            for #delta #where_clause
+        {
+            type Fields = #types;
+            type Updates = #updates;
+
+            #[inline]
+            fn into_host(self) -> __H {
+                let mut host: __H = #p::Default::default();
+                *#p::HasBase::<#ident>::base_delta_mut(&mut host) = self;
+                host
             }
         }
-    });
+    }
+}
+
+/// How an inherited setter's update type follows from the field's type
+/// (state-core's `UpdateRule`), through the `__p` that `__inherit!` names
+/// `__private` by: `custom` counts the earlier fields with `update = U`.
+fn update_rule(field: &Field, custom: &mut usize) -> TokenStream {
+    match &field.reducer {
+        Reducer::Builtin(builtin, _) if builtin.projects_update() => {
+            let name = format_ident!("{}", builtin.type_name());
+            quote!(__p::Reduce<__p::reducer::#name>)
+        }
+        Reducer::With {
+            update: Some(_), ..
+        } => {
+            let at = index(*custom);
+            *custom += 1;
+            quote!(__p::Given<#at>)
+        }
+        _ => quote!(__p::Same),
+    }
+}
+
+/// As an extension: `HasBase` for each base, and `From` of any delta that
+/// is one of theirs (state-core's `InheritedBy`). A node written for a base
+/// returns a delta that applies here.
+pub fn from_bases(model: &Model) -> TokenStream {
+    if model.bases.is_empty() {
+        return TokenStream::new();
+    }
+    let p = private(model);
+    let delta = &model.delta;
+    let (impl_generics, ty_generics, _) = model.generics.split_for_impl();
+    let where_clause = where_clause(model, []);
     let bases = model.bases.iter().map(|base| {
         let name = &base.ident;
         let ty = &base.ty;
@@ -71,40 +119,21 @@ pub fn tables(model: &Model) -> TokenStream {
             }
         }
     });
-    // A node written for a base returns a delta that applies here.
-    let from = (!model.bases.is_empty()).then(|| {
-        let generics = with_param(model, quote!(__D: #p::InheritedBy<Self>));
-        let (from_generics, _, _) = generics.split_for_impl();
-        quote! {
-            #[automatically_derived]
-            impl #from_generics #p::From<__D> for #delta #ty_generics #where_clause {
-                #[inline]
-                fn from(delta: __D) -> Self {
-                    #p::InheritedBy::into_host(delta)
-                }
+    let mut generics = model.generics.clone();
+    generics
+        .params
+        .push(syn::parse_quote!(__D: #p::IntoHost<Self>));
+    let (from_generics, _, _) = generics.split_for_impl();
+    quote! {
+        #(#bases)*
+        #[automatically_derived]
+        impl #from_generics #p::From<__D> for #delta #ty_generics #where_clause {
+            #[inline]
+            fn from(delta: __D) -> Self {
+                #p::IntoHost::into_host(delta)
             }
         }
-    });
-    // This delta, as the delta of any state that flattens this one.
-    let generics = with_param(
-        model,
-        quote!(__H: #p::HasBase<#ident #ty_generics, Delta = #delta #ty_generics> + #p::Default),
-    );
-    let (host_generics, _, _) = generics.split_for_impl();
-    let inherited = concrete.then(|| {
-        quote! {
-            #[automatically_derived]
-            impl #host_generics #p::InheritedBy<__H> for #delta #ty_generics #base_where {
-                #[inline]
-                fn into_host(self) -> __H {
-                    let mut host: __H = #p::Default::default();
-                    *#p::HasBase::<#ident #ty_generics>::base_delta_mut(&mut host) = self;
-                    host
-                }
-            }
-        }
-    });
-    quote!(#fields #(#bases)* #from #inherited)
+    }
 }
 
 /// The callback macro and its re-export under the struct's name. It holds
@@ -114,18 +143,24 @@ pub fn callback(model: &Model, input: &syn::DeriveInput) -> TokenStream {
     let name = callback_name(model, input);
     let ident = &model.ident;
     let vis = &model.vis;
-    let fields = model
+    let (mut replaced, mut reduced) = (Vec::new(), Vec::new());
+    let public = model
         .fields
         .iter()
-        .filter(|field| model.generics.params.is_empty() && is_public(&field.vis))
-        .enumerate()
-        .map(|(i, field)| {
-            let at = index(i);
-            let name = &field.ident;
-            let overwrite =
-                (!field.reducer.is_replace()).then(|| format_ident!("overwrite_{}", name.unraw()));
-            quote!((#name [#at] #overwrite))
-        });
+        .filter(|field| model.generics.params.is_empty() && is_public(&field.vis));
+    let mut custom = 0;
+    for (i, field) in public.enumerate() {
+        let at = index(i);
+        let name = &field.ident;
+        let get = format_ident!("get_{}", name.unraw());
+        if field.reducer.is_replace() {
+            replaced.push(quote!((#name [#at] #get)));
+        } else {
+            let overwrite = format_ident!("overwrite_{}", name.unraw());
+            let rule = update_rule(field, &mut custom);
+            reduced.push(quote!((#name [#at] #get #overwrite [#rule])));
+        }
+    }
     let doc = format!("Stamps `{ident}`'s setters onto a delta that flattens it.");
     quote! {
         #[doc = #doc]
@@ -134,7 +169,9 @@ pub fn callback(model: &Model, input: &syn::DeriveInput) -> TokenStream {
         #[allow(non_local_definitions)]
         macro_rules! #name {
             (krate [$($krate:tt)*] $($rest:tt)*) => {
-                $($krate)*::__inherit! { krate [$($krate)*] $($rest)* fields [#(#fields)*] }
+                $($krate)*::__private::__inherit! {
+                    krate [$($krate)*] $($rest)* replaced [#(#replaced)*] reduced [#(#reduced)*]
+                }
             };
         }
         #[doc(hidden)]
@@ -145,29 +182,50 @@ pub fn callback(model: &Model, input: &syn::DeriveInput) -> TokenStream {
 
 /// For each base, the call of its callback.
 pub fn calls(model: &Model) -> TokenStream {
+    if model.bases.is_empty() {
+        return TokenStream::new();
+    }
     let krate = &model.krate;
     let delta = &model.delta;
     let (impl_generics, ty_generics, _) = model.generics.split_for_impl();
     let impl_params = strip_angles(quote!(#impl_generics));
-    let where_clause = where_clause(model, []);
-    let predicates = match syn::parse2::<syn::WhereClause>(where_clause.clone()) {
-        Ok(w) => {
-            let p = w.predicates;
-            quote!(#p)
+    // The delta's own where clause (the struct's, and the facts the
+    // derive adds), without the `where`.
+    let predicates = syn::parse2::<syn::WhereClause>(where_clause(model, []))
+        .map(|clause| clause.predicates)
+        .unwrap_or_default();
+    // Each base's methods pass through a filter that drops a field named
+    // like one of this state's or of an earlier base's: the clash is
+    // reported once, by the key check, and not again as duplicate methods.
+    // Filter 0 knows this state's own fields; each base's call defines the
+    // next one (`d` is the `$` it needs for that).
+    let own = model.fields.iter().map(|field| &field.ident);
+    let first = filter_name(0);
+    let filter = quote! {
+        macro_rules! #first {
+            #( (#own $($item:tt)*) => {}; )*
+            ($other:ident $($item:tt)*) => { $($item)* };
         }
-        Err(_) => TokenStream::new(),
     };
-    let calls = model.bases.iter().map(|base| {
-        let path = macro_path(base);
+    let calls = model.bases.iter().enumerate().map(|(i, base)| {
         let ty = &base.ty;
+        let field = &base.ident;
+        let path = macro_path(base);
+        let (filter, next) = (filter_name(i), filter_name(i + 1));
         quote! {
             #path! {
                 krate [#krate] host [#delta #ty_generics] impl [#impl_params]
-                where [#predicates] state [#ty]
+                where [#predicates] state [#ty] field [#field]
+                filter [#filter] next [#next] d [$]
             }
         }
     });
-    quote!(#(#calls)*)
+    quote!(#filter #(#calls)*)
+}
+
+/// The name of filter `i` (local to the derive's `const _` block).
+fn filter_name(i: usize) -> syn::Ident {
+    format_ident!("__agent_state_filter{i}")
 }
 
 /// `path::Base<Args>` as `path::Base`: the callback's path.
@@ -186,13 +244,6 @@ fn macro_path(base: &Base) -> TokenStream {
     quote!(#bare)
 }
 
-/// The struct's generics with one more type parameter.
-fn with_param(model: &Model, param: TokenStream) -> syn::Generics {
-    let mut generics = model.generics.clone();
-    generics.params.push(syn::parse_quote!(#param));
-    generics
-}
-
 fn strip_angles(generics: TokenStream) -> TokenStream {
     let mut tokens = generics.into_iter().collect::<Vec<_>>();
     if tokens.len() >= 2 {
@@ -203,10 +254,15 @@ fn strip_angles(generics: TokenStream) -> TokenStream {
 }
 
 /// A crate-unique name for the callback: exported macros share the crate
-/// root, so two states of one name in two modules must not clash.
+/// root, so two states of one name in two modules must not clash, even
+/// when they are written alike (the same struct in two test modules): the
+/// name hashes the struct and how many states this compiler process has
+/// expanded before it.
 fn callback_name(model: &Model, input: &syn::DeriveInput) -> syn::Ident {
+    static EXPANDED: AtomicUsize = AtomicUsize::new(0);
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     quote!(#input).to_string().hash(&mut hasher);
+    EXPANDED.fetch_add(1, Ordering::Relaxed).hash(&mut hasher);
     format_ident!(
         "__agent_state_{}_{:016x}",
         model.ident.unraw(),
@@ -227,8 +283,14 @@ fn list(items: impl Iterator<Item = TokenStream>) -> TokenStream {
         .fold(quote!(()), |rest, item| quote!((#item, #rest)))
 }
 
-/// Index `i` of such a list, as a type (`Next<Next<Zero>>` is 2), through
-/// the `__p` that `__inherit!` names `__private` by.
+/// Index `i` of such a list, as a type, through the `__p` that
+/// `__inherit!` names `__private` by: `__p::I2` for 2 (state-core names
+/// the first 64), `__p::Next<__p::I63>` for 64.
 fn index(i: usize) -> TokenStream {
-    (0..i).fold(quote!(__p::Zero), |inner, _| quote!(__p::Next<#inner>))
+    let named = i.min(LAST_NAMED_INDEX);
+    let name = format_ident!("I{named}");
+    (named..i).fold(quote!(__p::#name), |inner, _| quote!(__p::Next<#inner>))
 }
+
+/// State-core's `index::LAST`.
+const LAST_NAMED_INDEX: usize = 63;

@@ -49,7 +49,8 @@ fn expand(model: &Model, input: &syn::DeriveInput) -> TokenStream {
         schema::own_fields(model),
         access::keys_item(model),
         json_schema::impl_json_schema(model),
-        inherit::tables(model),
+        inherit::base_tables(model),
+        inherit::from_bases(model),
         inherit::calls(model),
     ];
     quote! {
