@@ -73,7 +73,8 @@ use serde_json::Value;
             state that derives `AgentState`; \
             `append_by_id` needs a Vec of items implementing `HasId`; \
             `add_messages` needs `Messages` or a Vec of `MessageLike` items; \
-            `with = f` needs `fn(&mut T, T)` or `fn(&mut T, T) -> Result<(), E>`"
+            `with = f` needs `fn(&mut T, T)` or `fn(&mut T, T) -> Result<(), E>`, \
+            and `with = f, update = U` needs `fn(&mut T, U)` or `fn(&mut T, U) -> Result<(), E>`"
 )]
 pub trait Reducer<T> {
     /// What a node writes to a field with this reducer.
