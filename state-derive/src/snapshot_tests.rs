@@ -10,9 +10,8 @@ fn expand_pretty(input: proc_macro2::TokenStream) -> String {
     stable_callback_names(&prettyplease::unparse(&file))
 }
 
-/// The callback macro's name ends in a hash that counts the states
-/// expanded before it, which depends on the order tests run in: shown as
-/// `HASH`.
+/// The callback macro's name ends in the count of states expanded before
+/// it, which depends on the order tests run in: shown as `N`.
 fn stable_callback_names(code: &str) -> String {
     const PREFIX: &str = "__agent_state_";
     let mut out = String::with_capacity(code.len());
@@ -25,9 +24,9 @@ fn stable_callback_names(code: &str) -> String {
             .unwrap_or(after.len());
         let (name, tail) = after.split_at(name_end);
         match name.rsplit_once('_') {
-            Some((ident, hash)) if hash.len() == 16 => {
+            Some((ident, count)) if count.bytes().all(|b| b.is_ascii_digit()) => {
                 out.push_str(ident);
-                out.push_str("_HASH");
+                out.push_str("_N");
             }
             _ => out.push_str(name),
         }

@@ -16,7 +16,8 @@ pub struct Next<N>(N);
 /// Names for the first indices, so that a base's callback macro writes
 /// index 37 as `I37`, not as 37 nested `Next<..>`: the callback is parsed
 /// in every crate that defines a state, and nested indices made it the
-/// largest part of its cost. Later indices nest on [`index::LAST`].
+/// largest part of its cost. Later indices nest on `I63` (the derive
+/// knows that bound).
 pub mod index {
     use super::{Next, Zero};
 
@@ -31,9 +32,6 @@ pub mod index {
 
     /// Index zero, named like the others.
     pub type I0 = Zero;
-
-    /// The highest index with a name of its own (`I63`).
-    pub const LAST: usize = 63;
 
     indices! {
         I1 = I0, I2 = I1, I3 = I2, I4 = I3, I5 = I4, I6 = I5, I7 = I6, I8 = I7,
@@ -155,7 +153,8 @@ impl<D: InheritedBy<H>, H> IntoHost<H> for D {
 /// `#[derive(AgentState)]` writes; not for use by hand.
 ///
 /// - `krate`: the path to state-core the extension uses;
-/// - `host`/`impl`/`where`: the extension's delta and its generics;
+/// - `host`/`impl`/`where`: the extension's delta, its `impl` generics
+///   and its where clause;
 /// - `state`: the base's type; `field`: the extension delta's field that
 ///   holds the base's delta;
 /// - `filter`: the macro a field's methods pass through, which drops a
@@ -184,16 +183,11 @@ macro_rules! __inherit {
         const _: () = {
             use $($krate)*::__private as __p;
 
-            impl<$($impl)*> $($host)* where $($where)* {
+            impl $($impl)* $($host)* $($where)* {
                 $( $filter! { $name
-                    #[doc = concat!("Writes `", stringify!($name), "` of a flattened base (its own setter).")]
-                    #[must_use]
-                    pub fn $name(
-                        mut self,
-                        value: impl __p::IntoUpdate<__p::FieldOf<$state, Self, $at>>,
-                    ) -> Self {
-                        self.$field = __p::take(&mut self.$field).$name(value);
-                        self
+                    $crate::__inherit! {
+                        @write $field $name __p::FieldOf<$state, Self, $at>,
+                        "Writes `", stringify!($name), "` of a flattened base (its own setter)."
                     }
 
                     #[doc = concat!("The value this delta writes to `", stringify!($name), "` of a flattened base, if any.")]
@@ -203,14 +197,9 @@ macro_rules! __inherit {
                     }
                 } )*
                 $( $filter! { $r_name
-                    #[doc = concat!("Writes `", stringify!($r_name), "` of a flattened base (its own setter).")]
-                    #[must_use]
-                    pub fn $r_name(
-                        mut self,
-                        value: impl __p::IntoUpdate<__p::UpdateOf<$state, Self, $r_at, $rule>>,
-                    ) -> Self {
-                        self.$field = __p::take(&mut self.$field).$r_name(value);
-                        self
+                    $crate::__inherit! {
+                        @write $field $r_name __p::UpdateOf<$state, Self, $r_at, $rule>,
+                        "Writes `", stringify!($r_name), "` of a flattened base (its own setter)."
                     }
 
                     #[doc = concat!("What this delta writes to `", stringify!($r_name), "` of a flattened base, if anything.")]
@@ -227,17 +216,21 @@ macro_rules! __inherit {
                         self.$field.$r_get()
                     }
 
-                    #[doc = concat!("Replaces `", stringify!($r_name), "` of a flattened base wholesale, bypassing its reducer.")]
-                    #[must_use]
-                    pub fn $overwrite(
-                        mut self,
-                        value: impl __p::IntoUpdate<__p::FieldOf<$state, Self, $r_at>>,
-                    ) -> Self {
-                        self.$field = __p::take(&mut self.$field).$overwrite(value);
-                        self
+                    $crate::__inherit! {
+                        @write $field $overwrite __p::FieldOf<$state, Self, $r_at>,
+                        "Replaces `", stringify!($r_name), "` of a flattened base wholesale, bypassing its reducer."
                     }
                 } )*
             }
         };
+    };
+    // A method that writes through the base delta's method of its name.
+    (@write $field:ident $method:ident $update:ty, $($doc:expr),*) => {
+        #[doc = concat!($($doc),*)]
+        #[must_use]
+        pub fn $method(mut self, value: impl __p::IntoUpdate<$update>) -> Self {
+            self.$field = __p::take(&mut self.$field).$method(value);
+            self
+        }
     };
 }

@@ -17,7 +17,6 @@ use super::{private, where_clause};
 use crate::model::{Base, Field, Model, Reducer};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
-use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use syn::ext::IdentExt;
 
@@ -139,8 +138,8 @@ pub fn from_bases(model: &Model) -> TokenStream {
 /// The callback macro and its re-export under the struct's name. It holds
 /// only the list of public fields; state-core's `__inherit!` writes their
 /// setters, in the crate that flattens this state and only there.
-pub fn callback(model: &Model, input: &syn::DeriveInput) -> TokenStream {
-    let name = callback_name(model, input);
+pub fn callback(model: &Model) -> TokenStream {
+    let name = callback_name(model);
     let ident = &model.ident;
     let vis = &model.vis;
     let (mut replaced, mut reduced) = (Vec::new(), Vec::new());
@@ -188,12 +187,9 @@ pub fn calls(model: &Model) -> TokenStream {
     let krate = &model.krate;
     let delta = &model.delta;
     let (impl_generics, ty_generics, _) = model.generics.split_for_impl();
-    let impl_params = strip_angles(quote!(#impl_generics));
-    // The delta's own where clause (the struct's, and the facts the
-    // derive adds), without the `where`.
-    let predicates = syn::parse2::<syn::WhereClause>(where_clause(model, []))
-        .map(|clause| clause.predicates)
-        .unwrap_or_default();
+    // The delta's own where clause: the struct's, and the facts the derive
+    // adds.
+    let where_clause = where_clause(model, []);
     // Each base's methods pass through a filter that drops a field named
     // like one of this state's or of an earlier base's: the clash is
     // reported once, by the key check, and not again as duplicate methods.
@@ -214,8 +210,8 @@ pub fn calls(model: &Model) -> TokenStream {
         let (filter, next) = (filter_name(i), filter_name(i + 1));
         quote! {
             #path! {
-                krate [#krate] host [#delta #ty_generics] impl [#impl_params]
-                where [#predicates] state [#ty] field [#field]
+                krate [#krate] host [#delta #ty_generics] impl [#impl_generics]
+                where [#where_clause] state [#ty] field [#field]
                 filter [#filter] next [#next] d [$]
             }
         }
@@ -244,30 +240,15 @@ fn macro_path(base: &Base) -> TokenStream {
     quote!(#bare)
 }
 
-fn strip_angles(generics: TokenStream) -> TokenStream {
-    let mut tokens = generics.into_iter().collect::<Vec<_>>();
-    if tokens.len() >= 2 {
-        tokens.remove(0);
-        tokens.pop();
-    }
-    tokens.into_iter().collect()
-}
-
 /// A crate-unique name for the callback: exported macros share the crate
 /// root, so two states of one name in two modules must not clash, even
-/// when they are written alike (the same struct in two test modules): the
-/// name hashes the struct and how many states this compiler process has
-/// expanded before it.
-fn callback_name(model: &Model, input: &syn::DeriveInput) -> syn::Ident {
+/// when they are written alike (the same struct in two test modules). A
+/// compiler process expands one crate, so counting the states it has
+/// expanded tells them apart.
+fn callback_name(model: &Model) -> syn::Ident {
     static EXPANDED: AtomicUsize = AtomicUsize::new(0);
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    quote!(#input).to_string().hash(&mut hasher);
-    EXPANDED.fetch_add(1, Ordering::Relaxed).hash(&mut hasher);
-    format_ident!(
-        "__agent_state_{}_{:016x}",
-        model.ident.unraw(),
-        hasher.finish()
-    )
+    let n = EXPANDED.fetch_add(1, Ordering::Relaxed);
+    format_ident!("__agent_state_{}_{n}", model.ident.unraw())
 }
 
 fn is_public(vis: &syn::Visibility) -> bool {
@@ -292,5 +273,5 @@ fn index(i: usize) -> TokenStream {
     (named..i).fold(quote!(__p::#name), |inner, _| quote!(__p::Next<#inner>))
 }
 
-/// State-core's `index::LAST`.
+/// The last index state-core names (`I63`).
 const LAST_NAMED_INDEX: usize = 63;

@@ -23,7 +23,7 @@ use quote::{format_ident, quote};
 /// stub impls that keep one mistake from cascading into many.
 pub fn derive(input: &syn::DeriveInput) -> TokenStream {
     match Model::from_input(input) {
-        Ok(model) => expand(&model, input),
+        Ok(model) => expand(&model),
         Err(errors) => {
             let stubs = fallback::stubs(input, crate::model::derives_default(input));
             let errors = errors.write_errors();
@@ -32,9 +32,9 @@ pub fn derive(input: &syn::DeriveInput) -> TokenStream {
     }
 }
 
-fn expand(model: &Model, input: &syn::DeriveInput) -> TokenStream {
+fn expand(model: &Model) -> TokenStream {
     let delta_items = delta::items(model);
-    let callback = inherit::callback(model, input);
+    let callback = inherit::callback(model);
     let impls = [
         checks::items(model),
         delta::impl_setters(model),
