@@ -22,7 +22,6 @@ pub use ::core::any::Any;
 pub use ::core::iter::{Extend, Iterator};
 pub use ::std::string::String;
 
-pub use crate::__inherit;
 pub use crate::dynamic::{from_json, split_path, to_json};
 pub use crate::error::{ReduceError, StateError};
 pub use crate::into_update::IntoUpdate;
@@ -47,6 +46,7 @@ pub use crate::runtime::table::{self, ErasedState, Fields, ViaStateField, ViaVal
 pub use crate::runtime::with::{Pick, PickFunction, PickOther, PickReducer};
 pub use crate::schema::{FieldInfo, Schema, Scope};
 pub use crate::state::{Checked, Delta, FieldNames, State};
+pub use crate::{__chain, __inherit};
 
 /// Wraps a delta that generated `State::check` accepted.
 #[inline]

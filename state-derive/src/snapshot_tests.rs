@@ -7,7 +7,29 @@ fn expand_pretty(input: proc_macro2::TokenStream) -> String {
     let input: syn::DeriveInput = syn::parse2(input).expect("test input parses");
     let output = expand::derive(&input);
     let file: syn::File = syn::parse2(output).expect("expansion is valid Rust");
-    stable_callback_names(&prettyplease::unparse(&file))
+    stable_ids(&stable_callback_names(&prettyplease::unparse(&file)))
+}
+
+/// A state's id hashes the crate's directory, among others: shown as `ID`
+/// (no other literal of the expansion is as long).
+fn stable_ids(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut digits = String::new();
+    for c in code.chars().chain([' ']) {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        if digits.len() >= 12 {
+            out.push_str("ID");
+        } else {
+            out.push_str(&digits);
+        }
+        digits.clear();
+        out.push(c);
+    }
+    out.pop();
+    out
 }
 
 /// The callback macro's name ends in the count of states expanded before

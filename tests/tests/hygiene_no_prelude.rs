@@ -62,3 +62,23 @@ fn nested_and_flattened_states_work_without_prelude() {
     std::assert_eq!(state.group.best, 5);
     std::assert!(Extended::keys().contains(&"items"));
 }
+
+/// A base of a base: its setters and `From` are written without the
+/// prelude too.
+#[derive(AgentState)]
+pub struct Outer {
+    #[state(flatten)]
+    pub extended: Extended,
+    pub done: bool,
+}
+
+#[test]
+fn a_base_of_a_base_works_without_prelude() {
+    let mut state = <Outer as std::default::Default>::default();
+    let delta = Outer::delta().best(4).flag(true).done(true);
+    std::assert!(state.apply(delta).is_ok());
+    let from_plain: OuterDelta = std::convert::Into::into(Plain::delta().best(9));
+    std::assert!(state.apply(from_plain).is_ok());
+    std::assert_eq!(state.extended.base.best, 9);
+    std::assert!(state.extended.flag && state.done);
+}

@@ -259,3 +259,219 @@ fn inherited_setters_take_each_kind_of_update() {
     let delta = Desk::delta().stack(None);
     assert_eq!(delta.get_stack().and_then(|w| w.update()), Some(&None));
 }
+
+/// Three levels in one crate, written in three modules: `Top` flattens
+/// `Mid`, which flattens `Root`. Each base's setters, getters and
+/// `overwrite_` setters are the extension's, at any depth.
+mod levels {
+    pub mod root {
+        #[derive(state_core::AgentState, Debug, Clone, PartialEq)]
+        pub struct Root {
+            pub topic: String,
+            #[reducer(append)]
+            pub log: Vec<String>,
+        }
+    }
+
+    pub mod mid {
+        #[derive(state_core::AgentState, Debug, Clone, PartialEq)]
+        pub struct Mid {
+            #[state(flatten)]
+            pub root: super::root::Root,
+            #[reducer(merge)]
+            pub scores: std::collections::BTreeMap<String, u32>,
+        }
+    }
+
+    #[derive(state_core::AgentState, Debug, Clone, PartialEq)]
+    pub struct Top {
+        #[state(flatten)]
+        pub mid: mid::Mid,
+        pub step: u32,
+    }
+}
+
+use levels::mid::{Mid, MidDelta};
+use levels::root::{Root, RootDelta};
+use levels::{Top, TopDelta};
+
+/// A fourth level, and a second base beside it.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Deep {
+    #[state(flatten)]
+    pub top: Top,
+    #[state(flatten)]
+    pub chat: MessagesState,
+    pub done: bool,
+}
+
+#[test]
+fn setters_of_a_base_of_a_base_are_the_extensions_at_any_depth() {
+    let mut deep = Deep::default();
+    deep.apply(
+        Deep::delta()
+            .topic("tides")
+            .log(["asked"])
+            .scores(
+                [("a".to_owned(), 1)]
+                    .into_iter()
+                    .collect::<std::collections::BTreeMap<_, _>>(),
+            )
+            .step(2)
+            .messages(("user", "hi"))
+            .done(true),
+    )
+    .unwrap();
+    deep.apply(Deep::delta().log(["answered"])).unwrap();
+    let root = &deep.top.mid.root;
+    assert_eq!(
+        (root.topic.as_str(), root.log.clone()),
+        ("tides", vec!["asked".to_owned(), "answered".to_owned()])
+    );
+    assert_eq!(deep.top.mid.scores["a"], 1);
+    assert_eq!(
+        (deep.top.step, deep.chat.messages.len(), deep.done),
+        (2, 1, true)
+    );
+
+    // `overwrite_` and the getters, three levels down.
+    deep.apply(Deep::delta().overwrite_log(vec!["reset".to_owned()]))
+        .unwrap();
+    assert_eq!(deep.top.mid.root.log, ["reset"]);
+    let delta = Deep::delta().topic("waves").log(["x"]);
+    assert_eq!(delta.get_topic().map(String::as_str), Some("waves"));
+    assert_eq!(
+        delta.get_log().and_then(|w| w.update()).map(Vec::len),
+        Some(1)
+    );
+    assert_eq!(Deep::delta().get_topic(), None);
+
+    // The same setters on the middle levels' deltas.
+    let mut top = Top::default();
+    top.apply(Top::delta().topic("t").step(1)).unwrap();
+    assert_eq!((top.mid.root.topic.as_str(), top.step), ("t", 1));
+    assert_eq!(
+        Deep::keys(),
+        ["topic", "log", "scores", "step", "messages", "done"]
+    );
+}
+
+#[test]
+fn a_delta_of_a_base_of_a_base_converts_into_the_extensions() {
+    // A node written for `Root` works in a state that extends it two or
+    // three levels up.
+    let from_root: DeepDelta = Root::delta().topic("r").log(["1"]).into();
+    let from_mid: DeepDelta = MidDelta::default().log(["2"]).into();
+    let from_top: DeepDelta = TopDelta::default().step(3).into();
+    let from_chat: DeepDelta = MessagesState::delta().messages(("ai", "ok")).into();
+    let mut deep = Deep::default();
+    deep.apply_all([from_root, from_mid, from_top, from_chat])
+        .unwrap();
+    assert_eq!(deep.top.mid.root.topic, "r");
+    assert_eq!(deep.top.mid.root.log, ["1", "2"]);
+    assert_eq!(deep.top.step, 3);
+    assert_eq!(deep.chat.messages.len(), 1);
+    let into_top: TopDelta = RootDelta::default().topic("t").into();
+    let mut top = Top::default();
+    top.apply(into_top).unwrap();
+    assert_eq!(top.mid.root.topic, "t");
+    let _: &Mid = &top.mid;
+}
+
+/// Depth across three crates: state-core's `MessagesState`, flattened by
+/// the examples' `SummaryState`, flattened here; and AgentFlow's
+/// `AgentState`, flattened by its `OrderState`, flattened here.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Audited {
+    #[state(flatten)]
+    pub bot: state_examples::langgraph::summary_bot::SummaryState,
+    #[state(flatten)]
+    pub order: state_examples::agentflow::OrderState,
+    pub auditor: String,
+}
+
+#[test]
+fn bases_of_bases_from_other_crates_give_their_setters() {
+    let mut audited = Audited::default();
+    audited
+        .apply(
+            Audited::delta()
+                .messages(("user", "where is my order?"))
+                .summary("asked about an order")
+                .context_summary(Some("so far".to_owned()))
+                .order_id("o-7")
+                .auditor("ann"),
+        )
+        .unwrap();
+    assert_eq!(audited.bot.base.messages.len(), 1);
+    assert_eq!(audited.bot.summary, "asked about an order");
+    assert_eq!(
+        audited.order.base.context_summary.as_deref(),
+        Some("so far")
+    );
+    assert_eq!(audited.order.order_id.as_deref(), Some("o-7"));
+    let from_chat: AuditedDelta = MessagesState::delta().messages(("ai", "shipped")).into();
+    let from_flow: AuditedDelta = FlowDelta::default().context_summary(None).into();
+    audited.apply_all([from_chat, from_flow]).unwrap();
+    assert_eq!(audited.bot.base.messages.len(), 2);
+    assert_eq!(audited.order.base.context_summary, None);
+}
+
+/// A generic extension of a base of a base.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct TaggedTop<T>
+where
+    T: Clone + PartialEq + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
+{
+    #[state(flatten)]
+    pub top: Top,
+    #[reducer(append)]
+    pub tags: Vec<T>,
+}
+
+#[test]
+fn a_generic_extension_inherits_at_any_depth() {
+    let mut tagged = TaggedTop::<u8>::default();
+    tagged
+        .apply(TaggedTop::<u8>::delta().topic("g").tags([7u8]))
+        .unwrap();
+    let from_root: TaggedTopDelta<u8> = Root::delta().log(["l"]).into();
+    tagged.apply(from_root).unwrap();
+    assert_eq!(tagged.top.mid.root.topic, "g");
+    assert_eq!(tagged.top.mid.root.log, ["l"]);
+    assert_eq!(tagged.tags, [7]);
+}
+
+/// A generic base: no inherited setters (its fields' types need its
+/// parameters), but its delta goes through the flattened field's setter,
+/// and keys and JSON reach its fields.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Box2<T>
+where
+    T: Clone + PartialEq + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
+{
+    pub item: Option<T>,
+}
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct OnBox {
+    #[state(flatten)]
+    pub boxed: Box2<u8>,
+    pub label: String,
+}
+
+#[test]
+fn a_generic_base_is_written_through_its_field() {
+    let mut state = OnBox::default();
+    state
+        .apply(
+            OnBox::delta()
+                .boxed(Box2::<u8>::delta().item(Some(3)))
+                .label("l"),
+        )
+        .unwrap();
+    assert_eq!(state.boxed.item, Some(3));
+    state.set("item", json!(4)).unwrap();
+    assert_eq!(state.boxed.item, Some(4));
+    assert_eq!(OnBox::keys(), ["item", "label"]);
+}

@@ -26,10 +26,11 @@ pub use writes::{Fold, Staged, Writes};
 pub use crate::messages::{AddMessages, add_messages};
 
 // For `#[reducer(with = ..)]`. Here, outside `__private`, so that errors
-// name them `FieldReducer<u32, Neither, _>`, without a path.
+// name them `FieldReducer<u32, Mismatched, _>`, without a path.
 #[doc(hidden)]
 pub use crate::runtime::with::{
-    FieldReducer, FnReducer, IsFunction, IsReducer, Neither, UpdateReducer, ViaFunction, ViaReducer,
+    FieldReducer, FnReducer, IsFunction, IsReducer, Mismatched, UpdateReducer, ViaFunction,
+    ViaReducer,
 };
 
 use crate::error::{ReduceError, StateError};

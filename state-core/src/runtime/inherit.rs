@@ -5,7 +5,7 @@
 //! may not resolve); and `__inherit!`, which writes the base's setters and
 //! getters onto the extension's delta.
 
-use crate::{Reducer, State};
+use crate::Reducer;
 use core::marker::PhantomData;
 
 /// Index zero of a list.
@@ -60,17 +60,24 @@ impl<H, T: At<N>, N> At<Next<N>> for (H, T) {
     type Out = T::Out;
 }
 
-/// A delta that holds the delta of a flattened base `B`.
-pub trait HasBase<B> {
-    /// `B`'s delta.
+/// A delta that holds, at any depth, the delta of the flattened base whose
+/// id is `ID`. Bases are keyed by an id and not by their type: a base of a
+/// base can only be named from the extension's crate through a projection,
+/// and coherence cannot tell two projections apart, while two ids differ.
+/// `#[derive(AgentState)]` gives each concrete state an id, unique across
+/// crates (a hash of the crate's name, version and directory, and of the
+/// state).
+pub trait HasBase<const ID: u64> {
+    /// The base's delta.
     type Delta;
 
     /// The base's delta, to write to.
     fn base_delta_mut(&mut self) -> &mut Self::Delta;
 }
 
-/// A base's delta, as the delta of a state `H` that flattens the base: one
-/// generic impl per state, on its own delta, however many fields it has.
+/// A base's delta, as the delta of a state `H` that flattens the base, at
+/// any depth: one generic impl per state, on its own delta, however many
+/// fields it has.
 pub trait InheritedBy<H> {
     /// The public fields' types, as a list `(T0, (T1, (.., ())))` read
     /// with [`At`].
@@ -83,13 +90,16 @@ pub trait InheritedBy<H> {
     fn into_host(self) -> H;
 }
 
-/// Public field `N` of state `S`, inherited by the delta `H`.
-pub type FieldOf<S, H, N> = <<<S as State>::Delta as InheritedBy<H>>::Fields as At<N>>::Out;
+/// Public field `N` of the base `ID` of the delta `H`.
+pub type FieldOf<H, const ID: u64, N> =
+    <<<H as HasBase<ID>>::Delta as InheritedBy<H>>::Fields as At<N>>::Out;
 
-/// What the setter of public field `N` of state `S` takes, by its
-/// [`UpdateRule`] `R`, inherited by the delta `H`.
-pub type UpdateOf<S, H, N, R> =
-    <R as UpdateRule<FieldOf<S, H, N>, <<S as State>::Delta as InheritedBy<H>>::Updates>>::Update;
+/// What the setter of public field `N` of the base `ID` of the delta `H`
+/// takes, by its [`UpdateRule`] `R`.
+pub type UpdateOf<H, const ID: u64, N, R> = <R as UpdateRule<
+    FieldOf<H, ID, N>,
+    <<H as HasBase<ID>>::Delta as InheritedBy<H>>::Updates,
+>>::Update;
 
 /// How an inherited setter's update type follows from its field's type `T`
 /// and the base's [`InheritedBy::Updates`] list `L`. The base's callback
@@ -146,59 +156,88 @@ impl<D: InheritedBy<H>, H> IntoHost<H> for D {
     }
 }
 
-/// Writes the setters and getters a flattened base gives the delta of a
-/// state that flattens it: the base's public `x`, `get_x` (and, for a field
-/// with a reducer, `overwrite_x`) under their own names, each calling the
-/// base's own. Called by the base's callback macro, which
+/// Writes what a flattened base gives the delta of a state that flattens
+/// it: `HasBase` for the base and for each of its own bases (at any
+/// depth), and the public `x`, `get_x` (and, for a field with a reducer,
+/// `overwrite_x`) of all of them, under their own names, each calling the
+/// base delta's own. Called by the base's callback macro, which
 /// `#[derive(AgentState)]` writes; not for use by hand.
 ///
 /// - `krate`: the path to state-core the extension uses;
 /// - `host`/`impl`/`where`: the extension's delta, its `impl` generics
 ///   and its where clause;
-/// - `state`: the base's type; `field`: the extension delta's field that
-///   holds the base's delta;
+/// - `delta`: the base's delta type; `field`: the extension delta's field
+///   that holds it;
 /// - `filter`: the macro a field's methods pass through, which drops a
 ///   field named like one of the extension's or of an earlier base's;
 ///   `next`: the filter this call defines for the next base, `d`: a `$`;
-/// - `replaced`/`reduced`: from the base, its public fields without and
-///   with a reducer: each one's name, index in `InheritedBy::Fields` and
-///   method names, and for a reduced one its [`UpdateRule`].
+/// - from the base's callback: `id`, the base's id (none for a generic
+///   base, which gives nothing), `deep`, the ids of its own bases at any
+///   depth, and `groups`, per state (the base's and those), its id and its
+///   public fields without (`replaced`) and with (`reduced`) a reducer:
+///   each one's name, index in `InheritedBy::Fields` and method names, and
+///   for a reduced one its [`UpdateRule`].
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __inherit {
+    // A generic base: nothing to inherit; the next filter is this one.
     (
-        krate [$($krate:tt)*] host [$($host:tt)*] impl [$($impl:tt)*]
-        where [$($where:tt)*] state [$state:ty] field [$field:ident]
-        filter [$filter:ident] next [$next:ident] d [$d:tt]
-        replaced [$( ($name:ident [$at:ty] $get:ident) )*]
-        reduced [$( ($r_name:ident [$r_at:ty] $r_get:ident $overwrite:ident [$rule:ty]) )*]
+        krate [$($krate:tt)*] host [$($host:tt)*] impl [$($impl:tt)*] where [$($where:tt)*]
+        delta [$($delta:tt)*] field [$field:ident] filter [$filter:ident] next [$next:ident]
+        d [$d:tt] id [] deep [] groups []
+    ) => {
+        macro_rules! $next {
+            ($d($d item:tt)*) => { $filter! { $d($d item)* } };
+        }
+    };
+    (
+        krate [$($krate:tt)*] host [$($host:tt)*] impl [$($impl:tt)*] where [$($where:tt)*]
+        delta [$($delta:tt)*] field [$field:ident] filter [$filter:ident] next [$next:ident]
+        d [$d:tt] id [$id:literal] deep [$($deep:literal)*]
+        groups [$( ($gid:literal [
+            replaced [$( ($name:ident [$at:ty] $get:ident) )*]
+            reduced [$( ($r_name:ident [$r_at:ty] $r_get:ident $overwrite:ident [$rule:ty]) )*]
+        ]) )*]
     ) => {
         // The next base's filter: this base's fields, then this one's.
         macro_rules! $next {
-            $( ($name $d($d item:tt)*) => {}; )*
-            $( ($r_name $d($d item:tt)*) => {}; )*
+            $( $( ($name $d($d item:tt)*) => {}; )* $( ($r_name $d($d item:tt)*) => {}; )* )*
             ($d other:ident $d($d item:tt)*) => { $filter! { $d other $d($d item)* } };
         }
 
         const _: () = {
             use $($krate)*::__private as __p;
 
+            impl $($impl)* __p::HasBase<$id> for $($host)* $($where)* {
+                type Delta = $($delta)*;
+
+                #[inline]
+                fn base_delta_mut(&mut self) -> &mut Self::Delta {
+                    &mut self.$field
+                }
+            }
+
+            $crate::__inherit! {
+                @deep impl [$($impl)*] host [$($host)*] where [$($where)*]
+                delta [$($delta)*] field [$field] ids [$($deep)*]
+            }
+
             impl $($impl)* $($host)* $($where)* {
-                $( $filter! { $name
+                $( $( $filter! { $name
                     $crate::__inherit! {
-                        @write $field $name __p::FieldOf<$state, Self, $at>,
+                        @write $field $name __p::FieldOf<Self, $gid, $at>,
                         "Writes `", stringify!($name), "` of a flattened base (its own setter)."
                     }
 
                     #[doc = concat!("The value this delta writes to `", stringify!($name), "` of a flattened base, if any.")]
                     #[inline]
-                    pub fn $get(&self) -> __p::Option<&__p::FieldOf<$state, Self, $at>> {
+                    pub fn $get(&self) -> __p::Option<&__p::FieldOf<Self, $gid, $at>> {
                         self.$field.$get()
                     }
                 } )*
                 $( $filter! { $r_name
                     $crate::__inherit! {
-                        @write $field $r_name __p::UpdateOf<$state, Self, $r_at, $rule>,
+                        @write $field $r_name __p::UpdateOf<Self, $gid, $r_at, $rule>,
                         "Writes `", stringify!($r_name), "` of a flattened base (its own setter)."
                     }
 
@@ -209,21 +248,41 @@ macro_rules! __inherit {
                     ) -> __p::Option<
                         __p::Written<
                             '_,
-                            __p::FieldOf<$state, Self, $r_at>,
-                            __p::UpdateOf<$state, Self, $r_at, $rule>,
+                            __p::FieldOf<Self, $gid, $r_at>,
+                            __p::UpdateOf<Self, $gid, $r_at, $rule>,
                         >,
                     > {
                         self.$field.$r_get()
                     }
 
                     $crate::__inherit! {
-                        @write $field $overwrite __p::FieldOf<$state, Self, $r_at>,
+                        @write $field $overwrite __p::FieldOf<Self, $gid, $r_at>,
                         "Replaces `", stringify!($r_name), "` of a flattened base wholesale, bypassing its reducer."
                     }
-                } )*
+                } )* )*
             }
         };
     };
+    // `HasBase` for each base of the base, through the base's delta.
+    (
+        @deep impl [$($impl:tt)*] host [$($host:tt)*] where [$($where:tt)*]
+        delta [$($delta:tt)*] field [$field:ident] ids [$id:literal $($rest:literal)*]
+    ) => {
+        impl $($impl)* __p::HasBase<$id> for $($host)* $($where)* {
+            type Delta = <$($delta)* as __p::HasBase<$id>>::Delta;
+
+            #[inline]
+            fn base_delta_mut(&mut self) -> &mut Self::Delta {
+                __p::HasBase::<$id>::base_delta_mut(&mut self.$field)
+            }
+        }
+
+        $crate::__inherit! {
+            @deep impl [$($impl)*] host [$($host)*] where [$($where)*]
+            delta [$($delta)*] field [$field] ids [$($rest)*]
+        }
+    };
+    (@deep impl $impl:tt host $host:tt where $where:tt delta $delta:tt field $field:tt ids []) => {};
     // A method that writes through the base delta's method of its name.
     (@write $field:ident $method:ident $update:ty, $($doc:expr),*) => {
         #[doc = concat!($($doc),*)]
@@ -231,6 +290,79 @@ macro_rules! __inherit {
         pub fn $method(mut self, value: impl __p::IntoUpdate<$update>) -> Self {
             self.$field = __p::take(&mut self.$field).$method(value);
             self
+        }
+    };
+}
+
+/// Inherits a state's bases one after the other (each base's callback
+/// calls this with its groups, and this calls `__inherit!` with them, then
+/// the next base's callback), and at the end defines the state's own
+/// callback, which hands on its groups and all of theirs: so an extension
+/// of this state inherits its bases too, at any depth. Written by
+/// `#[derive(AgentState)]` for a state with bases; not for use by hand.
+///
+/// - `host`/`impl`/`where`/`d`: as for `__inherit!`;
+/// - `this`: `delta`, `field`, `filter` and `next` of the base whose
+///   callback called; `pending`: the same for each later base, after its
+///   callback's path;
+/// - `define`: the state's callback (`name`, re-exported as `ident` with
+///   `vis`), its `id` and its `own` group, or nothing for a generic state;
+/// - `acc`: the ids and groups of the bases inherited so far; then the
+///   calling callback's `id`, `deep` and `groups`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __chain {
+    (
+        krate [$($krate:tt)*] host $host:tt impl $impl:tt where $where:tt d [$d:tt]
+        this [$($this:tt)*] pending [([$($next:tt)*] $($then:tt)*) $($pending:tt)*]
+        define $define:tt acc [ids [$($acc_id:literal)*] groups [$($acc:tt)*]]
+        id [$($id:literal)?] deep [$($deep:literal)*] groups [$($group:tt)*]
+    ) => {
+        $crate::__inherit! {
+            krate [$($krate)*] host $host impl $impl where $where $($this)* d [$d]
+            id [$($id)?] deep [$($deep)*] groups [$($group)*]
+        }
+        $($next)*! {
+            krate [$($krate)*] __chain host $host impl $impl where $where d [$d]
+            this [$($then)*] pending [$($pending)*] define $define
+            acc [ids [$($acc_id)* $($id)? $($deep)*] groups [$($acc)* $($group)*]]
+        }
+    };
+    (
+        krate [$($krate:tt)*] host $host:tt impl $impl:tt where $where:tt d [$d:tt]
+        this [$($this:tt)*] pending []
+        define [name [$name:ident] ident [$ident:ident] vis [$($vis:tt)*] id [$own:literal] own [$($own_group:tt)*]]
+        acc [ids [$($acc_id:literal)*] groups [$($acc:tt)*]]
+        id [$($id:literal)?] deep [$($deep:literal)*] groups [$($group:tt)*]
+    ) => {
+        $crate::__inherit! {
+            krate [$($krate)*] host $host impl $impl where $where $($this)* d [$d]
+            id [$($id)?] deep [$($deep)*] groups [$($group)*]
+        }
+        #[doc(hidden)]
+        #[macro_export]
+        #[allow(non_local_definitions)]
+        macro_rules! $name {
+            (krate [$d($d krate:tt)*] $d mode:ident $d($d rest:tt)*) => {
+                $d($d krate)*::__private::$d mode! {
+                    krate [$d($d krate)*] $d($d rest)*
+                    id [$own] deep [$($acc_id)* $($id)? $($deep)*]
+                    groups [($own [$($own_group)*]) $($acc)* $($group)*]
+                }
+            };
+        }
+        #[doc(hidden)]
+        #[allow(unused_imports)]
+        $($vis)* use $name as $ident;
+    };
+    (
+        krate [$($krate:tt)*] host $host:tt impl $impl:tt where $where:tt d [$d:tt]
+        this [$($this:tt)*] pending [] define []
+        acc $acc:tt id [$($id:literal)?] deep [$($deep:literal)*] groups [$($group:tt)*]
+    ) => {
+        $crate::__inherit! {
+            krate [$($krate)*] host $host impl $impl where $where $($this)* d [$d]
+            id [$($id)?] deep [$($deep)*] groups [$($group)*]
         }
     };
 }

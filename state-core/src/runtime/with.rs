@@ -11,7 +11,7 @@
 //!
 //! ```text
 //! let reducer = path;
-//! let kind = Pick::<Field, Update, _>::new(&reducer).kind();   // IsReducer, IsFunction or Neither
+//! let kind = Pick::<Field, Update, _>::new(&reducer).kind();   // IsReducer, IsFunction or Mismatched
 //! <_ as FieldReducer<Field, _, _>>::reducer(kind, reducer)   // or UpdateReducer<Field, Update, _, _>
 //! ```
 //!
@@ -51,8 +51,9 @@ pub struct IsReducer;
 /// return type is not a [`ReduceOutcome`], or `U` is not `T`.
 pub struct IsFunction;
 
-/// Neither of the above.
-pub struct Neither;
+/// Neither of the above: the value does not fit the field (the error
+/// names this kind, so it says so).
+pub struct Mismatched;
 
 /// Probe, first choice: a reducer.
 pub trait PickReducer: Sized {
@@ -78,10 +79,10 @@ impl<T, U, R, O> PickFunction for &Pick<T, U, R> where R: Fn(&mut T, U) -> O {}
 
 /// Probe, last choice: anything else.
 pub trait PickOther: Sized {
-    /// [`Neither`].
+    /// [`Mismatched`].
     #[inline]
-    fn kind(self) -> Neither {
-        Neither
+    fn kind(self) -> Mismatched {
+        Mismatched
     }
 }
 
@@ -91,7 +92,7 @@ impl<T, U, R> PickOther for &mut Pick<T, U, R> {}
 pub trait NotReducer {}
 
 impl NotReducer for IsFunction {}
-impl NotReducer for Neither {}
+impl NotReducer for Mismatched {}
 
 /// Selects [`FieldReducer`]'s and [`UpdateReducer`]'s impl for a reducer.
 pub struct ViaReducer;

@@ -1,7 +1,7 @@
-//! Inheritance across crates. As a base, a concrete state writes one
-//! `InheritedBy` impl (its delta into any delta that flattens it, with its
-//! public fields' types) and a callback macro; as an extension, a state
-//! writes `HasBase` for each base, `From` of their deltas, and calls each
+//! Inheritance across crates and at any depth. As a base, a concrete state
+//! writes one `InheritedBy` impl (its delta into any delta that flattens
+//! it, with its public fields' types) and a callback macro; as an
+//! extension, a state writes `From` of its bases' deltas and calls each
 //! base's callback.
 //!
 //! The extension's derive cannot see the base's fields, so the base's
@@ -11,26 +11,86 @@
 //! name in the macro namespace. It hands the field list to state-core's
 //! `__inherit!`, which writes the setters in the extension's crate. Types
 //! are named there through `InheritedBy`, since a base's own names may not
-//! resolve in the extension's module.
+//! resolve in the extension's module, and bases are keyed by an id, since
+//! a base of a base can only be named there through a projection.
+//!
+//! A state with bases cannot write its callback itself (it does not know
+//! their fields): it calls its first base's callback in `__chain!` mode,
+//! which inherits that base, calls the next one, and after the last one
+//! defines this state's callback with its fields and all of theirs.
 
 use super::{private, where_clause};
 use crate::model::{Base, Field, Model, Reducer};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use syn::ext::IdentExt;
+
+/// The names one state's expansion gives its inheritance items.
+pub struct Names {
+    /// How many states this compiler process expanded before this one.
+    n: usize,
+    /// The state's id: `HasBase<ID>` of a delta that flattens it.
+    id: proc_macro2::Literal,
+}
+
+impl Names {
+    pub fn new(model: &Model) -> Self {
+        static EXPANDED: AtomicUsize = AtomicUsize::new(0);
+        let n = EXPANDED.fetch_add(1, Ordering::Relaxed);
+        Names {
+            n,
+            id: proc_macro2::Literal::u64_unsuffixed(state_id(model, n)),
+        }
+    }
+
+    /// A crate-unique name for the callback: exported macros share the
+    /// crate root, so two states of one name in two modules must not
+    /// clash, even when they are written alike (the same struct in two
+    /// test modules). A compiler process expands one crate, so counting
+    /// the states it has expanded tells them apart.
+    fn callback(&self, model: &Model) -> syn::Ident {
+        format_ident!("__agent_state_{}_{}", model.ident.unraw(), self.n)
+    }
+
+    /// The name of filter `i` (module-level, so unique to this state).
+    fn filter(&self, i: usize) -> syn::Ident {
+        format_ident!("__agent_state_filter{i}_{}", self.n)
+    }
+}
+
+/// An id unique across the crates of a build: ids key `HasBase`, and two
+/// bases of one extension (at any depth) must not share one. The crate is
+/// told apart by what cargo says of it, the state by its count and shape.
+fn state_id(model: &Model, n: usize) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    for var in [
+        "CARGO_CRATE_NAME",
+        "CARGO_PKG_VERSION",
+        "CARGO_MANIFEST_DIR",
+    ] {
+        std::env::var(var).ok().hash(&mut hasher);
+    }
+    n.hash(&mut hasher);
+    model.ident.to_string().hash(&mut hasher);
+    for field in &model.fields {
+        field.ident.to_string().hash(&mut hasher);
+    }
+    hasher.finish()
+}
 
 /// As a base (a concrete state only): `InheritedBy`, which converts this
 /// state's delta into the delta of any state that flattens it, and lists
 /// its public fields' types for the setters `__inherit!` writes there.
-pub fn base_tables(model: &Model) -> TokenStream {
+pub fn base_tables(model: &Model, names: &Names) -> TokenStream {
     // A generic state is not inherited from (its fields' types would need
     // its parameters' bounds here): only a concrete one is.
     if !model.generics.params.is_empty() {
         return TokenStream::new();
     }
     let p = private(model);
-    let ident = &model.ident;
+    let id = &names.id;
     let delta = &model.delta;
     // Only public fields are inherited (their setters are public); a
     // private field's type may be private, and may not appear here.
@@ -55,7 +115,7 @@ pub fn base_tables(model: &Model) -> TokenStream {
     // a user's `From<String>` for an extension's delta conflict with it).
     quote! {
         #[automatically_derived]
-        impl<__H: #p::HasBase<#ident, Delta = #delta> + #p::Default> #p::InheritedBy<__H>
+        impl<__H: #p::HasBase<#id, Delta = #delta> + #p::Default> #p::InheritedBy<__H>
             for #delta #where_clause
         {
             type Fields = #types;
@@ -64,7 +124,7 @@ pub fn base_tables(model: &Model) -> TokenStream {
             #[inline]
             fn into_host(self) -> __H {
                 let mut host: __H = #p::Default::default();
-                *#p::HasBase::<#ident>::base_delta_mut(&mut host) = self;
+                *#p::HasBase::<#id>::base_delta_mut(&mut host) = self;
                 host
             }
         }
@@ -91,40 +151,24 @@ fn update_rule(field: &Field, custom: &mut usize) -> TokenStream {
     }
 }
 
-/// As an extension: `HasBase` for each base, and `From` of any delta that
-/// is one of theirs (state-core's `InheritedBy`). A node written for a base
-/// returns a delta that applies here.
+/// As an extension: `From` of any delta that is one of its bases', at any
+/// depth (state-core's `InheritedBy`, through the `HasBase` impls that
+/// `__inherit!` writes). A node written for a base returns a delta that
+/// applies here.
 pub fn from_bases(model: &Model) -> TokenStream {
     if model.bases.is_empty() {
         return TokenStream::new();
     }
     let p = private(model);
     let delta = &model.delta;
-    let (impl_generics, ty_generics, _) = model.generics.split_for_impl();
+    let (_, ty_generics, _) = model.generics.split_for_impl();
     let where_clause = where_clause(model, []);
-    let bases = model.bases.iter().map(|base| {
-        let name = &base.ident;
-        let ty = &base.ty;
-        let base_delta = model.base_delta(base);
-        quote! {
-            #[automatically_derived]
-            impl #impl_generics #p::HasBase<#ty> for #delta #ty_generics #where_clause {
-                type Delta = #base_delta;
-
-                #[inline]
-                fn base_delta_mut(&mut self) -> &mut #base_delta {
-                    &mut self.#name
-                }
-            }
-        }
-    });
     let mut generics = model.generics.clone();
     generics
         .params
         .push(syn::parse_quote!(__D: #p::IntoHost<Self>));
     let (from_generics, _, _) = generics.split_for_impl();
     quote! {
-        #(#bases)*
         #[automatically_derived]
         impl #from_generics #p::From<__D> for #delta #ty_generics #where_clause {
             #[inline]
@@ -135,18 +179,11 @@ pub fn from_bases(model: &Model) -> TokenStream {
     }
 }
 
-/// The callback macro and its re-export under the struct's name. It holds
-/// only the list of public fields; state-core's `__inherit!` writes their
-/// setters, in the crate that flattens this state and only there.
-pub fn callback(model: &Model) -> TokenStream {
-    let name = callback_name(model);
-    let ident = &model.ident;
-    let vis = &model.vis;
+/// The state's own group for its callback: its id and public fields, as
+/// `__inherit!` reads them.
+fn own_group(model: &Model) -> TokenStream {
     let (mut replaced, mut reduced) = (Vec::new(), Vec::new());
-    let public = model
-        .fields
-        .iter()
-        .filter(|field| model.generics.params.is_empty() && is_public(&field.vis));
+    let public = model.fields.iter().filter(|field| is_public(&field.vis));
     let mut custom = 0;
     for (i, field) in public.enumerate() {
         let at = index(i);
@@ -160,17 +197,41 @@ pub fn callback(model: &Model) -> TokenStream {
             reduced.push(quote!((#name [#at] #get #overwrite [#rule])));
         }
     }
-    let doc = format!("Stamps `{ident}`'s setters onto a delta that flattens it.");
+    quote!(replaced [#(#replaced)*] reduced [#(#reduced)*])
+}
+
+/// Whether this state can be inherited from: a concrete one (a generic
+/// state's fields' types would need its parameters).
+fn inheritable(model: &Model) -> bool {
+    model.generics.params.is_empty()
+}
+
+/// The callback macro and its re-export under the struct's name, for a
+/// state without bases (one with bases defines it through `__chain!`).
+/// It holds only the list of public fields; state-core's `__inherit!`
+/// writes their setters, in the crate that flattens this state and only
+/// there. A generic state's callback gives nothing.
+pub fn callback(model: &Model, names: &Names) -> TokenStream {
+    if inheritable(model) && !model.bases.is_empty() {
+        return TokenStream::new();
+    }
+    let name = names.callback(model);
+    let ident = &model.ident;
+    let vis = &model.vis;
+    let groups = if inheritable(model) {
+        let id = &names.id;
+        let own = own_group(model);
+        quote!(id [#id] deep [] groups [(#id [#own])])
+    } else {
+        quote!(id [] deep [] groups [])
+    };
     quote! {
-        #[doc = #doc]
         #[doc(hidden)]
         #[macro_export]
         #[allow(non_local_definitions)]
         macro_rules! #name {
-            (krate [$($krate:tt)*] $($rest:tt)*) => {
-                $($krate)*::__private::__inherit! {
-                    krate [$($krate)*] $($rest)* replaced [#(#replaced)*] reduced [#(#reduced)*]
-                }
+            (krate [$($krate:tt)*] $mode:ident $($rest:tt)*) => {
+                $($krate)*::__private::$mode! { krate [$($krate)*] $($rest)* #groups }
             };
         }
         #[doc(hidden)]
@@ -179,11 +240,13 @@ pub fn callback(model: &Model) -> TokenStream {
     }
 }
 
-/// For each base, the call of its callback.
-pub fn calls(model: &Model) -> TokenStream {
-    if model.bases.is_empty() {
+/// The chain of calls of the bases' callbacks (see `__chain!`), written
+/// next to the struct: it ends in this state's own callback, which must be
+/// in the struct's module to be re-exported there.
+pub fn calls(model: &Model, names: &Names) -> TokenStream {
+    let Some(first) = model.bases.first() else {
         return TokenStream::new();
-    }
+    };
     let krate = &model.krate;
     let delta = &model.delta;
     let (impl_generics, ty_generics, _) = model.generics.split_for_impl();
@@ -196,32 +259,41 @@ pub fn calls(model: &Model) -> TokenStream {
     // Filter 0 knows this state's own fields; each base's call defines the
     // next one (`d` is the `$` it needs for that).
     let own = model.fields.iter().map(|field| &field.ident);
-    let first = filter_name(0);
+    let filter0 = names.filter(0);
     let filter = quote! {
-        macro_rules! #first {
+        macro_rules! #filter0 {
             #( (#own $($item:tt)*) => {}; )*
             ($other:ident $($item:tt)*) => { $($item)* };
         }
     };
-    let calls = model.bases.iter().enumerate().map(|(i, base)| {
-        let ty = &base.ty;
+    let this = |i: usize, base: &Base| {
         let field = &base.ident;
+        let base_delta = model.base_delta(base);
+        let (filter, next) = (names.filter(i), names.filter(i + 1));
+        quote!(delta [#base_delta] field [#field] filter [#filter] next [#next])
+    };
+    let pending = model.bases.iter().enumerate().skip(1).map(|(i, base)| {
         let path = macro_path(base);
-        let (filter, next) = (filter_name(i), filter_name(i + 1));
-        quote! {
-            #path! {
-                krate [#krate] host [#delta #ty_generics] impl [#impl_generics]
-                where [#where_clause] state [#ty] field [#field]
-                filter [#filter] next [#next] d [$]
-            }
-        }
+        let this = this(i, base);
+        quote!(([#path] #this))
     });
-    quote!(#filter #(#calls)*)
-}
-
-/// The name of filter `i` (local to the derive's `const _` block).
-fn filter_name(i: usize) -> syn::Ident {
-    format_ident!("__agent_state_filter{i}")
+    let define = if inheritable(model) {
+        let (name, ident, vis) = (names.callback(model), &model.ident, &model.vis);
+        let (id, own) = (&names.id, own_group(model));
+        quote!(name [#name] ident [#ident] vis [#vis] id [#id] own [#own])
+    } else {
+        TokenStream::new()
+    };
+    let path = macro_path(first);
+    let first = this(0, first);
+    quote! {
+        #filter
+        #path! {
+            krate [#krate] __chain host [#delta #ty_generics] impl [#impl_generics]
+            where [#where_clause] d [$] this [#first] pending [#(#pending)*]
+            define [#define] acc [ids [] groups []]
+        }
+    }
 }
 
 /// `path::Base<Args>` as `path::Base`: the callback's path.
@@ -238,17 +310,6 @@ fn macro_path(base: &Base) -> TokenStream {
         last.arguments = syn::PathArguments::None;
     }
     quote!(#bare)
-}
-
-/// A crate-unique name for the callback: exported macros share the crate
-/// root, so two states of one name in two modules must not clash, even
-/// when they are written alike (the same struct in two test modules). A
-/// compiler process expands one crate, so counting the states it has
-/// expanded tells them apart.
-fn callback_name(model: &Model) -> syn::Ident {
-    static EXPANDED: AtomicUsize = AtomicUsize::new(0);
-    let n = EXPANDED.fetch_add(1, Ordering::Relaxed);
-    format_ident!("__agent_state_{}_{n}", model.ident.unraw())
 }
 
 fn is_public(vis: &syn::Visibility) -> bool {

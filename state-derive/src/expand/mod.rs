@@ -34,7 +34,9 @@ pub fn derive(input: &syn::DeriveInput) -> TokenStream {
 
 fn expand(model: &Model) -> TokenStream {
     let delta_items = delta::items(model);
-    let callback = inherit::callback(model);
+    let names = inherit::Names::new(model);
+    let callback = inherit::callback(model, &names);
+    let bases = inherit::calls(model, &names);
     let impls = [
         checks::items(model),
         delta::impl_setters(model),
@@ -49,13 +51,13 @@ fn expand(model: &Model) -> TokenStream {
         schema::own_fields(model),
         access::keys_item(model),
         json_schema::impl_json_schema(model),
-        inherit::base_tables(model),
+        inherit::base_tables(model, &names),
         inherit::from_bases(model),
-        inherit::calls(model),
     ];
     quote! {
         #delta_items
         #callback
+        #bases
         #[doc(hidden)]
         #[allow(clippy::type_complexity)]
         const _: () = {
