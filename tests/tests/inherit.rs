@@ -442,36 +442,55 @@ fn a_generic_extension_inherits_at_any_depth() {
     assert_eq!(tagged.tags, [7]);
 }
 
-/// A generic base: no inherited setters (its fields' types need its
-/// parameters), but its delta goes through the flattened field's setter,
-/// and keys and JSON reach its fields.
+/// A generic base: its setters are the extension's, with the types of
+/// the instance flattened.
 #[derive(AgentState, Debug, Clone, PartialEq)]
-pub struct Box2<T>
+pub struct Slot<T>
 where
     T: Clone + PartialEq + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
 {
     pub item: Option<T>,
+    #[reducer(append)]
+    pub history: Vec<T>,
 }
 
 #[derive(AgentState, Debug, Clone, PartialEq)]
-pub struct OnBox {
+pub struct OnSlot {
     #[state(flatten)]
-    pub boxed: Box2<u8>,
+    pub slot: Slot<u8>,
     pub label: String,
 }
 
+/// And one level up.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct OnOnSlot {
+    #[state(flatten)]
+    pub on: OnSlot,
+}
+
 #[test]
-fn a_generic_base_is_written_through_its_field() {
-    let mut state = OnBox::default();
+fn a_generic_base_gives_its_setters_for_the_instance_flattened() {
+    let mut state = OnSlot::default();
     state
-        .apply(
-            OnBox::delta()
-                .boxed(Box2::<u8>::delta().item(Some(3)))
-                .label("l"),
-        )
+        .apply(OnSlot::delta().item(Some(3)).history([1u8, 2]).label("l"))
         .unwrap();
-    assert_eq!(state.boxed.item, Some(3));
-    state.set("item", json!(4)).unwrap();
-    assert_eq!(state.boxed.item, Some(4));
-    assert_eq!(OnBox::keys(), ["item", "label"]);
+    assert_eq!(
+        (state.slot.item, state.slot.history.clone()),
+        (Some(3), vec![1, 2])
+    );
+    state
+        .apply(OnSlot::delta().overwrite_history(vec![9]))
+        .unwrap();
+    assert_eq!(state.slot.history, [9]);
+    let from_slot: OnSlotDelta = Slot::<u8>::delta().item(None).into();
+    state.apply(from_slot).unwrap();
+    assert_eq!(state.slot.item, None);
+    assert_eq!(OnSlot::keys(), ["item", "history", "label"]);
+
+    let mut top = OnOnSlot::default();
+    let from_slot: OnOnSlotDelta = Slot::<u8>::delta().history([5u8]).into();
+    top.apply_all([OnOnSlot::delta().item(Some(1)).label("t"), from_slot])
+        .unwrap();
+    assert_eq!(top.on.slot.item, Some(1));
+    assert_eq!(top.on.slot.history, [5]);
 }

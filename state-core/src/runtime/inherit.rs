@@ -171,25 +171,14 @@ impl<D: InheritedBy<H>, H> IntoHost<H> for D {
 /// - `filter`: the macro a field's methods pass through, which drops a
 ///   field named like one of the extension's or of an earlier base's;
 ///   `next`: the filter this call defines for the next base, `d`: a `$`;
-/// - from the base's callback: `id`, the base's id (none for a generic
-///   base, which gives nothing), `deep`, the ids of its own bases at any
-///   depth, and `groups`, per state (the base's and those), its id and its
+/// - from the base's callback: `id`, the base's id, `deep`, the ids of
+///   its own bases at any depth, and `groups`, per state (the base's and those), its id and its
 ///   public fields without (`replaced`) and with (`reduced`) a reducer:
 ///   each one's name, index in `InheritedBy::Fields` and method names, and
 ///   for a reduced one its [`UpdateRule`].
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __inherit {
-    // A generic base: nothing to inherit; the next filter is this one.
-    (
-        krate [$($krate:tt)*] host [$($host:tt)*] impl [$($impl:tt)*] where [$($where:tt)*]
-        delta [$($delta:tt)*] field [$field:ident] filter [$filter:ident] next [$next:ident]
-        d [$d:tt] id [] deep [] groups []
-    ) => {
-        macro_rules! $next {
-            ($d($d item:tt)*) => { $filter! { $d($d item)* } };
-        }
-    };
     (
         krate [$($krate:tt)*] host [$($host:tt)*] impl [$($impl:tt)*] where [$($where:tt)*]
         delta [$($delta:tt)*] field [$field:ident] filter [$filter:ident] next [$next:ident]
@@ -306,7 +295,7 @@ macro_rules! __inherit {
 ///   callback called; `pending`: the same for each later base, after its
 ///   callback's path;
 /// - `define`: the state's callback (`name`, re-exported as `ident` with
-///   `vis`), its `id` and its `own` group, or nothing for a generic state;
+///   `vis`), its `id` and its `own` group;
 /// - `acc`: the ids and groups of the bases inherited so far; then the
 ///   calling callback's `id`, `deep` and `groups`.
 #[doc(hidden)]
@@ -316,16 +305,16 @@ macro_rules! __chain {
         krate [$($krate:tt)*] host $host:tt impl $impl:tt where $where:tt d [$d:tt]
         this [$($this:tt)*] pending [([$($next:tt)*] $($then:tt)*) $($pending:tt)*]
         define $define:tt acc [ids [$($acc_id:literal)*] groups [$($acc:tt)*]]
-        id [$($id:literal)?] deep [$($deep:literal)*] groups [$($group:tt)*]
+        id [$id:literal] deep [$($deep:literal)*] groups [$($group:tt)*]
     ) => {
         $crate::__inherit! {
             krate [$($krate)*] host $host impl $impl where $where $($this)* d [$d]
-            id [$($id)?] deep [$($deep)*] groups [$($group)*]
+            id [$id] deep [$($deep)*] groups [$($group)*]
         }
         $($next)*! {
             krate [$($krate)*] __chain host $host impl $impl where $where d [$d]
             this [$($then)*] pending [$($pending)*] define $define
-            acc [ids [$($acc_id)* $($id)? $($deep)*] groups [$($acc)* $($group)*]]
+            acc [ids [$($acc_id)* $id $($deep)*] groups [$($acc)* $($group)*]]
         }
     };
     (
@@ -333,11 +322,11 @@ macro_rules! __chain {
         this [$($this:tt)*] pending []
         define [name [$name:ident] ident [$ident:ident] vis [$($vis:tt)*] id [$own:literal] own [$($own_group:tt)*]]
         acc [ids [$($acc_id:literal)*] groups [$($acc:tt)*]]
-        id [$($id:literal)?] deep [$($deep:literal)*] groups [$($group:tt)*]
+        id [$id:literal] deep [$($deep:literal)*] groups [$($group:tt)*]
     ) => {
         $crate::__inherit! {
             krate [$($krate)*] host $host impl $impl where $where $($this)* d [$d]
-            id [$($id)?] deep [$($deep)*] groups [$($group)*]
+            id [$id] deep [$($deep)*] groups [$($group)*]
         }
         #[doc(hidden)]
         #[macro_export]
@@ -346,7 +335,7 @@ macro_rules! __chain {
             (krate [$d($d krate:tt)*] $d mode:ident $d($d rest:tt)*) => {
                 $d($d krate)*::__private::$d mode! {
                     krate [$d($d krate)*] $d($d rest)*
-                    id [$own] deep [$($acc_id)* $($id)? $($deep)*]
+                    id [$own] deep [$($acc_id)* $id $($deep)*]
                     groups [($own [$($own_group)*]) $($acc)* $($group)*]
                 }
             };
@@ -354,15 +343,5 @@ macro_rules! __chain {
         #[doc(hidden)]
         #[allow(unused_imports)]
         $($vis)* use $name as $ident;
-    };
-    (
-        krate [$($krate:tt)*] host $host:tt impl $impl:tt where $where:tt d [$d:tt]
-        this [$($this:tt)*] pending [] define []
-        acc $acc:tt id [$($id:literal)?] deep [$($deep:literal)*] groups [$($group:tt)*]
-    ) => {
-        $crate::__inherit! {
-            krate [$($krate)*] host $host impl $impl where $where $($this)* d [$d]
-            id [$($id)?] deep [$($deep)*] groups [$($group)*]
-        }
     };
 }

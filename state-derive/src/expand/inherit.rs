@@ -84,11 +84,6 @@ fn state_id(model: &Model, n: usize) -> u64 {
 /// state's delta into the delta of any state that flattens it, and lists
 /// its public fields' types for the setters `__inherit!` writes there.
 pub fn base_tables(model: &Model, names: &Names) -> TokenStream {
-    // A generic state is not inherited from (its fields' types would need
-    // its parameters' bounds here): only a concrete one is.
-    if !model.generics.params.is_empty() {
-        return TokenStream::new();
-    }
     let p = private(model);
     let id = &names.id;
     let delta = &model.delta;
@@ -110,13 +105,20 @@ pub fn base_tables(model: &Model, names: &Names) -> TokenStream {
     // wherever it is named, and one predicate costs less than its where
     // clause.
     let where_clause = super::bounds_via(model, &[super::delta_hub(model)]);
+    // A generic state's impl is generic over its parameters too: an
+    // extension flattens one instance, whose field types it names.
+    let (_, ty_generics, _) = model.generics.split_for_impl();
+    let mut generics = model.generics.clone();
+    generics
+        .params
+        .push(syn::parse_quote!(__H: #p::HasBase<#id, Delta = #delta #ty_generics> + #p::Default));
+    let (impl_generics, _, _) = generics.split_for_impl();
     // One generic impl per state, on its own delta: coherence then knows
     // that no other type converts (a blanket impl over any delta would make
     // a user's `From<String>` for an extension's delta conflict with it).
     quote! {
         #[automatically_derived]
-        impl<__H: #p::HasBase<#id, Delta = #delta> + #p::Default> #p::InheritedBy<__H>
-            for #delta #where_clause
+        impl #impl_generics #p::InheritedBy<__H> for #delta #ty_generics #where_clause
         {
             type Fields = #types;
             type Updates = #updates;
@@ -200,38 +202,29 @@ fn own_group(model: &Model) -> TokenStream {
     quote!(replaced [#(#replaced)*] reduced [#(#reduced)*])
 }
 
-/// Whether this state can be inherited from: a concrete one (a generic
-/// state's fields' types would need its parameters).
-fn inheritable(model: &Model) -> bool {
-    model.generics.params.is_empty()
-}
-
 /// The callback macro and its re-export under the struct's name, for a
 /// state without bases (one with bases defines it through `__chain!`).
 /// It holds only the list of public fields; state-core's `__inherit!`
 /// writes their setters, in the crate that flattens this state and only
-/// there. A generic state's callback gives nothing.
+/// there.
 pub fn callback(model: &Model, names: &Names) -> TokenStream {
-    if inheritable(model) && !model.bases.is_empty() {
+    if !model.bases.is_empty() {
         return TokenStream::new();
     }
     let name = names.callback(model);
     let ident = &model.ident;
     let vis = &model.vis;
-    let groups = if inheritable(model) {
-        let id = &names.id;
-        let own = own_group(model);
-        quote!(id [#id] deep [] groups [(#id [#own])])
-    } else {
-        quote!(id [] deep [] groups [])
-    };
+    let id = &names.id;
+    let own = own_group(model);
     quote! {
         #[doc(hidden)]
         #[macro_export]
         #[allow(non_local_definitions)]
         macro_rules! #name {
             (krate [$($krate:tt)*] $mode:ident $($rest:tt)*) => {
-                $($krate)*::__private::$mode! { krate [$($krate)*] $($rest)* #groups }
+                $($krate)*::__private::$mode! {
+                    krate [$($krate)*] $($rest)* id [#id] deep [] groups [(#id [#own])]
+                }
             };
         }
         #[doc(hidden)]
@@ -277,13 +270,9 @@ pub fn calls(model: &Model, names: &Names) -> TokenStream {
         let this = this(i, base);
         quote!(([#path] #this))
     });
-    let define = if inheritable(model) {
-        let (name, ident, vis) = (names.callback(model), &model.ident, &model.vis);
-        let (id, own) = (&names.id, own_group(model));
-        quote!(name [#name] ident [#ident] vis [#vis] id [#id] own [#own])
-    } else {
-        TokenStream::new()
-    };
+    let (name, ident, vis) = (names.callback(model), &model.ident, &model.vis);
+    let (id, own) = (&names.id, own_group(model));
+    let define = quote!(name [#name] ident [#ident] vis [#vis] id [#id] own [#own]);
     let path = macro_path(first);
     let first = this(0, first);
     quote! {
