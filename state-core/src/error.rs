@@ -1,7 +1,9 @@
 //! The errors of this crate: [`StateError`] for whole-state operations and
 //! [`ReduceError`] for a single reducer.
 
+use std::error::Error;
 use std::fmt;
+use std::sync::Arc;
 
 /// Why a state operation failed. Every variant names the field (or dotted
 /// path) it concerns; on any error the state is left exactly as it was.
@@ -34,8 +36,22 @@ pub enum StateError {
         /// The field overwritten twice.
         field: String,
     },
-    /// A field's reducer refused an update.
-    #[error("field \"{field}\": {source}")]
+    /// A field's reducer refused an update. What it said is the error's
+    /// [`source`](Error::source), not part of this message, so a report
+    /// that prints the chain prints it once:
+    ///
+    /// ```
+    /// use state_core::{ReduceError, StateError};
+    /// use std::error::Error;
+    ///
+    /// let err = StateError::Reduce {
+    ///     field: "budget".into(),
+    ///     source: ReduceError::custom("would go negative"),
+    /// };
+    /// assert_eq!(err.to_string(), r#"field "budget": the reducer refused the update"#);
+    /// assert_eq!(err.source().unwrap().to_string(), "would go negative");
+    /// ```
+    #[error("field \"{field}\": the reducer refused the update")]
     Reduce {
         /// The field whose reducer failed.
         field: String,
@@ -233,9 +249,10 @@ pub enum ReduceError {
         /// The id that was not found.
         id: String,
     },
-    /// A custom reducer's own error, rendered with `Display`.
-    #[error("{0}")]
-    Custom(String),
+    /// A custom reducer's own error, kept whole: its message is this
+    /// error's, and [`CustomError::downcast_ref`] gives back its type.
+    #[error(transparent)]
+    Custom(CustomError),
     /// A nested state refused its delta: the inner error, whose field path
     /// is relative to the nested state.
     #[error("{0}")]
@@ -243,11 +260,81 @@ pub enum ReduceError {
 }
 
 impl ReduceError {
-    /// A [`ReduceError::Custom`] from any displayable error.
-    pub fn custom(error: impl fmt::Display) -> Self {
-        ReduceError::Custom(error.to_string())
+    /// A [`ReduceError::Custom`] from any error, or from a message (`&str`
+    /// or `String`).
+    ///
+    /// ```
+    /// use state_core::ReduceError;
+    ///
+    /// #[derive(Debug, thiserror::Error)]
+    /// #[error("{have} is over the budget of {max}")]
+    /// struct OverBudget {
+    ///     have: u32,
+    ///     max: u32,
+    /// }
+    ///
+    /// let err = ReduceError::custom(OverBudget { have: 11, max: 10 });
+    /// assert_eq!(err.to_string(), "11 is over the budget of 10");
+    /// let ReduceError::Custom(custom) = &err else { unreachable!() };
+    /// assert_eq!(custom.downcast_ref::<OverBudget>().map(|e| e.have), Some(11));
+    /// assert_eq!(ReduceError::custom("too big").to_string(), "too big");
+    /// ```
+    pub fn custom(error: impl Into<Box<dyn Error + Send + Sync>>) -> Self {
+        ReduceError::Custom(CustomError::new(error))
     }
 }
+
+/// A custom reducer's error, of the reducer's own type: `Display` and
+/// [`source`](Error::source) are its own, and [`downcast_ref`] gives it
+/// back. Cloning shares it; two are equal when their messages are, so that
+/// errors compare in tests.
+///
+/// [`downcast_ref`]: CustomError::downcast_ref
+#[derive(Clone)]
+pub struct CustomError(Arc<dyn Error + Send + Sync>);
+
+impl CustomError {
+    /// Wraps `error` (an error, or a message as `&str` or `String`).
+    pub fn new(error: impl Into<Box<dyn Error + Send + Sync>>) -> Self {
+        CustomError(Arc::from(error.into()))
+    }
+
+    /// The error as its own type `E`, when it is one.
+    pub fn downcast_ref<E: Error + 'static>(&self) -> Option<&E> {
+        self.0.downcast_ref()
+    }
+
+    /// The error itself.
+    pub fn get_ref(&self) -> &(dyn Error + Send + Sync + 'static) {
+        &*self.0
+    }
+}
+
+impl fmt::Debug for CustomError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for CustomError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&*self.0, f)
+    }
+}
+
+impl Error for CustomError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        self.0.source()
+    }
+}
+
+impl PartialEq for CustomError {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for CustomError {}
 
 #[cfg(test)]
 mod tests {
@@ -284,7 +371,34 @@ mod tests {
         };
         assert_eq!(
             err.to_string(),
-            r#"field "messages": cannot remove message "9": no message has that id"#
+            r#"field "messages": the reducer refused the update"#
+        );
+        let source = err.source().map(ToString::to_string);
+        assert_eq!(
+            source.as_deref(),
+            Some(r#"cannot remove message "9": no message has that id"#)
+        );
+    }
+
+    /// A report chain prints a reducer's message once.
+    #[test]
+    fn a_chain_prints_the_reducers_message_once() {
+        let err = StateError::Reduce {
+            field: "budget".into(),
+            source: ReduceError::custom("would go negative"),
+        };
+        let mut chain = vec![err.to_string()];
+        let mut next = err.source();
+        while let Some(cause) = next {
+            chain.push(cause.to_string());
+            next = cause.source();
+        }
+        assert_eq!(
+            chain,
+            [
+                r#"field "budget": the reducer refused the update"#,
+                "would go negative"
+            ]
         );
     }
 }

@@ -14,7 +14,7 @@ pub mod state;
 #[doc(hidden)]
 pub mod __private;
 
-pub use error::{ReduceError, StateError};
+pub use error::{CustomError, ReduceError, StateError};
 pub use into_update::IntoUpdate;
 pub use messages::{
     Content, Message, MessageKind, MessageLike, Messages, MessagesState, MessagesStateDelta,

@@ -144,7 +144,12 @@ async fn refused_steps_leave_no_trace(ts: TestStore) {
         .apply(Chat::delta().messages(vec![Message::remove("nope")]))
         .await
         .unwrap_err();
-    assert!(err.to_string().contains("nope"), "{err}");
+    // The reducer's reason is the state error's source.
+    let reason = err.state_error().and_then(std::error::Error::source);
+    assert!(
+        reason.is_some_and(|r| r.to_string().contains("nope")),
+        "{err}"
+    );
     // Two writes to a replace field in one superstep.
     let err = t
         .apply_all([Chat::delta().next("a"), Chat::delta().next("b")])

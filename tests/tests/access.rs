@@ -247,16 +247,16 @@ fn apply_json_is_all_or_nothing() {
         .apply_json(json!({"transcript": ["x"], "budget": 100}))
         .unwrap_err();
     assert_eq!(
-        err.to_string(),
-        r#"field "budget": budget would reach 103, over 10"#
+        state_tests::report(&err),
+        r#"field "budget": the reducer refused the update: budget would reach 103, over 10"#
     );
     // A removal of an unknown message id, after valid keys.
     let err = state
         .apply_json(json!({"transcript": ["x"], "messages": [{"type": "remove", "id": "nope"}]}))
         .unwrap_err();
     assert_eq!(
-        err.to_string(),
-        r#"field "messages": cannot remove message "nope": no message has that id"#
+        state_tests::report(&err),
+        r#"field "messages": the reducer refused the update: cannot remove message "nope": no message has that id"#
     );
     // Unknown key, with a suggestion.
     let err = state.apply_json(json!({"transcipt": ["x"]})).unwrap_err();

@@ -143,7 +143,7 @@ fn a_fallible_custom_reducer_is_refused_by_check() {
         Run::delta().next("lost").budget(11u32),
         &StateError::Reduce {
             field: s("budget"),
-            source: ReduceError::Custom(s("11 is over the budget of 10")),
+            source: ReduceError::custom(s("11 is over the budget of 10")),
         },
     );
 }

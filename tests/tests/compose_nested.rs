@@ -263,8 +263,8 @@ fn unknown_keys_name_the_outer_state_at_every_entry_point() {
     assert_eq!(apply.to_string(), expected);
     let delta = TherapyStateDelta::from_json(json!({"routing": {"rout": "x"}})).unwrap_err();
     assert_eq!(delta.to_string(), expected);
-    // (A state's `from_json` reads a nested state whole, through serde: its
-    // errors are not dotted paths yet, issue 14.)
+    let from_json = TherapyState::from_json(json!({"routing": {"rout": "x"}})).unwrap_err();
+    assert_eq!(from_json.to_string(), expected);
     let top = TherapyState::from_json(json!({"histroy": []})).unwrap_err();
     assert_eq!(
         top.to_string(),
@@ -479,8 +479,8 @@ fn a_failing_inner_reducer_leaves_the_whole_state_unchanged() {
         .unwrap_err();
     assert_eq!(err.field(), Some("memory.messages"));
     assert_eq!(
-        err.to_string(),
-        r#"field "memory.messages": cannot remove message "nope": no message has that id"#
+        state_tests::report(&err),
+        r#"field "memory.messages": the reducer refused the update: cannot remove message "nope": no message has that id"#
     );
     assert_eq!(state, before);
     // In a superstep: the second node's removal fails, the first's append
@@ -563,4 +563,25 @@ fn fields_of_one_nested_type_each_link_their_schema_and_reach_their_own_state() 
         "wrong type"
     );
     assert!(state.field_ref::<String>("note.x").is_none(), "not a state");
+}
+
+/// `from_json` and `set` of a whole nested state name a bad value inside it
+/// by its dotted path, as `apply_json` and `set` of a path do.
+#[test]
+fn a_bad_value_inside_a_nested_state_is_named_by_its_path() {
+    let expected = r#"field "progress.turn_count": expected u32, got integer `-1`"#;
+    let err = TherapyState::from_json(json!({"progress": {"turn_count": -1}})).unwrap_err();
+    assert_eq!(err.field(), Some("progress.turn_count"));
+    assert_eq!(err.to_string(), expected);
+    let mut state = TherapyState::default();
+    let before = state.clone();
+    let err = state
+        .set("progress", json!({"turn_count": -1}))
+        .unwrap_err();
+    assert_eq!(err.to_string(), expected);
+    let err = state.set("progress", json!(3)).unwrap_err();
+    assert_eq!(err.field(), Some("progress"));
+    assert_eq!(state, before);
+    let err = serde_json::from_value::<TherapyState>(json!({"progress": {"turn_count": -1}}));
+    assert_eq!(err.unwrap_err().to_string(), expected);
 }

@@ -169,7 +169,7 @@ fn a_fallible_function_leaves_the_state_unchanged_when_it_fails() {
         err,
         StateError::Reduce {
             field: s("checked_state"),
-            source: ReduceError::Custom(s("nothing to pop: the dialog stack is empty")),
+            source: ReduceError::custom(s("nothing to pop: the dialog stack is empty")),
         }
     );
     assert_eq!(state, before);

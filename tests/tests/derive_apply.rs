@@ -40,9 +40,12 @@ mod reducers {
     }
 }
 
-/// A custom error type: fallible reducers may return any `E: Display`.
+/// A custom error type: fallible reducers may return any error, which the
+/// state's error keeps whole.
 #[derive(Debug)]
 pub struct NegativeItem(i32);
+
+impl std::error::Error for NegativeItem {}
 
 impl fmt::Display for NegativeItem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -317,11 +320,25 @@ fn fallible_custom_reducer_success_and_failure() {
         err,
         StateError::Reduce {
             field: s("checked"),
-            source: ReduceError::Custom(s("negative item -4")),
+            source: ReduceError::custom(s("negative item -4")),
         }
     );
     assert_eq!(err.field(), Some("checked"));
-    assert_eq!(err.to_string(), r#"field "checked": negative item -4"#);
+    assert_eq!(
+        err.to_string(),
+        r#"field "checked": the reducer refused the update"#
+    );
+    // The reducer's own error, whole: in the chain and by its type.
+    let source = std::error::Error::source(&err).map(ToString::to_string);
+    assert_eq!(source.as_deref(), Some("negative item -4"));
+    let StateError::Reduce {
+        source: ReduceError::Custom(custom),
+        ..
+    } = &err
+    else {
+        panic!("not a custom reducer's error: {err:?}");
+    };
+    assert_eq!(custom.downcast_ref::<NegativeItem>().map(|e| e.0), Some(-4));
     assert_eq!(state, before);
 }
 
@@ -344,7 +361,7 @@ fn unit_struct_reducer_with_a_different_update_type() {
         err,
         StateError::Reduce {
             field: s("log"),
-            source: ReduceError::Custom(format!("log is full ({LOG_CAP} lines)")),
+            source: ReduceError::custom(format!("log is full ({LOG_CAP} lines)")),
         }
     );
     assert_eq!(state, before);

@@ -126,8 +126,8 @@ fn removal_of_an_unknown_id_fails_and_changes_nothing() {
         }
     );
     assert_eq!(
-        err.to_string(),
-        r#"field "messages": cannot remove message "nope": no message has that id"#
+        state_tests::report(&err),
+        r#"field "messages": the reducer refused the update: cannot remove message "nope": no message has that id"#
     );
     assert_eq!(format!("{state:?}"), before_debug);
     assert_eq!(state, before);

@@ -494,7 +494,7 @@ fn reference(initial: &Step, specs: &[Spec]) -> Result<Step, Vec<StateError>> {
                 }),
                 Err(Some(msg)) => refusals.push(StateError::Reduce {
                     field: s(stringify!($field)),
-                    source: ReduceError::Custom(msg),
+                    source: ReduceError::custom(msg),
                 }),
             }
         }};

@@ -318,7 +318,7 @@ fn a_removal_is_refused_and_changes_nothing() {
         )
         .unwrap_err();
     assert_eq!(err.field(), Some("context"));
-    assert!(err.to_string().contains("no removals"), "{err}");
+    assert!(state_tests::report(&err).contains("no removals"), "{err}");
     assert_eq!(state, before, "all or nothing");
 }
 

@@ -4,12 +4,14 @@
 
 use super::{Reducer, Staged, Writes};
 use crate::error::ReduceError;
-use std::fmt::Display;
+use std::error::Error;
 
 /// What a custom reducer function may return: `()` when it cannot fail, or
-/// `Result<(), E>` with a displayable error.
+/// `Result<(), E>` with an error (`E: Error + Send + Sync + 'static`, or a
+/// message as `String` or `&'static str`), kept whole in
+/// [`ReduceError::Custom`].
 #[diagnostic::on_unimplemented(
-    message = "a custom reducer must return `()` or `Result<(), E>` where `E: Display`, not `{Self}`",
+    message = "a custom reducer must return `()` or `Result<(), E>` where `E: Error + Send + Sync + 'static` (or a `String`), not `{Self}`",
     label = "this reducer function returns the wrong type"
 )]
 pub trait ReduceOutcome<T>: Sized {
@@ -45,7 +47,7 @@ impl<T> ReduceOutcome<T> for () {
 /// only when every write succeeded: a function that fails half-way cannot
 /// leave a half-updated state behind.
 #[diagnostic::do_not_recommend]
-impl<T: Clone, E: Display> ReduceOutcome<T> for Result<(), E> {
+impl<T: Clone, E: Into<Box<dyn Error + Send + Sync>>> ReduceOutcome<T> for Result<(), E> {
     fn stage<U, F: Fn(&mut T, U) -> Self>(
         f: &F,
         target: &T,
@@ -125,7 +127,7 @@ mod tests {
     fn failing_function_leaves_target_unchanged() {
         let mut v = vec![1];
         let err = push_checked.reduce(&mut v, vec![2, -1]).unwrap_err();
-        assert_eq!(err, ReduceError::Custom("negative item -1".into()));
+        assert_eq!(err, ReduceError::custom("negative item -1"));
         assert_eq!(v, [1]);
     }
 

@@ -138,7 +138,7 @@ mod tests {
             err,
             StateError::Reduce {
                 field: "budget".into(),
-                source: ReduceError::Custom("negative".into())
+                source: ReduceError::custom("negative")
             }
         );
     }

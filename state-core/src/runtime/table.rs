@@ -64,6 +64,11 @@ pub trait ErasedState: ErasedValue {
 
     /// `State::begin_turn` of the nested state.
     fn begin_turn(&mut self);
+
+    /// Replaces the nested state with `value` read by its own
+    /// `State::from_json`, so that an error inside it names its dotted
+    /// path (`inner.n`), not only `key`; on error nothing changes.
+    fn replace_json(&mut self, key: &str, value: Value) -> Result<(), StateError>;
 }
 
 impl<S: State + Fields + Serialize + DeserializeOwned> ErasedState for S {
@@ -77,6 +82,11 @@ impl<S: State + Fields + Serialize + DeserializeOwned> ErasedState for S {
 
     fn begin_turn(&mut self) {
         State::begin_turn(self);
+    }
+
+    fn replace_json(&mut self, key: &str, value: Value) -> Result<(), StateError> {
+        *self = S::from_json(value).map_err(|e| e.within(key))?;
+        Ok(())
     }
 }
 
@@ -105,11 +115,13 @@ impl<'a> FieldRef<'a> {
     }
 }
 
-impl<'a> FieldMut<'a> {
-    fn value(self) -> &'a mut dyn ErasedValue {
+impl FieldMut<'_> {
+    /// Replaces the field with `value`; an error names `key` and `ty`, or
+    /// for a nested state the dotted path inside it.
+    fn set_json(self, key: &str, ty: &'static str, value: Value) -> Result<(), StateError> {
         match self {
-            FieldMut::Value(value) => value,
-            FieldMut::State(state) => state,
+            FieldMut::Value(field) => field.set_json(key, ty, value),
+            FieldMut::State(nested) => nested.replace_json(key, value),
         }
     }
 }
@@ -399,7 +411,8 @@ pub fn set(state: &mut dyn Fields, key: &str, value: Value) -> Result<(), StateE
         && let Some(ty) = state.fields().get(index).map(|info| info.ty)
         && let Some(field) = state.field_mut(index)
     {
-        return field.value().set_json(key, ty, value);
+        let result = field.set_json(key, ty, value);
+        return result.map_err(|e| e.seen_from(state.name()));
     }
     set_path(state, key, value)
 }
@@ -414,7 +427,9 @@ fn set_path(state: &mut dyn Fields, key: &str, value: Value) -> Result<(), State
             return Err(unknown(state, head));
         };
         return match (field, rest) {
-            (field, None) => field.value().set_json(head, ty, value),
+            (field, None) => field
+                .set_json(head, ty, value)
+                .map_err(|e| e.seen_from(state_name)),
             (FieldMut::State(nested), Some(rest)) => set(nested.as_fields_mut(), rest, value)
                 .map_err(|e| e.within(head).seen_from(state_name)),
             (FieldMut::Value(field), Some(rest)) => {

@@ -152,7 +152,7 @@ where
     message = "`{Self}` cannot reduce a field of type `{T}` with updates of type `{U}`",
     label = "expected `fn(&mut {T}, {U})`, `fn(&mut {T}, {U}) -> Result<(), E>`, or a type implementing `Reducer<{T}, Update = {U}>`",
     note = "`update = {U}` names the type of the function's second parameter; \
-            a function that can fail returns `Result<(), E>` with `E: Display`"
+            a function that can fail returns `Result<(), E>` with `E: Error + Send + Sync + 'static` (or a `String`)"
 )]
 pub trait UpdateReducer<T, U, M, K>: Sized {
     /// The reducer.
@@ -278,7 +278,7 @@ mod tests {
         let mut stack = vec!["assistant".to_owned()];
         // The second pop fails after the first emptied the copy.
         let err = r.stage(&stack, pushes(&["pop", "pop"])).unwrap_err();
-        assert_eq!(err, ReduceError::Custom("nothing to pop".into()));
+        assert_eq!(err, ReduceError::custom("nothing to pop"));
         assert_eq!(stack, ["assistant"]);
         let staged = r.stage(&stack, pushes(&["pop", "car"])).unwrap();
         r.commit(&mut stack, staged);
