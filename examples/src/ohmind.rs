@@ -275,7 +275,7 @@ fn single_entry(key: &str, value: Value) -> Dict {
 /// wholesale, bypassing its `append` reducer.
 pub fn create_task_plan(plan: Dict, path: &str) -> AgentStateDelta {
     AgentState::delta()
-        .task_plan(plan)
+        .task_plan(Some(plan))
         .task_plan_path(path)
         .current_step(0)
         .overwrite_completed_steps(Vec::new())
@@ -291,7 +291,7 @@ pub fn start_first_step() -> AgentStateDelta {
 pub fn complete_step(state: &AgentState) -> AgentStateDelta {
     let done = state.current_step;
     AgentState::delta()
-        .completed_steps(done)
+        .push_completed_steps(done)
         .current_step(done + 1)
 }
 

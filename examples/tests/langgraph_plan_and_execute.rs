@@ -43,11 +43,11 @@ fn the_scripted_run_records_every_step_in_order() {
 fn past_steps_appends_across_a_superstep_and_plan_conflicts() {
     let mut state = PlanExecute::default();
     state
-        .apply(PlanExecute::delta().past_steps(pair("a", "1")))
+        .apply(PlanExecute::delta().push_past_steps(pair("a", "1")))
         .unwrap();
     state
         .apply_all([
-            PlanExecute::delta().past_steps(pair("b", "2")),
+            PlanExecute::delta().push_past_steps(pair("b", "2")),
             PlanExecute::delta().past_steps([pair("c", "3"), pair("d", "4")]),
         ])
         .unwrap();

@@ -19,7 +19,7 @@ pub use ::serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub use ::serde_json;
 
 pub use ::core::any::Any;
-pub use ::core::iter::{Extend, Iterator};
+pub use ::core::iter::{Extend, IntoIterator, Iterator};
 pub use ::std::string::String;
 
 pub use crate::dynamic::{from_json, split_path, to_json};
@@ -39,7 +39,7 @@ pub use crate::runtime::inherit::{
 pub use crate::runtime::migrate::{MigrationFn, MigrationOutcome};
 pub use crate::runtime::nested;
 pub use crate::runtime::serde_delta::{decode_reduced, decode_replace};
-pub use crate::runtime::slot::{Slot, Written, merge_replace, merge_slot, write};
+pub use crate::runtime::slot::{ListUpdate, Slot, Written, merge_replace, merge_slot, write};
 pub use crate::runtime::state_field::{DecodeUpdate, StateField};
 pub use crate::runtime::state_serde::deserialize_state;
 pub use crate::runtime::table::{self, ErasedState, Fields, ViaStateField, ViaValueField};

@@ -13,13 +13,20 @@ use std::borrow::Cow;
 /// |---|---|
 /// | `U` itself | `U` |
 /// | `&str`, `&String`, `char`, `Box<str>`, `Cow<str>` | `String` |
-/// | `T` | `Option<T>` (so `.error("boom".to_string())` sets it) |
-/// | `&str` | `Option<String>` |
-/// | one item `T`, or an array `[T; N]` | `Vec<T>` |
+/// | a `String`, `&str`, `bool`, `char` or number | `Option` of it (so `.error("boom")` and `.step(3)` set it) |
+/// | an array `[T; N]` | `Vec<T>` |
 /// | `&str`, `[&str; N]`, `&[&str]` | `Vec<String>` |
 /// | `&str`, `String` | `Cow<str>` |
-/// | a `(role, content)` tuple, or an array of them | `Vec<Message>` (a message field's update) |
+/// | a `Message`, a `(role, content)` tuple, or an array of either | `Vec<Message>` (a message field's update) |
+/// | a `(role, content)` tuple | `Message` (`push_messages`) |
 /// | `Vec<Message>`, `[Message; N]`, an array of `(role, content)` tuples | `Messages` (`overwrite_messages`) |
+///
+/// Nothing wraps a value of any type into a list or an `Option`: for a
+/// `Vec<serde_json::Value>` field, `.items(json!([1, 2]))` would be one
+/// item or two, and for an `Option<Value>` field `.x(json!(null))` would be
+/// `None` or `Some(Null)`. Such a value does not compile; write the list
+/// (`vec![..]`), `Some(..)`, or add one item with the list field's
+/// `push_x` setter (`.push_items(json!([1, 2]))` is one item).
 ///
 /// A `Vec<&str>` or a `Vec` of tuples is not taken: a second `Vec` impl
 /// would make `Vec::new()` and `vec![]` ambiguous for every list field.
@@ -38,9 +45,10 @@ use std::borrow::Cow;
 /// let retries: u32 = set(3);
 /// let next: String = set("tools");
 /// let error: Option<String> = set("boom");
+/// let step: Option<u32> = set(3);
 /// let items: Vec<u8> = set([1, 2]);
-/// let one: Vec<&str> = set("a");
-/// assert_eq!((retries, next.as_str(), error.as_deref(), items, one), (3, "tools", Some("boom"), vec![1, 2], vec!["a"]));
+/// let one: Vec<String> = set("a");
+/// assert_eq!((retries, next.as_str(), error.as_deref(), step, items, one), (3, "tools", Some("boom"), Some(3), vec![1, 2], vec!["a".to_owned()]));
 ///
 /// // LangChain's tuple form, and lists of strings without `.to_string()`.
 /// use state_core::{Message, Messages};
@@ -51,6 +59,11 @@ use std::borrow::Cow;
 /// let steps: Vec<String> = set(["plan", "act"]);
 /// assert_eq!(steps, ["plan", "act"]);
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "this setter takes a `{U}`, not a `{Self}`",
+    label = "expected a `{U}`, or a value that converts to one",
+    note = "nothing is wrapped implicitly: add one item to a list field with its `push_` setter, and wrap an optional value in `Some(..)`"
+)]
 pub trait IntoUpdate<U> {
     /// Converts into the update.
     fn into_update(self) -> U;
@@ -62,17 +75,23 @@ impl<T> IntoUpdate<T> for T {
     }
 }
 
-impl<T> IntoUpdate<Option<T>> for T {
-    fn into_update(self) -> Option<T> {
-        Some(self)
-    }
+// `Some` of the values that cannot be read as `None` themselves (a JSON
+// `null` could, an `Option` could): no blanket `T -> Option<T>`.
+macro_rules! some {
+    ($($ty:ty),* $(,)?) => {
+        $(
+            impl IntoUpdate<Option<$ty>> for $ty {
+                fn into_update(self) -> Option<$ty> {
+                    Some(self)
+                }
+            }
+        )*
+    };
 }
 
-impl<T> IntoUpdate<Vec<T>> for T {
-    fn into_update(self) -> Vec<T> {
-        vec![self]
-    }
-}
+some!(
+    String, bool, char, u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64,
+);
 
 impl<T, const N: usize> IntoUpdate<Vec<T>> for [T; N] {
     fn into_update(self) -> Vec<T> {
@@ -155,6 +174,18 @@ impl IntoUpdate<Vec<String>> for &[&str] {
 // `Message::from((role, content))` reads them), one or an array, as a
 // message field's update or as a whole history (`overwrite_messages`).
 // (Not a `Vec` of tuples, for the same reason as `Vec<&str>` above.)
+
+impl IntoUpdate<Vec<Message>> for Message {
+    fn into_update(self) -> Vec<Message> {
+        vec![self]
+    }
+}
+
+impl<R: AsRef<str>, C: Into<Content>> IntoUpdate<Message> for (R, C) {
+    fn into_update(self) -> Message {
+        Message::from(self)
+    }
+}
 
 impl<R: AsRef<str>, C: Into<Content>> IntoUpdate<Vec<Message>> for (R, C) {
     fn into_update(self) -> Vec<Message> {

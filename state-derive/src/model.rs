@@ -154,6 +154,19 @@ impl Reducer {
         }
     }
 
+    /// List fields (`append`, `append_by_id`, `add_messages`): their
+    /// update is a collection, and the delta has a `push_x` setter for one
+    /// item.
+    pub fn pushes(&self) -> bool {
+        matches!(
+            self,
+            Reducer::Builtin(
+                Builtin::Append | Builtin::AppendById | Builtin::AddMessages,
+                _
+            )
+        )
+    }
+
     /// Last-write-wins fields: no overwrite marker, and two writes conflict.
     pub fn is_replace(&self) -> bool {
         matches!(self, Reducer::Builtin(Builtin::Replace, _))
@@ -206,8 +219,16 @@ impl Model {
         }
         let members = fields
             .iter()
-            .map(|f| (&f.ident, !f.reducer.is_replace()))
-            .chain(bases.iter().map(|b| (&b.ident, false)))
+            .map(|f| Named {
+                ident: &f.ident,
+                overwrite: !f.reducer.is_replace(),
+                push: f.reducer.pushes(),
+            })
+            .chain(bases.iter().map(|b| Named {
+                ident: &b.ident,
+                overwrite: false,
+                push: false,
+            }))
             .collect::<Vec<_>>();
         check_generated_names(&members, &mut errors);
         check_keys(&fields, &mut errors);
@@ -357,31 +378,49 @@ impl Model {
 /// same name would shadow them.
 const DELTA_METHODS: [&str; 4] = ["merge", "fields", "is_empty", "from_json"];
 
+/// A field or flattened base, as the delta's methods name it: its setter
+/// has its name, and it may have an `overwrite_` and a `push_` setter.
+struct Named<'a> {
+    ident: &'a syn::Ident,
+    overwrite: bool,
+    push: bool,
+}
+
 /// Field names the generated delta needs for itself: the methods of
-/// `Delta`, the `get_x` accessor of every field or flattened base `x` and
-/// the `overwrite_x` setter of a reducer field `x`. Each member is its name
-/// and whether it has an `overwrite_` setter.
-fn check_generated_names(
-    members: &[(&syn::Ident, bool)],
-    errors: &mut darling::error::Accumulator,
-) {
-    for (ident, _) in members {
+/// `Delta`, the `get_x` accessor of every field or flattened base `x`, the
+/// `overwrite_x` setter of a reducer field `x` and the `push_x` setter of
+/// a list field `x`.
+fn check_generated_names(members: &[Named<'_>], errors: &mut darling::error::Accumulator) {
+    for member in members {
+        let ident = member.ident;
         let name = ident.unraw().to_string();
+        let clash = |prefix: &str, has: fn(&Named<'_>) -> bool| {
+            let base = name.strip_prefix(prefix)?;
+            members
+                .iter()
+                .find(|other| has(other) && other.ident.unraw() == base)
+                .map(|other| other.ident.unraw().to_string())
+        };
         let message = if DELTA_METHODS.contains(&name.as_str()) {
             Some(format!(
                 "a field named `{name}` would shadow `Delta::{name}` on the generated delta \
                  (its setter has the field's name); rename this field"
             ))
-        } else if let Some(other) = clash(members, &name, "get_", false) {
+        } else if let Some(other) = clash("get_", |_| true) {
             Some(format!(
                 "the setter of this field, `{name}`, would clash with the accessor that reads \
                  what a delta writes to `{other}`; rename this field"
             ))
+        } else if let Some(other) = clash("overwrite_", |m| m.overwrite) {
+            Some(format!(
+                "the setter of this field, `{name}`, would clash with the one that \
+                 overwrites the reducer field `{other}` (bypassing its reducer); rename this field"
+            ))
         } else {
-            clash(members, &name, "overwrite_", true).map(|other| {
+            clash("push_", |m| m.push).map(|other| {
                 format!(
-                    "the setter of this field, `{name}`, would clash with the one that \
-                     overwrites the reducer field `{other}` (bypassing its reducer); rename this field"
+                    "the setter of this field, `{name}`, would clash with the one that adds \
+                     one item to the list field `{other}`; rename this field"
                 )
             })
         };
@@ -389,21 +428,6 @@ fn check_generated_names(
             errors.push(darling::Error::custom(message).with_span(ident));
         }
     }
-}
-
-/// The member that `name` (`prefix` + its name) is a generated method of;
-/// with `overwrites`, only members that have an `overwrite_` setter count.
-fn clash(
-    members: &[(&syn::Ident, bool)],
-    name: &str,
-    prefix: &str,
-    overwrites: bool,
-) -> Option<String> {
-    let base = name.strip_prefix(prefix)?;
-    members
-        .iter()
-        .find(|(ident, has)| (*has || !overwrites) && ident.unraw() == base)
-        .map(|(ident, _)| ident.unraw().to_string())
 }
 
 /// Two fields with one key would be one entry in JSON and one `get` key.

@@ -77,10 +77,10 @@ fn setters_chain_and_convert_with_into_update() {
         Chat::delta().retries(u32::from(2u8)).get_retries(),
         Some(&2)
     );
-    // One item or an array where a Vec is expected.
+    // One item through `push_x`, or an array where a Vec is expected.
     assert_eq!(
         Chat::delta()
-            .transcript(s("one"))
+            .push_transcript(s("one"))
             .get_transcript()
             .and_then(Written::update),
         Some(&vec![s("one")])

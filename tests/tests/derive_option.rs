@@ -60,7 +60,7 @@ fn setters_take_a_value_or_none() {
     let delta = Opt::delta()
         .error(Some("e".to_owned()))
         .count(None)
-        .alias(vec![1, 2]) // a bare T goes into Some(T)
+        .alias(Some(vec![1, 2])) // a list is not wrapped: `Some` says it
         .core_path(false);
     assert_eq!(delta.error, Some(Some("e".to_owned())));
     assert_eq!(delta.count, Some(None));

@@ -45,7 +45,11 @@ fn inherited_setters_write_the_base() {
     assert_eq!(delta.fields().collect::<Vec<_>>(), ["messages", "summary"]);
     state.apply(delta).unwrap();
     state
-        .apply(Support::delta().messages([("ai", "hello"), ("user", "bye")]))
+        .apply(
+            Support::delta()
+                .push_messages(("ai", "hello"))
+                .push_messages(("user", "bye")),
+        )
         .unwrap();
     assert_eq!(state.base.messages.len(), 3);
     assert_eq!(state.summary, "greeting");
@@ -322,7 +326,7 @@ fn setters_of_a_base_of_a_base_are_the_extensions_at_any_depth() {
             .done(true),
     )
     .unwrap();
-    deep.apply(Deep::delta().log(["answered"])).unwrap();
+    deep.apply(Deep::delta().push_log("answered")).unwrap();
     let root = &deep.top.mid.root;
     assert_eq!(
         (root.topic.as_str(), root.log.clone()),

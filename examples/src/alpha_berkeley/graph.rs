@@ -182,7 +182,7 @@ pub fn classification(_state: &AgentState, turn: &Turn) -> Result<StateUpdate, S
 /// Never in practice: the status and planning fields are distinct.
 pub fn orchestration(state: &AgentState, turn: &Turn) -> Result<StateUpdate, StateError> {
     let fields = AgentState::delta()
-        .planning_execution_plan(turn.plan.clone())
+        .planning_execution_plan(Some(turn.plan.clone()))
         .planning_current_step_index(0)
         .control_plans_created_count(state.control_plans_created_count + 1)
         .execution_start_time(now());
@@ -332,7 +332,7 @@ fn step_succeeded(
     };
     let mut fields = AgentState::delta()
         .execution_step_results(results)
-        .execution_last_result(result)
+        .execution_last_result(Some(result))
         .planning_current_step_index(index + 1);
     if let Some(context_type) = &step.expected_output {
         fields = fields.capability_context_data(context_entry(context_type, step, output.fields));
@@ -369,11 +369,11 @@ fn step_failed(
     };
     let fields = AgentState::delta()
         .control_has_error(true)
-        .control_error_info(error.clone())
-        .control_last_error(error)
+        .control_error_info(Some(error.clone()))
+        .control_last_error(Some(error))
         .control_retry_count(state.control_retry_count + 1)
         .control_current_step_retry_count(state.control_current_step_retry_count + 1)
-        .execution_last_result(result);
+        .execution_last_result(Some(result));
     status(&format!("Retrying: {message}"), 0.5, &step.capability).merge(fields)
 }
 

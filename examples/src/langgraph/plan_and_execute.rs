@@ -97,7 +97,7 @@ pub fn execute_step(
         node: "agent",
         reason: format!("no canned result for {task:?}"),
     })?;
-    Ok(PlanExecute::delta().past_steps((task.clone(), result)))
+    Ok(PlanExecute::delta().past_steps([(task.clone(), result)]))
 }
 
 /// Node `replan`.

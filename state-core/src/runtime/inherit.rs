@@ -175,7 +175,8 @@ impl<D: InheritedBy<H>, H> IntoHost<H> for D {
 ///   its own bases at any depth, and `groups`, per state (the base's and those), its id and its
 ///   public fields without (`replaced`) and with (`reduced`) a reducer:
 ///   each one's name, index in `InheritedBy::Fields` and method names, and
-///   for a reduced one its [`UpdateRule`].
+///   for a reduced one its [`UpdateRule`] and, for a list field, its
+///   `push_` setter.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __inherit {
@@ -185,7 +186,7 @@ macro_rules! __inherit {
         d [$d:tt] id [$id:literal] deep [$($deep:literal)*]
         groups [$( ($gid:literal [
             replaced [$( ($name:ident [$at:ty] $get:ident) )*]
-            reduced [$( ($r_name:ident [$r_at:ty] $r_get:ident $overwrite:ident [$rule:ty]) )*]
+            reduced [$( ($r_name:ident [$r_at:ty] $r_get:ident $overwrite:ident [$rule:ty] $($push:ident)?) )*]
         ]) )*]
     ) => {
         // The next base's filter: this base's fields, then this one's.
@@ -248,6 +249,13 @@ macro_rules! __inherit {
                         @write $field $overwrite __p::FieldOf<Self, $gid, $r_at>,
                         "Replaces `", stringify!($r_name), "` of a flattened base wholesale, bypassing its reducer."
                     }
+
+                    $( $crate::__inherit! {
+                        @write $field $push
+                            <__p::UpdateOf<Self, $gid, $r_at, $rule> as __p::IntoIterator>::Item,
+                        "Adds one item to what this delta writes to `", stringify!($r_name),
+                        "` of a flattened base (its own `push_` setter)."
+                    } )?
                 } )* )*
             }
         };

@@ -38,6 +38,13 @@ enum Rare<T, U> {
     Overwrite(T),
 }
 
+/// The update of a list field (`Vec`, `VecDeque`, sets): built from one
+/// item, and extended by another update. What a `push_x` setter needs, as
+/// one fact the derive can state.
+pub trait ListUpdate: IntoIterator + Extend<Self::Item> + FromIterator<Self::Item> {}
+
+impl<U> ListUpdate for U where U: IntoIterator + Extend<U::Item> + FromIterator<U::Item> {}
+
 /// What a delta writes to one reducer field, as its `get_x` accessor
 /// reads it.
 ///
@@ -151,6 +158,29 @@ impl<T, U> Slot<T, U> {
     #[inline]
     pub fn write<R: Reducer<T, Update = U>>(&mut self, reducer: &R, value: impl IntoUpdate<U>) {
         self.set(reducer, value.into_update());
+    }
+
+    /// The `push_x` setter of a list field: adds one item, prepared, to
+    /// what the slot writes (after the last write, or applied to the
+    /// overwrite), so that `.push_x(a).push_x(b)` writes both.
+    pub fn push<R>(&mut self, reducer: &R, item: U::Item)
+    where
+        R: Reducer<T, Update = U>,
+        U: ListUpdate,
+    {
+        let mut one: U = std::iter::once(item).collect();
+        reducer.prepare(&mut one);
+        match &mut self.0 {
+            Repr::Empty => self.0 = Repr::One(one),
+            Repr::One(update) => update.extend(one),
+            Repr::Rare(rare) => match &mut **rare {
+                Rare::Many(updates) => match updates.last_mut() {
+                    Some(last) => last.extend(one),
+                    None => updates.push(one),
+                },
+                Rare::Overwrite(value) => reducer.apply(value, one),
+            },
+        }
     }
 
     /// The `overwrite_x` setter: [`Slot::overwrite`] of what the node passed.

@@ -3,7 +3,7 @@
 //! `PartialEq`, the chainable setters (which prepare each update with the
 //! field's reducer) and the `get_x` accessors.
 
-use super::{Needs, bounds, key, private, update_type};
+use super::{Needs, bounds, checks, key, private, update_type};
 use crate::model::{Field, Model};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -208,6 +208,25 @@ fn setters(model: &Model, field: &Field) -> TokenStream {
         "What this delta writes to `{key}`, if anything: an update (reduced with \
          `{reducer_name}`), the unfolded updates of a merged step, or an overwrite."
     );
+    let push = field.reducer.pushes().then(|| {
+        let push = format_ident!("push_{}", name.unraw());
+        let push_doc = format!(
+            "Adds one item to what this delta writes to `{key}` (after what the setter or \
+             earlier calls wrote): `.{push}(a).{push}(b)` writes both."
+        );
+        let item = quote!(<#update as #p::IntoIterator>::Item);
+        // A fact, so that a field that does not fit its reducer is one
+        // error (at the reducer check), not one more here.
+        let list = checks::bound(model, &field.ty, update.clone(), quote!(#p::ListUpdate));
+        quote! {
+            #[doc = #push_doc]
+            #[must_use]
+            #fvis fn #push(mut self, item: impl #p::IntoUpdate<#item>) -> Self where #list {
+                #p::Slot::push(&mut self.#name, &#reducer, #p::IntoUpdate::into_update(item));
+                self
+            }
+        }
+    });
     quote! {
         #[doc = #doc]
         #[must_use]
@@ -215,6 +234,8 @@ fn setters(model: &Model, field: &Field) -> TokenStream {
             #p::Slot::write(&mut self.#name, &#reducer, value);
             self
         }
+
+        #push
 
         #[doc = #overwrite_doc]
         #[must_use]

@@ -196,7 +196,11 @@ fn own_group(model: &Model) -> TokenStream {
         } else {
             let overwrite = format_ident!("overwrite_{}", name.unraw());
             let rule = update_rule(field, &mut custom);
-            reduced.push(quote!((#name [#at] #get #overwrite [#rule])));
+            let push = field
+                .reducer
+                .pushes()
+                .then(|| format_ident!("push_{}", name.unraw()));
+            reduced.push(quote!((#name [#at] #get #overwrite [#rule] #push)));
         }
     }
     quote!(replaced [#(#replaced)*] reduced [#(#reduced)*])
