@@ -135,7 +135,13 @@ pub fn serialize<S: serde::Serializer>(
     delta: &dyn DeltaTable,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
-    serialize_map(serializer, |entry| {
+    // The count first: formats that are not self-describing need it.
+    let mut len = 0;
+    visit(delta, &mut |_, slot| {
+        len += usize::from(slot.written().is_some());
+        true
+    });
+    serialize_map(serializer, Some(len), |entry| {
         visit(delta, &mut |key, slot| match slot.written() {
             Some((value, _)) => entry(key, value),
             None => true,

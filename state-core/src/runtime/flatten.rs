@@ -137,12 +137,14 @@ pub fn in_declaration_order(
 }
 
 /// A serialized map of the entries `entries` hands to its callback, in
-/// order; the first error stops it.
+/// order; the first error stops it. `len` is their count when known:
+/// formats that are not self-describing (postcard, bincode) need it.
 pub fn serialize_map<S: serde::Serializer>(
     serializer: S,
+    len: Option<usize>,
     entries: impl FnOnce(&mut dyn FnMut(&'static str, &dyn erased_serde::Serialize) -> bool),
 ) -> Result<S::Ok, S::Error> {
-    let mut map = serializer.serialize_map(None)?;
+    let mut map = serializer.serialize_map(len)?;
     let mut error = None;
     entries(&mut |key, value| match map.serialize_entry(key, value) {
         Ok(()) => true,

@@ -30,6 +30,13 @@ pub trait ErasedValue {
     /// The value, for any serde serializer.
     fn as_serialize(&self) -> &dyn erased_serde::Serialize;
 
+    /// Replaces the value with one read from any serde deserializer; on
+    /// error the value is left as it was.
+    fn deserialize_erased(
+        &mut self,
+        deserializer: &mut dyn erased_serde::Deserializer<'_>,
+    ) -> Result<(), erased_serde::Error>;
+
     /// The Rust type's name, for errors.
     fn type_name(&self) -> &'static str;
 }
@@ -46,6 +53,14 @@ impl<T: Serialize + DeserializeOwned> ErasedValue for T {
 
     fn as_serialize(&self) -> &dyn erased_serde::Serialize {
         self
+    }
+
+    fn deserialize_erased(
+        &mut self,
+        deserializer: &mut dyn erased_serde::Deserializer<'_>,
+    ) -> Result<(), erased_serde::Error> {
+        *self = T::deserialize(deserializer)?;
+        Ok(())
     }
 
     fn type_name(&self) -> &'static str {
@@ -69,6 +84,16 @@ pub trait ErasedState: ErasedValue {
     /// `State::from_json`, so that an error inside it names its dotted
     /// path (`inner.n`), not only `key`; on error nothing changes.
     fn replace_json(&mut self, key: &str, value: Value) -> Result<(), StateError>;
+
+    /// Reads the nested state's fields from any serde deserializer, into
+    /// itself: errors name its fields by their dotted path from `path`, in
+    /// the state named `top`.
+    fn deserialize_fields(
+        &mut self,
+        deserializer: &mut dyn erased_serde::Deserializer<'_>,
+        path: &str,
+        top: &'static str,
+    ) -> Result<(), erased_serde::Error>;
 }
 
 impl<S: State + Fields + Serialize + DeserializeOwned> ErasedState for S {
@@ -86,6 +111,20 @@ impl<S: State + Fields + Serialize + DeserializeOwned> ErasedState for S {
 
     fn replace_json(&mut self, key: &str, value: Value) -> Result<(), StateError> {
         *self = S::from_json(value).map_err(|e| e.within(key))?;
+        Ok(())
+    }
+
+    fn deserialize_fields(
+        &mut self,
+        deserializer: &mut dyn erased_serde::Deserializer<'_>,
+        path: &str,
+        top: &'static str,
+    ) -> Result<(), erased_serde::Error> {
+        // Into a fresh state, so that an error leaves this one as it was
+        // and keys absent from the input take their defaults.
+        let mut fresh = S::default();
+        super::state_serde::deserialize_nested(&mut fresh, deserializer, path, top)?;
+        *self = fresh;
         Ok(())
     }
 }
@@ -359,6 +398,20 @@ fn own_index(state: &dyn Fields, key: &str) -> Option<usize> {
     key_index(state.own_keys(), key)
 }
 
+/// The field `key` names (an own field, or a flattened base's at any depth)
+/// with its Rust type's name, mutably.
+pub(crate) fn field_for_key_mut<'s>(
+    state: &'s mut dyn Fields,
+    key: &str,
+) -> Option<(FieldMut<'s>, &'static str)> {
+    if let Some(index) = own_index(state, key) {
+        let ty = state.fields().get(index).map_or("", |info| info.ty);
+        return state.field_mut(index).map(|field| (field, ty));
+    }
+    let base = base_index(state, key)?;
+    field_for_key_mut(state.base_mut(base)?.as_fields_mut(), key)
+}
+
 /// The index of the flattened base that has `key`, if any.
 fn base_index(state: &dyn Fields, key: &str) -> Option<usize> {
     (0..state.bases().len()).find(|&i| {
@@ -497,7 +550,8 @@ pub fn serialize<S: serde::Serializer>(
     state: &dyn Fields,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
-    serialize_map(serializer, |entry| {
+    // Every key is written, flattened bases' included.
+    serialize_map(serializer, Some(state.keys().len()), |entry| {
         visit(state, &mut |key, value| entry(key, value.as_serialize()));
     })
 }

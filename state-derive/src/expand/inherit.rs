@@ -32,7 +32,7 @@ pub struct Names {
     /// How many states this compiler process expanded before this one.
     n: usize,
     /// The state's id: `HasBase<ID>` of a delta that flattens it.
-    id: proc_macro2::Literal,
+    id: syn::LitInt,
 }
 
 impl Names {
@@ -41,7 +41,12 @@ impl Names {
         let n = EXPANDED.fetch_add(1, Ordering::Relaxed);
         Names {
             n,
-            id: proc_macro2::Literal::u64_unsuffixed(state_id(model, n)),
+            // Always 20 digits, so that the expansion reads the same
+            // whatever the id (the snapshot tests pin it).
+            id: syn::LitInt::new(
+                &format!("{:020}", state_id(model, n)),
+                proc_macro2::Span::call_site(),
+            ),
         }
     }
 

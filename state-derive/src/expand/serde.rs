@@ -14,7 +14,7 @@ pub fn impl_serde(model: &Model) -> TokenStream {
     } = model;
     let (impl_generics, ty_generics, _) = generics.split_for_impl();
     let ser_where = super::bounds_via(model, &[super::fields_hub(model)]);
-    let de_where = super::bounds_via(model, &[super::state_hub(model)]);
+    let de_where = super::bounds_via(model, &[super::state_hub(model), super::fields_hub(model)]);
     let mut de_generics = generics.clone();
     de_generics.params.insert(0, syn::parse_quote!('__de));
     let (de_impl_generics, _, _) = de_generics.split_for_impl();
