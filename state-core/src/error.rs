@@ -7,6 +7,27 @@ use std::sync::Arc;
 
 /// Why a state operation failed. Every variant names the field (or dotted
 /// path) it concerns; on any error the state is left exactly as it was.
+///
+/// ```
+/// use serde_json::json;
+/// use state_core::{AgentState, State, StateError};
+///
+/// #[derive(AgentState)]
+/// struct Chat {
+///     next: String,
+/// }
+///
+/// let mut chat = Chat::default();
+/// match chat.apply_json(json!({"nxt": "tools"})) {
+///     Err(StateError::UnknownField { field, suggestion, .. }) => {
+///         assert_eq!((field.as_str(), suggestion.as_deref()), ("nxt", Some("next")));
+///     }
+///     other => panic!("expected an unknown field, got {other:?}"),
+/// }
+/// let err = chat.set("next", json!(3)).unwrap_err();
+/// assert_eq!(err.field(), Some("next"));
+/// assert_eq!(err.to_string(), r#"field "next": expected String, got integer `3`"#);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum StateError {

@@ -5,8 +5,10 @@
 use serde_json::Value;
 use std::fmt::Write as _;
 
-/// When a field is reset.
+/// When a field is reset. New scopes may be added, so a `match` needs a
+/// wildcard arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Scope {
     /// Reset to its default at the start of every turn (`begin_turn`).
     Turn,
@@ -329,12 +331,18 @@ impl Schema {
     /// dotted path.
     ///
     /// ```
-    /// use state_core::schema::{FieldInfo, Schema, Scope};
-    /// static FIELDS: [FieldInfo; 1] = [FieldInfo::new(
-    ///     "next", "String", "replace", Scope::Turn, Some("\"supervisor\""), "Next node.",
-    /// )];
-    /// let schema = Schema::new("ChatState", "", &FIELDS);
-    /// assert!(schema.to_markdown().contains("| `next` | `String` | replace | turn | `\"supervisor\"` | Next node. |"));
+    /// use state_core::{AgentState, State};
+    ///
+    /// #[derive(AgentState)]
+    /// struct ChatState {
+    ///     /// Next node.
+    ///     #[scope(turn)]
+    ///     #[default("supervisor")]
+    ///     next: String,
+    /// }
+    ///
+    /// let table = ChatState::schema().to_markdown();
+    /// assert!(table.contains("| `next` | `String` | replace | turn | `\"supervisor\"` | Next node. |"));
     /// ```
     pub fn to_markdown(&self) -> String {
         let mut out = String::new();

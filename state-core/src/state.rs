@@ -33,6 +33,24 @@ pub trait State: Default {
     /// Its effect is that of [`check`](State::check) followed by
     /// [`commit`](State::commit); the derive writes a faster path for the
     /// common delta.
+    ///
+    /// ```
+    /// use state_core::{AgentState, Messages, State};
+    ///
+    /// #[derive(AgentState)]
+    /// struct Chat {
+    ///     #[reducer(add_messages)]
+    ///     messages: Messages,
+    ///     #[default("start")]
+    ///     next: String,
+    /// }
+    ///
+    /// let mut chat = Chat::default();
+    /// chat.apply(Chat::delta().messages(("user", "hi")).next("tools"))?;
+    /// chat.apply(Chat::delta().messages(("ai", "hello")))?;
+    /// assert_eq!((chat.messages.len(), chat.next.as_str()), (2, "tools"));
+    /// # Ok::<(), state_core::StateError>(())
+    /// ```
     fn apply(&mut self, delta: Self::Delta) -> Result<(), StateError> {
         let checked = self.check(delta)?;
         self.commit(checked);
@@ -118,6 +136,33 @@ pub trait State: Default {
     /// parallel, in the order given (LangGraph applies them in node-name
     /// order). Each field's writes reduce one after another; two writes to a
     /// `replace` field are a [`StateError::ConcurrentWrite`].
+    ///
+    /// ```
+    /// use state_core::{AgentState, State, StateError};
+    ///
+    /// #[derive(AgentState)]
+    /// struct Research {
+    ///     #[reducer(append)]
+    ///     findings: Vec<String>,
+    ///     next: String,
+    /// }
+    ///
+    /// let mut state = Research::default();
+    /// // Two workers of one superstep: their findings add up.
+    /// state.apply_all([
+    ///     Research::delta().findings(["from web"]),
+    ///     Research::delta().findings(["from docs"]).next("write"),
+    /// ])?;
+    /// assert_eq!(state.findings, ["from web", "from docs"]);
+    ///
+    /// // Both set `next`, which has no reducer: refused, nothing changes.
+    /// let err = state
+    ///     .apply_all([Research::delta().next("a"), Research::delta().next("b")])
+    ///     .unwrap_err();
+    /// assert!(matches!(err, StateError::ConcurrentWrite { ref field } if field == "next"));
+    /// assert_eq!(state.next, "write");
+    /// # Ok::<(), StateError>(())
+    /// ```
     fn apply_all(
         &mut self,
         deltas: impl IntoIterator<Item = Self::Delta>,
@@ -131,15 +176,78 @@ pub trait State: Default {
 
     /// Starts a new turn: every turn-scoped field goes back to its default;
     /// persistent fields are untouched.
+    ///
+    /// ```
+    /// use state_core::{AgentState, State};
+    ///
+    /// #[derive(AgentState)]
+    /// struct Session {
+    ///     #[scope(turn)]
+    ///     #[default("classify")]
+    ///     next: String,
+    ///     #[reducer(append)]
+    ///     history: Vec<String>,
+    /// }
+    ///
+    /// let mut session = Session::default();
+    /// session.apply(Session::delta().next("answer").history(["hi"]))?;
+    /// session.begin_turn();
+    /// assert_eq!(session.next, "classify", "turn-scoped: back to its default");
+    /// assert_eq!(session.history, ["hi"], "persistent: kept");
+    /// # Ok::<(), state_core::StateError>(())
+    /// ```
     fn begin_turn(&mut self);
 
     /// The value at `key` as JSON. Keys are field names; a dotted path
     /// (`progress.turn_count`, `diagnostics.latency`) reaches into a nested
     /// state or into a field's JSON value.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use state_core::{AgentState, State};
+    /// use std::collections::BTreeMap;
+    ///
+    /// #[derive(AgentState)]
+    /// struct Run {
+    ///     #[reducer(merge)]
+    ///     diagnostics: BTreeMap<String, f64>,
+    ///     next: String,
+    /// }
+    ///
+    /// let mut run = Run::default();
+    /// let latency = BTreeMap::from([("latency".to_owned(), 1.5)]);
+    /// run.apply(Run::delta().next("tools").diagnostics(latency))?;
+    /// assert_eq!(run.get("next")?, json!("tools"));
+    /// assert_eq!(run.get("diagnostics.latency")?, json!(1.5));
+    /// let err = run.get("nxt").unwrap_err();
+    /// assert_eq!(err.to_string(), "`Run` has no field `nxt`; did you mean `next`?");
+    /// # Ok::<(), state_core::StateError>(())
+    /// ```
     fn get(&self, key: &str) -> Result<Value, StateError>;
 
     /// Replaces the value at `key`, bypassing the field's reducer. The value
     /// is checked against the field's type; on error nothing changes.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use state_core::{AgentState, State};
+    ///
+    /// #[derive(AgentState)]
+    /// struct Run {
+    ///     #[reducer(append)]
+    ///     log: Vec<String>,
+    ///     retries: u32,
+    /// }
+    ///
+    /// let mut run = Run::default();
+    /// run.set("log", json!(["replaced", "wholesale"]))?;
+    /// run.set("retries", json!(2))?;
+    /// assert_eq!((run.log.len(), run.retries), (2, 2));
+    /// let err = run.set("retries", json!("two")).unwrap_err();
+    /// assert_eq!(err.to_string(), r#"field "retries": expected u32, got string "two""#);
+    /// assert_eq!(run.retries, 2);
+    /// # Ok::<(), state_core::StateError>(())
+    /// ```
     fn set(&mut self, key: &str, value: Value) -> Result<(), StateError>;
 
     /// Applies a JSON object `{field: update}` through the reducers, exactly
@@ -158,6 +266,24 @@ pub trait State: Default {
 
     /// A state from a JSON object: missing fields take their defaults;
     /// unknown fields and values of the wrong type are errors.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use state_core::{AgentState, State};
+    ///
+    /// #[derive(AgentState, Debug)]
+    /// struct Run {
+    ///     #[default(3)]
+    ///     retries: u32,
+    ///     next: String,
+    /// }
+    ///
+    /// let run = Run::from_json(json!({"next": "tools"}))?;
+    /// assert_eq!((run.retries, run.next.as_str()), (3, "tools"));
+    /// let err = Run::from_json(json!({"nxet": "tools"})).unwrap_err();
+    /// assert_eq!(err.to_string(), "`Run` has no field `nxet`; did you mean `next`?");
+    /// # Ok::<(), state_core::StateError>(())
+    /// ```
     fn from_json(value: Value) -> Result<Self, StateError> {
         let Value::Object(object) = value else {
             return Err(StateError::NotAnObject {
@@ -257,6 +383,26 @@ pub trait Delta: Default {
     /// branches) into one with the effect of `apply_all([self, other])`.
     /// Two writes to a `replace` field are a [`StateError::ConcurrentWrite`];
     /// two overwrites of one field are a [`StateError::ConcurrentOverwrite`].
+    ///
+    /// ```
+    /// use state_core::{AgentState, Delta, State};
+    ///
+    /// #[derive(AgentState)]
+    /// struct Research {
+    ///     #[reducer(append)]
+    ///     findings: Vec<String>,
+    ///     next: String,
+    /// }
+    ///
+    /// let a = Research::delta().findings(["web"]).next("write");
+    /// let b = Research::delta().findings(["docs"]);
+    /// let merged = a.merge(b)?;
+    /// assert_eq!(merged.fields(), ["findings", "next"]);
+    /// let mut state = Research::default();
+    /// state.apply(merged)?;
+    /// assert_eq!(state.findings, ["web", "docs"]);
+    /// # Ok::<(), state_core::StateError>(())
+    /// ```
     fn merge(self, other: Self) -> Result<Self, StateError>;
 
     /// A delta from a JSON object `{field: update}`. Unknown keys are an
