@@ -25,6 +25,7 @@ pub use ::std::string::String;
 pub use crate::dynamic::{from_json, split_path, to_json};
 pub use crate::error::{ReduceError, StateError};
 pub use crate::into_update::IntoUpdate;
+pub use crate::messages::Message;
 pub use crate::reducer;
 pub use crate::reducer::Reducer;
 pub use crate::runtime::access::{NoStateSchema, Probe, ViaStateSchema};
@@ -39,7 +40,7 @@ pub use crate::runtime::inherit::{
 pub use crate::runtime::migrate::{MigrationFn, MigrationOutcome};
 pub use crate::runtime::nested;
 pub use crate::runtime::serde_delta::{decode_reduced, decode_replace};
-pub use crate::runtime::slot::{ListUpdate, Slot, Written, merge_replace, merge_slot, write};
+pub use crate::runtime::slot::{Slot, Written, merge_replace, merge_slot, write};
 pub use crate::runtime::state_field::{DecodeUpdate, StateField};
 pub use crate::runtime::state_serde::deserialize_state;
 pub use crate::runtime::table::{self, ErasedState, Fields, ViaStateField, ViaValueField};

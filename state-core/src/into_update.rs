@@ -26,7 +26,8 @@ use std::borrow::Cow;
 /// item or two, and for an `Option<Value>` field `.x(json!(null))` would be
 /// `None` or `Some(Null)`. Such a value does not compile; write the list
 /// (`vec![..]`), `Some(..)`, or add one item with the list field's
-/// `push_x` setter (`.push_items(json!([1, 2]))` is one item).
+/// `push_x` setter (`.push_items(json!([1, 2]))` is one item; a `Vec`
+/// under `append` or `append_by_id`, and `Messages`, have one).
 ///
 /// A `Vec<&str>` or a `Vec` of tuples is not taken: a second `Vec` impl
 /// would make `Vec::new()` and `vec![]` ambiguous for every list field.

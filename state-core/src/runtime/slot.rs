@@ -38,13 +38,6 @@ enum Rare<T, U> {
     Overwrite(T),
 }
 
-/// The update of a list field (`Vec`, `VecDeque`, sets): built from one
-/// item, and extended by another update. What a `push_x` setter needs, as
-/// one fact the derive can state.
-pub trait ListUpdate: IntoIterator + Extend<Self::Item> + FromIterator<Self::Item> {}
-
-impl<U> ListUpdate for U where U: IntoIterator + Extend<U::Item> + FromIterator<U::Item> {}
-
 /// What a delta writes to one reducer field, as its `get_x` accessor
 /// reads it.
 ///
@@ -160,29 +153,6 @@ impl<T, U> Slot<T, U> {
         self.set(reducer, value.into_update());
     }
 
-    /// The `push_x` setter of a list field: adds one item, prepared, to
-    /// what the slot writes (after the last write, or applied to the
-    /// overwrite), so that `.push_x(a).push_x(b)` writes both.
-    pub fn push<R>(&mut self, reducer: &R, item: U::Item)
-    where
-        R: Reducer<T, Update = U>,
-        U: ListUpdate,
-    {
-        let mut one: U = std::iter::once(item).collect();
-        reducer.prepare(&mut one);
-        match &mut self.0 {
-            Repr::Empty => self.0 = Repr::One(one),
-            Repr::One(update) => update.extend(one),
-            Repr::Rare(rare) => match &mut **rare {
-                Rare::Many(updates) => match updates.last_mut() {
-                    Some(last) => last.extend(one),
-                    None => updates.push(one),
-                },
-                Rare::Overwrite(value) => reducer.apply(value, one),
-            },
-        }
-    }
-
     /// The `overwrite_x` setter: [`Slot::overwrite`] of what the node passed.
     #[inline]
     pub fn write_overwrite(&mut self, value: impl IntoUpdate<T>) {
@@ -268,6 +238,27 @@ impl<T, U> Slot<T, U> {
 
     fn overwritten(value: T) -> Self {
         Slot(Repr::Rare(Box::new(Rare::Overwrite(value))))
+    }
+}
+
+impl<T, I> Slot<T, Vec<I>> {
+    /// The `push_x` setter of a list field: adds one item, prepared, to
+    /// what the slot writes (after the last write, or applied to the
+    /// overwrite), so that `.push_x(a).push_x(b)` writes both.
+    pub fn push<R: Reducer<T, Update = Vec<I>>>(&mut self, reducer: &R, item: I) {
+        let mut one = vec![item];
+        reducer.prepare(&mut one);
+        match &mut self.0 {
+            Repr::Empty => self.0 = Repr::One(one),
+            Repr::One(update) => update.append(&mut one),
+            Repr::Rare(rare) => match &mut **rare {
+                Rare::Many(updates) => match updates.last_mut() {
+                    Some(last) => last.append(&mut one),
+                    None => updates.push(one),
+                },
+                Rare::Overwrite(value) => reducer.apply(value, one),
+            },
+        }
     }
 }
 

@@ -3,8 +3,8 @@
 //! `PartialEq`, the chainable setters (which prepare each update with the
 //! field's reducer) and the `get_x` accessors.
 
-use super::{Needs, bounds, checks, key, private, update_type};
-use crate::model::{Field, Model};
+use super::{Needs, bounds, key, private, update_type};
+use crate::model::{Field, Model, PushItem};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::ext::IdentExt;
@@ -208,20 +208,20 @@ fn setters(model: &Model, field: &Field) -> TokenStream {
         "What this delta writes to `{key}`, if anything: an update (reduced with \
          `{reducer_name}`), the unfolded updates of a merged step, or an overwrite."
     );
-    let push = field.reducer.pushes().then(|| {
+    let push = field.push_item().map(|item| {
         let push = format_ident!("push_{}", name.unraw());
         let push_doc = format!(
             "Adds one item to what this delta writes to `{key}` (after what the setter or \
              earlier calls wrote): `.{push}(a).{push}(b)` writes both."
         );
-        let item = quote!(<#update as #p::IntoIterator>::Item);
-        // A fact, so that a field that does not fit its reducer is one
-        // error (at the reducer check), not one more here.
-        let list = checks::bound(model, &field.ty, update.clone(), quote!(#p::ListUpdate));
+        let item = match item {
+            PushItem::Of(ty) => quote!(#ty),
+            PushItem::Message => quote!(#p::Message),
+        };
         quote! {
             #[doc = #push_doc]
             #[must_use]
-            #fvis fn #push(mut self, item: impl #p::IntoUpdate<#item>) -> Self where #list {
+            #fvis fn #push(mut self, item: impl #p::IntoUpdate<#item>) -> Self {
                 #p::Slot::push(&mut self.#name, &#reducer, #p::IntoUpdate::into_update(item));
                 self
             }

@@ -202,9 +202,8 @@ fn own_group(model: &Model) -> TokenStream {
             let overwrite = format_ident!("overwrite_{}", name.unraw());
             let rule = update_rule(field, &mut custom);
             let push = field
-                .reducer
-                .pushes()
-                .then(|| format_ident!("push_{}", name.unraw()));
+                .push_item()
+                .map(|_| format_ident!("push_{}", name.unraw()));
             reduced.push(quote!((#name [#at] #get #overwrite [#rule] #push)));
         }
     }
