@@ -27,7 +27,7 @@ fn main() {
 
     let seeded = agentflow::seeded_order();
     println!("\n1. Seeded state (OrderState(order_id=\"ORD-001\", cart=[...])):");
-    println!("   {}", seeded.to_json());
+    println!("   {}", seeded.to_json().expect("an order has a JSON form"));
     println!(
         "   is_running() = {} before any run: ExecutionStatus defaults to RUNNING, as in AgentFlow",
         seeded.base.is_running()
@@ -55,7 +55,7 @@ fn main() {
     );
 
     println!("\n4. The checkpoint is JSON (to_json / from_json); execution_meta included:");
-    let saved = state.to_json();
+    let saved = state.to_json().expect("an order has a JSON form");
     println!("   execution_meta = {}", saved["execution_meta"]);
     let state = OrderState::from_json(saved).expect("the checkpoint decodes");
 

@@ -118,7 +118,7 @@ fn stream_updates(run: &Run) {
     let last = run.values().last().cloned().unwrap_or_default();
     println!(
         "   replaying the lines on the input state (GaiaStateDelta::from_json + apply) gives the last \"values\" chunk: {}",
-        replayed.to_json() == last
+        replayed.to_json().ok() == Some(last)
     );
 }
 

@@ -122,7 +122,8 @@ async fn first_turn(app: &mut Ohmind, store: &Store) {
         .thread::<AgentState>(THREAD)
         .await
         .expect("the thread opens");
-    let input = AgentStateDelta::from_json(state.to_json()).expect("a state is a valid input");
+    let input = AgentStateDelta::from_json(state.to_json().expect("a state has a JSON form"))
+        .expect("a state is a valid input");
     thread
         .with_metadata(json!({"node": ohmind::INPUT}))
         .apply(input)

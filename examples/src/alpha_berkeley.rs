@@ -339,7 +339,7 @@ pub fn create_fresh_state(
 /// A [`StateError`] if the input does not decode; the checkpoint is then
 /// unchanged.
 pub fn invoke_input(checkpoint: &mut AgentState, input: &AgentState) -> Result<(), StateError> {
-    checkpoint.apply_json(input.to_json())
+    checkpoint.apply_json(input.to_json()?)
 }
 
 /// Starts a conversation turn the Rust way: reset the execution fields,

@@ -553,7 +553,7 @@ impl Gaia {
         config: &RunnableConfig,
     ) -> Result<Run, RunError> {
         state.apply(input)?;
-        let input_values = state.to_json();
+        let input_values = state.to_json()?;
         let mut steps = Vec::new();
         let mut node = next_node("__start__", state);
         while let Some(name) = node {
@@ -565,7 +565,7 @@ impl Gaia {
             steps.push(NodeRun {
                 node: name,
                 delta,
-                values: state.to_json(),
+                values: state.to_json()?,
             });
             node = next_node(name, state);
         }
@@ -601,7 +601,7 @@ impl Gaia {
             .with_metadata(json!({"node": INPUT}))
             .apply(input)
             .await?;
-        let input_values = thread.state().to_json();
+        let input_values = thread.state().to_json()?;
         let mut steps = Vec::new();
         let mut node = next_node("__start__", thread.state());
         while let Some(name) = node {
@@ -616,7 +616,7 @@ impl Gaia {
             steps.push(NodeRun {
                 node: name,
                 delta,
-                values: thread.state().to_json(),
+                values: thread.state().to_json()?,
             });
             node = next_node(name, thread.state());
         }
@@ -774,8 +774,14 @@ pub struct Checkpointer {
 
 impl Checkpointer {
     /// Saves a thread's state.
-    pub fn put(&mut self, thread_id: &str, state: &GaiaState) {
-        self.threads.insert(thread_id.to_owned(), state.to_json());
+    ///
+    /// # Errors
+    ///
+    /// A field with no JSON form ([`StateError::Serialize`]); nothing is
+    /// saved then.
+    pub fn put(&mut self, thread_id: &str, state: &GaiaState) -> Result<(), StateError> {
+        self.threads.insert(thread_id.to_owned(), state.to_json()?);
+        Ok(())
     }
 
     /// The saved values of a thread (`snapshot.values`).

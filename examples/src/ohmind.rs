@@ -1066,8 +1066,14 @@ pub struct MemorySaver {
 
 impl MemorySaver {
     /// Saves the state of a thread (a checkpoint).
-    pub fn put(&mut self, thread_id: &str, state: &AgentState) {
-        self.threads.insert(thread_id.to_owned(), state.to_json());
+    ///
+    /// # Errors
+    ///
+    /// A field with no JSON form ([`StateError::Serialize`]); nothing is
+    /// saved then.
+    pub fn put(&mut self, thread_id: &str, state: &AgentState) -> Result<(), StateError> {
+        self.threads.insert(thread_id.to_owned(), state.to_json()?);
+        Ok(())
     }
 
     /// The saved state of a thread (`app.get_state(config)`), if any.

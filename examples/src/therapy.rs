@@ -1081,8 +1081,14 @@ pub struct Checkpointer {
 
 impl Checkpointer {
     /// Saves the state of a thread.
-    pub fn put(&mut self, session_id: &str, state: &TherapyState) {
-        self.threads.insert(session_id.to_owned(), state.to_json());
+    ///
+    /// # Errors
+    ///
+    /// A field with no JSON form ([`StateError::Serialize`]); nothing is
+    /// saved then.
+    pub fn put(&mut self, session_id: &str, state: &TherapyState) -> Result<(), StateError> {
+        self.threads.insert(session_id.to_owned(), state.to_json()?);
+        Ok(())
     }
 
     /// The saved state of a thread, if any.
@@ -1114,7 +1120,7 @@ impl Checkpointer {
         };
         let saved = self.get(session)?;
         let turn = agent.run_turn(saved, input)?;
-        self.put(session, &turn.state);
+        self.put(session, &turn.state)?;
         Ok(turn)
     }
 }

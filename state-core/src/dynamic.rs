@@ -28,9 +28,10 @@ pub fn describe(value: &Value) -> String {
     }
 }
 
-/// Writes one field as JSON.
+/// Writes one field as JSON; a value JSON cannot hold (a non-finite float,
+/// a map key that is not a string) is an error naming the field.
 pub fn to_json<T: Serialize + ?Sized>(field: &str, value: &T) -> Result<Value, StateError> {
-    serde_json::to_value(value).map_err(|e| StateError::Serialize {
+    crate::json::to_value(value).map_err(|e| StateError::Serialize {
         field: field.to_owned(),
         message: e.to_string(),
     })

@@ -5,6 +5,7 @@
 mod dynamic;
 pub mod error;
 mod into_update;
+pub mod json;
 pub mod messages;
 pub mod reducer;
 mod runtime;

@@ -259,10 +259,41 @@ pub trait State: Default {
         self.apply(delta)
     }
 
-    /// The whole state as a JSON object, fields in declaration order. A
-    /// field whose value has no JSON form (a map with non-string keys, say)
-    /// is written as `null`; `serde_json::to_value(&state)` reports it instead.
-    fn to_json(&self) -> Value;
+    /// The whole state as a JSON object, fields in declaration order.
+    ///
+    /// A value JSON cannot hold is an error naming its field, never a
+    /// silent `null`: a map whose keys are not strings or numbers, a
+    /// non-finite float (`NaN`, `inf`; `serde_json` writes those as `null`,
+    /// which reads back as an error or as `None`), a `Serialize` impl that
+    /// fails. [`crate::json`] has the same rule for any value.
+    ///
+    /// ```
+    /// use state_core::{AgentState, State};
+    ///
+    /// #[derive(AgentState, Debug)]
+    /// struct Eval {
+    ///     answer: String,
+    ///     score: f64,
+    /// }
+    ///
+    /// let mut eval = Eval::default();
+    /// eval.answer = "42".into();
+    /// assert_eq!(eval.to_json()?, serde_json::json!({"answer": "42", "score": 0.0}));
+    ///
+    /// eval.score = f64::NAN;
+    /// let err = eval.to_json().unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     r#"field "score": cannot be written as JSON: NaN has no JSON form (JSON numbers are finite)"#
+    /// );
+    /// # Ok::<(), state_core::StateError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`StateError::Serialize`] for the first field, in declaration order,
+    /// that has no JSON form.
+    fn to_json(&self) -> Result<Value, StateError>;
 
     /// A state from a JSON object: missing fields take their defaults;
     /// unknown fields and values of the wrong type are errors.

@@ -31,7 +31,7 @@ pub enum StoreError {
     },
 
     /// The reducers refused the step: nothing was logged or applied.
-    #[error("thread \"{thread}\": step refused: {source}")]
+    #[error("thread \"{thread}\": the reducers refused the step")]
     State {
         /// The thread.
         thread: String,
@@ -124,7 +124,7 @@ pub enum StoreError {
     },
 
     /// A delta or state could not be written as JSON.
-    #[error("thread \"{thread}\": cannot write the {what} as JSON: {source}")]
+    #[error("thread \"{thread}\": cannot write the {what} as JSON")]
     Encode {
         /// The thread.
         thread: String,
@@ -138,7 +138,7 @@ pub enum StoreError {
     /// The database failed (I/O, connection, constraint). When a step was
     /// being committed and the outcome could not be determined, the handle
     /// reloads before its next step.
-    #[error("{context}: {source}")]
+    #[error("{context}")]
     Backend {
         /// What the store was doing.
         context: String,

@@ -152,7 +152,7 @@ fn to_text<T: Serialize + ?Sized>(
     what: &'static str,
     value: &T,
 ) -> Result<String, StoreError> {
-    serde_json::to_string(value).map_err(|source| StoreError::Encode {
+    state_core::json::to_string(value).map_err(|source| StoreError::Encode {
         thread: thread.to_owned(),
         what,
         source,

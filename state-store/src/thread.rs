@@ -556,7 +556,7 @@ impl Migrations {
 
 /// The state's JSON text, as a snapshot stores it.
 pub(crate) fn state_text<S: Serialize>(id: &str, state: &S) -> Result<String, StoreError> {
-    serde_json::to_string(state).map_err(|source| StoreError::Encode {
+    state_core::json::to_string(state).map_err(|source| StoreError::Encode {
         thread: id.to_owned(),
         what: "state",
         source,

@@ -7,6 +7,7 @@ mod support;
 use serde_json::json;
 use state_core::{Message, State};
 use state_store::{SnapshotPolicy, StepKind, StoreError};
+use std::collections::BTreeMap;
 use std::num::NonZeroU64;
 use support::backends::TestStore;
 use support::states::{Chat, Progress};
@@ -137,8 +138,12 @@ async fn refused_steps_leave_no_trace(ts: TestStore) {
         .await
         .unwrap_err();
     assert!(!err.is_conflict());
-    assert!(err.state_error().is_some(), "{err}");
-    assert!(err.to_string().contains("budget"), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "thread \"t\": the reducers refused the step"
+    );
+    let refused = err.state_error().expect("the state error is the source");
+    assert!(refused.to_string().contains("budget"), "{refused}");
     // add_messages refuses to remove a missing id.
     let err = t
         .apply(Chat::delta().messages(vec![Message::remove("nope")]))
@@ -155,10 +160,27 @@ async fn refused_steps_leave_no_trace(ts: TestStore) {
         .apply_all([Chat::delta().next("a"), Chat::delta().next("b")])
         .await
         .unwrap_err();
-    assert!(err.to_string().contains("next"), "{err}");
+    let refused = err.state_error().expect("the state error is the source");
+    assert!(refused.to_string().contains("next"), "{refused}");
     // `set` of a value of the wrong type, and of an unknown key.
     assert!(t.set("budget", json!("lots")).await.is_err());
     assert!(t.set("nxt", json!("x")).await.is_err());
+    // A value JSON cannot hold: serde_json would log `null`, and the
+    // step would not replay.
+    let err = t
+        .apply(Chat::delta().diagnostics(BTreeMap::from([("latency".to_owned(), f64::NAN)])))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Encode { .. }), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "thread \"t\": cannot write the delta as JSON"
+    );
+    let reason = std::error::Error::source(&err).map(ToString::to_string);
+    assert_eq!(
+        reason.as_deref(),
+        Some("NaN has no JSON form (JSON numbers are finite), at diagnostics.latency")
+    );
     // Metadata that is not an object.
     let err = t
         .with_metadata(json!([1]))

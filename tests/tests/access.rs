@@ -273,7 +273,7 @@ fn apply_json_is_all_or_nothing() {
 #[test]
 fn to_json_and_from_json_round_trip() {
     let state = sample();
-    let json = state.to_json();
+    let json = state.to_json().unwrap();
     assert_eq!(json["next"], json!("tools"));
     assert_eq!(
         json.as_object().unwrap().keys().collect::<Vec<_>>(),
@@ -475,7 +475,7 @@ mod properties {
         fn from_json_never_panics(value in arb_json()) {
             if let Ok(state) = Agent::from_json(value) {
                 // Whatever it accepted round-trips.
-                prop_assert_eq!(Agent::from_json(state.to_json()).unwrap(), state);
+                prop_assert_eq!(Agent::from_json(state.to_json().unwrap()).unwrap(), state);
             }
         }
 
@@ -486,35 +486,100 @@ mod properties {
     }
 }
 
-/// A field whose value has no JSON form (a map with non-string keys).
+/// Fields whose values may have no JSON form: a map with non-string keys,
+/// floats that may be non-finite.
 #[derive(AgentState, Debug, Clone, PartialEq)]
 pub struct Unwritable {
     /// Keys are pairs: JSON objects cannot have them.
     pub grid: std::collections::HashMap<(u8, u8), u8>,
     /// An ordinary field beside it.
     pub label: String,
+    /// `NaN` and `inf` are not JSON numbers.
+    pub score: f64,
+    /// The same inside an `Option` and a nested state, where `null` would
+    /// read back as `None` or as an error far from the cause.
+    pub best: Option<f32>,
+    #[reducer(merge)]
+    pub inner: Scored,
+}
+
+/// A nested state with a float.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Scored {
+    /// Per-judge scores.
+    pub by_judge: BTreeMap<String, f64>,
+}
+
+/// The serialize error's field, for the assertions below.
+fn refused_field(err: &StateError) -> &str {
+    match err {
+        StateError::Serialize { field, .. } => field,
+        other => panic!("expected a Serialize error, got {other}"),
+    }
 }
 
 #[test]
-fn a_field_without_a_json_form_is_null_in_to_json_and_an_error_by_key() {
-    let mut state = Unwritable::default();
-    state.grid.insert((1, 2), 3);
-    state.label = "l".to_owned();
-    assert_eq!(state.to_json(), json!({"grid": null, "label": "l"}));
-    let err = state.get("grid").unwrap_err();
-    assert!(
-        matches!(&err, StateError::Serialize { field, .. } if field == "grid"),
-        "{err}"
+fn a_field_without_a_json_form_is_an_error_in_to_json_and_by_key() {
+    let mut state = Unwritable {
+        label: "l".to_owned(),
+        ..Unwritable::default()
+    };
+    assert_eq!(
+        state.to_json().unwrap(),
+        json!({"grid": {}, "label": "l", "score": 0.0, "best": null, "inner": {"by_judge": {}}})
     );
+    state.grid.insert((1, 2), 3);
+    let err = state.to_json().unwrap_err();
+    assert_eq!(refused_field(&err), "grid");
     assert!(
         err.to_string()
-            .starts_with(r#"field "grid": cannot be written as JSON"#),
+            .starts_with(r#"field "grid": cannot be written as JSON: "#),
         "{err}"
     );
+    let err = state.get("grid").unwrap_err();
+    assert_eq!(refused_field(&err), "grid");
     assert!(
         serde_json::to_value(&state).is_err(),
-        "serde reports it instead"
+        "serde reports it too"
     );
+}
+
+#[test]
+fn a_non_finite_float_is_an_error_not_null() {
+    let mut state = Unwritable {
+        score: f64::NAN,
+        ..Unwritable::default()
+    };
+    let err = state.to_json().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        r#"field "score": cannot be written as JSON: NaN has no JSON form (JSON numbers are finite)"#
+    );
+    assert_eq!(refused_field(&state.get("score").unwrap_err()), "score");
+    // serde_json alone writes it as null: what this guards against.
+    assert_eq!(serde_json::to_value(&state).unwrap()["score"], json!(null));
+
+    state.score = 1.0;
+    state.best = Some(f32::NEG_INFINITY);
+    let err = state.to_json().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        r#"field "best": cannot be written as JSON: -inf has no JSON form (JSON numbers are finite)"#
+    );
+
+    state.best = None;
+    state.inner.by_judge.insert("ada".to_owned(), f64::INFINITY);
+    let err = state.to_json().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        r#"field "inner": cannot be written as JSON: inf has no JSON form (JSON numbers are finite), at by_judge.ada"#
+    );
+    assert!(state.get("inner.by_judge").is_err());
+    assert_eq!(state.get("label").unwrap(), json!(""), "other fields read");
+
+    state.inner.by_judge.insert("ada".to_owned(), 0.5);
+    let json = state.to_json().unwrap();
+    assert_eq!(Unwritable::from_json(json).unwrap(), state);
 }
 
 /// A dotted path below a plain field edits the field's JSON and reads it

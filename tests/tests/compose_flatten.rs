@@ -71,7 +71,7 @@ fn base_keys_sit_at_the_top_level() {
     let state = OrderState::default();
     assert_eq!(state.get("current_node").unwrap(), json!("start"));
     assert_eq!(
-        state.to_json(),
+        state.to_json().unwrap(),
         json!({"messages": [], "current_node": "start", "step": 0, "order_id": null, "items": []})
     );
 }
@@ -139,7 +139,7 @@ fn state_json_round_trips_flat() {
     let mut state = AuditedOrderState::default();
     state.set("order_id", json!("B-2")).unwrap();
     state.set("step", json!(4)).unwrap();
-    let json = state.to_json();
+    let json = state.to_json().unwrap();
     assert_eq!(json["step"], json!(4));
     assert_eq!(AuditedOrderState::from_json(json.clone()).unwrap(), state);
     assert_eq!(serde_json::to_value(&state).unwrap(), json);
@@ -304,7 +304,7 @@ fn serialization_follows_declaration_order_with_bases_in_place() {
         object.keys().map(String::as_str).collect::<Vec<_>>(),
         Tagged::<u8>::keys()
     );
-    assert_eq!(serialized, state.to_json());
+    assert_eq!(serialized, state.to_json().unwrap());
     assert_eq!(serialized["group"]["step"], json!(4));
     let back: Tagged<u8> = serde_json::from_value(serialized).unwrap();
     assert_eq!(back, state);

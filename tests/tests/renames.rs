@@ -101,7 +101,7 @@ fn json_get_set_and_apply_json_use_the_renamed_keys() {
     assert_eq!(state.past_steps, ["plan", "act"]);
     assert_eq!(state.messages[0], Message::human("hi").with_id("m1"));
 
-    let json = state.to_json();
+    let json = state.to_json().unwrap();
     assert_eq!(json["nextNode"], json!("end"));
     assert_eq!(json["user-id"], json!("u1"));
     assert_eq!(json["progressInfo"], json!({"turnCount": 4}));

@@ -89,7 +89,7 @@ fn defaults_and_json_are_flat() {
         "error": null,
     });
     assert_eq!(
-        OrderState::default().to_json(),
+        OrderState::default().to_json().unwrap(),
         json!({
             "context": [],
             "context_summary": null,
@@ -101,17 +101,23 @@ fn defaults_and_json_are_flat() {
         })
     );
     assert_eq!(
-        AnalysisState::default().to_json()["current_step"],
+        AnalysisState::default().to_json().unwrap()["current_step"],
         json!("init")
     );
     let seeded = agentflow::seeded_order();
-    assert_eq!(seeded.to_json()["cart"], json!([{"sku": "ABC", "qty": 1}]));
+    assert_eq!(
+        seeded.to_json().unwrap()["cart"],
+        json!([{"sku": "ABC", "qty": 1}])
+    );
     assert_eq!(seeded.get("order_id").unwrap(), json!("ORD-001"));
     assert_eq!(
         seeded.get("execution_meta.current_node").unwrap(),
         json!(agentflow::START)
     );
-    assert_eq!(OrderState::from_json(seeded.to_json()).unwrap(), seeded);
+    assert_eq!(
+        OrderState::from_json(seeded.to_json().unwrap()).unwrap(),
+        seeded
+    );
     let err = OrderState::from_json(json!({"base": {}})).unwrap_err();
     assert!(matches!(err, StateError::UnknownField { .. }), "{err}");
 }
@@ -647,7 +653,7 @@ fn a_run_pauses_before_checkout_and_resumes_from_the_checkpoint() {
     assert!(matches!(first.events.last(), Some(Event::Halt { .. })));
 
     // Checkpointed as JSON; a stop request on the paused thread does nothing.
-    let mut restored = OrderState::from_json(first.state.to_json()).unwrap();
+    let mut restored = OrderState::from_json(first.state.to_json().unwrap()).unwrap();
     assert_eq!(restored, first.state);
     assert!(!graph.stop(&mut restored).unwrap());
     assert!(!restored.base.is_stopped_requested());

@@ -72,7 +72,7 @@ fn the_schema_matches_the_pydantic_model() {
         ]
     );
     assert_eq!(
-        GaiaState::default().to_json(),
+        GaiaState::default().to_json().unwrap(),
         json!({
             "query": "",
             "messages": [],
@@ -370,7 +370,7 @@ fn nodes_read_the_config_which_never_enters_the_state() {
         answer.contains("Asia/Tokyo"),
         "timezone from the config: {answer}"
     );
-    let json = state.to_json();
+    let json = state.to_json().unwrap();
     for key in ["configurable", "user_timezone", "thread_id", "callbacks"] {
         assert!(json.get(key).is_none(), "{key} is not state");
     }
@@ -457,12 +457,17 @@ fn values_are_the_full_state_after_the_input_and_after_each_node() {
     let values = run.stream(StreamMode::Values).unwrap();
     assert_eq!(values.len(), run.steps.len() + 1);
     assert_eq!(values[0]["messages"].as_array().map(Vec::len), Some(1));
-    assert_eq!(values.last().unwrap(), &state.to_json());
+    assert_eq!(values.last().unwrap(), &state.to_json().unwrap());
     // Each chunk is the previous one with that node's update applied.
     for (i, step) in run.steps.iter().enumerate() {
         let mut expected = GaiaState::from_json(values[i].clone()).unwrap();
         expected.apply(step.delta.clone()).unwrap();
-        assert_eq!(expected.to_json(), values[i + 1], "after {}", step.node);
+        assert_eq!(
+            expected.to_json().unwrap(),
+            values[i + 1],
+            "after {}",
+            step.node
+        );
     }
 }
 
@@ -529,8 +534,11 @@ fn a_thread_resumes_from_its_checkpoint_with_a_partial_input() {
         .run(&mut state, input("Schedule a meeting", "q1"), &config())
         .unwrap();
     let mut checkpoints = Checkpointer::default();
-    checkpoints.put("thread-1", &state);
-    assert_eq!(checkpoints.values("thread-1"), Some(&state.to_json()));
+    checkpoints.put("thread-1", &state).unwrap();
+    assert_eq!(
+        checkpoints.values("thread-1"),
+        Some(&state.to_json().unwrap())
+    );
 
     let mut resumed = checkpoints.get("thread-1").unwrap().unwrap();
     assert_eq!(resumed, state);

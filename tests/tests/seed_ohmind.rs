@@ -122,7 +122,7 @@ fn create_initial_state_matches_the_python_dict() {
         "task_plan_needs_approval": false,
         "task_plan_approved": null,
     });
-    assert_eq!(state.to_json(), expected);
+    assert_eq!(state.to_json().unwrap(), expected);
 }
 
 // --- The helpers: deltas instead of copies -------------------------------
@@ -678,7 +678,7 @@ fn run_turn_records_each_nodes_delta_and_checkpoints_round_trip() {
     let mut state = ohmind::create_initial_state("hi");
     let mut memory = MemorySaver::default();
     app.run(&mut state).unwrap();
-    memory.put("t", &state);
+    memory.put("t", &state).unwrap();
     let mut restored = memory.get_state("t").unwrap().unwrap();
     assert_eq!(restored, state);
     assert!(memory.get_state("other").unwrap().is_none());

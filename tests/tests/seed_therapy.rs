@@ -137,7 +137,7 @@ fn the_markdown_table_shows_the_merged_groups_by_dotted_path() {
 #[test]
 fn defaults_are_the_reset_values() {
     assert_eq!(
-        TherapyState::default().to_json(),
+        TherapyState::default().to_json().unwrap(),
         json!({
             "message": "",
             "channel": "TEST",
@@ -638,7 +638,7 @@ fn working_memory_entries_are_structured_and_formatted_on_demand() {
         ])
     );
     // An older checkpoint with a legacy string entry still loads.
-    let mut snapshot = TherapyState::default().to_json();
+    let mut snapshot = TherapyState::default().to_json().unwrap();
     snapshot["working_memory"] = serde_json::to_value(&entries).unwrap();
     let state = TherapyState::from_json(snapshot).unwrap();
     assert_eq!(state.working_memory, entries);

@@ -97,8 +97,9 @@ mod ohmind {
     /// with `run_turn_stored`.
     async fn stored(app: &mut Ohmind, store: &Store) -> (AgentState, Vec<Vec<Step>>) {
         let mut thread = store.thread::<AgentState>(THREAD).await.unwrap();
-        let input = AgentStateDelta::from_json(seed::create_initial_state(FIRST).to_json())
-            .expect("a state is a valid input");
+        let input =
+            AgentStateDelta::from_json(seed::create_initial_state(FIRST).to_json().unwrap())
+                .expect("a state is a valid input");
         thread
             .with_metadata(json!({"node": INPUT}))
             .apply(input)
@@ -121,7 +122,7 @@ mod ohmind {
     /// `add_messages` (decoding the input, or the first node's delta) gives
     /// it a random one. Every other id comes from the app's counter.
     fn first_id_blanked(state: &AgentState) -> Value {
-        let mut json = state.to_json();
+        let mut json = state.to_json().unwrap();
         assert!(json["messages"][0]["id"].is_string(), "an id was assigned");
         json["messages"][0]["id"] = Value::Null;
         json
@@ -314,7 +315,7 @@ mod gaia {
         let at_turn_one: GaiaState = store.state_at(THREAD, turn_one).await.unwrap();
         assert!(at_turn_one.memories_stored);
         assert_eq!(
-            at_turn_one.to_json(),
+            at_turn_one.to_json().unwrap(),
             *runs[0].values().last().unwrap(),
             "the last values chunk of turn 1"
         );

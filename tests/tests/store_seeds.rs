@@ -264,7 +264,12 @@ fn assert_same<S: Seed>(what: &str, live: &S, other: &S) {
         return;
     }
     let mut found = Vec::new();
-    differences("$", &live.to_json(), &other.to_json(), &mut found);
+    differences(
+        "$",
+        &live.to_json().unwrap(),
+        &other.to_json().unwrap(),
+        &mut found,
+    );
     if found.is_empty() {
         panic!("{what}: != the live state, though both have the same JSON");
     }
@@ -387,7 +392,7 @@ mod ohmind {
         let mut memory = MemorySaver::default();
         let mut state = seed::create_initial_state(first);
         let mut steps = vec![app.run(&mut state).expect("the first turn runs")];
-        memory.put(THREAD, &state);
+        memory.put(THREAD, &state).unwrap();
         for &(id, text, failures) in turns {
             if let Some((tool, times)) = failures {
                 app.fail_next(tool, times);
@@ -398,7 +403,7 @@ mod ohmind {
                 .apply(seed::update_state_with_message(message, None))
                 .unwrap();
             steps.push(app.run(&mut state).expect("the turn runs"));
-            memory.put(THREAD, &state);
+            memory.put(THREAD, &state).unwrap();
         }
         (memory.get_state(THREAD).unwrap().unwrap(), steps)
     }
@@ -495,7 +500,7 @@ mod ohmind {
     }
 
     fn first_id_blanked(state: &AgentState) -> Value {
-        let mut json = state.to_json();
+        let mut json = state.to_json().unwrap();
         json["messages"][0]["id"] = Value::Null;
         json
     }
@@ -615,7 +620,7 @@ mod gaia {
         );
         state.set("memories", memories()).unwrap();
         let mut checkpoints = Checkpointer::default();
-        checkpoints.put(THREAD, &state);
+        checkpoints.put(THREAD, &state).unwrap();
         let mut state = checkpoints.get(THREAD).unwrap().unwrap();
         state.begin_turn();
         record(
@@ -954,7 +959,7 @@ mod alpha_berkeley {
     /// without an id: the parts of a state that differ from run to run.
     fn without_clock_and_ids(state: &AgentState) -> Value {
         blank(
-            &state.to_json(),
+            &state.to_json().unwrap(),
             &[
                 "timestamp",
                 "execution_start_time",
@@ -1285,7 +1290,7 @@ mod agentflow {
         .chain(&inputs.retry)
         .filter_map(Message::id)
         .collect();
-        let mut json = state.to_json();
+        let mut json = state.to_json().unwrap();
         for message in json["context"].as_array_mut().into_iter().flatten() {
             let id = message["id"].as_str().unwrap_or_default();
             if id.starts_with("msg-") && !kept.contains(&id) {

@@ -23,7 +23,7 @@ fn main() {
     state.apply_all([S::delta(), S::delta()]).unwrap();
     state.begin_turn();
     let _ = state.get("next");
-    let _ = state.to_json();
+    let _ = state.to_json().unwrap();
     let _ = S::from_json(serde_json::json!({})).unwrap();
     let _ = state.field_ref::<String>("next");
     let _ = serde_json::to_string(&state);

@@ -534,15 +534,25 @@ pub fn begin_turn_below(state: &mut dyn Fields, indices: &[usize]) {
     }
 }
 
-/// `State::to_json`: every field in declaration order; a field without a
-/// JSON form is `null`.
-pub fn to_json_object(state: &dyn Fields) -> Value {
+/// `State::to_json`: every field in declaration order; the first field
+/// without a JSON form is the error.
+pub fn to_json_object(state: &dyn Fields) -> Result<Value, StateError> {
     let mut map = Map::new();
-    visit(state, &mut |key, value| {
-        map.insert(key.to_owned(), value.to_json(key).unwrap_or(Value::Null));
-        true
+    let mut failed = None;
+    visit(state, &mut |key, value| match value.to_json(key) {
+        Ok(json) => {
+            map.insert(key.to_owned(), json);
+            true
+        }
+        Err(err) => {
+            failed = Some(err);
+            false
+        }
     });
-    Value::Object(map)
+    match failed {
+        Some(err) => Err(err),
+        None => Ok(Value::Object(map)),
+    }
 }
 
 /// `Serialize` for a state: a map of every field, in declaration order.

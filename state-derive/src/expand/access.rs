@@ -28,7 +28,7 @@ pub fn methods(model: &Model) -> TokenStream {
         }
 
         #[inline]
-        fn to_json(&self) -> #p::serde_json::Value {
+        fn to_json(&self) -> #p::Result<#p::serde_json::Value, #p::StateError> {
             #p::table::to_json_object(self)
         }
 

@@ -98,7 +98,7 @@ pub fn stubs(input: &syn::DeriveInput, derives_default: bool) -> TokenStream {
                 fn set(&mut self, _: &str, _: #p::serde_json::Value) -> #p::Result<(), #p::StateError> {
                     loop {}
                 }
-                fn to_json(&self) -> #p::serde_json::Value {
+                fn to_json(&self) -> #p::Result<#p::serde_json::Value, #p::StateError> {
                     loop {}
                 }
                 fn keys() -> &'static [&'static str] {
