@@ -1,10 +1,11 @@
-//! A state's `Serialize` and `Deserialize` work with any serde format
-//! (issue 14, item 1): JSON, MessagePack (self-describing, binary) and
-//! postcard (not self-describing: it cannot read a value without knowing
-//! its type, so a state read through a JSON value in between would fail).
+//! A state's and a delta's `Serialize` and `Deserialize` work with any
+//! serde format (issue 14, item 1): JSON, MessagePack (self-describing,
+//! binary) and postcard (not self-describing: it cannot read a value
+//! without knowing its type, so anything read through a JSON value in
+//! between would fail).
 
 use serde::{Deserialize, Serialize};
-use state_core::{AgentState, Messages, State};
+use state_core::{AgentState, Delta, Messages, State};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -40,6 +41,14 @@ pub struct Plan {
     pub progress: Progress,
     pub retries: u8,
     pub done: bool,
+    /// A reducer that cannot fold two writes into one: a merged step keeps
+    /// both (`{"__writes__": [..]}` in JSON).
+    #[reducer(with = keep_max)]
+    pub best: u32,
+}
+
+fn keep_max(best: &mut u32, new: u32) {
+    *best = (*best).max(new);
 }
 
 /// A state with a message history, for the self-describing formats.
@@ -143,4 +152,91 @@ fn reading_follows_from_jsons_rules_in_every_format() {
         .unwrap_err()
         .to_string();
     assert!(err.starts_with(r#"field "retries" appears twice"#), "{err}");
+}
+
+/// Deltas with every kind of write: plain updates of replace and reducer
+/// fields, a nested state's delta, a flattened base's field, an overwrite,
+/// and a merged step whose writes did not fold.
+fn deltas() -> Vec<PlanDelta> {
+    let full = Plan::delta()
+        .user_id("u-1")
+        .steps(["search"])
+        .scores(BTreeMap::from([("a".to_owned(), 0.5)]))
+        .progress(Progress::delta().stage(Stage::Closing {
+            reason: "done".into(),
+        }))
+        .retries(3)
+        .done(false)
+        .best(4);
+    let overwrite = Plan::delta()
+        .overwrite_steps(vec!["only".to_owned()])
+        .overwrite_progress(Progress {
+            turn_count: 1,
+            stage: Stage::Opening,
+        });
+    let merged = Plan::delta()
+        .best(2)
+        .merge(Plan::delta().best(7).steps(["more"]))
+        .unwrap();
+    vec![Plan::delta(), full, overwrite, merged]
+}
+
+/// Each delta reads back equal, and applies as the original does.
+fn check_round_trip(format: &str, read_back: impl Fn(&PlanDelta) -> PlanDelta) {
+    for delta in deltas() {
+        let back = read_back(&delta);
+        assert_eq!(back, delta, "{format}");
+        let (mut a, mut b) = (plan(), plan());
+        a.apply(delta).unwrap();
+        b.apply(back).unwrap();
+        assert_eq!(a, b, "{format}");
+    }
+}
+
+#[test]
+fn a_delta_round_trips_through_json_messagepack_and_postcard() {
+    check_round_trip("json", |d| {
+        serde_json::from_str(&serde_json::to_string(d).unwrap()).unwrap()
+    });
+    check_round_trip("messagepack", |d| {
+        rmp_serde::from_slice(&rmp_serde::to_vec(d).unwrap()).unwrap()
+    });
+    check_round_trip("postcard", |d| {
+        postcard::from_bytes(&postcard::to_allocvec(d).unwrap()).unwrap()
+    });
+    // Messages keep the ids the setter fixed, so a logged delta replays
+    // exactly. (A message reads LangChain's shapes, which takes a
+    // self-describing format: not postcard.)
+    let delta = Chat::delta().messages([("user", "hi")]).summary("s");
+    let bytes = rmp_serde::to_vec(&delta).unwrap();
+    assert_eq!(rmp_serde::from_slice::<ChatDelta>(&bytes).unwrap(), delta);
+}
+
+#[test]
+fn a_compact_delta_is_read_with_from_jsons_rules() {
+    // A bad value names its field; so does an unknown key.
+    let bad = rmp_serde::to_vec(&BTreeMap::from([("retries", "x")])).unwrap();
+    let err = rmp_serde::from_slice::<PlanDelta>(&bad)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(r#"field "retries": expected u8"#), "{err}");
+    let unknown = rmp_serde::to_vec(&BTreeMap::from([("retires", 1)])).unwrap();
+    let err = rmp_serde::from_slice::<PlanDelta>(&unknown)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("did you mean `retries`?"), "{err}");
+    // A reducer field carries its tag: a bare update is refused, not
+    // guessed at.
+    let untagged = rmp_serde::to_vec(&BTreeMap::from([("steps", ["a"])])).unwrap();
+    let err = rmp_serde::from_slice::<PlanDelta>(&untagged)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with(r#"field "steps": expected Vec<String>"#),
+        "{err}"
+    );
+    // JSON-shaped input in a compact format goes through a JSON value.
+    let value: serde_json::Value = rmp_serde::from_slice(&untagged).unwrap();
+    let delta = PlanDelta::from_json(value).unwrap();
+    assert_eq!(delta, Plan::delta().steps(["a"]));
 }

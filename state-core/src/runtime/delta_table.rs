@@ -7,9 +7,10 @@
 //! index to the decoding of that field (which needs the field's reducer).
 
 use super::flatten::{KeyTree, Member, in_declaration_order, key_index, serialize_map};
+use super::serde_delta::UpdateInput;
 use crate::dynamic::describe;
 use crate::error::StateError;
-use serde::de::{self, MapAccess, Visitor};
+use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 use serde::{Deserializer, Serialize};
 use serde_json::Value;
 use std::fmt;
@@ -68,7 +69,7 @@ pub trait DeltaTable {
 
     /// Reads `value` into the slot of own field `index`, through the
     /// field's reducer.
-    fn decode(&mut self, index: usize, value: Value) -> Result<(), StateError>;
+    fn decode(&mut self, index: usize, value: UpdateInput<'_, '_>) -> Result<(), StateError>;
 
     /// The delta of flattened base `index`.
     fn base(&self, index: usize) -> Option<&dyn DeltaTable> {
@@ -151,7 +152,11 @@ pub fn serialize<S: serde::Serializer>(
 
 /// Reads `value` into the slot of `key`, an own field's or a flattened
 /// base's; an unknown key is an error with a did-you-mean over every key.
-pub fn decode_key(delta: &mut dyn DeltaTable, key: &str, value: Value) -> Result<(), StateError> {
+pub fn decode_key(
+    delta: &mut dyn DeltaTable,
+    key: &str,
+    value: UpdateInput<'_, '_>,
+) -> Result<(), StateError> {
     let keys = delta.keys();
     // An unknown key below a nested field or in a base is named from here
     // (the state's name is looked up on errors only).
@@ -181,23 +186,47 @@ pub fn from_json<D: DeltaTable + Default>(value: Value) -> Result<D, StateError>
     };
     let mut delta = D::default();
     for (key, value) in object {
-        decode_key(&mut delta, &key, value)?;
+        decode_key(&mut delta, &key, value.into())?;
     }
     Ok(delta)
 }
 
-/// `Deserialize` for a delta, from any self-describing format: each value
-/// is read as JSON (a repeated key is an error), then decoded as
-/// [`from_json`] does.
+/// `Deserialize` for a delta, from any serde format; a repeated key is an
+/// error. A human-readable format's values are read as JSON, then decoded
+/// as [`from_json`] does (markers included); a compact format's are read
+/// straight into their slots (see `serde_delta`).
 pub fn deserialize<'de, De, D>(deserializer: De) -> Result<D, De::Error>
 where
     De: Deserializer<'de>,
     D: DeltaTable + Default,
 {
-    deserializer.deserialize_map(DeltaVisitor(PhantomData))
+    let human_readable = deserializer.is_human_readable();
+    deserializer.deserialize_map(DeltaVisitor {
+        human_readable,
+        delta: PhantomData,
+    })
 }
 
-struct DeltaVisitor<D>(PhantomData<D>);
+struct DeltaVisitor<D> {
+    human_readable: bool,
+    delta: PhantomData<D>,
+}
+
+/// One field's value in a compact format, read into the delta's slot.
+struct CompactValue<'d, 'k> {
+    delta: &'d mut dyn DeltaTable,
+    key: &'k str,
+}
+
+impl<'de> DeserializeSeed<'de> for CompactValue<'_, '_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        let mut erased = <dyn erased_serde::Deserializer>::erase(d);
+        decode_key(self.delta, self.key, UpdateInput::Compact(&mut erased))
+            .map_err(de::Error::custom)
+    }
+}
 
 impl<'de, D: DeltaTable + Default> Visitor<'de> for DeltaVisitor<D> {
     type Value = D;
@@ -215,8 +244,15 @@ impl<'de, D: DeltaTable + Default> Visitor<'de> for DeltaVisitor<D> {
                     "field \"{key}\" is written twice in one delta"
                 )));
             }
-            let value = map.next_value::<Value>()?;
-            decode_key(&mut delta, &key, value).map_err(de::Error::custom)?;
+            if self.human_readable {
+                let value = map.next_value::<Value>()?;
+                decode_key(&mut delta, &key, value.into()).map_err(de::Error::custom)?;
+            } else {
+                map.next_value_seed(CompactValue {
+                    delta: &mut delta,
+                    key: &key,
+                })?;
+            }
             seen.push(key);
         }
         Ok(delta)

@@ -1,8 +1,17 @@
-//! One field of a delta from JSON (or any self-describing serde format):
-//! its update, `{"__overwrite__": value}` (or LangGraph's `{"type":
-//! "__overwrite__", "value": value}`) replacing a reducer field wholesale,
-//! or `{"__writes__": [update, ...]}`, the writes of a merged step that the
-//! field's reducer could not fold into one, in order.
+//! One field of a delta, read from JSON or from any serde format.
+//!
+//! In JSON (and every human-readable format) a field's value is its update,
+//! `{"__overwrite__": value}` (or LangGraph's `{"type": "__overwrite__",
+//! "value": value}`) replacing a reducer field wholesale, or
+//! `{"__writes__": [update, ...]}`, the writes of a merged step that the
+//! field's reducer could not fold into one, in order. Telling a marker from
+//! an update that is itself a map takes reading the value first, so these
+//! formats go through a JSON value, as serde's untagged enums do.
+//!
+//! A compact format (`!is_human_readable()`: postcard, bincode,
+//! MessagePack) cannot be read ahead: a reducer field's value carries a tag
+//! instead, the enum [`Wire`], written by the slot's `Serialize`, and every
+//! value is read straight into its type.
 
 use super::slot::{OVERWRITE_KEY, Slot, WRITES_KEY};
 use super::state_field::DecodeUpdate;
@@ -10,7 +19,51 @@ use crate::dynamic::{describe, from_json};
 use crate::error::StateError;
 use crate::reducer::{Reducer, Writes};
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
 use serde_json::Value;
+
+/// Where one field's value is read from.
+pub enum UpdateInput<'a, 'de> {
+    /// A JSON value: `from_json`, and `Deserialize` from a human-readable
+    /// format.
+    Json(Value),
+    /// A compact format's deserializer, positioned on the value.
+    Compact(&'a mut dyn erased_serde::Deserializer<'de>),
+}
+
+impl From<Value> for UpdateInput<'_, '_> {
+    fn from(value: Value) -> Self {
+        UpdateInput::Json(value)
+    }
+}
+
+/// A reducer field's value in a compact format, tagged; the variants'
+/// order is the format (`Slot`'s `Serialize` writes the same indices).
+#[derive(Deserialize)]
+#[serde(rename = "Slot", bound = "T: DeserializeOwned, U: DecodeUpdate")]
+enum Wire<T, U> {
+    Update(Compact<U>),
+    Overwrite(T),
+    Writes(Vec<Compact<U>>),
+}
+
+/// An update read through [`DecodeUpdate`], which every deserializable
+/// update type implements.
+struct Compact<U>(U);
+
+impl<'de, U: DecodeUpdate> Deserialize<'de> for Compact<U> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut erased = <dyn erased_serde::Deserializer>::erase(d);
+        U::decode_compact(&mut erased)
+            .map(Compact)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// A compact format's value that is not of the field's type, named.
+fn compact_error(field: &str, ty: &'static str) -> impl FnOnce(erased_serde::Error) -> StateError {
+    move |e| super::state_serde::type_error(field, ty, &e)
+}
 
 /// Reads a last-write-wins field's update. A present key always becomes
 /// `Some(update)`: for an `Option` field, `null` is `Some(None)` (clear it).
@@ -18,9 +71,14 @@ pub fn decode_replace<U: DeserializeOwned>(
     field: &str,
     ty: &'static str,
     slot: &mut Option<U>,
-    value: Value,
+    input: UpdateInput<'_, '_>,
 ) -> Result<(), StateError> {
-    *slot = Some(from_json(field, ty, value)?);
+    *slot = Some(match input {
+        UpdateInput::Json(value) => from_json(field, ty, value)?,
+        UpdateInput::Compact(d) => {
+            erased_serde::deserialize(d).map_err(compact_error(field, ty))?
+        }
+    });
     Ok(())
 }
 
@@ -32,13 +90,31 @@ pub fn decode_reduced<T, R>(
     field: &str,
     (ty, update_ty, one_or_many): (&'static str, &'static str, bool),
     slot: &mut Slot<T, R::Update>,
-    value: Value,
+    input: UpdateInput<'_, '_>,
 ) -> Result<(), StateError>
 where
     T: DeserializeOwned,
     R: Reducer<T>,
     R::Update: DecodeUpdate,
 {
+    let value = match input {
+        UpdateInput::Json(value) => value,
+        UpdateInput::Compact(d) => {
+            let wire = erased_serde::deserialize::<Wire<T, R::Update>>(d);
+            match wire.map_err(compact_error(field, update_ty))? {
+                Wire::Update(Compact(update)) => slot.set(reducer, update),
+                Wire::Overwrite(value) => slot.overwrite(value),
+                Wire::Writes(list) => {
+                    let mut list = list.into_iter().map(|Compact(update)| update);
+                    let first = list
+                        .next()
+                        .ok_or_else(|| not_a_writes_list(field, &Value::Array(Vec::new())))?;
+                    slot.set_writes(reducer, Writes::new(first, list.collect()));
+                }
+            }
+            return Ok(());
+        }
+    };
     let decode = |value| decode_update(reducer, field, (update_ty, one_or_many), value);
     let plain = match split_overwrite(value) {
         Ok(inner) => {

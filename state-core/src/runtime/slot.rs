@@ -302,8 +302,25 @@ impl<T: fmt::Debug, U: fmt::Debug> fmt::Debug for Slot<T, U> {
 
 /// The update itself, `{"__overwrite__": value}`, or, for the writes of a
 /// merged step that did not fold into one, `{"__writes__": [update, ...]}`.
+/// A compact format (`!is_human_readable()`), which cannot read ahead to
+/// tell a marker from an update, gets the enum `Slot { Update(update),
+/// Overwrite(value), Writes([update, ...]) }` instead.
 impl<T: Serialize, U: Serialize> Serialize for Slot<T, U> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if !serializer.is_human_readable() {
+            return match self.written() {
+                None => serializer.serialize_none(),
+                Some(Written::Update(update)) => {
+                    serializer.serialize_newtype_variant("Slot", 0, "Update", update)
+                }
+                Some(Written::Overwrite(value)) => {
+                    serializer.serialize_newtype_variant("Slot", 1, "Overwrite", value)
+                }
+                Some(Written::Updates(updates)) => {
+                    serializer.serialize_newtype_variant("Slot", 2, "Writes", updates)
+                }
+            };
+        }
         match self.written() {
             None => serializer.serialize_none(),
             Some(Written::Update(update)) => update.serialize(serializer),

@@ -44,11 +44,22 @@ impl<T: Debug + Clone + PartialEq + Serialize + DeserializeOwned> StateField for
 pub trait DecodeUpdate: Sized {
     /// `value` read as this type; an error names `field` and `ty`.
     fn decode_json(field: &str, ty: &'static str, value: Value) -> Result<Self, StateError>;
+
+    /// This type read from a compact format's deserializer.
+    fn decode_compact(
+        d: &mut dyn erased_serde::Deserializer<'_>,
+    ) -> Result<Self, erased_serde::Error>;
 }
 
 #[diagnostic::do_not_recommend]
 impl<T: DeserializeOwned> DecodeUpdate for T {
     fn decode_json(field: &str, ty: &'static str, value: Value) -> Result<Self, StateError> {
         crate::dynamic::from_json(field, ty, value)
+    }
+
+    fn decode_compact(
+        d: &mut dyn erased_serde::Deserializer<'_>,
+    ) -> Result<Self, erased_serde::Error> {
+        erased_serde::deserialize(d)
     }
 }

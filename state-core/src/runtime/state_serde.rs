@@ -127,7 +127,7 @@ impl<'de> DeserializeSeed<'de> for FieldSeed<'_, '_> {
 /// A field's value of the wrong type, in `StateError::Type`'s words:
 /// serde's "invalid type: string \"x\", expected u32" becomes "expected
 /// u32, got string \"x\"".
-fn type_error(path: &str, ty: &str, error: &erased_serde::Error) -> StateError {
+pub(crate) fn type_error(path: &str, ty: &str, error: &erased_serde::Error) -> StateError {
     let message = error.to_string();
     let got = ["invalid type: ", "invalid value: "]
         .iter()

@@ -137,7 +137,7 @@ fn impl_table(model: &Model) -> TokenStream {
             }
 
             #[inline]
-            fn decode(&mut self, index: usize, value: #p::serde_json::Value) -> #p::Result<(), #p::StateError> {
+            fn decode(&mut self, index: usize, value: #p::UpdateInput<'_, '_>) -> #p::Result<(), #p::StateError> {
                 match index {
                     #(#decoders)*
                     _ => #p::Ok(()),
