@@ -3,8 +3,8 @@
 //! becomes an error at its own span that says what to write instead, and all
 //! of an input's mistakes are reported together.
 
+use crate::errors::{Errors, error};
 use crate::model::{Builtin, Reducer};
-use darling::Error;
 use proc_macro2::{Span, TokenStream, TokenTree};
 use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
@@ -47,19 +47,20 @@ pub struct StateAttrs {
 const SCOPE_HELP: &str =
     "expected `turn` (reset by `begin_turn`) or `persistent` (kept across turns)";
 
-pub fn parse_scope_name(value: &str) -> darling::Result<Scope> {
+/// A scope by name, or the message saying what to write instead.
+pub fn parse_scope_name(value: &str) -> Result<Scope, String> {
     match value {
         "turn" => Ok(Scope::Turn),
         "persistent" => Ok(Scope::Persistent),
-        other => Err(Error::custom(format!(
+        other => Err(format!(
             "unknown scope `{other}`{}; {SCOPE_HELP}",
             did_you_mean(other, ["turn", "persistent"])
-        ))),
+        )),
     }
 }
 
-pub fn parse_scope_ident(ident: &syn::Ident) -> darling::Result<Scope> {
-    parse_scope_name(&ident.to_string()).map_err(|e| e.with_span(ident))
+pub fn parse_scope_ident(ident: &syn::Ident) -> syn::Result<Scope> {
+    parse_scope_name(&ident.to_string()).map_err(|message| error(ident, message))
 }
 
 /// ` (did you mean `x`?)` when `name` is close to one of `known`.
@@ -73,8 +74,8 @@ fn did_you_mean<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Str
         .unwrap_or_default()
 }
 
-pub fn parse_field_attrs(attrs: &[syn::Attribute]) -> darling::Result<FieldAttrs> {
-    let mut errors = Error::accumulator();
+pub fn parse_field_attrs(attrs: &[syn::Attribute]) -> syn::Result<FieldAttrs> {
+    let mut errors = Errors::default();
     let mut out = FieldAttrs::default();
     let mut docs = Vec::new();
     for attr in attrs {
@@ -102,13 +103,13 @@ pub fn parse_field_attrs(attrs: &[syn::Attribute]) -> darling::Result<FieldAttrs
         for attr in attrs {
             let name = path_text(attr);
             if matches!(name.as_str(), "reducer" | "scope" | "default") {
-                errors.push(
-                    Error::custom(format!(
+                errors.push(error(
+                    &attr_name(attr),
+                    format!(
                         "a flattened base keeps its own fields' reducers, scopes and defaults; \
                          remove `#[{name}(...)]` here"
-                    ))
-                    .with_span(&attr_name(attr)),
-                );
+                    ),
+                ));
             }
         }
     }
@@ -120,13 +121,9 @@ const FIELD_STATE_HELP: &str = "on a field, `#[state(...)]` takes `flatten` (emb
     `crate`, `scope`, `delta`, `version`, `migrate` and `json_schema` go on the struct";
 
 /// A field's `#[state(flatten)]` or `#[state(alias = "old")]`.
-fn parse_field_state(
-    attr: &syn::Attribute,
-    out: &mut FieldAttrs,
-    errors: &mut darling::error::Accumulator,
-) {
+fn parse_field_state(attr: &syn::Attribute, out: &mut FieldAttrs, errors: &mut Errors) {
     let syn::Meta::List(list) = &attr.meta else {
-        errors.push(Error::custom(FIELD_STATE_HELP).with_span(&attr_name(attr)));
+        errors.push(error(&attr_name(attr), FIELD_STATE_HELP));
         return;
     };
     let parsed = syn::meta::parser(|meta| {
@@ -139,30 +136,26 @@ fn parse_field_state(
                     lit: syn::Lit::Str(alias),
                     ..
                 })) if !alias.value().is_empty() => out.aliases.push(alias),
-                Ok(other) => errors.push(
-                    Error::custom(
-                        "`alias` takes the field's former name as a non-empty string: \
-                         `#[state(alias = \"old_name\")]`",
-                    )
-                    .with_span(&other),
-                ),
-                Err(e) => errors.push(
-                    Error::custom(
-                        "`alias` takes the field's former name as a string: \
-                         `#[state(alias = \"old_name\")]`",
-                    )
-                    .with_span(&e.span()),
-                ),
+                Ok(other) => errors.push(error(
+                    &other,
+                    "`alias` takes the field's former name as a non-empty string: \
+                     `#[state(alias = \"old_name\")]`",
+                )),
+                Err(e) => errors.push(error(
+                    &e.span(),
+                    "`alias` takes the field's former name as a string: \
+                     `#[state(alias = \"old_name\")]`",
+                )),
             }
         } else {
-            errors.push(Error::custom(FIELD_STATE_HELP).with_span(&meta.path));
+            errors.push(error(&meta.path, FIELD_STATE_HELP));
             skip_value(&meta)?;
         }
         Ok(())
     })
     .parse2(list.tokens.clone());
     if let Err(e) = parsed {
-        errors.push(Error::custom(format!("{e}; {FIELD_STATE_HELP}")).with_span(&e.span()));
+        errors.push(error(&e.span(), format!("{e}; {FIELD_STATE_HELP}")));
     }
 }
 
@@ -179,15 +172,13 @@ fn set_once<T>(
     parsed: Option<T>,
     attr: &syn::Attribute,
     name: &str,
-    errors: &mut darling::error::Accumulator,
+    errors: &mut Errors,
 ) {
     if slot.is_some() {
-        errors.push(
-            Error::custom(format!(
-                "a field takes one `#[{name}(...)]`; remove this second one"
-            ))
-            .with_span(&attr_name(attr)),
-        );
+        errors.push(error(
+            &attr_name(attr),
+            format!("a field takes one `#[{name}(...)]`; remove this second one"),
+        ));
     } else if parsed.is_some() {
         *slot = parsed;
     }
@@ -233,24 +224,27 @@ const WITH_HELP: &str = "`with` names the reducer function: `#[reducer(with = pa
 
 /// The parenthesised tokens of an attribute, or an error at the attribute
 /// (or at its `= value`) saying what to write: `example`.
-fn list_tokens<'a>(attr: &'a syn::Attribute, what: &str) -> darling::Result<&'a TokenStream> {
+fn list_tokens<'a>(attr: &'a syn::Attribute, what: &str) -> syn::Result<&'a TokenStream> {
     match &attr.meta {
         syn::Meta::List(list) if !list.tokens.is_empty() => Ok(&list.tokens),
-        syn::Meta::List(list) => Err(Error::custom(format!(
-            "`#[{name}()]` is empty; {what}",
-            name = path_text(attr)
-        ))
-        .with_span(&list.delimiter.span().join())),
-        syn::Meta::Path(_) => Err(Error::custom(format!(
-            "`#[{name}]` needs a value in parentheses; {what}",
-            name = path_text(attr)
-        ))
-        .with_span(&attr_name(attr))),
-        syn::Meta::NameValue(nv) => Err(Error::custom(format!(
-            "write `#[{name}(...)]`, with the value in parentheses, not `#[{name} = ...]`; {what}",
-            name = path_text(attr)
-        ))
-        .with_span(&nv.eq_token)),
+        syn::Meta::List(list) => Err(error(
+            &list.delimiter.span().join(),
+            format!("`#[{name}()]` is empty; {what}", name = path_text(attr)),
+        )),
+        syn::Meta::Path(_) => Err(error(
+            &attr_name(attr),
+            format!(
+                "`#[{name}]` needs a value in parentheses; {what}",
+                name = path_text(attr)
+            ),
+        )),
+        syn::Meta::NameValue(nv) => Err(error(
+            &nv.eq_token,
+            format!(
+                "write `#[{name}(...)]`, with the value in parentheses, not `#[{name} = ...]`; {what}",
+                name = path_text(attr)
+            ),
+        )),
     }
 }
 
@@ -270,21 +264,21 @@ fn last_span(tokens: &TokenStream) -> Span {
         .map_or_else(Span::call_site, |t| t.span())
 }
 
-fn parse_reducer(attr: &syn::Attribute) -> darling::Result<Reducer> {
+fn parse_reducer(attr: &syn::Attribute) -> syn::Result<Reducer> {
     let tokens = list_tokens(
         attr,
         &format!("name the reducer, e.g. `#[reducer(append)]`; {REDUCER_HELP}"),
     )?;
     let end = last_span(tokens);
-    let parser = |input: ParseStream| -> syn::Result<Result<Reducer, Error>> {
+    let parser = |input: ParseStream| -> syn::Result<syn::Result<Reducer>> {
         let name = match input.parse::<TokenTree>()? {
             TokenTree::Ident(name) => name,
             other => {
                 input.parse::<TokenStream>()?;
-                return Ok(Err(Error::custom(format!(
-                    "expected the name of a reducer; {REDUCER_HELP}"
-                ))
-                .with_span(&other.span())));
+                return Ok(Err(error(
+                    &other.span(),
+                    format!("expected the name of a reducer; {REDUCER_HELP}"),
+                )));
             }
         };
         if name == "with" {
@@ -294,21 +288,23 @@ fn parse_reducer(attr: &syn::Attribute) -> darling::Result<Reducer> {
         let Some((_, builtin)) = Builtin::ALL.iter().find(|(n, _)| *n == text) else {
             input.parse::<TokenStream>()?;
             let known = Builtin::ALL.iter().map(|(n, _)| *n).chain(["with"]);
-            return Ok(Err(Error::custom(format!(
-                "unknown reducer `{text}`{}; {REDUCER_HELP}",
-                did_you_mean(&text, known)
-            ))
-            .with_span(&name)));
+            return Ok(Err(error(
+                &name,
+                format!(
+                    "unknown reducer `{text}`{}; {REDUCER_HELP}",
+                    did_you_mean(&text, known)
+                ),
+            )));
         };
         Ok(rest_after_builtin(input, &text)?.map(|()| Reducer::Builtin(*builtin, name.span())))
     };
     parser
         .parse2(tokens.clone())
-        .map_err(|e| Error::custom(format!("{e}; {REDUCER_HELP}")).with_span(&e.span()))?
+        .map_err(|e| error(&e.span(), format!("{e}; {REDUCER_HELP}")))?
 }
 
 /// After a built-in's name: nothing, or a trailing comma.
-fn rest_after_builtin(input: ParseStream, name: &str) -> syn::Result<Result<(), Error>> {
+fn rest_after_builtin(input: ParseStream, name: &str) -> syn::Result<syn::Result<()>> {
     if input.is_empty() {
         return Ok(Ok(()));
     }
@@ -330,12 +326,12 @@ fn rest_after_builtin(input: ParseStream, name: &str) -> syn::Result<Result<(), 
     } else {
         format!("unexpected `{next_text}`: `#[reducer(...)]` takes one reducer; {REDUCER_HELP}")
     };
-    Ok(Err(Error::custom(message).with_span(&next.span())))
+    Ok(Err(error(&next.span(), message)))
 }
 
 /// `with = path` and an optional `, update = Type`, after `with`.
-fn parse_with(input: ParseStream, with: &syn::Ident, end: Span) -> Result<Reducer, Error> {
-    let result = (|| -> syn::Result<Result<Reducer, Error>> {
+fn parse_with(input: ParseStream, with: &syn::Ident, end: Span) -> syn::Result<Reducer> {
+    let result = (|| -> syn::Result<syn::Result<Reducer>> {
         let Some(eq) = input.parse::<Option<syn::Token![=]>>()? else {
             let at = if input.is_empty() {
                 with.span()
@@ -343,11 +339,11 @@ fn parse_with(input: ParseStream, with: &syn::Ident, end: Span) -> Result<Reduce
                 input.span()
             };
             input.parse::<TokenStream>()?;
-            return Ok(Err(Error::custom(WITH_HELP).with_span(&at)));
+            return Ok(Err(error(&at, WITH_HELP)));
         };
         if input.is_empty() || input.peek(syn::Token![,]) {
             input.parse::<TokenStream>()?;
-            return Ok(Err(Error::custom(WITH_HELP).with_span(&eq)));
+            return Ok(Err(error(&eq, WITH_HELP)));
         }
         let path: syn::Path = input.parse()?;
         let mut update = None;
@@ -355,26 +351,28 @@ fn parse_with(input: ParseStream, with: &syn::Ident, end: Span) -> Result<Reduce
             let key: syn::Ident = input.parse()?;
             if key != "update" {
                 input.parse::<TokenStream>()?;
-                return Ok(Err(Error::custom(format!(
-                    "unknown reducer option `{key}`{}; after `with = path`, only \
-                     `update = Type` is accepted, for a reducer whose update type is not \
-                     the field's",
-                    did_you_mean(&key.to_string(), ["update"])
-                ))
-                .with_span(&key)));
+                return Ok(Err(error(
+                    &key,
+                    format!(
+                        "unknown reducer option `{key}`{}; after `with = path`, only \
+                         `update = Type` is accepted, for a reducer whose update type is not \
+                         the field's",
+                        did_you_mean(&key.to_string(), ["update"])
+                    ),
+                )));
             }
             let Some(eq) = input.parse::<Option<syn::Token![=]>>()? else {
                 input.parse::<TokenStream>()?;
-                return Ok(Err(Error::custom(
+                return Ok(Err(error(
+                    &key,
                     "`update` takes the type the reducer accepts: `update = Type`",
-                )
-                .with_span(&key)));
+                )));
             };
             if input.is_empty() {
-                return Ok(Err(Error::custom(
+                return Ok(Err(error(
+                    &eq,
                     "`update` takes the type the reducer accepts: `update = Type`",
-                )
-                .with_span(&eq)));
+                )));
             }
             update = Some(Box::new(input.parse::<syn::Type>()?));
             input.parse::<Option<syn::Token![,]>>()?;
@@ -382,11 +380,13 @@ fn parse_with(input: ParseStream, with: &syn::Ident, end: Span) -> Result<Reduce
         if !input.is_empty() {
             let next: TokenTree = input.parse()?;
             input.parse::<TokenStream>()?;
-            return Ok(Err(Error::custom(format!(
-                "unexpected `{next}` after the custom reducer; write \
-                 `#[reducer(with = path)]` or `#[reducer(with = path, update = Type)]`"
-            ))
-            .with_span(&next.span())));
+            return Ok(Err(error(
+                &next.span(),
+                format!(
+                    "unexpected `{next}` after the custom reducer; write \
+                     `#[reducer(with = path)]` or `#[reducer(with = path, update = Type)]`"
+                ),
+            )));
         }
         Ok(Ok(Reducer::With { path, update }))
     })();
@@ -400,21 +400,22 @@ fn parse_with(input: ParseStream, with: &syn::Ident, end: Span) -> Result<Reduce
             } else {
                 e.span()
             };
-            Err(Error::custom(format!("{e}; {WITH_HELP}")).with_span(&span))
+            Err(error(&span, format!("{e}; {WITH_HELP}")))
         }
     }
 }
 
-fn parse_scope(attr: &syn::Attribute) -> darling::Result<Scope> {
+fn parse_scope(attr: &syn::Attribute) -> syn::Result<Scope> {
     const EXAMPLE: &str = "write `#[scope(turn)]` (reset by `begin_turn`) or \
         `#[scope(persistent)]` (kept across turns, the default)";
     let tokens = list_tokens(attr, EXAMPLE)?;
     let mut iter = tokens.clone().into_iter();
     let first = iter.next();
     if let Some(extra) = iter.next() {
-        return Err(
-            Error::custom(format!("a field takes one scope; {EXAMPLE}")).with_span(&extra.span())
-        );
+        return Err(error(
+            &extra.span(),
+            format!("a field takes one scope; {EXAMPLE}"),
+        ));
     }
     match first {
         Some(TokenTree::Ident(ident)) => parse_scope_ident(&ident),
@@ -426,26 +427,28 @@ fn parse_scope(attr: &syn::Attribute) -> darling::Result<Scope> {
             } else {
                 EXAMPLE.to_owned()
             };
-            Err(Error::custom(hint).with_span(&lit.span()))
+            Err(error(&lit.span(), hint))
         }
-        Some(other) => Err(Error::custom(EXAMPLE).with_span(&other.span())),
-        None => Err(Error::custom(EXAMPLE).with_span(&attr_name(attr))),
+        Some(other) => Err(error(&other.span(), EXAMPLE)),
+        None => Err(error(&attr_name(attr), EXAMPLE)),
     }
 }
 
-fn parse_default(attr: &syn::Attribute) -> darling::Result<syn::Expr> {
+fn parse_default(attr: &syn::Attribute) -> syn::Result<syn::Expr> {
     const EXAMPLE: &str = "write the field's initial value: `#[default(EXPR)]`, e.g. \
         `#[default(3)]` or `#[default(\"supervisor\")]`";
     if let syn::Meta::NameValue(nv) = &attr.meta {
         let value = &nv.value;
         let text = quote::ToTokens::to_token_stream(value).to_string();
-        return Err(Error::custom(format!(
-            "write `#[default({text})]`, with the value in parentheses, not `#[default = ...]`"
-        ))
-        .with_span(&nv.eq_token));
+        return Err(error(
+            &nv.eq_token,
+            format!(
+                "write `#[default({text})]`, with the value in parentheses, not `#[default = ...]`"
+            ),
+        ));
     }
     let tokens = list_tokens(attr, EXAMPLE)?;
-    let parser = |input: ParseStream| -> syn::Result<Result<syn::Expr, Error>> {
+    let parser = |input: ParseStream| -> syn::Result<syn::Result<syn::Expr>> {
         let expr: syn::Expr = input.parse()?;
         if input.peek(syn::Token![,]) {
             let comma: syn::Token![,] = input.parse()?;
@@ -453,20 +456,22 @@ fn parse_default(attr: &syn::Attribute) -> darling::Result<syn::Expr> {
             if rest.is_empty() {
                 return Ok(Ok(expr));
             }
-            return Ok(Err(Error::custom(format!(
-                "`#[default(...)]` takes one expression; for a tuple, add parentheses: \
-                 `#[default(({}, {rest}))]`",
-                quote::ToTokens::to_token_stream(&expr)
-            ))
-            .with_span(&comma)));
+            return Ok(Err(error(
+                &comma,
+                format!(
+                    "`#[default(...)]` takes one expression; for a tuple, add parentheses: \
+                     `#[default(({}, {rest}))]`",
+                    quote::ToTokens::to_token_stream(&expr)
+                ),
+            )));
         }
         if !input.is_empty() {
             let next: TokenTree = input.parse()?;
             input.parse::<TokenStream>()?;
-            return Ok(Err(Error::custom(format!(
-                "unexpected `{next}`: `#[default(...)]` takes one expression"
-            ))
-            .with_span(&next.span())));
+            return Ok(Err(error(
+                &next.span(),
+                format!("unexpected `{next}`: `#[default(...)]` takes one expression"),
+            )));
         }
         Ok(Ok(expr))
     };
@@ -477,7 +482,10 @@ fn parse_default(attr: &syn::Attribute) -> darling::Result<syn::Expr> {
         } else {
             e.span()
         };
-        Error::custom(format!("`#[default(...)]` takes one expression: {e}")).with_span(&span)
+        error(
+            &span,
+            format!("`#[default(...)]` takes one expression: {e}"),
+        )
     })?
 }
 
@@ -496,8 +504,8 @@ const STATE_HELP: &str = "the struct attribute takes `crate = \"path\"` (a crate
     the function that upgrades older data) and `json_schema`";
 
 /// The struct's `#[state(...)]` attributes (any number of them).
-pub fn parse_state_attrs(attrs: &[syn::Attribute]) -> darling::Result<StateAttrs> {
-    let mut errors = Error::accumulator();
+pub fn parse_state_attrs(attrs: &[syn::Attribute]) -> syn::Result<StateAttrs> {
+    let mut errors = Errors::default();
     let mut out = StateAttrs::default();
     let mut seen: Vec<String> = Vec::new();
     for attr in attrs.iter().filter(|a| a.path().is_ident("state")) {
@@ -511,10 +519,10 @@ pub fn parse_state_attrs(attrs: &[syn::Attribute]) -> darling::Result<StateAttrs
                 .map(ToString::to_string)
                 .unwrap_or_default();
             if seen.contains(&key) {
-                errors.push(
-                    Error::custom(format!("duplicate `{key}` in `#[state(...)]`; remove one"))
-                        .with_span(&meta.path),
-                );
+                errors.push(error(
+                    &meta.path,
+                    format!("duplicate `{key}` in `#[state(...)]`; remove one"),
+                ));
                 skip_value(&meta)?;
                 return Ok(());
             }
@@ -526,23 +534,23 @@ pub fn parse_state_attrs(attrs: &[syn::Attribute]) -> darling::Result<StateAttrs
                 "migrate" => out.migrate = errors.handle(state_value(&meta, &key, parse_migrate)),
                 "json_schema" => {
                     if !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
-                        errors.push(
-                            Error::custom("`json_schema` takes no value: `#[state(json_schema)]`")
-                                .with_span(&meta.path),
-                        );
+                        errors.push(error(
+                            &meta.path,
+                            "`json_schema` takes no value: `#[state(json_schema)]`",
+                        ));
                         skip_value(&meta)?;
                     }
                     out.json_schema = true;
                 }
                 _ => {
                     let shown = quote::ToTokens::to_token_stream(&meta.path).to_string();
-                    errors.push(
-                        Error::custom(format!(
+                    errors.push(error(
+                        &meta.path,
+                        format!(
                             "unknown key `{shown}` in `#[state(...)]`{}; {STATE_HELP}",
                             did_you_mean(&shown, STATE_KEYS)
-                        ))
-                        .with_span(&meta.path),
-                    );
+                        ),
+                    ));
                     skip_value(&meta)?;
                 }
             }
@@ -551,7 +559,7 @@ pub fn parse_state_attrs(attrs: &[syn::Attribute]) -> darling::Result<StateAttrs
         })
         .parse2(tokens.clone());
         if let Err(e) = parsed {
-            errors.push(Error::custom(format!("{e}; {STATE_HELP}")).with_span(&e.span()));
+            errors.push(error(&e.span(), format!("{e}; {STATE_HELP}")));
         }
     }
     errors.finish_with(out)
@@ -573,20 +581,22 @@ pub(crate) fn skip_value(meta: &syn::meta::ParseNestedMeta) -> syn::Result<()> {
 fn state_value<T>(
     meta: &syn::meta::ParseNestedMeta,
     key: &str,
-    parse: fn(&syn::Expr) -> darling::Result<T>,
-) -> darling::Result<T> {
+    parse: fn(&syn::Expr) -> syn::Result<T>,
+) -> syn::Result<T> {
     if !meta.input.peek(syn::Token![=]) {
-        return Err(
-            Error::custom(format!("`{key}` needs a value, {}", state_example(key)))
-                .with_span(&meta.path),
-        );
+        return Err(error(
+            &meta.path,
+            format!("`{key}` needs a value, {}", state_example(key)),
+        ));
     }
     let value = meta
         .value()
         .and_then(|v| v.parse::<syn::Expr>())
         .map_err(|e| {
-            Error::custom(format!("`{key}` needs a value, {}", state_example(key)))
-                .with_span(&e.span())
+            error(
+                &e.span(),
+                format!("`{key}` needs a value, {}", state_example(key)),
+            )
         })?;
     parse(&value)
 }
@@ -596,7 +606,7 @@ fn state_example(key: &str) -> &'static str {
     match key {
         "crate" => {
             "the path where state-core is re-exported, in a string: \
-                    `#[state(crate = \"my_crate::state_core\")]`"
+             `#[state(crate = \"my_crate::state_core\")]`"
         }
         "scope" => "`turn` or `persistent`: `#[state(scope = turn)]`",
         "version" => "the state's schema version, a whole number from 1: `#[state(version = 2)]`",
@@ -611,10 +621,8 @@ fn state_example(key: &str) -> &'static str {
 
 /// The contents of a string literal, parsed as `T`; or the expression itself
 /// when it is a path.
-fn string_or_path<T: syn::parse::Parse>(value: &syn::Expr, key: &str) -> darling::Result<T> {
-    let fail = |span: Span| {
-        Error::custom(format!("`{key}` takes {}", state_example(key))).with_span(&span)
-    };
+fn string_or_path<T: syn::parse::Parse>(value: &syn::Expr, key: &str) -> syn::Result<T> {
+    let fail = |span: Span| error(&span, format!("`{key}` takes {}", state_example(key)));
     match value {
         syn::Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Str(s),
@@ -627,17 +635,21 @@ fn string_or_path<T: syn::parse::Parse>(value: &syn::Expr, key: &str) -> darling
     }
 }
 
-fn parse_crate(value: &syn::Expr) -> darling::Result<syn::Path> {
+fn parse_crate(value: &syn::Expr) -> syn::Result<syn::Path> {
     string_or_path(value, "crate")
 }
 
-fn parse_delta(value: &syn::Expr) -> darling::Result<syn::Ident> {
+fn parse_delta(value: &syn::Expr) -> syn::Result<syn::Ident> {
     string_or_path(value, "delta")
 }
 
-fn parse_version(value: &syn::Expr) -> darling::Result<u32> {
-    let fail =
-        || Error::custom(format!("`version` takes {}", state_example("version"))).with_span(value);
+fn parse_version(value: &syn::Expr) -> syn::Result<u32> {
+    let fail = || {
+        error(
+            value,
+            format!("`version` takes {}", state_example("version")),
+        )
+    };
     match value {
         syn::Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Int(n),
@@ -650,16 +662,17 @@ fn parse_version(value: &syn::Expr) -> darling::Result<u32> {
     }
 }
 
-fn parse_migrate(value: &syn::Expr) -> darling::Result<syn::Path> {
+fn parse_migrate(value: &syn::Expr) -> syn::Result<syn::Path> {
     match value {
         syn::Expr::Path(p) if p.attrs.is_empty() && p.qself.is_none() => Ok(p.path.clone()),
-        _ => Err(
-            Error::custom(format!("`migrate` takes {}", state_example("migrate"))).with_span(value),
-        ),
+        _ => Err(error(
+            value,
+            format!("`migrate` takes {}", state_example("migrate")),
+        )),
     }
 }
 
-fn parse_state_scope(value: &syn::Expr) -> darling::Result<Scope> {
+fn parse_state_scope(value: &syn::Expr) -> syn::Result<Scope> {
     match value {
         syn::Expr::Path(p) if p.path.get_ident().is_some() => {
             parse_scope_ident(p.path.get_ident().unwrap_or_else(|| unreachable!()))
@@ -667,9 +680,10 @@ fn parse_state_scope(value: &syn::Expr) -> darling::Result<Scope> {
         syn::Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Str(s),
             ..
-        }) => parse_scope_name(&s.value()).map_err(|e| e.with_span(s)),
-        _ => {
-            Err(Error::custom(format!("`scope` takes {}", state_example("scope"))).with_span(value))
-        }
+        }) => parse_scope_name(&s.value()).map_err(|message| error(s, message)),
+        _ => Err(error(
+            value,
+            format!("`scope` takes {}", state_example("scope")),
+        )),
     }
 }

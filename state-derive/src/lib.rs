@@ -2,6 +2,7 @@
 //! re-exports it and documents the attribute language.
 
 mod attrs;
+mod errors;
 mod expand;
 mod model;
 mod rename;

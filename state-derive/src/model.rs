@@ -2,6 +2,7 @@
 //! checked. All errors are found here, with spans; `expand` only generates.
 
 use crate::attrs::{self, FieldAttrs, Scope};
+use crate::errors::{Errors, error};
 use crate::rename::{self, RenameAll};
 use proc_macro2::Span;
 use syn::ext::IdentExt;
@@ -239,9 +240,9 @@ impl Reducer {
 
 impl Model {
     /// Parses and validates, reporting every error found at once.
-    pub fn from_input(input: &syn::DeriveInput) -> darling::Result<Model> {
+    pub fn from_input(input: &syn::DeriveInput) -> syn::Result<Model> {
         check_shape(input)?;
-        let mut errors = darling::Error::accumulator();
+        let mut errors = Errors::default();
         let state = errors
             .handle(attrs::parse_state_attrs(&input.attrs))
             .unwrap_or_default();
@@ -313,11 +314,11 @@ fn build_field(
     field: &syn::Field,
     default_scope: Scope,
     rename_all: Option<&RenameAll>,
-) -> darling::Result<Built> {
+) -> syn::Result<Built> {
     let ident = field
         .ident
         .clone()
-        .ok_or_else(|| darling::Error::custom("a state field needs a name").with_span(&field.ty))?;
+        .ok_or_else(|| error(&field.ty, "a state field needs a name"))?;
     let rename = rename::field_rename(&field.attrs)?;
     let FieldAttrs {
         reducer,
@@ -328,16 +329,16 @@ fn build_field(
         aliases,
     } = attrs::parse_field_attrs(&field.attrs)?;
     if let (Some(_), Some(alias)) = (flatten, aliases.first()) {
-        return Err(darling::Error::custom(
+        return Err(error(
+            alias,
             "a flattened base has no name of its own to rename; put `alias` on the base's fields",
-        )
-        .with_span(alias));
+        ));
     }
     if let (Some(_), Some(rename)) = (flatten, &rename) {
-        return Err(darling::Error::custom(
+        return Err(error(
+            rename,
             "a flattened base has no key of its own to rename; its fields keep their keys",
-        )
-        .with_span(rename));
+        ));
     }
     if flatten.is_some() {
         return Ok(Built::Base(Box::new(Base {
@@ -367,7 +368,7 @@ fn build_field(
 
 /// A base must be a concrete state type: its keys are the same for every
 /// instance of a generic struct.
-fn check_bases(generics: &syn::Generics, bases: &[Base], errors: &mut darling::error::Accumulator) {
+fn check_bases(generics: &syn::Generics, bases: &[Base], errors: &mut Errors) {
     let params = generics
         .type_params()
         .map(|t| t.ident.to_string())
@@ -375,13 +376,11 @@ fn check_bases(generics: &syn::Generics, bases: &[Base], errors: &mut darling::e
     for base in bases {
         let named = quote::ToTokens::to_token_stream(&base.ty).to_string();
         if params.contains(&named) {
-            errors.push(
-                darling::Error::custom(
-                    "`#[state(flatten)]` needs a concrete state type, not a type parameter: \
-                     the flattened fields must be known to this derive",
-                )
-                .with_span(&base.ty),
-            );
+            errors.push(error(
+                &base.ty,
+                "`#[state(flatten)]` needs a concrete state type, not a type parameter: \
+                 the flattened fields must be known to this derive",
+            ));
         }
     }
 }
@@ -437,7 +436,7 @@ struct Named<'a> {
 /// `Delta`, the `get_x` accessor of every field or flattened base `x`, the
 /// `overwrite_x` setter of a reducer field `x` and the `push_x` setter of
 /// a list field `x`.
-fn check_generated_names(members: &[Named<'_>], errors: &mut darling::error::Accumulator) {
+fn check_generated_names(members: &[Named<'_>], errors: &mut Errors) {
     for member in members {
         let ident = member.ident;
         let name = ident.unraw().to_string();
@@ -472,31 +471,31 @@ fn check_generated_names(members: &[Named<'_>], errors: &mut darling::error::Acc
             })
         };
         if let Some(message) = message {
-            errors.push(darling::Error::custom(message).with_span(ident));
+            errors.push(error(ident, message));
         }
     }
 }
 
 /// Two fields with one key would be one entry in JSON and one `get` key.
-fn check_keys(fields: &[Field], errors: &mut darling::error::Accumulator) {
+fn check_keys(fields: &[Field], errors: &mut Errors) {
     for (i, field) in fields.iter().enumerate() {
         if let Some(first) = fields[..i].iter().find(|f| f.key == field.key) {
-            errors.push(
-                darling::Error::custom(format!(
+            errors.push(error(
+                &field.key_span,
+                format!(
                     "the key `{}` is already the key of field `{}`; give each field its own \
                      key (`#[serde(rename = \"...\")]`)",
                     field.key,
                     first.ident.unraw()
-                ))
-                .with_span(&field.key_span),
-            );
+                ),
+            ));
         }
     }
 }
 
 /// A former name must not be any field's key or another field's former
 /// name: stored data would be ambiguous.
-fn check_aliases(fields: &[Field], errors: &mut darling::error::Accumulator) {
+fn check_aliases(fields: &[Field], errors: &mut Errors) {
     let mut seen: Vec<String> = Vec::new();
     for field in fields {
         for alias in &field.aliases {
@@ -519,13 +518,13 @@ fn check_aliases(fields: &[Field], errors: &mut darling::error::Accumulator) {
                     continue;
                 }
             };
-            errors.push(darling::Error::custom(message).with_span(alias));
+            errors.push(error(alias, message));
         }
     }
 }
 
 /// Only structs with named fields can be states; say so at the keyword.
-fn check_shape(input: &syn::DeriveInput) -> darling::Result<()> {
+fn check_shape(input: &syn::DeriveInput) -> syn::Result<()> {
     let (what, span) = match &input.data {
         syn::Data::Struct(s) => match &s.fields {
             syn::Fields::Named(_) => return Ok(()),
@@ -535,11 +534,13 @@ fn check_shape(input: &syn::DeriveInput) -> darling::Result<()> {
         syn::Data::Enum(e) => ("an enum", e.enum_token.span),
         syn::Data::Union(u) => ("a union", u.union_token.span),
     };
-    Err(darling::Error::custom(format!(
-        "`AgentState` cannot be derived for {what}; it needs a struct with named fields, \
-         one per state key: `struct MyState {{ messages: Messages, next: String }}`"
+    Err(error(
+        &span,
+        format!(
+            "`AgentState` cannot be derived for {what}; it needs a struct with named fields, \
+             one per state key: `struct MyState {{ messages: Messages, next: String }}`"
+        ),
     ))
-    .with_span(&span))
 }
 
 /// Whether the struct also derives `Default` in an attribute the macro can
@@ -563,7 +564,7 @@ pub fn derives_default(input: &syn::DeriveInput) -> bool {
 
 /// The macro writes `Default` from the `#[default]` attributes, so a derived
 /// `Default` would be a second, conflicting impl.
-fn check_no_derive_default(attrs: &[syn::Attribute], errors: &mut darling::error::Accumulator) {
+fn check_no_derive_default(attrs: &[syn::Attribute], errors: &mut Errors) {
     for attr in attrs.iter().filter(|a| a.path().is_ident("derive")) {
         let _ = attr.parse_nested_meta(|meta| {
             if meta
@@ -572,13 +573,11 @@ fn check_no_derive_default(attrs: &[syn::Attribute], errors: &mut darling::error
                 .last()
                 .is_some_and(|s| s.ident == "Default")
             {
-                errors.push(
-                    darling::Error::custom(
-                        "remove `Default` from this derive: `AgentState` implements `Default` \
-                         itself, from the fields' `#[default(...)]` values",
-                    )
-                    .with_span(&meta.path),
-                );
+                errors.push(error(
+                    &meta.path,
+                    "remove `Default` from this derive: `AgentState` implements `Default` \
+                     itself, from the fields' `#[default(...)]` values",
+                ));
             }
             Ok(())
         });

@@ -4,7 +4,7 @@
 //! setters keep the Rust name.
 
 use crate::attrs::skip_value;
-use darling::Error;
+use crate::errors::{Errors, error};
 use syn::spanned::Spanned;
 
 /// serde's `rename_all` rules, by the names serde gives them.
@@ -67,8 +67,8 @@ const STRUCT_HELP: &str = "`#[derive(AgentState)]` reads `rename_all = \"...\"` 
     struct's `#[serde(...)]` (it writes the state's serde impls itself)";
 
 /// A field's `#[serde(rename = "key")]`, if any.
-pub fn field_rename(attrs: &[syn::Attribute]) -> darling::Result<Option<syn::LitStr>> {
-    let mut errors = Error::accumulator();
+pub fn field_rename(attrs: &[syn::Attribute]) -> syn::Result<Option<syn::LitStr>> {
+    let mut errors = Errors::default();
     let mut rename: Option<syn::LitStr> = None;
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
         let parsed = attr.parse_nested_meta(|meta| {
@@ -77,27 +77,21 @@ pub fn field_rename(attrs: &[syn::Attribute]) -> darling::Result<Option<syn::Lit
                 match value.parse::<syn::Lit>() {
                     Ok(syn::Lit::Str(key)) if !key.value().is_empty() => {
                         if rename.is_some() {
-                            errors.push(
-                                Error::custom("duplicate `rename`; a field has one key")
-                                    .with_span(&meta.path),
-                            );
+                            errors
+                                .push(error(&meta.path, "duplicate `rename`; a field has one key"));
                         }
                         rename = Some(key);
                     }
-                    Ok(other) => errors.push(
-                        Error::custom(
-                            "`rename` takes the field's key as a non-empty string: \
-                             `#[serde(rename = \"userName\")]`",
-                        )
-                        .with_span(&other),
-                    ),
-                    Err(e) => errors.push(
-                        Error::custom(
-                            "`rename` takes the field's key as a string (serialize and \
-                             deserialize use the same key): `#[serde(rename = \"userName\")]`",
-                        )
-                        .with_span(&e.span()),
-                    ),
+                    Ok(other) => errors.push(error(
+                        &other,
+                        "`rename` takes the field's key as a non-empty string: \
+                         `#[serde(rename = \"userName\")]`",
+                    )),
+                    Err(e) => errors.push(error(
+                        &e.span(),
+                        "`rename` takes the field's key as a string (serialize and \
+                         deserialize use the same key): `#[serde(rename = \"userName\")]`",
+                    )),
                 }
             } else {
                 errors.push(unsupported(&meta, FIELD_HELP));
@@ -106,15 +100,15 @@ pub fn field_rename(attrs: &[syn::Attribute]) -> darling::Result<Option<syn::Lit
             Ok(())
         });
         if let Err(e) = parsed {
-            errors.push(Error::custom(format!("{e}; {FIELD_HELP}")).with_span(&e.span()));
+            errors.push(error(&e.span(), format!("{e}; {FIELD_HELP}")));
         }
     }
     errors.finish_with(rename)
 }
 
 /// The struct's `#[serde(rename_all = "...")]`, if any.
-pub fn struct_rename_all(attrs: &[syn::Attribute]) -> darling::Result<Option<RenameAll>> {
-    let mut errors = Error::accumulator();
+pub fn struct_rename_all(attrs: &[syn::Attribute]) -> syn::Result<Option<RenameAll>> {
+    let mut errors = Errors::default();
     let mut rule: Option<RenameAll> = None;
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
         let parsed = attr.parse_nested_meta(|meta| {
@@ -124,20 +118,18 @@ pub fn struct_rename_all(attrs: &[syn::Attribute]) -> darling::Result<Option<Ren
                     Ok(syn::Lit::Str(name)) if RULES.contains(&name.value().as_str()) => {
                         rule = Some(RenameAll(name.value()));
                     }
-                    Ok(other) => errors.push(
-                        Error::custom(format!(
+                    Ok(other) => errors.push(error(
+                        &other,
+                        format!(
                             "unknown `rename_all` rule; expected one of {}",
                             RULES.map(|r| format!("\"{r}\"")).join(", ")
-                        ))
-                        .with_span(&other),
-                    ),
-                    Err(e) => errors.push(
-                        Error::custom(
-                            "`rename_all` takes one rule for both directions: \
-                             `#[serde(rename_all = \"camelCase\")]`",
-                        )
-                        .with_span(&e.span()),
-                    ),
+                        ),
+                    )),
+                    Err(e) => errors.push(error(
+                        &e.span(),
+                        "`rename_all` takes one rule for both directions: \
+                         `#[serde(rename_all = \"camelCase\")]`",
+                    )),
                 }
             } else {
                 errors.push(unsupported(&meta, STRUCT_HELP));
@@ -146,15 +138,18 @@ pub fn struct_rename_all(attrs: &[syn::Attribute]) -> darling::Result<Option<Ren
             Ok(())
         });
         if let Err(e) = parsed {
-            errors.push(Error::custom(format!("{e}; {STRUCT_HELP}")).with_span(&e.span()));
+            errors.push(error(&e.span(), format!("{e}; {STRUCT_HELP}")));
         }
     }
     errors.finish_with(rule)
 }
 
-fn unsupported(meta: &syn::meta::ParseNestedMeta, help: &str) -> Error {
+fn unsupported(meta: &syn::meta::ParseNestedMeta, help: &str) -> syn::Error {
     let shown = quote::ToTokens::to_token_stream(&meta.path).to_string();
-    Error::custom(format!("`{shown}` is not supported here; {help}")).with_span(&meta.path.span())
+    error(
+        &meta.path.span(),
+        format!("`{shown}` is not supported here; {help}"),
+    )
 }
 
 #[cfg(test)]

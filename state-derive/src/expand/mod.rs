@@ -26,7 +26,7 @@ pub fn derive(input: &syn::DeriveInput) -> TokenStream {
         Ok(model) => expand(&model),
         Err(errors) => {
             let stubs = fallback::stubs(input, crate::model::derives_default(input));
-            let errors = errors.write_errors();
+            let errors = errors.into_compile_error();
             quote!(#errors #stubs)
         }
     }
