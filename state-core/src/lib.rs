@@ -40,7 +40,7 @@ pub use schemars;
 /// |---|---|
 /// | `#[reducer(replace)]` | last write wins (the default); two writes in one step are a [`StateError::ConcurrentWrite`] |
 /// | `#[reducer(append)]` | extend a `Vec`, `VecDeque`, set... (LangGraph's `operator.add`) |
-/// | `#[reducer(merge)]` | maps: keys of the update win (`HashMap`, `BTreeMap`, `IndexMap`, `serde_json::Map`); a nested state (a type that also derives `AgentState`): the update is its delta, and only the inner fields it writes change, each through its own reducer |
+/// | `#[reducer(merge)]` | maps: keys of the update win (`HashMap`, `BTreeMap`, `serde_json::Map`, and `IndexMap` with the default feature `indexmap`); a nested state (a type that also derives `AgentState`): the update is its delta, and only the inner fields it writes change, each through its own reducer |
 /// | `#[reducer(append_by_id)]` | `Vec<T: HasId>`: update the item with the same id in place, else append |
 /// | `#[reducer(add_messages)]` | LangGraph's `add_messages` on [`Messages`] or `Vec<M: MessageLike>` |
 /// | `#[reducer(with = path)]` | a custom `fn(&mut T, T)` or `fn(&mut T, T) -> Result<(), E>`, or a unit struct implementing [`Reducer<T>`]; add `update = U` when its update is not a `T`: `fn(&mut T, U)` (LangGraph's `update_dialog_stack`: `fn(&mut Vec<String>, Option<String>)`, `update = Option<String>`), or `Reducer<T, Update = U>`. It must be deterministic (see below) |

@@ -259,7 +259,10 @@ pub trait State: Default {
         self.apply(delta)
     }
 
-    /// The whole state as a JSON object, fields in declaration order.
+    /// The whole state as a JSON object, fields in declaration order (with
+    /// the default feature `preserve_order`; without it, a `serde_json`
+    /// object sorts its keys, and text from `serde_json::to_string(&state)`
+    /// keeps the order).
     ///
     /// A value JSON cannot hold is an error naming its field, never a
     /// silent `null`: a map whose keys are not strings or numbers, a
@@ -279,6 +282,8 @@ pub trait State: Default {
     /// let mut eval = Eval::default();
     /// eval.answer = "42".into();
     /// assert_eq!(eval.to_json()?, serde_json::json!({"answer": "42", "score": 0.0}));
+    /// # #[cfg(feature = "preserve_order")]
+    /// assert_eq!(eval.to_json()?.to_string(), r#"{"answer":"42","score":0.0}"#);
     ///
     /// eval.score = f64::NAN;
     /// let err = eval.to_json().unwrap_err();

@@ -4,7 +4,7 @@
 //! `{"type": "ai", "data": {...}}`. Both are read; the latter is also
 //! written, by [`LangChainDict`].
 
-use super::json::{describe, read_tag};
+use super::json::{TakeKey, describe, read_tag};
 use super::message::Message;
 use super::tag::{self, CLASSES, TYPES, Tag};
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -30,7 +30,7 @@ pub(super) fn constructor(object: &mut Map<String, Value>) -> Result<Option<Unwr
     let tag = tag::from_class(class).ok_or_else(|| {
         format!("unsupported LangChain serialized message class \"{class}\"; expected {CLASSES}")
     })?;
-    let mut kwargs = match object.shift_remove("kwargs") {
+    let mut kwargs = match object.take_key("kwargs") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(kwargs)) => kwargs,
         Some(other) => {
@@ -55,7 +55,7 @@ pub(super) fn type_and_data(object: &mut Map<String, Value>) -> Result<Option<Un
     if !is_wrapper {
         return Ok(None);
     }
-    let tag = match object.shift_remove("type") {
+    let tag = match object.take_key("type") {
         Some(name) => read_tag(&name, "type", tag::from_type, TYPES)?,
         None => {
             return Err(
@@ -63,7 +63,7 @@ pub(super) fn type_and_data(object: &mut Map<String, Value>) -> Result<Option<Un
             );
         }
     };
-    let mut data = match object.shift_remove("data") {
+    let mut data = match object.take_key("data") {
         Some(Value::Object(data)) => data,
         other => {
             return Err(format!(
@@ -84,7 +84,7 @@ pub(super) fn type_and_data(object: &mut Map<String, Value>) -> Result<Option<Un
 /// Takes the `type` out of a wrapper's fields: it must name the wrapper's
 /// kind, as LangChain's class refuses any other.
 fn agree(outer: Tag, fields: &mut Map<String, Value>) -> Result<Tag, String> {
-    let Some(name) = fields.shift_remove("type") else {
+    let Some(name) = fields.take_key("type") else {
         return Ok(outer);
     };
     let inner = read_tag(&name, "type", tag::from_type, TYPES)?;

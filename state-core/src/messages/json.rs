@@ -13,6 +13,39 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
 
+/// Removing a key from a JSON object while the other keys keep their
+/// order, so that a message's extra keys are written back as they came.
+pub(super) trait TakeKey {
+    fn take_key(&mut self, key: &str) -> Option<Value>;
+}
+
+#[cfg(feature = "preserve_order")]
+impl TakeKey for Map<String, Value> {
+    fn take_key(&mut self, key: &str) -> Option<Value> {
+        self.shift_remove(key)
+    }
+}
+
+/// Without the feature here, serde_json's `preserve_order` may still be on
+/// through another crate, and `Map::remove` would then move the last key
+/// into the gap; `retain` keeps the order of either map.
+#[cfg(not(feature = "preserve_order"))]
+impl TakeKey for Map<String, Value> {
+    fn take_key(&mut self, key: &str) -> Option<Value> {
+        let mut taken = None;
+        if self.contains_key(key) {
+            self.retain(|k, value| {
+                let keep = k != key;
+                if !keep {
+                    taken = Some(value.take());
+                }
+                keep
+            });
+        }
+        taken
+    }
+}
+
 /// What the message visitor expects, for serde's `invalid type` errors.
 const EXPECTING: &str =
     "a message: a LangChain or OpenAI message object, a string, or a [role, content] pair";
@@ -199,7 +232,7 @@ fn take_string(
     key: &str,
     what: &str,
 ) -> Result<Option<String>, String> {
-    match object.shift_remove(key) {
+    match object.take_key(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(text)) => Ok(Some(text)),
         Some(Value::Number(number)) => Ok(Some(number.to_string())),
@@ -289,14 +322,14 @@ pub(super) fn message_from_object(mut object: Map<String, Value>) -> Result<Mess
         .and_then(tag::from_type)
         .filter(|tag| tag.kind == MessageKind::Chat);
     if let Some(tag) = chat {
-        object.shift_remove("type");
+        object.take_key("type");
         return message_from_fields(tag, Shape::LangChain, object);
     }
-    if let Some(role) = object.shift_remove("role") {
+    if let Some(role) = object.take_key("role") {
         let tag = read_tag(&role, "role", tag::from_role, ROLES)?;
         return message_from_fields(tag, Shape::OpenAi, object);
     }
-    match object.shift_remove("type") {
+    match object.take_key("type") {
         Some(name) => {
             let tag = read_tag(&name, "type", tag::from_type, TYPES)?;
             message_from_fields(tag, Shape::LangChain, object)
@@ -336,7 +369,7 @@ fn message_from_fields(
         let id = id.ok_or(r#"a "remove" message needs an "id""#)?;
         return Ok(Message::remove(id));
     }
-    let content = match object.shift_remove("content") {
+    let content = match object.take_key("content") {
         Some(content) => content_from_value(content)?,
         None => return Err(format!("a \"{kind}\" message needs \"content\"")),
     };
@@ -353,7 +386,7 @@ fn message_from_fields(
     };
     let name = take_string(&mut object, "name", "message")?;
     let tool_call_id = take_string(&mut object, "tool_call_id", "message")?;
-    let tool_calls = match object.shift_remove("tool_calls") {
+    let tool_calls = match object.take_key("tool_calls") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(calls)) => calls
             .into_iter()
@@ -375,8 +408,8 @@ fn message_from_fields(
     if tag.chunk && kind == MessageKind::Ai {
         // What LangChain's `message_chunk_to_message` drops: the streaming
         // state, whose calls are already in `tool_calls`.
-        object.shift_remove("tool_call_chunks");
-        object.shift_remove("chunk_position");
+        object.take_key("tool_call_chunks");
+        object.take_key("chunk_position");
     }
     let extra = match shape {
         Shape::OpenAi => openai_extra(kind, object)?,
@@ -409,8 +442,8 @@ fn openai_extra(
     kind: MessageKind,
     mut object: Map<String, Value>,
 ) -> Result<Map<String, Value>, String> {
-    let nested = object.shift_remove("additional_kwargs");
-    let response_metadata = object.shift_remove("response_metadata");
+    let nested = object.take_key("additional_kwargs");
+    let response_metadata = object.take_key("response_metadata");
     let mut kwargs = object;
     match nested {
         None | Some(Value::Null) => {}
@@ -432,7 +465,7 @@ fn openai_extra(
         _ => &[],
     };
     for key in lifted {
-        if let Some(value) = kwargs.shift_remove(*key).filter(truthy) {
+        if let Some(value) = kwargs.take_key(key).filter(truthy) {
             extra.insert((*key).to_owned(), value);
         }
     }
@@ -490,11 +523,11 @@ fn tool_call_from_value(value: Value) -> Result<ToolCall, String> {
         ));
     };
     let id = take_string(&mut object, "id", "tool call")?;
-    let (name, args) = match object.shift_remove("function") {
+    let (name, args) = match object.take_key("function") {
         Some(Value::Object(mut function)) => {
             let name = take_string(&mut function, "name", "tool call function")?
                 .ok_or(r#"a tool call's "function" needs a "name""#)?;
-            let args = match function.shift_remove("arguments") {
+            let args = match function.take_key("arguments") {
                 None | Some(Value::Null) => Value::Object(Map::new()),
                 Some(Value::String(text)) if text.trim().is_empty() => Value::Object(Map::new()),
                 Some(Value::String(text)) => serde_json::from_str(&text).map_err(|e| {
@@ -513,7 +546,7 @@ fn tool_call_from_value(value: Value) -> Result<ToolCall, String> {
         None => {
             let name = take_string(&mut object, "name", "tool call")?
                 .ok_or(r#"a tool call needs a "name""#)?;
-            let args = match object.shift_remove("args") {
+            let args = match object.take_key("args") {
                 None | Some(Value::Null) => Value::Object(Map::new()),
                 Some(args) => args,
             };
@@ -712,10 +745,17 @@ mod tests {
         let input =
             json!({"type": "ai", "content": "x", "id": "1", "zeta": [1], "alpha": {"b": 2}});
         let message = read(input.clone()).unwrap();
-        assert_eq!(
-            message.extra().keys().collect::<Vec<_>>(),
-            ["zeta", "alpha"]
-        );
+        let keys = message.extra().keys().collect::<Vec<_>>();
+        if cfg!(feature = "preserve_order") {
+            assert_eq!(keys, ["zeta", "alpha"]);
+        } else {
+            // Sorted, unless another crate turns serde_json's
+            // `preserve_order` on.
+            assert!(
+                keys == ["alpha", "zeta"] || keys == ["zeta", "alpha"],
+                "{keys:?}"
+            );
+        }
         assert_eq!(out(&message), input);
     }
 

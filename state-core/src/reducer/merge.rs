@@ -26,6 +26,7 @@ impl<K: Ord, V> MergeMap for BTreeMap<K, V> {
 
 /// Keys new to the map are appended in `other`'s order; a shared key keeps
 /// its position and takes the new value (as a Python dict does).
+#[cfg(feature = "indexmap")]
 impl<K: Eq + Hash, V, S: BuildHasher> MergeMap for indexmap::IndexMap<K, V, S> {
     fn merge_from(&mut self, other: Self) {
         self.extend(other);
@@ -53,7 +54,8 @@ pub fn merge<M: MergeMap>(target: &mut M, update: M) {
 }
 
 /// The `merge` reducer: for the maps that implement [`MergeMap`] here
-/// (`HashMap`, `BTreeMap`, `IndexMap`, `serde_json::Map`), and for a nested
+/// (`HashMap`, `BTreeMap`, `serde_json::Map`, and `IndexMap` with the
+/// `indexmap` feature, a default one), and for a nested
 /// state (any [`State`](crate::State): its update is the state's delta).
 /// Two writes in one step merge in order, so the later writer wins on a
 /// shared key.
@@ -88,8 +90,12 @@ macro_rules! merge_maps {
 merge_maps! {
     [K: Eq + Hash, V, S: BuildHasher] HashMap<K, V, S>;
     [K: Ord, V] BTreeMap<K, V>;
-    [K: Eq + Hash, V, S: BuildHasher] indexmap::IndexMap<K, V, S>;
     [] serde_json::Map<String, serde_json::Value>;
+}
+
+#[cfg(feature = "indexmap")]
+merge_maps! {
+    [K: Eq + Hash, V, S: BuildHasher] indexmap::IndexMap<K, V, S>;
 }
 
 #[cfg(test)]
@@ -105,6 +111,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "indexmap")]
     fn index_map_keeps_first_position_of_shared_key() {
         let mut m = indexmap::IndexMap::from([("a", 1), ("b", 2)]);
         Merge
