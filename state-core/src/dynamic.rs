@@ -28,10 +28,11 @@ pub fn describe(value: &Value) -> String {
     }
 }
 
-/// Writes one field as JSON; a value JSON cannot hold (a non-finite float,
-/// a map key that is not a string) is an error naming the field.
+/// Writes one field as JSON; a map key that is not a string is an error
+/// naming the field. (Non-finite floats are checked by the caller, see
+/// `ErasedValue::to_json`.)
 pub fn to_json<T: Serialize + ?Sized>(field: &str, value: &T) -> Result<Value, StateError> {
-    crate::json::to_value(value).map_err(|e| StateError::Serialize {
+    serde_json::to_value(value).map_err(|e| StateError::Serialize {
         field: field.to_owned(),
         message: e.to_string(),
     })

@@ -32,7 +32,7 @@ use serde_json::{Error, Value};
 pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, Error> {
     let json = serde_json::to_value(value)?;
     if contains_null(&json) {
-        check_finite(value)?;
+        check_finite(&ByRef(value))?;
     }
     Ok(json)
 }
@@ -47,12 +47,12 @@ pub fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String, Error> {
     let text = serde_json::to_string(value)?;
     // A non-finite float is written as `null`; text without one has none.
     if text.contains("null") {
-        check_finite(value)?;
+        check_finite(&ByRef(value))?;
     }
     Ok(text)
 }
 
-fn contains_null(value: &Value) -> bool {
+pub(crate) fn contains_null(value: &Value) -> bool {
     match value {
         Value::Null => true,
         Value::Array(items) => items.iter().any(contains_null),
@@ -62,10 +62,20 @@ fn contains_null(value: &Value) -> bool {
 }
 
 /// Walks `value` as serde sees it; the first non-finite float is an error
-/// that says where it is.
-fn check_finite<T: Serialize + ?Sized>(value: &T) -> Result<(), Error> {
+/// that says where it is. Erased, so the walk is compiled once, not once
+/// per type (a state's fields already have their erased `Serialize`).
+pub(crate) fn check_finite(value: &dyn erased_serde::Serialize) -> Result<(), Error> {
     let mut path = Vec::new();
-    value.serialize(FiniteCheck { path: &mut path })
+    erased_serde::serialize(value, FiniteCheck { path: &mut path })
+}
+
+/// A value of any size behind a reference, so it can be erased.
+struct ByRef<'a, T: ?Sized>(&'a T);
+
+impl<T: Serialize + ?Sized> Serialize for ByRef<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
 }
 
 /// One step of the path to a value: a map key or struct field, or an index.

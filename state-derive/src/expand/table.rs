@@ -1,7 +1,8 @@
 //! The state's field table (`__private::Fields`): its own fields' schema
-//! rows, and one projection from a field's index to the field. `get`,
-//! `set`, `to_json`, `Serialize`, `field_ref` and `field_mut` are runtime
-//! code in state-core that walks it; nothing else here is per field.
+//! rows, and projections from a field's index to the field. `get`, `set`,
+//! `to_json`, `Serialize`, `Deserialize`, `field_ref` and `field_mut` are
+//! runtime code in state-core that walks it; nothing else here is per
+//! field.
 
 use super::{Needs, bounds, private};
 use crate::model::Model;
@@ -29,6 +30,7 @@ pub fn impl_fields(model: &Model) -> TokenStream {
     };
     let any = project(quote!(any), quote!(&));
     let any_mut = project(quote!(any_mut), quote!(&mut));
+    let de = project(quote!(de), quote!(&mut));
     // A struct with no generic parameters is `'static`: one projection per
     // field serves both its plain and its `Any` access. A generic one may
     // not be, and writes the plain one too.
@@ -79,6 +81,11 @@ pub fn impl_fields(model: &Model) -> TokenStream {
             #[inline]
             fn field_mut(&mut self, index: usize) -> #p::Option<#p::table::FieldMut<'_>> {
                 #field_mut
+            }
+
+            #[inline]
+            fn field_de(&mut self, index: usize) -> #p::Option<#p::table::FieldDe<'_>> {
+                #de
             }
 
             #[inline]
