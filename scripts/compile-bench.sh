@@ -145,7 +145,7 @@ generate_app() {
       echo "fn use_state$s() -> usize {"
       echo "    let state = State$s::default();"
       if [ "$kind" = ours ]; then
-        echo "    let json = state.to_json();"
+        echo "    let json = state.to_json().expect(\"to_json\");"
         echo "    let mut state = State$s::from_json(json).expect(\"round trip\");"
         echo "    state"
         echo "        .apply(State$s::delta().field_2(7).field_3(true).field_8(\"x\"))"

@@ -44,6 +44,7 @@ pub use crate::runtime::slot::{Slot, Written, merge_replace, merge_slot, write};
 pub use crate::runtime::state_field::{DecodeUpdate, StateField};
 pub use crate::runtime::state_serde::deserialize_state;
 pub use crate::runtime::table::{self, ErasedState, Fields, ViaStateField, ViaValueField};
+pub use crate::runtime::user_serde;
 pub use crate::runtime::with::{Pick, PickFunction, PickOther, PickReducer};
 pub use crate::schema::{FieldInfo, Schema, Scope};
 pub use crate::state::{Checked, Delta, FieldNames, State};

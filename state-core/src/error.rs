@@ -106,6 +106,16 @@ pub enum StateError {
         /// serde's explanation.
         message: String,
     },
+    /// A state with `#[state(serde = "user")]` whose own `Serialize` or
+    /// `Deserialize` refused: serde's message, which names the field when
+    /// serde knows it.
+    #[error("`{state}` (its own serde impls): {message}")]
+    UserSerde {
+        /// The state.
+        state: String,
+        /// serde's explanation.
+        message: String,
+    },
     /// A state or delta given as JSON that is not a JSON object.
     #[error("expected a JSON object of fields, got {got}")]
     NotAnObject {
@@ -213,6 +223,10 @@ impl StateError {
                 field: join(field),
                 message,
             },
+            StateError::UserSerde { state, message } => StateError::UserSerde {
+                state,
+                message: format!("in \"{prefix}\": {message}"),
+            },
             StateError::NotAnObject { got } => StateError::Type {
                 field: prefix.to_owned(),
                 expected: "a JSON object of the nested state's fields".to_owned(),
@@ -243,7 +257,7 @@ impl StateError {
             | StateError::Type { field, .. }
             | StateError::Serialize { field, .. } => Some(field),
             StateError::Path { path, .. } => Some(path),
-            StateError::NotAnObject { .. } => None,
+            StateError::NotAnObject { .. } | StateError::UserSerde { .. } => None,
         }
     }
 }

@@ -47,7 +47,7 @@ pub use schemars;
 /// | `#[scope(turn)]` / `#[scope(persistent)]` | reset by [`State::begin_turn`], or kept (the default) |
 /// | `#[default(EXPR)]` | initial and turn-reset value, typed as the field; a string literal alone goes through `Into` |
 /// | `#[state(flatten)]` | embed a base state: its fields become this state's fields (keys, JSON, schema, deltas), with their own reducers and scopes |
-/// | `#[serde(rename = "key")]` | the field's key, where it differs from its Rust name: in JSON, `get`/`set`/`apply_json`, `keys`, dotted paths, the schema and errors (the setter keeps the Rust name); no other serde option is read |
+/// | `#[serde(rename = "key")]` | the field's key, where it differs from its Rust name: in JSON, `get`/`set`/`apply_json`, `keys`, dotted paths, the schema and errors (the setter keeps the Rust name); another serde option is an error, unless the state has `#[state(serde = "user")]` (below) |
 ///
 /// A custom reducer must be deterministic: its effect depends only on the
 /// field and the update. Stores log each step's delta and rebuild a state by
@@ -118,10 +118,54 @@ pub use schemars;
 /// keys shared with a JavaScript front end; a field's own `rename` wins,
 /// and two fields with one key are a compile error.
 ///
+/// # Your own serde: `#[state(serde = "user")]`
+///
+/// The derive writes the state's `Serialize` and `Deserialize` unless the
+/// struct says `#[state(serde = "user")]`: then you derive them (deriving
+/// them without it is `E0119 conflicting implementations`), with any of
+/// serde's options (`with`, `skip`, `serialize_with`, `default`, ...), and
+/// the state's JSON is theirs on every path: `to_json`, `from_json`,
+/// `get`/`set` (which read or rewrite the whole state's JSON to do so),
+/// a state that nests it, and the stores' snapshots.
+/// `#[serde(default, deny_unknown_fields)]` gives the derive's own load
+/// rules: a missing field takes its default (the derive's `Default`, from
+/// `#[default(...)]`), an unknown one is an error.
+///
+/// ```
+/// use serde::{Deserialize, Serialize};
+/// use state_core::{AgentState, State};
+///
+/// #[derive(AgentState, Serialize, Deserialize, Debug, Clone, PartialEq)]
+/// #[state(serde = "user")]
+/// #[serde(default, deny_unknown_fields)]
+/// struct Session {
+///     #[reducer(append)]
+///     log: Vec<String>,
+///     /// Rebuilt after a restart: never stored.
+///     #[serde(skip)]
+///     cache: String,
+/// }
+///
+/// let mut s = Session::default();
+/// s.apply(Session::delta().log(["hi"]).cache("warm"))?;
+/// assert_eq!(s.to_json()?, serde_json::json!({"log": ["hi"]}));
+/// assert!(Session::from_json(serde_json::json!({"lgo": []})).is_err());
+/// # Ok::<(), state_core::StateError>(())
+/// ```
+///
+/// What the derive still does and checks: keys (with `rename` and
+/// `rename_all`, which it reads as serde does), reducers, scopes, defaults
+/// and the delta, whose JSON is the field types' own (an update is not
+/// shaped by the state's `#[serde(with)]`). Every field type is still a
+/// [`StateField`]. A flattened base needs `#[serde(flatten)]` as well, for
+/// your impls to give its keys. Errors from your impls are
+/// [`StateError::UserSerde`].
+///
 /// # What is generated
 ///
 /// `Default` (from the `#[default]` values: do not also derive it),
-/// `Serialize`/`Deserialize` (the `to_json` shape), the delta type (its
+/// `Serialize`/`Deserialize` (the `to_json` shape; not with `serde =
+/// "user"`), the delta type (its
 /// slots are private: `get_<field>` reads what it writes), chainable
 /// setters named after the fields, `overwrite_<field>` setters for reducer
 /// fields, `Delta` and serde impls for it, and `impl State`. Every field

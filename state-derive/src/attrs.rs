@@ -42,6 +42,9 @@ pub struct StateAttrs {
     pub version: Option<u32>,
     /// `migrate = path`.
     pub migrate: Option<syn::Path>,
+    /// `serde = "user"`: the user derives the state's serde impls; at the
+    /// value, for errors about them.
+    pub user_serde: Option<Span>,
 }
 
 const SCOPE_HELP: &str =
@@ -489,19 +492,21 @@ fn parse_default(attr: &syn::Attribute) -> syn::Result<syn::Expr> {
     })?
 }
 
-const STATE_KEYS: [&str; 6] = [
+const STATE_KEYS: [&str; 7] = [
     "crate",
     "scope",
     "delta",
     "json_schema",
     "version",
     "migrate",
+    "serde",
 ];
 
 const STATE_HELP: &str = "the struct attribute takes `crate = \"path\"` (a crate that re-exports \
     state-core), `scope = turn` (turn-scoped fields by default), `delta = \"Name\"` (the delta \
     type's name), `version = N` and `migrate = path` (the schema version of stored data, and \
-    the function that upgrades older data) and `json_schema`";
+    the function that upgrades older data), `serde = \"user\"` (you derive the state's \
+    `Serialize` and `Deserialize`) and `json_schema`";
 
 /// The struct's `#[state(...)]` attributes (any number of them).
 pub fn parse_state_attrs(attrs: &[syn::Attribute]) -> syn::Result<StateAttrs> {
@@ -532,6 +537,9 @@ pub fn parse_state_attrs(attrs: &[syn::Attribute]) -> syn::Result<StateAttrs> {
                 "delta" => out.delta = errors.handle(state_value(&meta, &key, parse_delta)),
                 "version" => out.version = errors.handle(state_value(&meta, &key, parse_version)),
                 "migrate" => out.migrate = errors.handle(state_value(&meta, &key, parse_migrate)),
+                "serde" => {
+                    out.user_serde = errors.handle(state_value(&meta, &key, parse_serde_owner))
+                }
                 "json_schema" => {
                     if !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
                         errors.push(error(
@@ -615,7 +623,26 @@ fn state_example(key: &str) -> &'static str {
              `fn(from_version: u32, data: &mut serde_json::Value) -> Result<(), E>`: \
              `#[state(migrate = upgrade)]`"
         }
+        "serde" => {
+            "\"user\", to derive the state's `Serialize` and `Deserialize` yourself: \
+             `#[state(serde = \"user\")]`"
+        }
         _ => "the name of the generated delta type: `#[state(delta = \"ChatUpdate\")]`",
+    }
+}
+
+/// `serde = "user"`: the only owner of the state's serde impls besides the
+/// derive.
+fn parse_serde_owner(value: &syn::Expr) -> syn::Result<Span> {
+    match value {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) if s.value() == "user" => Ok(s.span()),
+        other => Err(error(
+            other,
+            format!("`serde` takes {}", state_example("serde")),
+        )),
     }
 }
 

@@ -29,6 +29,10 @@ pub struct Model {
     pub version: u32,
     /// `#[state(migrate = path)]`: upgrades older stored data.
     pub migrate: Option<syn::Path>,
+    /// `#[state(serde = "user")]`, at its value: the user derives the
+    /// state's `Serialize` and `Deserialize`, and the state's JSON goes
+    /// through them.
+    pub user_serde: Option<proc_macro2::Span>,
 }
 
 /// One field of the state.
@@ -248,14 +252,24 @@ impl Model {
             .unwrap_or_default();
         check_no_derive_default(&input.attrs, &mut errors);
         let default_scope = state.scope.unwrap_or(Scope::Persistent);
+        let user_serde = state.user_serde;
         let rename_all = errors
-            .handle(rename::struct_rename_all(&input.attrs))
+            .handle(rename::struct_rename_all(
+                &input.attrs,
+                user_serde.is_some(),
+            ))
             .flatten();
         let mut fields: Vec<Field> = Vec::new();
         let mut bases: Vec<Base> = Vec::new();
         if let syn::Data::Struct(data) = &input.data {
             for field in &data.fields {
-                match errors.handle(build_field(field, default_scope, rename_all.as_ref())) {
+                let built = build_field(
+                    field,
+                    default_scope,
+                    rename_all.as_ref(),
+                    user_serde.is_some(),
+                );
+                match errors.handle(built) {
                     Some(Built::Field(f)) => fields.push(*f),
                     Some(Built::Base(mut base)) => {
                         base.position = fields.len();
@@ -300,6 +314,7 @@ impl Model {
             json_schema: state.json_schema,
             version: state.version.unwrap_or(1),
             migrate: state.migrate,
+            user_serde,
         })
     }
 }
@@ -314,12 +329,13 @@ fn build_field(
     field: &syn::Field,
     default_scope: Scope,
     rename_all: Option<&RenameAll>,
+    user_serde: bool,
 ) -> syn::Result<Built> {
     let ident = field
         .ident
         .clone()
         .ok_or_else(|| error(&field.ty, "a state field needs a name"))?;
-    let rename = rename::field_rename(&field.attrs)?;
+    let rename = rename::field_rename(&field.attrs, user_serde)?;
     let FieldAttrs {
         reducer,
         scope,

@@ -62,12 +62,18 @@ fn pascal(field: &str) -> String {
 }
 
 const FIELD_HELP: &str = "`#[derive(AgentState)]` reads `rename = \"key\"` from a field's \
-    `#[serde(...)]` (it writes the state's serde impls itself)";
+    `#[serde(...)]` (it writes the state's serde impls itself; to write them with serde's \
+    derives, add `#[state(serde = \"user\")]` and derive `Serialize, Deserialize`)";
 const STRUCT_HELP: &str = "`#[derive(AgentState)]` reads `rename_all = \"...\"` from the \
-    struct's `#[serde(...)]` (it writes the state's serde impls itself)";
+    struct's `#[serde(...)]` (it writes the state's serde impls itself; to write them with \
+    serde's derives, add `#[state(serde = \"user\")]` and derive `Serialize, Deserialize`)";
 
-/// A field's `#[serde(rename = "key")]`, if any.
-pub fn field_rename(attrs: &[syn::Attribute]) -> syn::Result<Option<syn::LitStr>> {
+/// A field's `#[serde(rename = "key")]`, if any. With `user_serde`, the
+/// user's serde derive reads the other options; here they are skipped.
+pub fn field_rename(
+    attrs: &[syn::Attribute],
+    user_serde: bool,
+) -> syn::Result<Option<syn::LitStr>> {
     let mut errors = Errors::default();
     let mut rename: Option<syn::LitStr> = None;
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
@@ -94,7 +100,9 @@ pub fn field_rename(attrs: &[syn::Attribute]) -> syn::Result<Option<syn::LitStr>
                     )),
                 }
             } else {
-                errors.push(unsupported(&meta, FIELD_HELP));
+                if !user_serde {
+                    errors.push(unsupported(&meta, FIELD_HELP));
+                }
                 skip_value(&meta)?;
             }
             Ok(())
@@ -106,8 +114,12 @@ pub fn field_rename(attrs: &[syn::Attribute]) -> syn::Result<Option<syn::LitStr>
     errors.finish_with(rename)
 }
 
-/// The struct's `#[serde(rename_all = "...")]`, if any.
-pub fn struct_rename_all(attrs: &[syn::Attribute]) -> syn::Result<Option<RenameAll>> {
+/// The struct's `#[serde(rename_all = "...")]`, if any; other options as
+/// in [`field_rename`].
+pub fn struct_rename_all(
+    attrs: &[syn::Attribute],
+    user_serde: bool,
+) -> syn::Result<Option<RenameAll>> {
     let mut errors = Errors::default();
     let mut rule: Option<RenameAll> = None;
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
@@ -132,7 +144,9 @@ pub fn struct_rename_all(attrs: &[syn::Attribute]) -> syn::Result<Option<RenameA
                     )),
                 }
             } else {
-                errors.push(unsupported(&meta, STRUCT_HELP));
+                if !user_serde {
+                    errors.push(unsupported(&meta, STRUCT_HELP));
+                }
                 skip_value(&meta)?;
             }
             Ok(())

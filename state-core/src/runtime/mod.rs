@@ -15,4 +15,5 @@ pub mod slot;
 pub mod state_field;
 pub mod state_serde;
 pub mod table;
+pub mod user_serde;
 pub mod with;

@@ -71,13 +71,18 @@ pub trait DeserializeState {
     ) -> Result<(), erased_serde::Error>;
 }
 
-impl<S: State + Fields> DeserializeState for S {
+impl<S: State + Fields + DeserializeOwned> DeserializeState for S {
     fn deserialize_fields(
         &mut self,
         deserializer: &mut dyn erased_serde::Deserializer<'_>,
         path: &str,
         top: &'static str,
     ) -> Result<(), erased_serde::Error> {
+        if self.user_serde() {
+            // `#[state(serde = "user")]`: its own impl, as when it is alone.
+            *self = S::deserialize(deserializer)?;
+            return Ok(());
+        }
         let mut fresh = S::default();
         deserializer.deserialize_map(StateVisitor {
             state: &mut fresh,

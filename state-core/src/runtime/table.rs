@@ -169,6 +169,12 @@ pub trait Fields {
         &[]
     }
 
+    /// `#[state(serde = "user")]`: the state's JSON is its own serde
+    /// impls', also where it is nested in another state.
+    fn user_serde(&self) -> bool {
+        false
+    }
+
     /// Flattened base `index`.
     fn base(&self, index: usize) -> Option<&dyn ErasedState> {
         let _ = index;
@@ -317,7 +323,7 @@ pub trait ViaValueField<T> {
         T: 'static;
 }
 
-impl<T: ErasedState + Fields + State> ViaStateField<T> for Probe<T> {
+impl<T: ErasedState + Fields + State + DeserializeOwned> ViaStateField<T> for Probe<T> {
     #[inline]
     fn de<'a>(&self, value: &'a mut T) -> FieldDe<'a> {
         FieldDe::State(value)
@@ -432,11 +438,13 @@ fn get_path(state: &dyn Fields, key: &str) -> Result<Value, StateError> {
         let field = state.field(index).ok_or_else(|| unknown(state, head))?;
         return match (field, rest) {
             (field, None) => field.value().to_json(head),
-            (FieldRef::State(nested), Some(rest)) => {
+            (FieldRef::State(nested), Some(rest)) if !nested.as_fields().user_serde() => {
                 get(nested.as_fields(), rest).map_err(|e| e.within(head).seen_from(state.name()))
             }
-            (FieldRef::Value(value), Some(rest)) => {
-                let json = value.to_json(head)?;
+            // A plain value, or a nested state whose JSON is its own serde
+            // impls': walk its JSON.
+            (field, Some(rest)) => {
+                let json = field.value().to_json(head)?;
                 walk(key, &json, rest).cloned()
             }
         };
@@ -474,8 +482,17 @@ fn set_path(state: &mut dyn Fields, key: &str, value: Value) -> Result<(), State
             (field, None) => field
                 .set_json(head, ty, value)
                 .map_err(|e| e.seen_from(state_name)),
-            (FieldMut::State(nested), Some(rest)) => set(nested.as_fields_mut(), rest, value)
-                .map_err(|e| e.within(head).seen_from(state_name)),
+            (FieldMut::State(nested), Some(rest)) if !nested.as_fields().user_serde() => {
+                set(nested.as_fields_mut(), rest, value)
+                    .map_err(|e| e.within(head).seen_from(state_name))
+            }
+            (FieldMut::State(nested), Some(rest)) => {
+                // Its JSON is its own serde impls': edit it and read it
+                // back whole, as for a plain value.
+                let mut json = nested.to_json(head)?;
+                *walk_mut(key, &mut json, rest)? = value;
+                nested.replace_json(head, json)
+            }
             (FieldMut::Value(field), Some(rest)) => {
                 // Edit the field's JSON and read it back: the field changes
                 // only if the result is still a valid value.

@@ -16,6 +16,33 @@ pub fn methods(model: &Model) -> TokenStream {
         }
     };
 
+    if model.user_serde.is_some() {
+        // The state's JSON is the user's serde impls': every path reads and
+        // writes the whole state through them.
+        return quote! {
+            #[inline]
+            fn get(&self, key: &str) -> #p::Result<#p::serde_json::Value, #p::StateError> {
+                #p::user_serde::get(self, key)
+            }
+
+            #[inline]
+            fn set(&mut self, key: &str, value: #p::serde_json::Value) -> #p::Result<(), #p::StateError> {
+                #p::user_serde::set(self, key, value)
+            }
+
+            #[inline]
+            fn to_json(&self) -> #p::Result<#p::serde_json::Value, #p::StateError> {
+                #p::user_serde::to_json(self)
+            }
+
+            #[inline]
+            fn from_json(value: #p::serde_json::Value) -> #p::Result<Self, #p::StateError> {
+                #p::user_serde::from_json(value)
+            }
+
+            #keys_fn
+        };
+    }
     quote! {
         #[inline]
         fn get(&self, key: &str) -> #p::Result<#p::serde_json::Value, #p::StateError> {

@@ -20,7 +20,12 @@ pub fn impl_state(model: &Model) -> TokenStream {
     let (impl_generics, ty_generics, _) = generics.split_for_impl();
     // The bodies reach field types only through the tables and reducers.
     let delta_is_delta = (super::delta_type(model), quote!(#p::Delta));
-    let where_clause = super::bounds_via(model, &[super::fields_hub(model), delta_is_delta]);
+    let mut hubs = vec![super::fields_hub(model), delta_is_delta];
+    if model.user_serde.is_some() {
+        // Checked once, at the attribute (`checks`).
+        hubs.push((super::state_type(model), quote!(#p::user_serde::OwnSerde)));
+    }
+    let where_clause = super::bounds_via(model, &hubs);
     let access = access::methods(model);
     let schema = schema::method(model);
     let begin_turn = begin_turn(model);

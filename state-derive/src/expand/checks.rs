@@ -57,13 +57,36 @@ pub fn items(model: &Model) -> TokenStream {
     });
     let fields = field_types(model);
     let bases = base_checks(model);
+    let user_serde = user_serde_check(model);
     quote! {
         #(#reducers)*
         #bases
+        #user_serde
         #[allow(dead_code)]
         fn __state_field_types() {
             fn state_field<__T: #p::StateField>() {}
             #(state_field::<#fields>();)*
+        }
+    }
+}
+
+/// With `#[state(serde = "user")]` on a struct that is not generic, that
+/// the user derived its serde impls: one error, at `"user"`.
+fn user_serde_check(model: &Model) -> TokenStream {
+    let Some(span) = model.user_serde else {
+        return TokenStream::new();
+    };
+    if !model.generics.params.is_empty() {
+        return TokenStream::new();
+    }
+    let p = private(model);
+    let ident = &model.ident;
+    let check = respan(quote!(own_serde::<#ident>), span);
+    quote! {
+        #[allow(dead_code)]
+        fn __own_serde() {
+            fn own_serde<__T: #p::user_serde::OwnSerde>() {}
+            #check();
         }
     }
 }

@@ -33,6 +33,25 @@ pub fn stubs(input: &syn::DeriveInput, derives_default: bool) -> TokenStream {
     let lifetimes = generics.lifetimes().map(|l| &l.lifetime);
     let marker = quote!(#p::Option<(#(*const #types,)* #(&#lifetimes (),)*)>);
 
+    // A struct that names the owner of its serde impls (`serde = "user"`,
+    // even misspelled) most likely derives them: no stubs to conflict.
+    let state_serde = (!names_serde_owner(&input.attrs)).then(|| {
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics #p::Serialize for #ident #ty_generics #where_clause {
+                fn serialize<__S: #p::Serializer>(&self, _: __S) -> #p::Result<__S::Ok, __S::Error> {
+                    loop {}
+                }
+            }
+
+            #[automatically_derived]
+            impl #de_impl_generics #p::Deserialize<'__de> for #ident #ty_generics #where_clause {
+                fn deserialize<__D: #p::Deserializer<'__de>>(_: __D) -> #p::Result<Self, __D::Error> {
+                    loop {}
+                }
+            }
+        }
+    });
     let default = (!derives_default).then(|| {
         quote! {
             #[automatically_derived]
@@ -119,19 +138,7 @@ pub fn stubs(input: &syn::DeriveInput, derives_default: bool) -> TokenStream {
                 }
             }
 
-            #[automatically_derived]
-            impl #impl_generics #p::Serialize for #ident #ty_generics #where_clause {
-                fn serialize<__S: #p::Serializer>(&self, _: __S) -> #p::Result<__S::Ok, __S::Error> {
-                    loop {}
-                }
-            }
-
-            #[automatically_derived]
-            impl #de_impl_generics #p::Deserialize<'__de> for #ident #ty_generics #where_clause {
-                fn deserialize<__D: #p::Deserializer<'__de>>(_: __D) -> #p::Result<Self, __D::Error> {
-                    loop {}
-                }
-            }
+            #state_serde
 
             #[automatically_derived]
             impl #impl_generics #p::Serialize for #delta #ty_generics #where_clause {
@@ -148,6 +155,22 @@ pub fn stubs(input: &syn::DeriveInput, derives_default: bool) -> TokenStream {
             }
         };
     }
+}
+
+/// Whether a `#[state(...)]` attribute has a `serde = ...` key, whatever
+/// its value.
+fn names_serde_owner(attrs: &[syn::Attribute]) -> bool {
+    attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("state"))
+        .filter_map(|attr| attr.meta.require_list().ok())
+        .any(|list| {
+            let tokens: Vec<_> = list.tokens.clone().into_iter().collect();
+            tokens.windows(2).any(|pair| {
+                matches!(&pair[0], proc_macro2::TokenTree::Ident(i) if i == "serde")
+                    && matches!(&pair[1], proc_macro2::TokenTree::Punct(p) if p.as_char() == '=')
+            })
+        })
 }
 
 /// A setter per named field, taking what the real one takes where that can

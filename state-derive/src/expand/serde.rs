@@ -1,6 +1,7 @@
 //! `Serialize` / `Deserialize` for the state: every field, in declaration
 //! order, through its table; decoding follows `State::from_json`. (The
-//! delta's are in [`super::delta_impl`].)
+//! delta's are in [`super::delta_impl`].) None with `#[state(serde =
+//! "user")]`, where the user derives them.
 
 use super::private;
 use crate::model::Model;
@@ -8,6 +9,10 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 pub fn impl_serde(model: &Model) -> TokenStream {
+    if model.user_serde.is_some() {
+        // `#[state(serde = "user")]`: the user's derives write them.
+        return TokenStream::new();
+    }
     let p = private(model);
     let Model {
         ident, generics, ..

@@ -47,6 +47,14 @@ pub fn impl_fields(model: &Model) -> TokenStream {
     };
     let bases = bases(model);
     let keys = super::access::all_keys(model);
+    let user_serde = model.user_serde.map(|_| {
+        quote! {
+            #[inline]
+            fn user_serde(&self) -> bool {
+                true
+            }
+        }
+    });
     let state_name = ident.to_string();
 
     quote! {
@@ -82,6 +90,8 @@ pub fn impl_fields(model: &Model) -> TokenStream {
             fn field_mut(&mut self, index: usize) -> #p::Option<#p::table::FieldMut<'_>> {
                 #field_mut
             }
+
+            #user_serde
 
             #[inline]
             fn field_de(&mut self, index: usize) -> #p::Option<#p::table::FieldDe<'_>> {
