@@ -177,3 +177,19 @@ fn renamed_keys() {
         }
     }));
 }
+
+#[test]
+fn user_serde() {
+    insta::assert_snapshot!(expand_pretty(quote::quote! {
+        #[state(serde = "user")]
+        #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+        pub struct Session {
+            #[serde(with = "seconds")]
+            pub time_budget: std::time::Duration,
+            #[reducer(append)]
+            pub tool_log: Vec<String>,
+            #[serde(skip)]
+            pub scratch: String,
+        }
+    }));
+}
