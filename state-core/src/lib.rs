@@ -25,7 +25,7 @@ pub use reducer::Reducer;
 pub use runtime::migrate::{MigrationFn, MigrationOutcome};
 pub use runtime::slot::Written;
 pub use runtime::state_field::StateField;
-pub use schema::{FieldInfo, Schema, Scope};
+pub use schema::{FieldInfo, ReducerKind, Schema, Scope};
 pub use state::{Checked, Delta, FieldNames, State};
 
 /// The `schemars` crate (feature `schemars`), whose `JsonSchema`

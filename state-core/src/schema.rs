@@ -26,6 +26,112 @@ impl Scope {
     }
 }
 
+/// How a field merges the updates written to it: its `#[reducer(...)]`,
+/// from [`FieldInfo::reducer_kind`]. New reducers may be added, so a
+/// `match` needs a wildcard arm. (The variants are not named after the
+/// reducers' types, `Append` and the rest, so that compile errors can
+/// keep naming those types without their paths.)
+///
+/// It compares equal to the attribute as written, and displays as it:
+///
+/// ```
+/// use state_core::{AgentState, ReducerKind, State};
+///
+/// #[derive(AgentState, Debug, Clone, PartialEq)]
+/// struct Run {
+///     #[reducer(append)]
+///     log: Vec<String>,
+///     next: String,
+/// }
+///
+/// let log = Run::schema().field("log").unwrap();
+/// assert_eq!(log.reducer_kind(), ReducerKind::Appending);
+/// assert_eq!(log.reducer_kind(), "append");
+/// assert_eq!(Run::schema().field("next").unwrap().reducer_kind().to_string(), "replace");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ReducerKind {
+    /// `replace`, the default: the last write wins; two writes in one step
+    /// conflict.
+    Replacing,
+    /// `append`: extends a collection.
+    Appending,
+    /// `merge`: the update's keys win (maps), or the update is a nested
+    /// state's delta.
+    Merging,
+    /// `append_by_id`: updates items with the same id in place, appends the
+    /// others.
+    AppendingById,
+    /// `add_messages`: LangGraph's message reducer.
+    AddingMessages,
+    /// `with = path` (and `update = Type`): a custom reducer, as written.
+    Custom(&'static str),
+}
+
+impl ReducerKind {
+    /// The reducer named as `#[reducer(...)]` writes it.
+    pub const fn parse(written: &'static str) -> ReducerKind {
+        const fn same(a: &str, b: &str) -> bool {
+            let (a, b) = (a.as_bytes(), b.as_bytes());
+            if a.len() != b.len() {
+                return false;
+            }
+            let mut i = 0;
+            while i < a.len() {
+                if a[i] != b[i] {
+                    return false;
+                }
+                i += 1;
+            }
+            true
+        }
+        if same(written, "replace") {
+            ReducerKind::Replacing
+        } else if same(written, "append") {
+            ReducerKind::Appending
+        } else if same(written, "merge") {
+            ReducerKind::Merging
+        } else if same(written, "append_by_id") {
+            ReducerKind::AppendingById
+        } else if same(written, "add_messages") {
+            ReducerKind::AddingMessages
+        } else {
+            ReducerKind::Custom(written)
+        }
+    }
+
+    /// The attribute as written: `"append"`, `"with = keep_max"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ReducerKind::Replacing => "replace",
+            ReducerKind::Appending => "append",
+            ReducerKind::Merging => "merge",
+            ReducerKind::AppendingById => "append_by_id",
+            ReducerKind::AddingMessages => "add_messages",
+            ReducerKind::Custom(written) => written,
+        }
+    }
+}
+
+impl std::fmt::Display for ReducerKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl PartialEq<str> for ReducerKind {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for ReducerKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 /// What the schema says about one field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -34,7 +140,8 @@ pub struct FieldInfo {
     pub name: &'static str,
     /// The Rust type as written in the struct.
     pub ty: &'static str,
-    /// The reducer as written: `replace`, `append`, ..., `with = path`.
+    /// The reducer as written: `replace`, `append`, ..., `with = path`
+    /// ([`FieldInfo::reducer_kind`] gives it as an enum).
     pub reducer: &'static str,
     /// When the field is reset.
     pub scope: Scope,
@@ -98,6 +205,11 @@ impl FieldInfo {
             nested: None,
             aliases: &[],
         }
+    }
+
+    /// The field's reducer as an enum; [`FieldInfo::reducer`] is its text.
+    pub const fn reducer_kind(&self) -> ReducerKind {
+        ReducerKind::parse(self.reducer)
     }
 
     /// Used by generated code: the field's former names.

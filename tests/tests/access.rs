@@ -3,7 +3,7 @@
 //! path and the unchanged-on-error guarantee.
 
 use serde_json::json;
-use state_core::{AgentState, Delta, Message, Messages, Scope, State, StateError};
+use state_core::{AgentState, Delta, Message, Messages, ReducerKind, Scope, State, StateError};
 use std::collections::BTreeMap;
 
 fn keep_max(current: &mut i64, new: i64) {
@@ -348,6 +348,19 @@ fn schema_describes_fields_as_written() {
     assert_eq!(diagnostics.scope, Scope::Persistent);
     assert_eq!(diagnostics.default, None);
     assert_eq!(schema.field("best").unwrap().reducer, "with = keep_max");
+    // The same as an enum.
+    let kinds: Vec<_> = schema.fields.iter().map(|f| f.reducer_kind()).collect();
+    for (field, kind) in schema.fields.iter().zip(&kinds) {
+        assert_eq!(*kind, field.reducer, "{}", field.name);
+        assert_eq!(kind.to_string(), field.reducer, "{}", field.name);
+    }
+    assert_eq!(next.reducer_kind(), ReducerKind::Replacing);
+    assert_eq!(diagnostics.reducer_kind(), ReducerKind::Merging);
+    assert_eq!(
+        schema.field("best").unwrap().reducer_kind(),
+        ReducerKind::Custom("with = keep_max")
+    );
+    assert!(kinds.contains(&ReducerKind::AddingMessages), "{kinds:?}");
     let md = schema.to_markdown();
     assert!(md.contains("| `diagnostics` | `BTreeMap<String, f64>` | merge | persistent | `Default::default()` | Timings by node. |"), "{md}");
 }
