@@ -4,11 +4,10 @@
 //! the state's table, with no JSON in between, so that non-self-describing
 //! formats (postcard, bincode) read what the state's `Serialize` wrote.
 
-use super::table::{Fields, field_for_key_de};
+use super::table::{FieldMut, Fields, field_for_key_mut};
 use crate::error::StateError;
 use crate::state::State;
 use serde::Deserializer;
-use serde::de::DeserializeOwned;
 use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 use std::fmt;
 
@@ -29,69 +28,15 @@ where
     Ok(state)
 }
 
-/// One field of a state being deserialized, from `Fields::field_de`.
-pub enum FieldDe<'a> {
-    /// A plain value.
-    Value(&'a mut dyn DeserializeValue),
-    /// A nested state, whose fields are read through its own table.
-    State(&'a mut dyn DeserializeState),
-}
-
-/// A field's value that any serde deserializer can replace.
-pub trait DeserializeValue {
-    /// Replaces the value with one read from `deserializer`; on error the
-    /// value is left as it was.
-    fn deserialize_erased(
-        &mut self,
-        deserializer: &mut dyn erased_serde::Deserializer<'_>,
-    ) -> Result<(), erased_serde::Error>;
-}
-
-impl<T: DeserializeOwned> DeserializeValue for T {
-    fn deserialize_erased(
-        &mut self,
-        deserializer: &mut dyn erased_serde::Deserializer<'_>,
-    ) -> Result<(), erased_serde::Error> {
-        *self = T::deserialize(deserializer)?;
-        Ok(())
-    }
-}
-
-/// A nested state that any serde deserializer can replace, field by field.
-pub trait DeserializeState {
-    /// Reads the nested state's fields from `deserializer` into a fresh
-    /// state that replaces this one (keys absent take their defaults; on
-    /// error nothing changes): errors name its fields by their dotted path
-    /// from `path`, in the state named `top`.
-    fn deserialize_fields(
-        &mut self,
-        deserializer: &mut dyn erased_serde::Deserializer<'_>,
-        path: &str,
-        top: &'static str,
-    ) -> Result<(), erased_serde::Error>;
-}
-
-impl<S: State + Fields + DeserializeOwned> DeserializeState for S {
-    fn deserialize_fields(
-        &mut self,
-        deserializer: &mut dyn erased_serde::Deserializer<'_>,
-        path: &str,
-        top: &'static str,
-    ) -> Result<(), erased_serde::Error> {
-        if self.user_serde() {
-            // `#[state(serde = "user")]`: its own impl, as when it is alone.
-            *self = S::deserialize(deserializer)?;
-            return Ok(());
-        }
-        let mut fresh = S::default();
-        deserializer.deserialize_map(StateVisitor {
-            state: &mut fresh,
-            path,
-            top,
-        })?;
-        *self = fresh;
-        Ok(())
-    }
+/// Reads the fields of a nested state at `path` (a dotted path from the
+/// state named `top`) from `d`.
+pub(crate) fn deserialize_nested(
+    state: &mut dyn Fields,
+    d: &mut dyn erased_serde::Deserializer<'_>,
+    path: &str,
+    top: &'static str,
+) -> Result<(), erased_serde::Error> {
+    d.deserialize_map(StateVisitor { state, path, top })
 }
 
 /// Reads a map into `state`, which sits at `path` (empty at the top) in
@@ -134,7 +79,7 @@ impl<'de> Visitor<'de> for StateVisitor<'_, '_> {
                     "field \"{path}\" appears twice"
                 )));
             }
-            let Some((field, ty)) = field_for_key_de(self.state, &key) else {
+            let Some((field, ty)) = field_for_key_mut(self.state, &key) else {
                 let err = StateError::unknown_field(self.state.name(), &key, self.state.keys());
                 let err = match self.path {
                     "" => err,
@@ -156,7 +101,7 @@ impl<'de> Visitor<'de> for StateVisitor<'_, '_> {
 
 /// One field's value, read into the field.
 struct FieldSeed<'f, 'p> {
-    field: FieldDe<'f>,
+    field: FieldMut<'f>,
     ty: &'static str,
     path: &'p str,
     top: &'static str,
@@ -169,10 +114,10 @@ impl<'de> DeserializeSeed<'de> for FieldSeed<'_, '_> {
         let mut erased = <dyn erased_serde::Deserializer>::erase(d);
         match self.field {
             // A nested state reads its own fields, named from the top.
-            FieldDe::State(nested) => nested
+            FieldMut::State(nested) => nested
                 .deserialize_fields(&mut erased, self.path, self.top)
                 .map_err(de::Error::custom),
-            FieldDe::Value(value) => value
+            FieldMut::Value(value) => value
                 .deserialize_erased(&mut erased)
                 .map_err(|e| de::Error::custom(type_error(self.path, self.ty, &e))),
         }

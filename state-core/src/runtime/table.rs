@@ -8,7 +8,6 @@
 //! crate instead of once per state in every crate that derives one.
 
 use super::flatten::{Member, in_declaration_order, key_index, serialize_map};
-pub use super::state_serde::FieldDe;
 use crate::dynamic::{from_json, split_path, to_json, walk, walk_mut};
 use crate::error::StateError;
 use crate::schema::FieldInfo;
@@ -30,6 +29,13 @@ pub trait ErasedValue {
 
     /// The value, for any serde serializer.
     fn as_serialize(&self) -> &dyn erased_serde::Serialize;
+
+    /// Replaces the value with one read from any serde deserializer; on
+    /// error the value is left as it was.
+    fn deserialize_erased(
+        &mut self,
+        deserializer: &mut dyn erased_serde::Deserializer<'_>,
+    ) -> Result<(), erased_serde::Error>;
 
     /// The Rust type's name, for errors.
     fn type_name(&self) -> &'static str;
@@ -58,6 +64,14 @@ impl<T: Serialize + DeserializeOwned> ErasedValue for T {
         self
     }
 
+    fn deserialize_erased(
+        &mut self,
+        deserializer: &mut dyn erased_serde::Deserializer<'_>,
+    ) -> Result<(), erased_serde::Error> {
+        *self = T::deserialize(deserializer)?;
+        Ok(())
+    }
+
     fn type_name(&self) -> &'static str {
         std::any::type_name::<T>()
     }
@@ -79,6 +93,16 @@ pub trait ErasedState: ErasedValue {
     /// `State::from_json`, so that an error inside it names its dotted
     /// path (`inner.n`), not only `key`; on error nothing changes.
     fn replace_json(&mut self, key: &str, value: Value) -> Result<(), StateError>;
+
+    /// Reads the nested state's fields from any serde deserializer, into
+    /// itself: errors name its fields by their dotted path from `path`, in
+    /// the state named `top`.
+    fn deserialize_fields(
+        &mut self,
+        deserializer: &mut dyn erased_serde::Deserializer<'_>,
+        path: &str,
+        top: &'static str,
+    ) -> Result<(), erased_serde::Error>;
 }
 
 impl<S: State + Fields + Serialize + DeserializeOwned> ErasedState for S {
@@ -96,6 +120,25 @@ impl<S: State + Fields + Serialize + DeserializeOwned> ErasedState for S {
 
     fn replace_json(&mut self, key: &str, value: Value) -> Result<(), StateError> {
         *self = S::from_json(value).map_err(|e| e.within(key))?;
+        Ok(())
+    }
+
+    fn deserialize_fields(
+        &mut self,
+        deserializer: &mut dyn erased_serde::Deserializer<'_>,
+        path: &str,
+        top: &'static str,
+    ) -> Result<(), erased_serde::Error> {
+        if self.user_serde() {
+            // `#[state(serde = "user")]`: its own impl, as when it is alone.
+            *self = S::deserialize(deserializer)?;
+            return Ok(());
+        }
+        // Into a fresh state, so that an error leaves this one as it was
+        // and keys absent from the input take their defaults.
+        let mut fresh = S::default();
+        super::state_serde::deserialize_nested(&mut fresh, deserializer, path, top)?;
+        *self = fresh;
         Ok(())
     }
 }
@@ -157,12 +200,6 @@ pub trait Fields {
 
     /// Own field `index`, mutably.
     fn field_mut(&mut self, index: usize) -> Option<FieldMut<'_>>;
-
-    /// Own field `index`, to be read by a deserializer. A projection of its
-    /// own, so that only a crate that deserializes a state compiles each
-    /// field type's erased `Deserialize` (the other projections' vtables
-    /// are compiled wherever `get`, `set` or `from_json` is called).
-    fn field_de(&mut self, index: usize) -> Option<FieldDe<'_>>;
 
     /// For each flattened base, how many own fields are declared before it.
     fn bases(&self) -> &'static [usize] {
@@ -289,8 +326,6 @@ pub use super::access::Probe;
 
 /// Projection of a field that is a derived state (preferred).
 pub trait ViaStateField<T> {
-    /// The field, as a nested state, to be read by a deserializer.
-    fn de<'a>(&self, value: &'a mut T) -> FieldDe<'a>;
     /// The field, as a nested state.
     fn field<'a>(&self, value: &'a T) -> FieldRef<'a>;
     /// The field, as a nested state, mutably.
@@ -307,8 +342,6 @@ pub trait ViaStateField<T> {
 
 /// Projection of any other field (fallback).
 pub trait ViaValueField<T> {
-    /// The field, as a plain value, to be read by a deserializer.
-    fn de<'a>(&self, value: &'a mut T) -> FieldDe<'a>;
     /// The field, as a plain value.
     fn field<'a>(&self, value: &'a T) -> FieldRef<'a>;
     /// The field, as a plain value, mutably.
@@ -323,12 +356,7 @@ pub trait ViaValueField<T> {
         T: 'static;
 }
 
-impl<T: ErasedState + Fields + State + DeserializeOwned> ViaStateField<T> for Probe<T> {
-    #[inline]
-    fn de<'a>(&self, value: &'a mut T) -> FieldDe<'a> {
-        FieldDe::State(value)
-    }
-
+impl<T: ErasedState + Fields> ViaStateField<T> for Probe<T> {
     #[inline]
     fn field<'a>(&self, value: &'a T) -> FieldRef<'a> {
         FieldRef::State(value)
@@ -356,12 +384,7 @@ impl<T: ErasedState + Fields + State + DeserializeOwned> ViaStateField<T> for Pr
     }
 }
 
-impl<T: ErasedValue + DeserializeOwned> ViaValueField<T> for &Probe<T> {
-    #[inline]
-    fn de<'a>(&self, value: &'a mut T) -> FieldDe<'a> {
-        FieldDe::Value(value)
-    }
-
+impl<T: ErasedValue> ViaValueField<T> for &Probe<T> {
     #[inline]
     fn field<'a>(&self, value: &'a T) -> FieldRef<'a> {
         FieldRef::Value(value)
@@ -396,17 +419,17 @@ fn own_index(state: &dyn Fields, key: &str) -> Option<usize> {
 }
 
 /// The field `key` names (an own field, or a flattened base's at any depth)
-/// with its Rust type's name, to be read by a deserializer.
-pub(crate) fn field_for_key_de<'s>(
+/// with its Rust type's name, mutably.
+pub(crate) fn field_for_key_mut<'s>(
     state: &'s mut dyn Fields,
     key: &str,
-) -> Option<(FieldDe<'s>, &'static str)> {
+) -> Option<(FieldMut<'s>, &'static str)> {
     if let Some(index) = own_index(state, key) {
         let ty = state.fields().get(index).map_or("", |info| info.ty);
-        return state.field_de(index).map(|field| (field, ty));
+        return state.field_mut(index).map(|field| (field, ty));
     }
     let base = base_index(state, key)?;
-    field_for_key_de(state.base_mut(base)?.as_fields_mut(), key)
+    field_for_key_mut(state.base_mut(base)?.as_fields_mut(), key)
 }
 
 /// The index of the flattened base that has `key`, if any.

@@ -30,7 +30,6 @@ pub fn impl_fields(model: &Model) -> TokenStream {
     };
     let any = project(quote!(any), quote!(&));
     let any_mut = project(quote!(any_mut), quote!(&mut));
-    let de = project(quote!(de), quote!(&mut));
     // A struct with no generic parameters is `'static`: one projection per
     // field serves both its plain and its `Any` access. A generic one may
     // not be, and writes the plain one too.
@@ -92,11 +91,6 @@ pub fn impl_fields(model: &Model) -> TokenStream {
             }
 
             #user_serde
-
-            #[inline]
-            fn field_de(&mut self, index: usize) -> #p::Option<#p::table::FieldDe<'_>> {
-                #de
-            }
 
             #[inline]
             fn field_any(&self, index: usize) -> #p::Option<#p::table::AnyRef<'_>>
