@@ -72,20 +72,7 @@ pub enum ReducerKind {
 impl ReducerKind {
     /// The reducer named as `#[reducer(...)]` writes it.
     pub const fn parse(written: &'static str) -> ReducerKind {
-        const fn same(a: &str, b: &str) -> bool {
-            let (a, b) = (a.as_bytes(), b.as_bytes());
-            if a.len() != b.len() {
-                return false;
-            }
-            let mut i = 0;
-            while i < a.len() {
-                if a[i] != b[i] {
-                    return false;
-                }
-                i += 1;
-            }
-            true
-        }
+        use crate::runtime::flatten::str_eq as same;
         if same(written, "replace") {
             ReducerKind::Replacing
         } else if same(written, "append") {
