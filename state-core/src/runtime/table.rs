@@ -46,7 +46,13 @@ impl<T: Serialize + DeserializeOwned> ErasedValue for T {
         // `crate::json::to_value`'s rule, its check through the erased
         // `Serialize` this vtable holds anyway.
         let json = to_json(key, self)?;
-        if crate::json::contains_null(&json) {
+        // Scalars, the common case, are decided here without a call.
+        let may_hide = match &json {
+            Value::Null => true,
+            Value::Array(_) | Value::Object(_) => crate::json::contains_null(&json),
+            Value::Bool(_) | Value::Number(_) | Value::String(_) => false,
+        };
+        if may_hide {
             crate::json::check_finite(self).map_err(|e| StateError::Serialize {
                 field: key.to_owned(),
                 message: e.to_string(),
