@@ -11,7 +11,7 @@
 //! walked again, looking for the float behind it.
 
 use serde::Serialize;
-use serde::ser::{self, Error as _, Impossible};
+use serde::ser::{self, Error as _};
 use serde_json::{Error, Value};
 
 /// [`serde_json::to_value`], refusing values JSON cannot hold.
@@ -31,9 +31,7 @@ use serde_json::{Error, Value};
 /// `f64` anywhere in the value.
 pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, Error> {
     let json = serde_json::to_value(value)?;
-    if contains_null(&json) {
-        check_finite(&ByRef(value))?;
-    }
+    refuse_hidden_floats(&json, &ByRef(value))?;
     Ok(json)
 }
 
@@ -52,7 +50,28 @@ pub fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String, Error> {
     Ok(text)
 }
 
-pub(crate) fn contains_null(value: &Value) -> bool {
+/// `json` is what `serde_json` wrote of `value`: an error if one of its
+/// `null`s stands for a non-finite float. Scalars, the common case, are
+/// decided inline, without a call.
+#[inline]
+pub(crate) fn refuse_hidden_floats(
+    json: &Value,
+    value: &dyn erased_serde::Serialize,
+) -> Result<(), Error> {
+    let may_hide = match json {
+        Value::Null => true,
+        Value::Array(_) | Value::Object(_) => contains_null(json),
+        Value::Bool(_) | Value::Number(_) | Value::String(_) => false,
+    };
+    if may_hide {
+        check_finite(value)
+    } else {
+        Ok(())
+    }
+}
+
+#[inline(never)]
+fn contains_null(value: &Value) -> bool {
     match value {
         Value::Null => true,
         Value::Array(items) => items.iter().any(contains_null),
@@ -64,7 +83,9 @@ pub(crate) fn contains_null(value: &Value) -> bool {
 /// Walks `value` as serde sees it; the first non-finite float is an error
 /// that says where it is. Erased, so the walk is compiled once, not once
 /// per type (a state's fields already have their erased `Serialize`).
-pub(crate) fn check_finite(value: &dyn erased_serde::Serialize) -> Result<(), Error> {
+#[cold]
+#[inline(never)]
+fn check_finite(value: &dyn erased_serde::Serialize) -> Result<(), Error> {
     let mut path = Vec::new();
     erased_serde::serialize(value, FiniteCheck { path: &mut path })
 }
@@ -210,8 +231,7 @@ impl<'p> ser::Serializer for FiniteCheck<'p> {
         variant: &'static str,
         _: usize,
     ) -> Result<Compound<'p>, Error> {
-        self.path.push(Step::Key(variant.to_owned()));
-        Ok(Compound::variant(self.path))
+        Ok(Compound::variant(self.path, variant))
     }
 
     fn serialize_map(self, _: Option<usize>) -> Result<Compound<'p>, Error> {
@@ -229,8 +249,7 @@ impl<'p> ser::Serializer for FiniteCheck<'p> {
         variant: &'static str,
         _: usize,
     ) -> Result<Compound<'p>, Error> {
-        self.path.push(Step::Key(variant.to_owned()));
-        Ok(Compound::variant(self.path))
+        Ok(Compound::variant(self.path, variant))
     }
 }
 
@@ -254,7 +273,10 @@ impl<'p> Compound<'p> {
         }
     }
 
-    fn variant(path: &'p mut Vec<Step>) -> Self {
+    /// An enum variant's fields: the variant's name is on the path until
+    /// [`Compound::finish`].
+    fn variant(path: &'p mut Vec<Step>, name: &'static str) -> Self {
+        path.push(Step::Key(name.to_owned()));
         Compound {
             variant: true,
             ..Compound::new(path)
@@ -336,8 +358,13 @@ impl ser::SerializeMap for Compound<'_> {
     type Error = Error;
 
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
-        // The key as JSON writes it; a float key is checked like a value.
-        self.key = Some(key.serialize(KeyText)?);
+        // The key as JSON writes it, for the path. (`serde_json` refused
+        // keys it cannot write, non-finite floats included, before this
+        // check runs.)
+        self.key = Some(match serde_json::to_value(key)? {
+            Value::String(text) => text,
+            other => other.to_string(),
+        });
         Ok(())
     }
 
@@ -348,141 +375,6 @@ impl ser::SerializeMap for Compound<'_> {
 
     fn end(self) -> Result<(), Error> {
         self.finish()
-    }
-}
-
-/// A map key as text, for the path in an error. Keys JSON cannot write are
-/// refused by `serde_json` before this check runs, so anything else is
-/// shown as `?`.
-struct KeyText;
-
-macro_rules! key_display {
-    ($($method:ident($ty:ty)),* $(,)?) => {$(
-        fn $method(self, v: $ty) -> Result<String, Error> {
-            Ok(v.to_string())
-        }
-    )*};
-}
-
-impl ser::Serializer for KeyText {
-    type Ok = String;
-    type Error = Error;
-    type SerializeSeq = Impossible<String, Error>;
-    type SerializeTuple = Impossible<String, Error>;
-    type SerializeTupleStruct = Impossible<String, Error>;
-    type SerializeTupleVariant = Impossible<String, Error>;
-    type SerializeMap = Impossible<String, Error>;
-    type SerializeStruct = Impossible<String, Error>;
-    type SerializeStructVariant = Impossible<String, Error>;
-
-    key_display! {
-        serialize_bool(bool), serialize_i8(i8), serialize_i16(i16), serialize_i32(i32),
-        serialize_i64(i64), serialize_i128(i128), serialize_u8(u8), serialize_u16(u16),
-        serialize_u32(u32), serialize_u64(u64), serialize_u128(u128), serialize_char(char),
-        serialize_str(&str),
-    }
-
-    fn serialize_f32(self, v: f32) -> Result<String, Error> {
-        self.serialize_f64(f64::from(v))
-    }
-
-    fn serialize_f64(self, v: f64) -> Result<String, Error> {
-        if v.is_finite() {
-            Ok(v.to_string())
-        } else {
-            Err(non_finite(&[], v))
-        }
-    }
-
-    fn serialize_bytes(self, _: &[u8]) -> Result<String, Error> {
-        Ok("?".to_owned())
-    }
-
-    fn serialize_none(self) -> Result<String, Error> {
-        Ok("?".to_owned())
-    }
-
-    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<String, Error> {
-        value.serialize(self)
-    }
-
-    fn serialize_unit(self) -> Result<String, Error> {
-        Ok("?".to_owned())
-    }
-
-    fn serialize_unit_struct(self, _: &'static str) -> Result<String, Error> {
-        Ok("?".to_owned())
-    }
-
-    fn serialize_unit_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        variant: &'static str,
-    ) -> Result<String, Error> {
-        Ok(variant.to_owned())
-    }
-
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        value: &T,
-    ) -> Result<String, Error> {
-        value.serialize(self)
-    }
-
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<String, Error> {
-        Ok("?".to_owned())
-    }
-
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, Error> {
-        Err(Error::custom("a map key must be a string or a number"))
-    }
-
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, Error> {
-        Err(Error::custom("a map key must be a string or a number"))
-    }
-
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct, Error> {
-        Err(Error::custom("a map key must be a string or a number"))
-    }
-
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant, Error> {
-        Err(Error::custom("a map key must be a string or a number"))
-    }
-
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Error> {
-        Err(Error::custom("a map key must be a string or a number"))
-    }
-
-    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, Error> {
-        Err(Error::custom("a map key must be a string or a number"))
-    }
-
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant, Error> {
-        Err(Error::custom("a map key must be a string or a number"))
     }
 }
 

@@ -46,18 +46,10 @@ impl<T: Serialize + DeserializeOwned> ErasedValue for T {
         // `crate::json::to_value`'s rule, its check through the erased
         // `Serialize` this vtable holds anyway.
         let json = to_json(key, self)?;
-        // Scalars, the common case, are decided here without a call.
-        let may_hide = match &json {
-            Value::Null => true,
-            Value::Array(_) | Value::Object(_) => crate::json::contains_null(&json),
-            Value::Bool(_) | Value::Number(_) | Value::String(_) => false,
-        };
-        if may_hide {
-            crate::json::check_finite(self).map_err(|e| StateError::Serialize {
-                field: key.to_owned(),
-                message: e.to_string(),
-            })?;
-        }
+        crate::json::refuse_hidden_floats(&json, self).map_err(|e| StateError::Serialize {
+            field: key.to_owned(),
+            message: e.to_string(),
+        })?;
         Ok(json)
     }
 
@@ -538,7 +530,7 @@ fn set_path(state: &mut dyn Fields, key: &str, value: Value) -> Result<(), State
     }
 }
 
-fn unknown(state: &dyn Fields, head: &str) -> StateError {
+pub(crate) fn unknown(state: &dyn Fields, head: &str) -> StateError {
     StateError::unknown_field(state.name(), head, state.keys())
 }
 

@@ -5,7 +5,7 @@
 //! `set` read or rewrite the whole state's JSON: the price of options
 //! (`with`, `skip`, ...) that only the user's impls know.
 
-use super::table::Fields;
+use super::table::{Fields, unknown};
 use crate::dynamic::{split_path, walk, walk_mut};
 use crate::error::StateError;
 use crate::state::State;
@@ -50,10 +50,11 @@ pub fn from_json<S: State + OwnSerde>(value: Value) -> Result<S, StateError> {
 /// state's JSON.
 pub fn get<S: OwnSerde + Fields>(state: &S, key: &str) -> Result<Value, StateError> {
     let (head, rest) = split_path(key);
-    let json = to_json(state)?;
-    let field = json.get(head).ok_or_else(|| unknown(state, head))?;
+    let mut json = to_json(state)?;
+    let field = json.get_mut(head).ok_or_else(|| unknown(state, head))?;
     match rest {
-        None => Ok(field.clone()),
+        // The JSON is ours: a whole field is taken out of it, not copied.
+        None => Ok(field.take()),
         Some(rest) => walk(key, field, rest).cloned(),
     }
 }
@@ -74,10 +75,4 @@ pub fn set<S: State + OwnSerde + Fields>(
     }
     *state = from_json(json)?;
     Ok(())
-}
-
-/// A key that is not in the state's JSON: not a field, or one the user's
-/// `Serialize` leaves out.
-fn unknown(state: &dyn Fields, key: &str) -> StateError {
-    StateError::unknown_field(state.name(), key, state.keys())
 }

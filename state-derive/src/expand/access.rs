@@ -9,57 +9,53 @@ use quote::quote;
 pub fn methods(model: &Model) -> TokenStream {
     let p = private(model);
     let keys = all_keys(model);
-    let keys_fn = quote! {
-        #[inline]
-        fn keys() -> &'static [&'static str] {
-            #keys
-        }
-    };
-
-    if model.user_serde.is_some() {
-        // The state's JSON is the user's serde impls': every path reads and
-        // writes the whole state through them.
-        return quote! {
-            #[inline]
-            fn get(&self, key: &str) -> #p::Result<#p::serde_json::Value, #p::StateError> {
-                #p::user_serde::get(self, key)
-            }
-
-            #[inline]
-            fn set(&mut self, key: &str, value: #p::serde_json::Value) -> #p::Result<(), #p::StateError> {
-                #p::user_serde::set(self, key, value)
-            }
-
-            #[inline]
-            fn to_json(&self) -> #p::Result<#p::serde_json::Value, #p::StateError> {
-                #p::user_serde::to_json(self)
-            }
-
+    // The table-driven runtime, or, with `#[state(serde = "user")]`, the
+    // user's serde impls, through which every path reads and writes the
+    // whole state (and `from_json` too).
+    let (get, set, to_json, from_json) = if model.user_serde.is_some() {
+        let from_json = quote! {
             #[inline]
             fn from_json(value: #p::serde_json::Value) -> #p::Result<Self, #p::StateError> {
                 #p::user_serde::from_json(value)
             }
-
-            #keys_fn
         };
-    }
+        (
+            quote!(#p::user_serde::get),
+            quote!(#p::user_serde::set),
+            quote!(#p::user_serde::to_json),
+            from_json,
+        )
+    } else {
+        (
+            quote!(#p::table::get),
+            quote!(#p::table::set),
+            quote!(#p::table::to_json_object),
+            TokenStream::new(),
+        )
+    };
+
     quote! {
         #[inline]
         fn get(&self, key: &str) -> #p::Result<#p::serde_json::Value, #p::StateError> {
-            #p::table::get(self, key)
+            #get(self, key)
         }
 
         #[inline]
         fn set(&mut self, key: &str, value: #p::serde_json::Value) -> #p::Result<(), #p::StateError> {
-            #p::table::set(self, key, value)
+            #set(self, key, value)
         }
 
         #[inline]
         fn to_json(&self) -> #p::Result<#p::serde_json::Value, #p::StateError> {
-            #p::table::to_json_object(self)
+            #to_json(self)
         }
 
-        #keys_fn
+        #from_json
+
+        #[inline]
+        fn keys() -> &'static [&'static str] {
+            #keys
+        }
     }
 }
 
