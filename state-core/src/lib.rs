@@ -67,6 +67,34 @@ pub use schemars;
 /// inner `replace` field conflict with the full path (`progress.stage`), and
 /// dotted paths reach inside (`get("progress.stage")`).
 ///
+/// The field's type may be a type parameter: a parameter bounded by
+/// `State` is a nested state in every instance, as a concrete one is.
+///
+/// ```
+/// use state_core::{AgentState, State, StateField};
+///
+/// #[derive(AgentState, Debug, Clone, PartialEq)]
+/// struct Progress {
+///     stage: String,
+///     #[scope(turn)]
+///     retries: u32,
+/// }
+///
+/// #[derive(AgentState, Debug, Clone, PartialEq)]
+/// struct Session<P: State + StateField> {
+///     #[reducer(merge)]
+///     progress: P,
+/// }
+///
+/// let mut s = Session::<Progress>::default();
+/// s.apply(Session::delta().progress(Progress::delta().stage("closing").retries(2u32)))?;
+/// s.begin_turn();
+/// assert_eq!(s.field_ref::<String>("progress.stage").map(String::as_str), Some("closing"));
+/// assert_eq!(s.progress.retries, 0, "turn-scoped inside: reset");
+/// assert_eq!(Session::<Progress>::leaf_keys(), ["progress.stage", "progress.retries"]);
+/// # Ok::<(), state_core::StateError>(())
+/// ```
+///
 /// A `#[state(flatten)]` base is inheritance (AgentFlow's
 /// `class OrderState(AgentState)`): `OrderStateDelta: From<BaseDelta>`, so
 /// a node written for the base applies to the extension, and

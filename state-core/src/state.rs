@@ -3,15 +3,19 @@
 
 use crate::dynamic::{describe, split_path};
 use crate::error::StateError;
+use crate::runtime::table::Fields;
 use crate::schema::Schema;
 use serde_json::Value;
 
 /// An agent's state: one struct whose fields each say how updates merge.
 ///
-/// Implemented by `#[derive(AgentState)]`; see the crate docs for the
-/// attributes. Nodes return a [`State::Delta`], and the graph runtime applies
-/// it with [`apply`](State::apply) (one node) or [`apply_all`](State::apply_all)
-/// (several nodes in one superstep).
+/// Implemented by `#[derive(AgentState)]`, and only by it: its hidden
+/// methods give the field table the derive writes, through which `get`,
+/// `set`, dotted paths and `begin_turn` reach a nested state, also one
+/// held in a field of a type parameter bounded by `State`. See the crate
+/// docs for the attributes. Nodes return a [`State::Delta`], and the graph
+/// runtime applies it with [`apply`](State::apply) (one node) or
+/// [`apply_all`](State::apply_all) (several nodes in one superstep).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an agent state",
     label = "this type does not derive `AgentState`",
@@ -341,6 +345,28 @@ pub trait State: Default {
         }
         Ok(state)
     }
+
+    /// The field table the derive writes, erased. A method of `State`,
+    /// so that a type parameter bounded by `State` is known to have one
+    /// where the derive probes a field's type for being a nested state.
+    #[doc(hidden)]
+    fn __fields(&self) -> &dyn Fields;
+
+    /// [`__fields`](State::__fields), mutably.
+    #[doc(hidden)]
+    fn __fields_mut(&mut self) -> &mut dyn Fields;
+
+    /// [`__fields`](State::__fields) of a `'static` state, for `field_ref`.
+    #[doc(hidden)]
+    fn __static_fields(&self) -> &(dyn Fields + 'static)
+    where
+        Self: 'static;
+
+    /// [`__static_fields`](State::__static_fields), mutably.
+    #[doc(hidden)]
+    fn __static_fields_mut(&mut self) -> &mut (dyn Fields + 'static)
+    where
+        Self: 'static;
 
     /// The field names, in declaration order.
     fn keys() -> &'static [&'static str];

@@ -34,8 +34,18 @@ pub use crate::runtime::with::{
 };
 
 use crate::error::{ReduceError, StateError};
-use crate::schema::Schema;
 use serde_json::Value;
+
+/// The argument of [`Reducer`]'s sealed methods: public, so that it may
+/// appear in a public trait, in a private module, so that no other crate
+/// can name it.
+mod sealed {
+    /// Only this crate can make one.
+    #[derive(Clone, Copy)]
+    pub struct Sealed;
+}
+
+pub(crate) use sealed::Sealed;
 
 /// A rule for folding updates into a field of type `T`, as LangGraph's
 /// `Annotated[T, reducer]`.
@@ -140,31 +150,31 @@ pub trait Reducer<T> {
     /// with an error of their own: a nested state's deltas, whose
     /// concurrent writes name the inner field. The error's path is relative
     /// to this field; the caller puts the field's name in front.
+    ///
+    /// Sealed: the `Sealed` argument cannot be named outside this crate, so
+    /// this can be neither called nor overridden there (as
+    /// `std::error::Error::type_id`); a reducer implements what is shown.
     #[doc(hidden)]
     fn try_fold(
         &self,
         first: Self::Update,
         second: Self::Update,
+        _: Sealed,
     ) -> Result<Fold<Self::Update>, StateError> {
         Ok(self.fold(first, second))
     }
 
-    /// Called by `begin_turn` on a persistent field: a nested state resets
-    /// its own turn-scoped fields. Anything else is left alone.
-    #[doc(hidden)]
-    fn begin_turn(&self, target: &mut T) {
-        let _ = target;
-    }
-
     /// Reads one update from JSON for the field `field`; `update_ty` names
     /// the update type in errors. A nested state reads its delta, with
-    /// errors that name the inner field's full path.
+    /// errors that name the inner field's full path. Sealed, as
+    /// [`try_fold`](Reducer::try_fold).
     #[doc(hidden)]
     fn decode_update(
         &self,
         field: &str,
         update_ty: &'static str,
         value: Value,
+        _: Sealed,
     ) -> Result<Self::Update, StateError>
     where
         Self::Update: crate::runtime::state_field::DecodeUpdate,
@@ -172,13 +182,6 @@ pub trait Reducer<T> {
         <Self::Update as crate::runtime::state_field::DecodeUpdate>::decode_json(
             field, update_ty, value,
         )
-    }
-
-    /// The schema of a nested state reduced by this reducer, if the field
-    /// is one.
-    #[doc(hidden)]
-    fn nested_schema(&self) -> Option<&'static Schema> {
-        None
     }
 
     /// Reduces one update, all-or-nothing: on error `target` is unchanged.

@@ -6,8 +6,7 @@
 //! all-or-nothing.
 
 use crate::error::{ReduceError, StateError};
-use crate::reducer::{Fold, Merge, Reducer, Staged, Writes};
-use crate::schema::Schema;
+use crate::reducer::{Fold, Merge, Reducer, Sealed, Staged, Writes};
 use crate::state::{Checked, Delta, State};
 use serde_json::Value;
 
@@ -37,12 +36,13 @@ impl<S: State> Reducer<S> for Merge {
         fold::<S>(first, second)
     }
 
-    fn try_fold(&self, first: S::Delta, second: S::Delta) -> Result<Fold<S::Delta>, StateError> {
+    fn try_fold(
+        &self,
+        first: S::Delta,
+        second: S::Delta,
+        _: Sealed,
+    ) -> Result<Fold<S::Delta>, StateError> {
         try_fold::<S>(first, second)
-    }
-
-    fn begin_turn(&self, target: &mut S) {
-        target.begin_turn()
     }
 
     fn decode_update(
@@ -50,12 +50,9 @@ impl<S: State> Reducer<S> for Merge {
         field: &str,
         _update_ty: &'static str,
         value: Value,
+        _: Sealed,
     ) -> Result<S::Delta, StateError> {
         decode::<S>(field, value)
-    }
-
-    fn nested_schema(&self) -> Option<&'static Schema> {
-        Some(S::schema())
     }
 }
 

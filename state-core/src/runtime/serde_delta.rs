@@ -151,7 +151,7 @@ where
         single if one_or_many => Value::Array(vec![single]),
         other => other,
     };
-    reducer.decode_update(field, update_ty, value)
+    reducer.decode_update(field, update_ty, value, crate::reducer::Sealed)
 }
 
 /// `Ok(list)` when `value` is a `{"__writes__": ...}` marker, else

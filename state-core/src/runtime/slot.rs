@@ -411,7 +411,7 @@ fn push_write<T, R: Reducer<T>>(
         return Ok(());
     };
     let (first, second) = match reducer
-        .try_fold(last, update)
+        .try_fold(last, update, crate::reducer::Sealed)
         .map_err(|e| e.within(field))?
     {
         Fold::One(folded) => (folded, None),

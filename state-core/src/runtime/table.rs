@@ -103,13 +103,13 @@ pub trait ErasedState: ErasedValue {
     ) -> Result<(), erased_serde::Error>;
 }
 
-impl<S: State + Fields + Serialize + DeserializeOwned> ErasedState for S {
+impl<S: State + Serialize + DeserializeOwned> ErasedState for S {
     fn as_fields(&self) -> &dyn Fields {
-        self
+        State::__fields(self)
     }
 
     fn as_fields_mut(&mut self) -> &mut dyn Fields {
-        self
+        State::__fields_mut(self)
     }
 
     fn begin_turn(&mut self) {
@@ -127,7 +127,7 @@ impl<S: State + Fields + Serialize + DeserializeOwned> ErasedState for S {
         path: &str,
         top: &'static str,
     ) -> Result<(), erased_serde::Error> {
-        if self.user_serde() {
+        if State::__fields(self).user_serde() {
             // `#[state(serde = "user")]`: its own impl, as when it is alone.
             *self = S::deserialize(deserializer)?;
             return Ok(());
@@ -135,7 +135,12 @@ impl<S: State + Fields + Serialize + DeserializeOwned> ErasedState for S {
         // Into a fresh state, so that an error leaves this one as it was
         // and keys absent from the input take their defaults.
         let mut fresh = S::default();
-        super::state_serde::deserialize_nested(&mut fresh, deserializer, path, top)?;
+        super::state_serde::deserialize_nested(
+            State::__fields_mut(&mut fresh),
+            deserializer,
+            path,
+            top,
+        )?;
         *self = fresh;
         Ok(())
     }
@@ -266,13 +271,13 @@ pub trait StaticState: StaticValue + ErasedState {
     fn as_static_fields_mut(&mut self) -> &mut (dyn Fields + 'static);
 }
 
-impl<T: ErasedState + Fields + Any> StaticState for T {
+impl<T: ErasedState + State + Any> StaticState for T {
     fn as_static_fields(&self) -> &(dyn Fields + 'static) {
-        self
+        State::__static_fields(self)
     }
 
     fn as_static_fields_mut(&mut self) -> &mut (dyn Fields + 'static) {
-        self
+        State::__static_fields_mut(self)
     }
 }
 
@@ -354,7 +359,7 @@ pub trait ViaValueField<T> {
         T: 'static;
 }
 
-impl<T: ErasedState + Fields> ViaStateField<T> for Probe<T> {
+impl<T: ErasedState + State> ViaStateField<T> for Probe<T> {
     #[inline]
     fn field<'a>(&self, value: &'a T) -> FieldRef<'a> {
         FieldRef::State(value)

@@ -45,6 +45,32 @@ pub fn impl_state(model: &Model) -> TokenStream {
             #begin_turn
             #access
             #schema
+
+            #[inline]
+            fn __fields(&self) -> &dyn #p::Fields {
+                self
+            }
+
+            #[inline]
+            fn __fields_mut(&mut self) -> &mut dyn #p::Fields {
+                self
+            }
+
+            #[inline]
+            fn __static_fields(&self) -> &(dyn #p::Fields + 'static)
+            where
+                Self: 'static,
+            {
+                self
+            }
+
+            #[inline]
+            fn __static_fields_mut(&mut self) -> &mut (dyn #p::Fields + 'static)
+            where
+                Self: 'static,
+            {
+                self
+            }
         }
     }
 }

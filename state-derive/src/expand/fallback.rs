@@ -126,6 +126,24 @@ pub fn stubs(input: &syn::DeriveInput, derives_default: bool) -> TokenStream {
                 fn schema() -> &'static #p::Schema {
                     loop {}
                 }
+                fn __fields(&self) -> &dyn #p::Fields {
+                    loop {}
+                }
+                fn __fields_mut(&mut self) -> &mut dyn #p::Fields {
+                    loop {}
+                }
+                fn __static_fields(&self) -> &(dyn #p::Fields + 'static)
+                where
+                    Self: 'static,
+                {
+                    loop {}
+                }
+                fn __static_fields_mut(&mut self) -> &mut (dyn #p::Fields + 'static)
+                where
+                    Self: 'static,
+                {
+                    loop {}
+                }
             }
 
             #[automatically_derived]

@@ -1,11 +1,12 @@
 //! `State::schema`: a static table of the fields as written (`__FIELDS`,
-//! shared with the field table), each field that may hold a nested state
-//! linked to that state's schema.
+//! shared with the field table; per instance for a generic state, see
+//! `per_instance`), each field that may hold a nested state linked to that
+//! state's schema.
 
 use super::checks::is_generic;
-use super::{key, private, reducer_value};
+use super::{key, private};
 use crate::attrs::Scope;
-use crate::model::{Builtin, Field, Model, Reducer};
+use crate::model::{Field, Model};
 use crate::text::{expr_text, type_text};
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -15,6 +16,17 @@ pub fn method(model: &Model) -> TokenStream {
     let name = model.ident.to_string();
     let docs = &model.docs;
     let evolution = evolution(model);
+    if per_instance(model) {
+        // A static cannot name the generic parameters; an inline constant
+        // can, and is one per instance.
+        let rows = rows(model);
+        return quote! {
+            #[inline]
+            fn schema() -> &'static #p::Schema {
+                const { &#p::Schema::new(#name, #docs, #rows)#evolution }
+            }
+        };
+    }
     if model.bases.is_empty() {
         return quote! {
             #[inline]
@@ -62,7 +74,7 @@ fn evolution(model: &Model) -> TokenStream {
     quote!(#version #migration)
 }
 
-/// Own field `index`'s `FieldInfo`, for a static next to
+/// Own field `index`'s `FieldInfo`, for the rows next to
 /// [`nested_schema_fn`].
 fn field_info(model: &Model, index: usize, field: &Field) -> TokenStream {
     let p = private(model);
@@ -87,40 +99,74 @@ fn field_info(model: &Model, index: usize, field: &Field) -> TokenStream {
         info = quote!(#info.with_aliases(&[#(#aliases),*]));
     }
     if nested_arm(model, field).is_some() {
-        info = quote!(#info.with_nested(__nested_schema, #index));
+        let args = turbofish(model);
+        info = quote!(#info.with_nested(__nested_schema #args, #index));
     }
     info
 }
 
-/// The schema of the nested state field `field` may hold, as an
-/// expression, if it can be named in a static: a `merge` field's reducer
-/// knows it; any other field whose type is a state is found by probing
-/// its type. (A static cannot name the struct's generic parameters: a
-/// field of generic type is not probed, and a `merge` field of a generic
-/// state is probed like the others.)
-fn nested_arm(model: &Model, field: &Field) -> Option<TokenStream> {
-    let p = private(model);
-    let merge = matches!(field.reducer, Reducer::Builtin(Builtin::Merge, _));
-    let nameable = model.generics.params.is_empty();
-    if merge && nameable {
-        let reducer = reducer_value(model, field);
-        Some(quote!(#p::Reducer::nested_schema(&#reducer)))
-    } else if nameable || !is_generic(model, &field.ty) {
-        let ty = &field.ty;
-        Some(quote!((&#p::Probe::<#ty>::new()).state_schema()))
-    } else {
-        None
+/// Whether the rows are per instance of a generic state (`__rows()`),
+/// not one static (`__FIELDS`): when a field's type names a generic
+/// parameter, so that a field of type `T` links the schema of the state
+/// `T` is in that instance. (Not with flattened bases, whose rows are
+/// joined at run time into one static: such a field links nothing.)
+fn per_instance(model: &Model) -> bool {
+    model.bases.is_empty() && model.fields.iter().any(|f| is_generic(model, &f.ty))
+}
+
+/// `::<T, N>`: the state's type and const parameters, for the rows'
+/// functions of a generic state (lifetimes are inferred).
+fn turbofish(model: &Model) -> TokenStream {
+    let args = model
+        .generics
+        .params
+        .iter()
+        .filter_map(|param| match param {
+            syn::GenericParam::Type(t) => Some(&t.ident),
+            syn::GenericParam::Const(c) => Some(&c.ident),
+            syn::GenericParam::Lifetime(_) => None,
+        })
+        .collect::<Vec<_>>();
+    match per_instance(model) && !args.is_empty() {
+        true => quote!(::<#(#args),*>),
+        false => TokenStream::new(),
     }
 }
 
-/// `__nested_schema(index)`, for the static of the fields' rows: the
-/// schema of the nested state own field `index` holds. One function for
-/// all the fields, each row keeping its index, instead of a closure per
-/// field.
+/// The own fields' rows, as an expression of type
+/// `&'static [FieldInfo; N]`.
+pub fn rows(model: &Model) -> TokenStream {
+    match per_instance(model) {
+        true => {
+            let args = turbofish(model);
+            quote!(__rows #args())
+        }
+        false => quote!(&__FIELDS),
+    }
+}
+
+/// The schema of the nested state field `field` may hold, as an
+/// expression: its type, probed for being a state, whatever its reducer.
+/// A field of a generic parameter's type is probed in a function generic
+/// like the state, where a parameter bounded by `State` is one; with
+/// flattened bases there is none (see [`per_instance`]).
+fn nested_arm(model: &Model, field: &Field) -> Option<TokenStream> {
+    if !per_instance(model) && is_generic(model, &field.ty) {
+        return None;
+    }
+    let p = private(model);
+    let ty = &field.ty;
+    Some(quote!((&#p::Probe::<#ty>::new()).state_schema()))
+}
+
+/// `__nested_schema(index)`, for the rows: the schema of the nested state
+/// own field `index` holds. One function for all the fields, each row
+/// keeping its index, instead of a closure per field; generic like the
+/// state when the rows are per instance.
 fn nested_schema_fn(model: &Model) -> TokenStream {
     let p = private(model);
-    // One arm per field of a distinct type and reducer, answering for the
-    // fields alike after it too: the type is probed once.
+    // One arm per field of a distinct type, answering for the fields alike
+    // after it too: the type is probed once.
     let first = (0..model.fields.len())
         .map(|i| model.first_alike(i))
         .collect::<Vec<_>>();
@@ -135,8 +181,9 @@ fn nested_schema_fn(model: &Model) -> TokenStream {
     if arms.is_empty() {
         return TokenStream::new();
     }
+    let (generics, where_clause) = fn_generics(model);
     quote! {
-        fn __nested_schema(index: usize) -> #p::Option<&'static #p::Schema> {
+        fn __nested_schema #generics (index: usize) -> #p::Option<&'static #p::Schema> #where_clause {
             use #p::{NoStateSchema as _, ViaStateSchema as _};
             match index {
                 #(#arms)*
@@ -144,6 +191,16 @@ fn nested_schema_fn(model: &Model) -> TokenStream {
             }
         }
     }
+}
+
+/// The generic parameters and where clause of the rows' functions: the
+/// state's own, when the rows are per instance.
+fn fn_generics(model: &Model) -> (TokenStream, TokenStream) {
+    if !per_instance(model) {
+        return (TokenStream::new(), TokenStream::new());
+    }
+    let (impl_generics, _, where_clause) = model.generics.split_for_impl();
+    (quote!(#impl_generics), quote!(#where_clause))
 }
 
 /// The own fields' rows, `__FIELDS`, for the schema and the field table,
@@ -176,8 +233,19 @@ pub fn own_fields(model: &Model) -> TokenStream {
             }
         }
     });
+    let rows = match per_instance(model) {
+        true => {
+            let (generics, where_clause) = fn_generics(model);
+            quote! {
+                const fn __rows #generics () -> &'static [#p::FieldInfo; #count] #where_clause {
+                    const { &[#(#fields),*] }
+                }
+            }
+        }
+        false => quote!(static __FIELDS: [#p::FieldInfo; #count] = [#(#fields),*];),
+    };
     quote! {
-        static __FIELDS: [#p::FieldInfo; #count] = [#(#fields),*];
+        #rows
         #nested
         #migration
     }

@@ -55,6 +55,7 @@ pub fn impl_fields(model: &Model) -> TokenStream {
         }
     });
     let state_name = ident.to_string();
+    let rows = super::schema::rows(model);
 
     quote! {
         #[automatically_derived]
@@ -66,7 +67,7 @@ pub fn impl_fields(model: &Model) -> TokenStream {
 
             #[inline]
             fn fields(&self) -> &'static [#p::FieldInfo] {
-                &__FIELDS
+                #rows
             }
 
             #[inline]

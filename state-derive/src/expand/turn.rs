@@ -2,45 +2,35 @@
 //! field holding a nested state resets that state's turn-scoped fields.
 
 use super::default::default_value;
-use super::{private, reducer_value};
+use super::private;
 use crate::attrs::Scope;
-use crate::model::{Builtin, Model, Reducer};
+use crate::model::Model;
 use proc_macro2::TokenStream;
 use quote::quote;
 
 pub fn begin_turn(model: &Model) -> TokenStream {
     let p = private(model);
-    let resets = model.fields.iter().filter_map(|field| {
-        let name = &field.ident;
-        match (field.scope, &field.reducer) {
-            (Scope::Turn, _) => {
-                let value = default_value(model, field);
-                Some(quote!(self.#name = #value;))
-            }
-            // A map's `begin_turn` does nothing; a nested state's resets its
-            // turn-scoped fields.
-            (Scope::Persistent, Reducer::Builtin(Builtin::Merge, _)) => {
-                let reducer = reducer_value(model, field);
-                Some(quote!(#p::Reducer::begin_turn(&#reducer, &mut self.#name);))
-            }
-            (Scope::Persistent, _) => None,
-        }
-    });
-    // Any other persistent field that holds a state (the field table knows
-    // which) resets its turn-scoped fields too, in one runtime call. (A
-    // field of a generic parameter's type is a plain value to the table.)
-    let below = model
+    let resets = model
+        .fields
+        .iter()
+        .filter(|field| field.scope == Scope::Turn)
+        .map(|field| {
+            let name = &field.ident;
+            let value = default_value(model, field);
+            quote!(self.#name = #value;)
+        });
+    // Each persistent field that holds a nested state resets that state's
+    // turn-scoped fields: the field table knows which do, whatever their
+    // reducer, and for a field of a type parameter bounded by `State` too.
+    let persistent = model
         .fields
         .iter()
         .enumerate()
-        .filter(|(_, field)| {
-            field.scope == Scope::Persistent
-                && !matches!(field.reducer, Reducer::Builtin(Builtin::Merge, _))
-        })
+        .filter(|(_, field)| field.scope == Scope::Persistent)
         .map(|(i, _)| i)
         .collect::<Vec<_>>();
-    let below =
-        (!below.is_empty()).then(|| quote!(#p::table::begin_turn_below(self, &[#(#below),*]);));
+    let below = (!persistent.is_empty())
+        .then(|| quote!(#p::table::begin_turn_below(self, &[#(#persistent),*]);));
     // A base's fields keep their own scopes.
     let bases = model.bases.iter().map(|base| {
         let name = &base.ident;
