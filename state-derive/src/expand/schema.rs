@@ -76,7 +76,7 @@ fn evolution(model: &Model) -> TokenStream {
 
 /// Own field `index`'s `FieldInfo`, for the rows next to
 /// [`nested_schema_fn`].
-fn field_info(model: &Model, index: usize, field: &Field) -> TokenStream {
+fn field_info(model: &Model, per: bool, index: usize, field: &Field) -> TokenStream {
     let p = private(model);
     let key = key(field);
     let ty = type_text(&field.ty);
@@ -98,8 +98,8 @@ fn field_info(model: &Model, index: usize, field: &Field) -> TokenStream {
         let aliases = &field.aliases;
         info = quote!(#info.with_aliases(&[#(#aliases),*]));
     }
-    if nested_arm(model, field).is_some() {
-        let args = turbofish(model);
+    if nested_arm(model, per, field).is_some() {
+        let args = turbofish(model, per);
         info = quote!(#info.with_nested(__nested_schema #args, #index));
     }
     info
@@ -111,12 +111,16 @@ fn field_info(model: &Model, index: usize, field: &Field) -> TokenStream {
 /// `T` is in that instance. (Not with flattened bases, whose rows are
 /// joined at run time into one static: such a field links nothing.)
 fn per_instance(model: &Model) -> bool {
-    model.bases.is_empty() && model.fields.iter().any(|f| is_generic(model, &f.ty))
+    // Asked once per expansion (callers pass it on): `is_generic` prints
+    // the type.
+    !model.generics.params.is_empty()
+        && model.bases.is_empty()
+        && model.fields.iter().any(|f| is_generic(model, &f.ty))
 }
 
 /// `::<T, N>`: the state's type and const parameters, for the rows'
 /// functions of a generic state (lifetimes are inferred).
-fn turbofish(model: &Model) -> TokenStream {
+fn turbofish(model: &Model, per: bool) -> TokenStream {
     let args = model
         .generics
         .params
@@ -127,7 +131,7 @@ fn turbofish(model: &Model) -> TokenStream {
             syn::GenericParam::Lifetime(_) => None,
         })
         .collect::<Vec<_>>();
-    match per_instance(model) && !args.is_empty() {
+    match per && !args.is_empty() {
         true => quote!(::<#(#args),*>),
         false => TokenStream::new(),
     }
@@ -136,9 +140,10 @@ fn turbofish(model: &Model) -> TokenStream {
 /// The own fields' rows, as an expression of type
 /// `&'static [FieldInfo; N]`.
 pub fn rows(model: &Model) -> TokenStream {
-    match per_instance(model) {
+    let per = per_instance(model);
+    match per {
         true => {
-            let args = turbofish(model);
+            let args = turbofish(model, per);
             quote!(__rows #args())
         }
         false => quote!(&__FIELDS),
@@ -150,8 +155,8 @@ pub fn rows(model: &Model) -> TokenStream {
 /// A field of a generic parameter's type is probed in a function generic
 /// like the state, where a parameter bounded by `State` is one; with
 /// flattened bases there is none (see [`per_instance`]).
-fn nested_arm(model: &Model, field: &Field) -> Option<TokenStream> {
-    if !per_instance(model) && is_generic(model, &field.ty) {
+fn nested_arm(model: &Model, per: bool, field: &Field) -> Option<TokenStream> {
+    if !per && !model.generics.params.is_empty() && is_generic(model, &field.ty) {
         return None;
     }
     let p = private(model);
@@ -163,7 +168,7 @@ fn nested_arm(model: &Model, field: &Field) -> Option<TokenStream> {
 /// own field `index` holds. One function for all the fields, each row
 /// keeping its index, instead of a closure per field; generic like the
 /// state when the rows are per instance.
-fn nested_schema_fn(model: &Model) -> TokenStream {
+fn nested_schema_fn(model: &Model, per: bool) -> TokenStream {
     let p = private(model);
     // One arm per field of a distinct type, answering for the fields alike
     // after it too: the type is probed once.
@@ -173,7 +178,7 @@ fn nested_schema_fn(model: &Model) -> TokenStream {
     let arms = (0..model.fields.len())
         .filter(|&i| first[i] == i)
         .filter_map(|i| {
-            let arm = nested_arm(model, &model.fields[i])?;
+            let arm = nested_arm(model, per, &model.fields[i])?;
             let alike = (i..model.fields.len()).filter(|&j| first[j] == i);
             Some(quote!(#(#alike)|* => #arm,))
         })
@@ -181,7 +186,7 @@ fn nested_schema_fn(model: &Model) -> TokenStream {
     if arms.is_empty() {
         return TokenStream::new();
     }
-    let (generics, where_clause) = fn_generics(model);
+    let (generics, where_clause) = fn_generics(model, per);
     quote! {
         fn __nested_schema #generics (index: usize) -> #p::Option<&'static #p::Schema> #where_clause {
             use #p::{NoStateSchema as _, ViaStateSchema as _};
@@ -195,8 +200,8 @@ fn nested_schema_fn(model: &Model) -> TokenStream {
 
 /// The generic parameters and where clause of the rows' functions: the
 /// state's own, when the rows are per instance.
-fn fn_generics(model: &Model) -> (TokenStream, TokenStream) {
-    if !per_instance(model) {
+fn fn_generics(model: &Model, per: bool) -> (TokenStream, TokenStream) {
+    if !per {
         return (TokenStream::new(), TokenStream::new());
     }
     let (impl_generics, _, where_clause) = model.generics.split_for_impl();
@@ -211,12 +216,13 @@ fn fn_generics(model: &Model) -> (TokenStream, TokenStream) {
 pub fn own_fields(model: &Model) -> TokenStream {
     let p = private(model);
     let count = model.fields.len();
+    let per = per_instance(model);
     let fields = model
         .fields
         .iter()
         .enumerate()
-        .map(|(i, f)| field_info(model, i, f));
-    let nested = nested_schema_fn(model);
+        .map(|(i, f)| field_info(model, per, i, f));
+    let nested = nested_schema_fn(model, per);
     let migration = model.migrate.is_some().then(|| {
         // Here, not in state-core: an error about the migration function
         // names this function and the derive, not a state-core file.
@@ -233,9 +239,9 @@ pub fn own_fields(model: &Model) -> TokenStream {
             }
         }
     });
-    let rows = match per_instance(model) {
+    let rows = match per {
         true => {
-            let (generics, where_clause) = fn_generics(model);
+            let (generics, where_clause) = fn_generics(model, per);
             quote! {
                 const fn __rows #generics () -> &'static [#p::FieldInfo; #count] #where_clause {
                     const { &[#(#fields),*] }
