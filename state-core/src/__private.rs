@@ -39,6 +39,7 @@ pub use crate::runtime::inherit::{
 };
 pub use crate::runtime::migrate::{MigrationFn, MigrationOutcome};
 pub use crate::runtime::nested;
+pub use crate::runtime::per_type::schema_of;
 pub use crate::runtime::serde_delta::{UpdateInput, decode_reduced, decode_replace};
 pub use crate::runtime::slot::{Slot, Written, merge_replace, merge_slot, write};
 pub use crate::runtime::state_field::{DecodeUpdate, StateField};

@@ -187,3 +187,70 @@ fn the_fewest_bounds_suffice() {
         ["inner.count", "inner.scratch", "note"]
     );
 }
+
+/// Another nested state, to tell two instances apart.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Other {
+    /// Its one field.
+    pub label: String,
+}
+
+/// A generic base holding a nested state of its parameter's type.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Slot<T: State + state_core::StateField> {
+    /// The nested state.
+    #[reducer(merge)]
+    pub held: T,
+}
+
+/// A generic state that flattens an instance of the generic base, with a
+/// field of its parameter's type.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Extended<T: State + state_core::StateField> {
+    /// The base.
+    #[state(flatten)]
+    pub base: Slot<Inner>,
+    /// A nested state of the parameter's type.
+    pub spare: T,
+}
+
+#[test]
+fn each_instance_of_a_generic_state_with_a_base_has_its_own_schema() {
+    // Asked in this order, the second must not get the first's schema.
+    assert_eq!(
+        Extended::<Inner>::leaf_keys(),
+        ["held.count", "held.scratch", "spare.count", "spare.scratch"]
+    );
+    assert_eq!(
+        Extended::<Other>::leaf_keys(),
+        ["held.count", "held.scratch", "spare.label"]
+    );
+    let spare =
+        |schema: &'static state_core::Schema| schema.field("spare").and_then(|f| f.nested());
+    assert_eq!(
+        spare(Extended::<Other>::schema()).map(|s| s.name),
+        Some("Other")
+    );
+    assert_eq!(
+        spare(Extended::<Inner>::schema()).map(|s| s.name),
+        Some("Inner")
+    );
+    assert_eq!(Slot::<Other>::leaf_keys(), ["held.label"]);
+    assert!(
+        std::ptr::eq(Extended::<Inner>::schema(), Extended::<Inner>::schema()),
+        "built once"
+    );
+
+    let mut s = Extended::<Inner>::default();
+    s.set("held.scratch", json!("x")).unwrap();
+    s.set("spare.scratch", json!("y")).unwrap();
+    assert_eq!(
+        s.field_ref::<Option<String>>("held.scratch"),
+        Some(&Some("x".to_owned()))
+    );
+    s.begin_turn();
+    assert_eq!(
+        (s.base.held.scratch.clone(), s.spare.scratch.clone()),
+        (None, None)
+    );
+}

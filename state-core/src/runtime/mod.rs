@@ -10,6 +10,7 @@ pub mod inherit;
 pub mod json_schema;
 pub mod migrate;
 pub mod nested;
+pub mod per_type;
 pub mod serde_delta;
 pub mod slot;
 pub mod state_field;

@@ -16,10 +16,10 @@ pub fn method(model: &Model) -> TokenStream {
     let name = model.ident.to_string();
     let docs = &model.docs;
     let evolution = evolution(model);
-    if per_instance(model) {
+    let rows = rows(model);
+    if model.bases.is_empty() && per_instance(model) {
         // A static cannot name the generic parameters; an inline constant
         // can, and is one per instance.
-        let rows = rows(model);
         return quote! {
             #[inline]
             fn schema() -> &'static #p::Schema {
@@ -38,25 +38,37 @@ pub fn method(model: &Model) -> TokenStream {
     }
     // Built once: a base's schema is known only at run time. Runs of the
     // own fields' rows between the bases'.
+    let place = rows_place(model);
     let mut runs = Vec::new();
     let mut start = 0;
     for base in &model.bases {
         let end = base.position;
         if end > start {
-            runs.push(quote!(&__FIELDS[#start..#end]));
+            runs.push(quote!(&#place[#start..#end]));
         }
         let ty = &base.ty;
         runs.push(quote!(<#ty as #p::State>::schema().fields));
         start = end;
     }
     if start < model.fields.len() {
-        runs.push(quote!(&__FIELDS[#start..]));
+        runs.push(quote!(&#place[#start..]));
     }
+    let build = quote!(#p::flat_schema(#name, #docs, &[#(#runs),*])#evolution);
+    if model.generics.params.is_empty() {
+        return quote! {
+            #[inline]
+            fn schema() -> &'static #p::Schema {
+                static SCHEMA: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
+                SCHEMA.get_or_init(|| #build)
+            }
+        };
+    }
+    // A static in a generic function is one for every instance, whose
+    // bases' schemas may differ: one schema per type instead.
     quote! {
         #[inline]
         fn schema() -> &'static #p::Schema {
-            static SCHEMA: #p::OnceLock<#p::Schema> = #p::OnceLock::new();
-            SCHEMA.get_or_init(|| #p::flat_schema(#name, #docs, &[#(#runs),*])#evolution)
+            #p::schema_of::<Self>(|| #build)
         }
     }
 }
@@ -98,24 +110,18 @@ fn field_info(model: &Model, per: bool, index: usize, field: &Field) -> TokenStr
         let aliases = &field.aliases;
         info = quote!(#info.with_aliases(&[#(#aliases),*]));
     }
-    if nested_arm(model, per, field).is_some() {
-        let args = turbofish(model, per);
-        info = quote!(#info.with_nested(__nested_schema #args, #index));
-    }
-    info
+    let args = turbofish(model, per);
+    quote!(#info.with_nested(__nested_schema #args, #index))
 }
 
 /// Whether the rows are per instance of a generic state (`__rows()`),
 /// not one static (`__FIELDS`): when a field's type names a generic
 /// parameter, so that a field of type `T` links the schema of the state
-/// `T` is in that instance. (Not with flattened bases, whose rows are
-/// joined at run time into one static: such a field links nothing.)
+/// `T` is in that instance.
 fn per_instance(model: &Model) -> bool {
     // Asked once per expansion (callers pass it on): `is_generic` prints
     // the type.
-    !model.generics.params.is_empty()
-        && model.bases.is_empty()
-        && model.fields.iter().any(|f| is_generic(model, &f.ty))
+    !model.generics.params.is_empty() && model.fields.iter().any(|f| is_generic(model, &f.ty))
 }
 
 /// `::<T, N>`: the state's type and const parameters, for the rows'
@@ -150,18 +156,27 @@ pub fn rows(model: &Model) -> TokenStream {
     }
 }
 
+/// The own fields' rows as a place to slice: `__FIELDS`, or
+/// `(*__rows::<T>())`.
+fn rows_place(model: &Model) -> TokenStream {
+    let per = per_instance(model);
+    match per {
+        true => {
+            let args = turbofish(model, per);
+            quote!((*__rows #args()))
+        }
+        false => quote!(__FIELDS),
+    }
+}
+
 /// The schema of the nested state field `field` may hold, as an
 /// expression: its type, probed for being a state, whatever its reducer.
 /// A field of a generic parameter's type is probed in a function generic
-/// like the state, where a parameter bounded by `State` is one; with
-/// flattened bases there is none (see [`per_instance`]).
-fn nested_arm(model: &Model, per: bool, field: &Field) -> Option<TokenStream> {
-    if !per && !model.generics.params.is_empty() && is_generic(model, &field.ty) {
-        return None;
-    }
+/// like the state, where a parameter bounded by `State` is one.
+fn nested_arm(model: &Model, field: &Field) -> TokenStream {
     let p = private(model);
     let ty = &field.ty;
-    Some(quote!((&#p::Probe::<#ty>::new()).state_schema()))
+    quote!((&#p::Probe::<#ty>::new()).state_schema())
 }
 
 /// `__nested_schema(index)`, for the rows: the schema of the nested state
@@ -177,10 +192,10 @@ fn nested_schema_fn(model: &Model, per: bool) -> TokenStream {
         .collect::<Vec<_>>();
     let arms = (0..model.fields.len())
         .filter(|&i| first[i] == i)
-        .filter_map(|i| {
-            let arm = nested_arm(model, per, &model.fields[i])?;
+        .map(|i| {
+            let arm = nested_arm(model, &model.fields[i]);
             let alike = (i..model.fields.len()).filter(|&j| first[j] == i);
-            Some(quote!(#(#alike)|* => #arm,))
+            quote!(#(#alike)|* => #arm,)
         })
         .collect::<Vec<_>>();
     if arms.is_empty() {
