@@ -382,8 +382,10 @@ fn build_field(
     })))
 }
 
-/// A base must be a concrete state type: its keys are the same for every
-/// instance of a generic struct.
+/// A base must be a concrete state type: its keys, setters and table are
+/// the same for every instance of a generic struct. (A base of a type that
+/// names the struct's parameters, `Slot<T>`, failed in generated code with
+/// seven errors; an instance such as `Slot<u8>` flattens.)
 fn check_bases(generics: &syn::Generics, bases: &[Base], errors: &mut Errors) {
     let params = generics
         .type_params()
@@ -397,8 +399,65 @@ fn check_bases(generics: &syn::Generics, bases: &[Base], errors: &mut Errors) {
                 "`#[state(flatten)]` needs a concrete state type, not a type parameter: \
                  the flattened fields must be known to this derive",
             ));
+        } else if mentions_param(generics, &base.ty) {
+            errors.push(error(
+                &base.ty,
+                "`#[state(flatten)]` needs a base type that does not use this state's generic \
+                 parameters: flatten an instance (`Slot<u8>`, not `Slot<T>`), or hold the base \
+                 as a field with `#[reducer(merge)]`",
+            ));
         }
     }
+}
+
+/// Whether `ty` names one of `generics`' parameters (or `Self`, which only
+/// the impls can name).
+pub fn mentions_param(generics: &syn::Generics, ty: &impl quote::ToTokens) -> bool {
+    let params = generics
+        .params
+        .iter()
+        .map(|param| match param {
+            syn::GenericParam::Type(t) => t.ident.to_string(),
+            syn::GenericParam::Const(c) => c.ident.to_string(),
+            syn::GenericParam::Lifetime(l) => format!("'{}", l.lifetime.ident),
+        })
+        .chain(["Self".to_owned()])
+        .collect::<Vec<_>>();
+    mentions(ty.to_token_stream(), &params, &mut false)
+}
+
+/// Whether `tokens` name one of `params` (`'a` for a lifetime).
+pub fn mentions(
+    tokens: proc_macro2::TokenStream,
+    params: &[String],
+    after_quote: &mut bool,
+) -> bool {
+    for token in tokens {
+        match token {
+            proc_macro2::TokenTree::Group(group) => {
+                if mentions(group.stream(), params, after_quote) {
+                    return true;
+                }
+            }
+            proc_macro2::TokenTree::Punct(punct) => {
+                *after_quote = punct.as_char() == '\'';
+                continue;
+            }
+            proc_macro2::TokenTree::Ident(ident) => {
+                let name = if *after_quote {
+                    format!("'{ident}")
+                } else {
+                    ident.to_string()
+                };
+                if params.contains(&name) {
+                    return true;
+                }
+            }
+            proc_macro2::TokenTree::Literal(_) => {}
+        }
+        *after_quote = false;
+    }
+    false
 }
 
 impl Model {

@@ -327,52 +327,12 @@ pub fn bound(
 /// Whether `ty` names one of the struct's generic parameters (or `Self`,
 /// which only the impls can name).
 pub fn is_generic(model: &Model, ty: &impl ToTokens) -> bool {
-    let params = model
-        .generics
-        .params
-        .iter()
-        .map(|param| match param {
-            syn::GenericParam::Type(t) => t.ident.to_string(),
-            syn::GenericParam::Const(c) => c.ident.to_string(),
-            syn::GenericParam::Lifetime(l) => format!("'{}", l.lifetime.ident),
-        })
-        .chain(["Self".to_owned()])
-        .collect::<Vec<_>>();
-    mentions(ty.to_token_stream(), &params, &mut false)
+    crate::model::mentions_param(&model.generics, ty)
 }
 
 /// Whether `ty` names `Self`: only the impls can, not the checks.
 fn mentions_self(ty: &syn::Type) -> bool {
-    mentions(ty.to_token_stream(), &["Self".to_owned()], &mut false)
-}
-
-fn mentions(tokens: TokenStream, params: &[String], after_quote: &mut bool) -> bool {
-    for token in tokens {
-        match token {
-            TokenTree::Group(group) => {
-                if mentions(group.stream(), params, after_quote) {
-                    return true;
-                }
-            }
-            TokenTree::Punct(punct) => {
-                *after_quote = punct.as_char() == '\'';
-                continue;
-            }
-            TokenTree::Ident(ident) => {
-                let name = if *after_quote {
-                    format!("'{ident}")
-                } else {
-                    ident.to_string()
-                };
-                if params.contains(&name) {
-                    return true;
-                }
-            }
-            TokenTree::Literal(_) => {}
-        }
-        *after_quote = false;
-    }
-    false
+    crate::model::mentions(ty.to_token_stream(), &["Self".to_owned()], &mut false)
 }
 
 /// `open`, `inner` and `close`, where `open` and `close` (our tokens) are
