@@ -22,7 +22,6 @@ pub use ::core::any::Any;
 pub use ::core::iter::{Extend, IntoIterator, Iterator};
 pub use ::std::string::String;
 
-pub use crate::dynamic::{from_json, split_path, to_json};
 pub use crate::error::{ReduceError, StateError};
 pub use crate::into_update::IntoUpdate;
 pub use crate::messages::Message;

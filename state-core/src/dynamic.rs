@@ -28,14 +28,18 @@ pub fn describe(value: &Value) -> String {
     }
 }
 
-/// Writes one field as JSON; a map key that is not a string is an error
-/// naming the field. (Non-finite floats are checked by the caller, see
-/// `ErasedValue::to_json`.)
-pub fn to_json<T: Serialize + ?Sized>(field: &str, value: &T) -> Result<Value, StateError> {
-    serde_json::to_value(value).map_err(|e| StateError::Serialize {
+/// Writes one field as JSON; a value JSON cannot hold (a map key that is
+/// not a string, a non-finite float) is an error naming the field. The
+/// float check walks `value` erased: a state's fields have their erased
+/// `Serialize` anyway (`ErasedValue::as_serialize`).
+pub fn to_json<T: Serialize>(field: &str, value: &T) -> Result<Value, StateError> {
+    let error = |e: serde_json::Error| StateError::Serialize {
         field: field.to_owned(),
         message: e.to_string(),
-    })
+    };
+    let json = serde_json::to_value(value).map_err(error)?;
+    crate::json::refuse_hidden_floats(&json, value).map_err(error)?;
+    Ok(json)
 }
 
 /// Reads one field from JSON; a mismatch names the field, the Rust type

@@ -426,12 +426,13 @@ pub fn mentions_param(generics: &syn::Generics, ty: &impl quote::ToTokens) -> bo
     mentions(ty.to_token_stream(), &params, &mut false)
 }
 
+/// Whether `ty` names `Self`.
+pub fn mentions_self(ty: &impl quote::ToTokens) -> bool {
+    mentions(ty.to_token_stream(), &["Self".to_owned()], &mut false)
+}
+
 /// Whether `tokens` name one of `params` (`'a` for a lifetime).
-pub fn mentions(
-    tokens: proc_macro2::TokenStream,
-    params: &[String],
-    after_quote: &mut bool,
-) -> bool {
+fn mentions(tokens: proc_macro2::TokenStream, params: &[String], after_quote: &mut bool) -> bool {
     for token in tokens {
         match token {
             proc_macro2::TokenTree::Group(group) => {

@@ -19,7 +19,7 @@ use crate::dynamic::{describe, from_json};
 use crate::error::StateError;
 use crate::reducer::{Reducer, Writes};
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 /// Where one field's value is read from.
@@ -37,14 +37,19 @@ impl From<Value> for UpdateInput<'_, '_> {
     }
 }
 
-/// A reducer field's value in a compact format, tagged; the variants'
-/// order is the format (`Slot`'s `Serialize` writes the same indices).
-#[derive(Deserialize)]
-#[serde(rename = "Slot", bound = "T: DeserializeOwned, U: DecodeUpdate")]
-enum Wire<T, U> {
-    Update(Compact<U>),
+/// A reducer field's value in a compact format, tagged: one enum both
+/// ways, so that its variants' order (the format) is written once. `Slot`'s
+/// `Serialize` writes `Wire<&T, &U, &[U]>`; [`decode_reduced`] reads
+/// `Wire<T, Compact<U>, Vec<Compact<U>>>`.
+#[derive(Serialize, Deserialize)]
+#[serde(rename = "Slot")]
+pub(crate) enum Wire<T, U, W> {
+    /// One update.
+    Update(U),
+    /// A wholesale replacement.
     Overwrite(T),
-    Writes(Vec<Compact<U>>),
+    /// The writes of a merged step, in order.
+    Writes(W),
 }
 
 /// An update read through [`DecodeUpdate`], which every deserializable
@@ -100,7 +105,7 @@ where
     let value = match input {
         UpdateInput::Json(value) => value,
         UpdateInput::Compact(d) => {
-            let wire = erased_serde::deserialize::<Wire<T, R::Update>>(d);
+            let wire = erased_serde::deserialize::<Wire<T, Compact<R::Update>, Vec<_>>>(d);
             match wire.map_err(compact_error(field, update_ty))? {
                 Wire::Update(Compact(update)) => slot.set(reducer, update),
                 Wire::Overwrite(value) => slot.overwrite(value),

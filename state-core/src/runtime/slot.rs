@@ -8,6 +8,7 @@
 //! use it.
 
 use super::apply::Plan;
+use super::serde_delta::Wire;
 use crate::error::StateError;
 use crate::into_update::IntoUpdate;
 use crate::reducer::{Fold, Reducer, Writes};
@@ -303,23 +304,17 @@ impl<T: fmt::Debug, U: fmt::Debug> fmt::Debug for Slot<T, U> {
 /// The update itself, `{"__overwrite__": value}`, or, for the writes of a
 /// merged step that did not fold into one, `{"__writes__": [update, ...]}`.
 /// A compact format (`!is_human_readable()`), which cannot read ahead to
-/// tell a marker from an update, gets the enum `Slot { Update(update),
-/// Overwrite(value), Writes([update, ...]) }` instead.
+/// tell a marker from an update, gets the tagged enum `serde_delta::Wire`.
 impl<T: Serialize, U: Serialize> Serialize for Slot<T, U> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         if !serializer.is_human_readable() {
-            return match self.written() {
-                None => serializer.serialize_none(),
-                Some(Written::Update(update)) => {
-                    serializer.serialize_newtype_variant("Slot", 0, "Update", update)
-                }
-                Some(Written::Overwrite(value)) => {
-                    serializer.serialize_newtype_variant("Slot", 1, "Overwrite", value)
-                }
-                Some(Written::Updates(updates)) => {
-                    serializer.serialize_newtype_variant("Slot", 2, "Writes", updates)
-                }
+            let wire: Wire<&T, &U, &[U]> = match self.written() {
+                None => return serializer.serialize_none(),
+                Some(Written::Update(update)) => Wire::Update(update),
+                Some(Written::Overwrite(value)) => Wire::Overwrite(value),
+                Some(Written::Updates(updates)) => Wire::Writes(updates),
             };
+            return wire.serialize(serializer);
         }
         match self.written() {
             None => serializer.serialize_none(),

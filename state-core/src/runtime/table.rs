@@ -43,14 +43,7 @@ pub trait ErasedValue {
 
 impl<T: Serialize + DeserializeOwned> ErasedValue for T {
     fn to_json(&self, key: &str) -> Result<Value, StateError> {
-        // `crate::json::to_value`'s rule, its check through the erased
-        // `Serialize` this vtable holds anyway.
-        let json = to_json(key, self)?;
-        crate::json::refuse_hidden_floats(&json, self).map_err(|e| StateError::Serialize {
-            field: key.to_owned(),
-            message: e.to_string(),
-        })?;
-        Ok(json)
+        to_json(key, self)
     }
 
     fn set_json(&mut self, key: &str, ty: &'static str, value: Value) -> Result<(), StateError> {
@@ -87,6 +80,13 @@ pub trait ErasedState: ErasedValue {
     /// `State::begin_turn` of the nested state.
     fn begin_turn(&mut self);
 
+    /// `State::get` of the nested state: its own table's, or with
+    /// `#[state(serde = "user")]` its own serde impls'.
+    fn get_at(&self, key: &str) -> Result<Value, StateError>;
+
+    /// `State::set` of the nested state, as [`get_at`](ErasedState::get_at).
+    fn set_at(&mut self, key: &str, value: Value) -> Result<(), StateError>;
+
     /// Replaces the nested state with `value` read by its own
     /// `State::from_json`, so that an error inside it names its dotted
     /// path (`inner.n`), not only `key`; on error nothing changes.
@@ -114,6 +114,14 @@ impl<S: State + Serialize + DeserializeOwned> ErasedState for S {
 
     fn begin_turn(&mut self) {
         State::begin_turn(self);
+    }
+
+    fn get_at(&self, key: &str) -> Result<Value, StateError> {
+        State::get(self, key)
+    }
+
+    fn set_at(&mut self, key: &str, value: Value) -> Result<(), StateError> {
+        State::set(self, key, value)
     }
 
     fn replace_json(&mut self, key: &str, value: Value) -> Result<(), StateError> {
@@ -464,13 +472,11 @@ fn get_path(state: &dyn Fields, key: &str) -> Result<Value, StateError> {
         let field = state.field(index).ok_or_else(|| unknown(state, head))?;
         return match (field, rest) {
             (field, None) => field.value().to_json(head),
-            (FieldRef::State(nested), Some(rest)) if !nested.as_fields().user_serde() => {
-                get(nested.as_fields(), rest).map_err(|e| e.within(head).seen_from(state.name()))
-            }
-            // A plain value, or a nested state whose JSON is its own serde
-            // impls': walk its JSON.
-            (field, Some(rest)) => {
-                let json = field.value().to_json(head)?;
+            (FieldRef::State(nested), Some(rest)) => nested
+                .get_at(rest)
+                .map_err(|e| e.within(head).seen_from(state.name())),
+            (FieldRef::Value(value), Some(rest)) => {
+                let json = value.to_json(head)?;
                 walk(key, &json, rest).cloned()
             }
         };
@@ -508,17 +514,9 @@ fn set_path(state: &mut dyn Fields, key: &str, value: Value) -> Result<(), State
             (field, None) => field
                 .set_json(head, ty, value)
                 .map_err(|e| e.seen_from(state_name)),
-            (FieldMut::State(nested), Some(rest)) if !nested.as_fields().user_serde() => {
-                set(nested.as_fields_mut(), rest, value)
-                    .map_err(|e| e.within(head).seen_from(state_name))
-            }
-            (FieldMut::State(nested), Some(rest)) => {
-                // Its JSON is its own serde impls': edit it and read it
-                // back whole, as for a plain value.
-                let mut json = nested.to_json(head)?;
-                *walk_mut(key, &mut json, rest)? = value;
-                nested.replace_json(head, json)
-            }
+            (FieldMut::State(nested), Some(rest)) => nested
+                .set_at(rest, value)
+                .map_err(|e| e.within(head).seen_from(state_name)),
             (FieldMut::Value(field), Some(rest)) => {
                 // Edit the field's JSON and read it back: the field changes
                 // only if the result is still a valid value.

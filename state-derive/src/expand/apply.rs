@@ -32,6 +32,7 @@ pub fn impl_state(model: &Model) -> TokenStream {
     let check = check(model);
     let commit = commit(model);
     let apply = apply(model);
+    let table = table_methods(&p, quote!(self));
 
     quote! {
         #[automatically_derived]
@@ -45,32 +46,39 @@ pub fn impl_state(model: &Model) -> TokenStream {
             #begin_turn
             #access
             #schema
+            #table
+        }
+    }
+}
 
-            #[inline]
-            fn __fields(&self) -> &dyn #p::Fields {
-                self
-            }
+/// `State`'s hidden methods that give the field table, each returning
+/// `body` (`self`, or the fallback's `loop {}`).
+pub fn table_methods(p: &TokenStream, body: TokenStream) -> TokenStream {
+    quote! {
+        #[inline]
+        fn __fields(&self) -> &dyn #p::Fields {
+            #body
+        }
 
-            #[inline]
-            fn __fields_mut(&mut self) -> &mut dyn #p::Fields {
-                self
-            }
+        #[inline]
+        fn __fields_mut(&mut self) -> &mut dyn #p::Fields {
+            #body
+        }
 
-            #[inline]
-            fn __static_fields(&self) -> &(dyn #p::Fields + 'static)
-            where
-                Self: 'static,
-            {
-                self
-            }
+        #[inline]
+        fn __static_fields(&self) -> &(dyn #p::Fields + 'static)
+        where
+            Self: 'static,
+        {
+            #body
+        }
 
-            #[inline]
-            fn __static_fields_mut(&mut self) -> &mut (dyn #p::Fields + 'static)
-            where
-                Self: 'static,
-            {
-                self
-            }
+        #[inline]
+        fn __static_fields_mut(&mut self) -> &mut (dyn #p::Fields + 'static)
+        where
+            Self: 'static,
+        {
+            #body
         }
     }
 }

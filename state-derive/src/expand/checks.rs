@@ -17,7 +17,7 @@
 //! several of them is one error.
 
 use super::{Facts, local, private, update_type};
-use crate::model::{Field, Model, Reducer};
+use crate::model::{Field, Model, Reducer, mentions_self};
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 
@@ -328,11 +328,6 @@ pub fn bound(
 /// which only the impls can name).
 pub fn is_generic(model: &Model, ty: &impl ToTokens) -> bool {
     crate::model::mentions_param(&model.generics, ty)
-}
-
-/// Whether `ty` names `Self`: only the impls can, not the checks.
-fn mentions_self(ty: &syn::Type) -> bool {
-    crate::model::mentions(ty.to_token_stream(), &["Self".to_owned()], &mut false)
 }
 
 /// `open`, `inner` and `close`, where `open` and `close` (our tokens) are

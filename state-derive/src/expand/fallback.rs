@@ -63,6 +63,7 @@ pub fn stubs(input: &syn::DeriveInput, derives_default: bool) -> TokenStream {
         }
     });
     let setters = setters(input, &p);
+    let table = super::apply::table_methods(&p, quote!(loop {}));
     quote! {
         #[doc(hidden)]
         #vis struct #delta #generics #where_clause {
@@ -126,24 +127,7 @@ pub fn stubs(input: &syn::DeriveInput, derives_default: bool) -> TokenStream {
                 fn schema() -> &'static #p::Schema {
                     loop {}
                 }
-                fn __fields(&self) -> &dyn #p::Fields {
-                    loop {}
-                }
-                fn __fields_mut(&mut self) -> &mut dyn #p::Fields {
-                    loop {}
-                }
-                fn __static_fields(&self) -> &(dyn #p::Fields + 'static)
-                where
-                    Self: 'static,
-                {
-                    loop {}
-                }
-                fn __static_fields_mut(&mut self) -> &mut (dyn #p::Fields + 'static)
-                where
-                    Self: 'static,
-                {
-                    loop {}
-                }
+                #table
             }
 
             #[automatically_derived]

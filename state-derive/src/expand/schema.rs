@@ -16,8 +16,9 @@ pub fn method(model: &Model) -> TokenStream {
     let name = model.ident.to_string();
     let docs = &model.docs;
     let evolution = evolution(model);
-    let rows = rows(model);
-    if model.bases.is_empty() && per_instance(model) {
+    let per = per_instance(model);
+    let rows = rows_with(model, per);
+    if model.bases.is_empty() && per {
         // A static cannot name the generic parameters; an inline constant
         // can, and is one per instance.
         return quote! {
@@ -38,7 +39,7 @@ pub fn method(model: &Model) -> TokenStream {
     }
     // Built once: a base's schema is known only at run time. Runs of the
     // own fields' rows between the bases'.
-    let place = rows_place(model);
+    let place = rows_place(model, per);
     let mut runs = Vec::new();
     let mut start = 0;
     for base in &model.bases {
@@ -88,7 +89,7 @@ fn evolution(model: &Model) -> TokenStream {
 
 /// Own field `index`'s `FieldInfo`, for the rows next to
 /// [`nested_schema_fn`].
-fn field_info(model: &Model, per: bool, index: usize, field: &Field) -> TokenStream {
+fn field_info(model: &Model, args: &TokenStream, index: usize, field: &Field) -> TokenStream {
     let p = private(model);
     let key = key(field);
     let ty = type_text(&field.ty);
@@ -110,7 +111,6 @@ fn field_info(model: &Model, per: bool, index: usize, field: &Field) -> TokenStr
         let aliases = &field.aliases;
         info = quote!(#info.with_aliases(&[#(#aliases),*]));
     }
-    let args = turbofish(model, per);
     quote!(#info.with_nested(__nested_schema #args, #index))
 }
 
@@ -146,24 +146,24 @@ fn turbofish(model: &Model, per: bool) -> TokenStream {
 /// The own fields' rows, as an expression of type
 /// `&'static [FieldInfo; N]`.
 pub fn rows(model: &Model) -> TokenStream {
-    let per = per_instance(model);
+    rows_with(model, per_instance(model))
+}
+
+fn rows_with(model: &Model, per: bool) -> TokenStream {
+    let place = rows_place(model, per);
+    match per {
+        true => place,
+        false => quote!(&#place),
+    }
+}
+
+/// The own fields' rows as a place to index: `__FIELDS`, or the reference
+/// `__rows::<T>()` (indexing derefs it) when they are per instance.
+fn rows_place(model: &Model, per: bool) -> TokenStream {
     match per {
         true => {
             let args = turbofish(model, per);
             quote!(__rows #args())
-        }
-        false => quote!(&__FIELDS),
-    }
-}
-
-/// The own fields' rows as a place to slice: `__FIELDS`, or
-/// `(*__rows::<T>())`.
-fn rows_place(model: &Model) -> TokenStream {
-    let per = per_instance(model);
-    match per {
-        true => {
-            let args = turbofish(model, per);
-            quote!((*__rows #args()))
         }
         false => quote!(__FIELDS),
     }
@@ -232,11 +232,12 @@ pub fn own_fields(model: &Model) -> TokenStream {
     let p = private(model);
     let count = model.fields.len();
     let per = per_instance(model);
+    let args = turbofish(model, per);
     let fields = model
         .fields
         .iter()
         .enumerate()
-        .map(|(i, f)| field_info(model, per, i, f));
+        .map(|(i, f)| field_info(model, &args, i, f));
     let nested = nested_schema_fn(model, per);
     let migration = model.migrate.is_some().then(|| {
         // Here, not in state-core: an error about the migration function
