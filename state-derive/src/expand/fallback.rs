@@ -33,25 +33,28 @@ pub fn stubs(input: &syn::DeriveInput, derives_default: bool) -> TokenStream {
     let lifetimes = generics.lifetimes().map(|l| &l.lifetime);
     let marker = quote!(#p::Option<(#(*const #types,)* #(&#lifetimes (),)*)>);
 
-    // A struct that names the owner of its serde impls (`serde = "user"`,
-    // even misspelled) most likely derives them: no stubs to conflict.
-    let state_serde = (!names_serde_owner(&input.attrs)).then(|| {
+    // Stub serde impls for `ty` (the struct or its delta).
+    let serde_stubs = |ty: &dyn quote::ToTokens| {
         quote! {
             #[automatically_derived]
-            impl #impl_generics #p::Serialize for #ident #ty_generics #where_clause {
+            impl #impl_generics #p::Serialize for #ty #ty_generics #where_clause {
                 fn serialize<__S: #p::Serializer>(&self, _: __S) -> #p::Result<__S::Ok, __S::Error> {
                     loop {}
                 }
             }
 
             #[automatically_derived]
-            impl #de_impl_generics #p::Deserialize<'__de> for #ident #ty_generics #where_clause {
+            impl #de_impl_generics #p::Deserialize<'__de> for #ty #ty_generics #where_clause {
                 fn deserialize<__D: #p::Deserializer<'__de>>(_: __D) -> #p::Result<Self, __D::Error> {
                     loop {}
                 }
             }
         }
-    });
+    };
+    // A struct that names the owner of its serde impls (`serde = "user"`,
+    // even misspelled) most likely derives them: no stubs to conflict.
+    let state_serde = (!names_serde_owner(&input.attrs)).then(|| serde_stubs(ident));
+    let delta_serde = serde_stubs(&delta);
     let default = (!derives_default).then(|| {
         quote! {
             #[automatically_derived]
@@ -141,20 +144,7 @@ pub fn stubs(input: &syn::DeriveInput, derives_default: bool) -> TokenStream {
             }
 
             #state_serde
-
-            #[automatically_derived]
-            impl #impl_generics #p::Serialize for #delta #ty_generics #where_clause {
-                fn serialize<__S: #p::Serializer>(&self, _: __S) -> #p::Result<__S::Ok, __S::Error> {
-                    loop {}
-                }
-            }
-
-            #[automatically_derived]
-            impl #de_impl_generics #p::Deserialize<'__de> for #delta #ty_generics #where_clause {
-                fn deserialize<__D: #p::Deserializer<'__de>>(_: __D) -> #p::Result<Self, __D::Error> {
-                    loop {}
-                }
-            }
+            #delta_serde
         };
     }
 }
