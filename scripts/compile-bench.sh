@@ -38,7 +38,8 @@
 #
 # Usage: scripts/compile-bench.sh [scratch-dir]
 #   PROFILE=release  time release builds instead of dev (default: dev)
-#   RUNS=5           number of timed builds per crate and measure (default: 3)
+#   RUNS=5           number of timed builds per crate and measure (default: 3;
+#                    0 prepares the scratch workspace and times nothing)
 #   OFFLINE=0        let cargo use the network (default: --offline; the
 #                    repository's Cargo.lock is copied in, so the registry
 #                    cache that built the repository is enough)
@@ -253,6 +254,11 @@ for run in $(seq 1 "$runs"); do
     printf 'run %d  %-12s %6.2f s\n' "$run" "$target" "$t"
   done
 done
+
+# RUNS=0 only prepares the workspace (for other measures of it).
+if [ "$runs" -eq 0 ]; then
+  exit 0
+fi
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 ours=$(echo "${times[ours]}" | median)

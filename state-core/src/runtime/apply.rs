@@ -16,19 +16,26 @@ pub enum Plan<T, U> {
 }
 
 /// Stages one reducer field's writes: one update, the writes of a merged
-/// step, or an overwrite. Fails, naming the field, when the reducer
-/// refuses; changes nothing either way.
+/// step, or an overwrite. When the reducer refuses, the error, naming the
+/// field, goes to `result` and the plan is to skip; once `result` holds an
+/// error, later fields are not staged. Changes nothing either way.
+///
+/// An accumulated error instead of `?` per field: generated `apply` and
+/// `check` then have one early return, not one per reducer field that
+/// drops everything not yet moved out of the delta (measured: compile
+/// time).
 #[inline(always)]
 pub fn stage<T, R: Reducer<T>>(
     reducer: &R,
     target: &T,
     field: &'static str,
     slot: Slot<T, R::Update>,
-) -> Result<Plan<T, R::Update>, StateError> {
+    result: &mut Result<(), StateError>,
+) -> Plan<T, R::Update> {
     match slot.take() {
-        Taken::Nothing => Ok(Plan::Skip),
-        Taken::Overwrite(value) => Ok(Plan::Overwrite(value)),
-        Taken::Writes(writes) => stage_writes(reducer, target, field, writes),
+        Taken::Nothing => Plan::Skip,
+        Taken::Overwrite(value) => Plan::Overwrite(value),
+        Taken::Writes(writes) => stage_writes(reducer, target, field, writes, result),
     }
 }
 
@@ -68,16 +75,25 @@ pub fn reduce_now<T, R: Reducer<T>>(
     Ok(())
 }
 
+/// [`stage`] of writes, out of line: its error handling is compiled once
+/// per field type, not at every field.
 fn stage_writes<T, R: Reducer<T>>(
     reducer: &R,
     target: &T,
     field: &'static str,
     writes: Writes<R::Update>,
-) -> Result<Plan<T, R::Update>, StateError> {
-    reducer
-        .stage(target, writes)
-        .map(Plan::Reduce)
-        .map_err(|source| StateError::reduce(field, source))
+    result: &mut Result<(), StateError>,
+) -> Plan<T, R::Update> {
+    if result.is_err() {
+        return Plan::Skip;
+    }
+    match reducer.stage(target, writes) {
+        Ok(staged) => Plan::Reduce(staged),
+        Err(source) => {
+            *result = Err(StateError::reduce(field, source));
+            Plan::Skip
+        }
+    }
 }
 
 /// Commits a staged reducer field.
@@ -104,6 +120,18 @@ mod tests {
     use crate::error::ReduceError;
     use crate::reducer::Append;
 
+    /// `stage` with a fresh accumulator, as a `Result`.
+    fn staged<T, R: Reducer<T>>(
+        reducer: &R,
+        target: &T,
+        field: &'static str,
+        slot: Slot<T, R::Update>,
+    ) -> Result<Plan<T, R::Update>, StateError> {
+        let mut result = Ok(());
+        let plan = super::stage(reducer, target, field, slot, &mut result);
+        result.map(|()| plan)
+    }
+
     fn refuse_negative(target: &mut i32, update: i32) -> Result<(), String> {
         if update < 0 {
             return Err("negative".into());
@@ -114,7 +142,7 @@ mod tests {
 
     #[test]
     fn skip_when_nothing_written() {
-        let plan = stage(&Append, &vec![1], "f", Slot::default()).unwrap();
+        let plan = staged(&Append, &vec![1], "f", Slot::default()).unwrap();
         assert!(matches!(plan, Plan::Skip));
     }
 
@@ -123,7 +151,7 @@ mod tests {
         let mut v = vec![1, 2];
         let mut slot = Slot::default();
         slot.overwrite(vec![7]);
-        let plan = stage(&Append, &v, "f", slot).unwrap();
+        let plan = staged(&Append, &v, "f", slot).unwrap();
         commit(&Append, &mut v, plan);
         assert_eq!(v, [7]);
     }
@@ -133,7 +161,7 @@ mod tests {
         let f = refuse_negative as fn(&mut i32, i32) -> Result<(), String>;
         let mut slot = Slot::default();
         slot.set(&f, -1);
-        let err = stage(&f, &1, "budget", slot).err().unwrap();
+        let err = staged(&f, &1, "budget", slot).err().unwrap();
         assert_eq!(
             err,
             StateError::Reduce {
@@ -141,6 +169,19 @@ mod tests {
                 source: ReduceError::custom("negative")
             }
         );
+    }
+
+    #[test]
+    fn after_an_error_later_fields_are_not_staged() {
+        let f = refuse_negative as fn(&mut i32, i32) -> Result<(), String>;
+        let (mut bad, mut good) = (Slot::default(), Slot::default());
+        bad.set(&f, -1);
+        good.set(&f, -2);
+        let mut result = Ok(());
+        assert!(matches!(stage(&f, &1, "a", bad, &mut result), Plan::Skip));
+        assert!(matches!(stage(&f, &1, "b", good, &mut result), Plan::Skip));
+        // The first error is kept; the second field was never staged.
+        assert!(matches!(result, Err(StateError::Reduce { field, .. }) if field == "a"));
     }
 
     #[test]
@@ -161,7 +202,7 @@ mod tests {
         let mut v = vec![0];
         let mut slot = Slot::default();
         slot.set_writes(&Append, Writes::new(vec![1], vec![vec![2], vec![3]]));
-        let plan = stage(&Append, &v, "f", slot).unwrap();
+        let plan = staged(&Append, &v, "f", slot).unwrap();
         commit(&Append, &mut v, plan);
         assert_eq!(v, [0, 1, 2, 3]);
     }

@@ -348,12 +348,13 @@ pub fn merge_slot<T, R: Reducer<T>>(
     field: &'static str,
     a: &mut Slot<T, R::Update>,
     b: Slot<T, R::Update>,
-) -> Result<(), StateError> {
+    result: &mut Result<(), StateError>,
+) {
     // Most fields are not written by a given delta: nothing to merge.
-    if b.is_empty() {
-        return Ok(());
+    if b.is_empty() || result.is_err() {
+        return;
     }
-    merge_writes(reducer, field, a, b)
+    *result = merge_writes(reducer, field, a, b);
 }
 
 fn merge_writes<T, R: Reducer<T>>(
@@ -436,16 +437,18 @@ pub fn merge_replace<U>(
     field: &'static str,
     a: &mut Option<U>,
     b: Option<U>,
-) -> Result<(), StateError> {
+    result: &mut Result<(), StateError>,
+) {
     match (&a, b) {
-        (_, None) => Ok(()),
-        (None, b) => {
-            *a = b;
-            Ok(())
+        (_, None) => {}
+        (None, b) => *a = b,
+        (Some(_), Some(_)) => {
+            if result.is_ok() {
+                *result = Err(StateError::ConcurrentWrite {
+                    field: field.to_owned(),
+                });
+            }
         }
-        (Some(_), Some(_)) => Err(StateError::ConcurrentWrite {
-            field: field.to_owned(),
-        }),
     }
 }
 
@@ -453,6 +456,29 @@ pub fn merge_replace<U>(
 mod tests {
     use super::*;
     use crate::reducer::Append;
+
+    /// `merge_slot` with a fresh accumulator, as a `Result`.
+    fn merge_slot<T, R: Reducer<T>>(
+        reducer: &R,
+        field: &'static str,
+        a: &mut Slot<T, R::Update>,
+        b: Slot<T, R::Update>,
+    ) -> Result<(), StateError> {
+        let mut result = Ok(());
+        super::merge_slot(reducer, field, a, b, &mut result);
+        result
+    }
+
+    /// `merge_replace` with a fresh accumulator, as a `Result`.
+    fn merge_replace<U>(
+        field: &'static str,
+        a: &mut Option<U>,
+        b: Option<U>,
+    ) -> Result<(), StateError> {
+        let mut result = Ok(());
+        super::merge_replace(field, a, b, &mut result);
+        result
+    }
 
     /// Keeps both writes, as a reducer that cannot fold would.
     fn no_fold(target: &mut Vec<i32>, update: Vec<i32>) {

@@ -28,8 +28,8 @@ pub fn impl_fields(model: &Model) -> TokenStream {
             }
         }
     };
-    let any = project(quote!(any), quote!(&));
-    let any_mut = project(quote!(any_mut), quote!(&mut));
+    let any = project_any(model, quote!(any), quote!(&));
+    let any_mut = project_any(model, quote!(any_mut), quote!(&mut));
     // A struct with no generic parameters is `'static`: one projection per
     // field serves both its plain and its `Any` access. A generic one may
     // not be, and writes the plain one too.
@@ -110,6 +110,42 @@ pub fn impl_fields(model: &Model) -> TokenStream {
             }
 
             #bases
+        }
+    }
+}
+
+/// `field_any` or `field_any_mut` (`method`, borrowing with `by`): one
+/// autoref probe per field type, not per field, whose projection serves
+/// every field of that type (measured: a probe is most of a match arm's
+/// type checking).
+fn project_any(model: &Model, method: TokenStream, by: TokenStream) -> TokenStream {
+    let p = private(model);
+    let fields = &model.fields;
+    let first_of_type = (0..fields.len())
+        .map(|i| {
+            fields[..i]
+                .iter()
+                .position(|other| other.ty == fields[i].ty)
+                .unwrap_or(i)
+        })
+        .collect::<Vec<_>>();
+    let shared = |i: usize| quote::format_ident!("__projection{}", first_of_type[i]);
+    let probes = (0..fields.len())
+        .filter(|&i| first_of_type[i] == i)
+        .map(|i| {
+            let (name, ty) = (shared(i), &fields[i].ty);
+            quote!(let #name = (&#p::Probe::<#ty>::new()).projection();)
+        });
+    let arms = fields.iter().enumerate().map(|(i, field)| {
+        let (projection, name) = (shared(i), &field.ident);
+        quote!(#i => #p::Some((#projection.#method)(#by self.#name)),)
+    });
+    quote! {
+        use #p::{ViaStateField as _, ViaValueField as _};
+        #(#probes)*
+        match index {
+            #(#arms)*
+            _ => #p::None,
         }
     }
 }
