@@ -616,3 +616,43 @@ proptest! {
         prop_assert_eq!(&back, &merged, "{}", json);
     }
 }
+
+#[test]
+fn with_several_errors_the_first_field_in_declaration_order_is_reported() {
+    // `next` and `counter` both conflict; `next` is declared first.
+    let one = Step::delta().next("a").counter(1u32).items(vec![1]);
+    let two = Step::delta()
+        .next("b")
+        .overwrite_counter(2u32)
+        .items(vec![2]);
+    let three = Step::delta().overwrite_counter(3u32);
+    let merged = one.clone().merge(two.clone()).unwrap_err();
+    assert_eq!(
+        merged,
+        StateError::ConcurrentWrite {
+            field: "next".into()
+        }
+    );
+    // Without `next`'s conflict, `counter`'s two overwrites are the first.
+    let err = two.merge(three).unwrap_err();
+    assert_eq!(
+        err,
+        StateError::ConcurrentOverwrite {
+            field: "counter".into()
+        }
+    );
+
+    // `apply` and `check` stage the reducer fields in declaration order:
+    // `counter` refuses before `total` is reached, and nothing changes.
+    let mut state = start();
+    let before = state.clone();
+    let refused = Step::delta()
+        .items(vec![7])
+        .counter(COUNTER_MAX + 1)
+        .total(1u16)
+        .next("moved");
+    let err = state.check(refused.clone()).unwrap_err();
+    assert!(matches!(&err, StateError::Reduce { field, .. } if field == "counter"));
+    assert_eq!(state.apply(refused).unwrap_err(), err);
+    assert_eq!(state, before);
+}
