@@ -474,6 +474,21 @@ impl Model {
             .unwrap_or(index)
     }
 
+    /// For each own field, the first own field of the same type (itself
+    /// when none comes before it): such fields share what is decided by
+    /// the type alone, an autoref probe's answer.
+    pub fn first_of_each_type(&self) -> Vec<usize> {
+        (0..self.fields.len())
+            .map(|i| {
+                let ty = &self.fields[i].ty;
+                self.fields[..i]
+                    .iter()
+                    .position(|other| other.ty == *ty)
+                    .unwrap_or(i)
+            })
+            .collect()
+    }
+
     /// The own fields and the bases, in declaration order.
     pub fn members(&self) -> Vec<Member<'_>> {
         let mut out = Vec::with_capacity(self.fields.len() + self.bases.len());

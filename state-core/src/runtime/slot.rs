@@ -446,13 +446,12 @@ pub fn merge_replace<U>(
     match (&a, b) {
         (_, None) => {}
         (None, b) => *a = b,
-        (Some(_), Some(_)) => {
-            if result.is_ok() {
-                *result = Err(StateError::ConcurrentWrite {
-                    field: field.to_owned(),
-                });
-            }
+        (Some(_), Some(_)) if result.is_ok() => {
+            *result = Err(StateError::ConcurrentWrite {
+                field: field.to_owned(),
+            });
         }
+        (Some(_), Some(_)) => {}
     }
 }
 

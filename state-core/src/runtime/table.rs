@@ -329,87 +329,48 @@ impl<'a> AnyMut<'a> {
     }
 }
 
-/// Autoref projection of one field of type `T`: as a nested state when `T`
-/// is a derived state (preferred), else as a plain value. Generated code
-/// writes `(&Probe::<T>::new()).field(&self.f)` with both traits in scope;
-/// the choice is made at compile time and costs nothing at run time.
+/// Autoref projection of the fields of type `T`: as nested states when `T`
+/// is a derived state (preferred), else as plain values. Generated code
+/// writes `(&Probe::<T>::new()).projection()` once per field type, with
+/// both traits in scope, and calls the projection's functions for each
+/// field of that type; the choice is made at compile time.
 pub use super::access::Probe;
 
-/// Projection of a field that is a derived state (preferred).
+/// Projection of fields that are derived states (preferred).
 pub trait ViaStateField<T> {
-    /// The field, as a nested state.
-    fn field<'a>(&self, value: &'a T) -> FieldRef<'a>;
-    /// The field, as a nested state, mutably.
-    fn field_mut<'a>(&self, value: &'a mut T) -> FieldMut<'a>;
-    /// The field as `Any`, as a nested state.
-    fn any<'a>(&self, value: &'a T) -> AnyRef<'a>
-    where
-        T: 'static;
-    /// The field as `Any`, as a nested state, mutably.
-    fn any_mut<'a>(&self, value: &'a mut T) -> AnyMut<'a>
-    where
-        T: 'static;
-    /// [`any`](ViaStateField::any) and [`any_mut`](ViaStateField::any_mut)
-    /// as functions, to share among the fields of type `T`.
-    fn projection(&self) -> Projection<T>
+    /// The fields, as nested states.
+    fn projection(&self) -> Projection<T>;
+    /// The fields as `Any`, as nested states.
+    fn any_projection(&self) -> AnyProjection<T>
     where
         T: 'static;
 }
 
-/// Projection of any other field (fallback).
+/// Projection of any other fields (fallback).
 pub trait ViaValueField<T> {
-    /// The field, as a plain value.
-    fn field<'a>(&self, value: &'a T) -> FieldRef<'a>;
-    /// The field, as a plain value, mutably.
-    fn field_mut<'a>(&self, value: &'a mut T) -> FieldMut<'a>;
-    /// The field as `Any`.
-    fn any<'a>(&self, value: &'a T) -> AnyRef<'a>
-    where
-        T: 'static;
-    /// The field as `Any`, mutably.
-    fn any_mut<'a>(&self, value: &'a mut T) -> AnyMut<'a>
-    where
-        T: 'static;
-    /// [`any`](ViaValueField::any) and [`any_mut`](ViaValueField::any_mut)
-    /// as functions, to share among the fields of type `T`.
-    fn projection(&self) -> Projection<T>
+    /// The fields, as plain values.
+    fn projection(&self) -> Projection<T>;
+    /// The fields as `Any`, as plain values.
+    fn any_projection(&self) -> AnyProjection<T>
     where
         T: 'static;
 }
 
 impl<T: ErasedState + State> ViaStateField<T> for Probe<T> {
     #[inline]
-    fn field<'a>(&self, value: &'a T) -> FieldRef<'a> {
-        FieldRef::State(value)
-    }
-
-    #[inline]
-    fn field_mut<'a>(&self, value: &'a mut T) -> FieldMut<'a> {
-        FieldMut::State(value)
-    }
-
-    #[inline]
-    fn any<'a>(&self, value: &'a T) -> AnyRef<'a>
-    where
-        T: 'static,
-    {
-        AnyRef::State(value)
-    }
-
-    #[inline]
-    fn any_mut<'a>(&self, value: &'a mut T) -> AnyMut<'a>
-    where
-        T: 'static,
-    {
-        AnyMut::State(value)
-    }
-
-    #[inline]
-    fn projection(&self) -> Projection<T>
-    where
-        T: 'static,
-    {
+    fn projection(&self) -> Projection<T> {
         Projection {
+            field: |value| FieldRef::State(value),
+            field_mut: |value| FieldMut::State(value),
+        }
+    }
+
+    #[inline]
+    fn any_projection(&self) -> AnyProjection<T>
+    where
+        T: 'static,
+    {
+        AnyProjection {
             any: |value| AnyRef::State(value),
             any_mut: |value| AnyMut::State(value),
         }
@@ -418,48 +379,38 @@ impl<T: ErasedState + State> ViaStateField<T> for Probe<T> {
 
 impl<T: ErasedValue> ViaValueField<T> for &Probe<T> {
     #[inline]
-    fn field<'a>(&self, value: &'a T) -> FieldRef<'a> {
-        FieldRef::Value(value)
-    }
-
-    #[inline]
-    fn field_mut<'a>(&self, value: &'a mut T) -> FieldMut<'a> {
-        FieldMut::Value(value)
-    }
-
-    #[inline]
-    fn any<'a>(&self, value: &'a T) -> AnyRef<'a>
-    where
-        T: 'static,
-    {
-        AnyRef::Value(value)
-    }
-
-    #[inline]
-    fn any_mut<'a>(&self, value: &'a mut T) -> AnyMut<'a>
-    where
-        T: 'static,
-    {
-        AnyMut::Value(value)
-    }
-
-    #[inline]
-    fn projection(&self) -> Projection<T>
-    where
-        T: 'static,
-    {
+    fn projection(&self) -> Projection<T> {
         Projection {
+            field: |value| FieldRef::Value(value),
+            field_mut: |value| FieldMut::Value(value),
+        }
+    }
+
+    #[inline]
+    fn any_projection(&self) -> AnyProjection<T>
+    where
+        T: 'static,
+    {
+        AnyProjection {
             any: |value| AnyRef::Value(value),
             any_mut: |value| AnyMut::Value(value),
         }
     }
 }
 
-/// How a table reaches its fields of one `'static` type `T`, as a nested
-/// state or as a plain value: chosen once per type by the autoref probe,
-/// then called for each field of that type (one probe per type instead of
-/// one per field: measured, compile time).
-pub struct Projection<T: 'static> {
+/// How a table reaches its fields of one type `T`, as nested states or as
+/// plain values: chosen once per type by the autoref probe, then called
+/// for each field of that type (one probe per type instead of one per
+/// field: measured, compile time).
+pub struct Projection<T> {
+    /// The field.
+    pub field: for<'a> fn(&'a T) -> FieldRef<'a>,
+    /// The field, mutably.
+    pub field_mut: for<'a> fn(&'a mut T) -> FieldMut<'a>,
+}
+
+/// [`Projection`] of a `'static` type's fields as `Any`.
+pub struct AnyProjection<T: 'static> {
     /// The field as `Any`.
     pub any: for<'a> fn(&'a T) -> AnyRef<'a>,
     /// The field as `Any`, mutably.

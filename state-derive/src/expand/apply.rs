@@ -93,27 +93,15 @@ pub fn table_methods(p: &TokenStream, body: TokenStream) -> TokenStream {
 fn apply(model: &Model) -> TokenStream {
     let p = private(model);
     let writes = field_moves(model);
-    let plans = local_names("plan", model);
-    let reducer_fields = || {
-        model
-            .fields
-            .iter()
-            .enumerate()
-            .filter(|(_, field)| !field.reducer.is_replace())
-    };
     // The field applied at once, when no base is: the last to stage.
     let now = match model.bases.is_empty() {
-        true => reducer_fields().next_back().map(|(i, _)| i),
+        true => model
+            .fields
+            .iter()
+            .rposition(|field| !field.reducer.is_replace()),
         false => None,
     };
-    let stages = reducer_fields()
-        .filter(|(i, _)| now != Some(*i))
-        .map(|(i, field)| {
-            let reducer = reducer_value(model, field);
-            let key = key(field);
-            let (name, w, plan) = (&field.ident, &writes[i], &plans[i]);
-            quote!(let #plan = #p::stage(&#reducer, &self.#name, #key, #w, &mut __result);)
-        });
+    let stages = stages(model, &writes, now);
     // After the staged fields' errors: on its error nothing has changed.
     let at_once = now.map(|i| {
         let field = &model.fields[i];
@@ -122,7 +110,6 @@ fn apply(model: &Model) -> TokenStream {
         let (name, w) = (&field.ident, &writes[i]);
         quote!(#p::reduce_now(&#reducer, &mut self.#name, #key, #w)?;)
     });
-    let stages = staged_together(&p, stages.collect());
     let base_names = model.bases.iter().map(|b| &b.ident).collect::<Vec<_>>();
     let split = base_names.len().saturating_sub(1);
     let (staged_base_names, last_base) = base_names.split_at(split);
@@ -153,7 +140,11 @@ fn apply(model: &Model) -> TokenStream {
 /// reducer slots replaced by their staged plans.
 fn check(model: &Model) -> TokenStream {
     let p = private(model);
-    let stages = staged_together(&p, stages(model));
+    let takes = model.fields.iter().map(|field| {
+        let name = &field.ident;
+        quote!(#p::take(&mut delta.#name))
+    });
+    let stages = stages(model, &takes.collect::<Vec<_>>(), None);
     let plans = local_names("plan", model);
     let replans = model
         .fields
@@ -230,29 +221,26 @@ fn commits(
         .collect()
 }
 
-/// Each reducer field's staging, its write taken out of `delta`.
-fn stages(model: &Model) -> Vec<TokenStream> {
+/// Each reducer field's staging but the one `except`, with `writes[i]`
+/// the write of field `i`, and one accumulator for their first error with
+/// one early return after them: a `?` per field would drop, on each error
+/// path, everything not yet moved out of the delta (measured: compile
+/// time).
+fn stages(model: &Model, writes: &[TokenStream], except: Option<usize>) -> TokenStream {
     let p = private(model);
     let plans = local_names("plan", model);
-    model
+    let stages = model
         .fields
         .iter()
-        .zip(&plans)
-        .filter(|(field, _)| !field.reducer.is_replace())
-        .map(|(field, plan)| {
+        .enumerate()
+        .filter(|&(i, field)| !field.reducer.is_replace() && except != Some(i))
+        .map(|(i, field)| {
             let reducer = reducer_value(model, field);
             let key = key(field);
-            let name = &field.ident;
-            quote!(let #plan = #p::stage(&#reducer, &self.#name, #key, #p::take(&mut delta.#name), &mut __result);)
+            let (name, w, plan) = (&field.ident, &writes[i], &plans[i]);
+            quote!(let #plan = #p::stage(&#reducer, &self.#name, #key, #w, &mut __result);)
         })
-        .collect()
-}
-
-/// `stages` with the one accumulator they report their first error to,
-/// and one early return after them: a `?` per field would drop, on each
-/// error path, everything not yet moved out of the delta (measured:
-/// compile time).
-fn staged_together(p: &TokenStream, stages: Vec<TokenStream>) -> TokenStream {
+        .collect::<Vec<_>>();
     if stages.is_empty() {
         return TokenStream::new();
     }

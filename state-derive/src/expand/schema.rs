@@ -185,11 +185,9 @@ fn nested_arm(model: &Model, field: &Field) -> TokenStream {
 /// state when the rows are per instance.
 fn nested_schema_fn(model: &Model, per: bool) -> TokenStream {
     let p = private(model);
-    // One arm per field of a distinct type, answering for the fields alike
-    // after it too: the type is probed once.
-    let first = (0..model.fields.len())
-        .map(|i| model.first_alike(i))
-        .collect::<Vec<_>>();
+    // One arm per distinct type, answering for the later fields of that
+    // type too: the type is probed once.
+    let first = model.first_of_each_type();
     let arms = (0..model.fields.len())
         .filter(|&i| first[i] == i)
         .map(|i| {

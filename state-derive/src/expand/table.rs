@@ -14,25 +14,12 @@ pub fn impl_fields(model: &Model) -> TokenStream {
     let ident = &model.ident;
     let (impl_generics, ty_generics, _) = model.generics.split_for_impl();
     let where_clause = bounds(model, Needs::Fields);
-    let index = 0..model.fields.len();
     let delta = super::delta_type(model);
-    let names = model.fields.iter().map(|f| &f.ident).collect::<Vec<_>>();
-    let types = model.fields.iter().map(|f| &f.ty).collect::<Vec<_>>();
-    let project = |method: TokenStream, by: TokenStream| {
-        let index = index.clone();
-        quote! {
-            use #p::{ViaStateField as _, ViaValueField as _};
-            match index {
-                #(#index => #p::Some((&#p::Probe::<#types>::new()).#method(#by self.#names)),)*
-                _ => #p::None,
-            }
-        }
-    };
-    let any = project_any(model, quote!(any), quote!(&));
-    let any_mut = project_any(model, quote!(any_mut), quote!(&mut));
-    // A struct with no generic parameters is `'static`: one projection per
-    // field serves both its plain and its `Any` access. A generic one may
-    // not be, and writes the plain one too.
+    let any = project(model, quote!(any_projection), quote!(any), quote!(&));
+    let any_mut = project(model, quote!(any_projection), quote!(any_mut), quote!(&mut));
+    // A struct with no generic parameters is `'static`: its `Any` access
+    // serves the plain one too. A generic one may not be, and writes the
+    // plain one apart.
     let (field, field_mut) = if model.generics.params.is_empty() {
         (
             quote!(#p::Option::map(self.field_any(index), #p::table::AnyRef::into_field)),
@@ -40,8 +27,8 @@ pub fn impl_fields(model: &Model) -> TokenStream {
         )
     } else {
         (
-            project(quote!(field), quote!(&)),
-            project(quote!(field_mut), quote!(&mut)),
+            project(model, quote!(projection), quote!(field), quote!(&)),
+            project(model, quote!(projection), quote!(field_mut), quote!(&mut)),
         )
     };
     let bases = bases(model);
@@ -114,29 +101,26 @@ pub fn impl_fields(model: &Model) -> TokenStream {
     }
 }
 
-/// `field_any` or `field_any_mut` (`method`, borrowing with `by`): one
-/// autoref probe per field type, not per field, whose projection serves
-/// every field of that type (measured: a probe is most of a match arm's
-/// type checking).
-fn project_any(model: &Model, method: TokenStream, by: TokenStream) -> TokenStream {
+/// One of the table's projections from an index to a field: the
+/// projection `probe` makes of each field type (`projection`, or
+/// `any_projection` for a `'static` state) gives its function `method`,
+/// called with the field borrowed `by`. One autoref probe per field type,
+/// not per field (measured: a probe is most of a match arm's type
+/// checking).
+fn project(model: &Model, probe: TokenStream, method: TokenStream, by: TokenStream) -> TokenStream {
     let p = private(model);
-    let fields = &model.fields;
-    let first_of_type = (0..fields.len())
-        .map(|i| {
-            fields[..i]
-                .iter()
-                .position(|other| other.ty == fields[i].ty)
-                .unwrap_or(i)
-        })
-        .collect::<Vec<_>>();
-    let shared = |i: usize| quote::format_ident!("__projection{}", first_of_type[i]);
-    let probes = (0..fields.len())
-        .filter(|&i| first_of_type[i] == i)
-        .map(|i| {
-            let (name, ty) = (shared(i), &fields[i].ty);
-            quote!(let #name = (&#p::Probe::<#ty>::new()).projection();)
+    let first = model.first_of_each_type();
+    let shared = |i: usize| quote::format_ident!("__projection{}", first[i]);
+    let probes = model
+        .fields
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| first[i] == i)
+        .map(|(i, field)| {
+            let (name, ty) = (shared(i), &field.ty);
+            quote!(let #name = (&#p::Probe::<#ty>::new()).#probe();)
         });
-    let arms = fields.iter().enumerate().map(|(i, field)| {
+    let arms = model.fields.iter().enumerate().map(|(i, field)| {
         let (projection, name) = (shared(i), &field.ident);
         quote!(#i => #p::Some((#projection.#method)(#by self.#name)),)
     });
