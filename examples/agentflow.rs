@@ -2,70 +2,91 @@
 //! by flattening it; framework nodes written for the base and order nodes
 //! written for the extension update one state; AgentFlow's `add_messages`
 //! drops duplicate ids and streaming chunks (unlike LangGraph's); the
-//! execution metadata follows a run through an interrupt, a resume, a stop
-//! request and an error; `append_items`, `replace_value` and
-//! `replace_messages` close the tour.
+//! order agent runs as a `state_graph` graph on a store, and the execution
+//! metadata follows a run through an interrupt (a real one, resumed by the
+//! next invoke), a stop request and an error; `append_items`,
+//! `replace_value` and `replace_messages` close the tour.
 //!
 //! Run it with `cargo run --example agentflow`.
 
 use serde_json::{Value, json};
-use state_core::{Message, State};
+use state_core::{Delta, Message, State};
 use state_examples::agentflow::{
-    self, AgentState, AnalysisState, Event, Finding, MyState, OrderState, Role, Run, StateGraph,
-    reducers,
+    self, Agent, AgentState, AnalysisState, AnalysisStateDelta, Event, Finding, Flow, MyState,
+    OrderState, Role, Run, reducers,
 };
+use state_store::{StepKind, Store};
 
-fn main() {
-    println!("AgentFlow state, simulated\n");
+type Error = Box<dyn std::error::Error>;
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Error> {
+    println!("AgentFlow state, run as a state_graph graph\n");
     println!("OrderState(AgentState): the base's fields are OrderState's own.");
     println!("OrderState::keys() = {:?}\n", OrderState::keys());
     print!("{}", OrderState::schema().to_markdown());
 
-    let graph = agentflow::order_graph();
-    println!("\nThe graph: {}", graph.node_names().join(" -> "));
-    println!("(interrupt before checkout; answer and summarise are written for AgentState only)");
+    let store = Store::memory();
+    let flow = agentflow::order_graph();
+    println!(
+        "\nThe graph: START -> {} -> END",
+        flow.node_names().join(" -> ")
+    );
+    println!(
+        "(interrupt before checkout; answer and summarise are written for AgentState only;\n \
+         after each node a router ends the run early on a stop request or an error)"
+    );
+    let agent = flow.compile(store.clone())?;
 
     let seeded = agentflow::seeded_order();
-    println!("\n1. Seeded state (OrderState(order_id=\"ORD-001\", cart=[...])):");
-    println!("   {}", seeded.to_json().expect("an order has a JSON form"));
+    println!(
+        "\n1. Seeded state (OrderState(order_id=\"ORD-001\", cart=[...])), the first invoke's input:"
+    );
+    println!("   {}", seeded.to_json()?);
     println!(
         "   is_running() = {} before any run: ExecutionStatus defaults to RUNNING, as in AgentFlow",
         seeded.base.is_running()
     );
 
-    println!("\n2. invoke: \"Process my order, use code save10\"");
-    let run = graph
-        .invoke(
-            seeded,
-            vec![agentflow::text_message(
-                "Process my order, use code save10",
-                Role::User,
-            )],
-        )
-        .expect("the run applies");
+    println!("\n2. invoke on thread ORD-001: \"Process my order, use code save10\"");
+    let said = agentflow::text_message("Process my order, use code save10", Role::User);
+    let run = agent
+        .invoke("ORD-001", agentflow::order_input(&seeded, vec![said]))
+        .await?;
     print_run(&run);
 
-    let mut state = run.state;
     println!("\n3. compiled.stop() on the interrupted thread");
-    let stopped = graph.stop(&mut state).expect("applies");
-    println!(
-        "   stop flag set: {stopped} (only a running, uninterrupted thread is stopped); \
-         is_stopped_requested() = {}",
-        state.base.is_stopped_requested()
-    );
+    let stopped = agent.stop("ORD-001").await?;
+    println!("   stop requested: {stopped} (only a running, uninterrupted thread is stopped)");
 
-    println!("\n4. The checkpoint is JSON (to_json / from_json); execution_meta included:");
-    let saved = state.to_json().expect("an order has a JSON form");
-    println!("   execution_meta = {}", saved["execution_meta"]);
-    let state = OrderState::from_json(saved).expect("the checkpoint decodes");
+    println!("\n4. The thread in the store: its log, and what it waits for");
+    for step in store.history("ORD-001", ..).await? {
+        let nodes = step.metadata.get("nodes").map(Value::to_string);
+        let what = match step.kind {
+            StepKind::Pending => {
+                "the pause: the interrupt, stored for any process to resume".into()
+            }
+            _ => nodes.unwrap_or_default(),
+        };
+        println!("   {:>2} {:<10} {what}", step.seq, step.kind);
+    }
+    let thread = store.thread::<OrderState>("ORD-001").await?;
+    println!(
+        "   execution_meta = {}",
+        serde_json::to_value(thread.state().base.execution_meta())?
+    );
+    for interrupt in agent.graph().pending_interrupts("ORD-001").await? {
+        println!(
+            "   pending interrupt at {}: {}",
+            interrupt.node, interrupt.value
+        );
+    }
 
     println!("\n5. invoke again: \"Yes, confirm\" resumes at checkout");
-    let run = graph
-        .invoke(
-            state,
-            vec![agentflow::text_message("Yes, confirm", Role::User)],
-        )
-        .expect("the run applies");
+    let confirm = agentflow::text_message("Yes, confirm", Role::User);
+    let run = agent
+        .invoke("ORD-001", agentflow::say(vec![confirm]))
+        .await?;
     print_run(&run);
     println!(
         "   context ({} messages, no chunk among them):",
@@ -85,9 +106,10 @@ fn main() {
     duplicates(&mut state);
     chunks();
     replace_messages(&state);
-    stop_mid_run(&graph);
-    failing_node(&graph);
-    analysis();
+    stop_mid_run(&agent).await?;
+    failing_node(&agent).await?;
+    analysis(&store).await?;
+    Ok(())
 }
 
 /// A retried checkout repeats its message id: AgentFlow drops it; the
@@ -215,81 +237,71 @@ fn replace_messages(state: &OrderState) {
     );
 }
 
-/// compiled.stop() while a run is going on: the runtime stops before the
-/// next node.
-fn stop_mid_run(graph: &StateGraph<OrderState>) {
-    println!("\n9. compiled.stop() during a run (called after apply_discount)");
-    let run = graph
-        .invoke_with(
-            agentflow::seeded_order(),
-            vec![agentflow::text_message("Process my order", Role::User)],
-            |node, state| {
-                if node == "apply_discount" {
-                    let set = graph.stop(state).expect("applies");
-                    println!("   [caller] stop() after {node}: flag set = {set}");
-                }
-            },
+/// compiled.stop(): the runtime records it at the next node boundary and
+/// the router ends the run there.
+async fn stop_mid_run(agent: &Agent<OrderState>) -> Result<(), Error> {
+    println!("\n9. compiled.stop() on thread ORD-001-stopped, as its run starts");
+    let set = agent.stop("ORD-001-stopped").await?;
+    println!("   [caller] stop(): requested = {set} (a new thread is RUNNING)");
+    let said = agentflow::text_message("Process my order", Role::User);
+    let run = agent
+        .invoke(
+            "ORD-001-stopped",
+            agentflow::order_input(&agentflow::seeded_order(), vec![said]),
         )
-        .expect("the run applies");
+        .await?;
     print_run(&run);
     println!(
         "   (the document has no STOPPED status: the flag is the record; status stays running)"
     );
-    let again = graph
-        .invoke(run.state, Vec::new())
-        .expect("the run applies");
+    let again = agent.invoke("ORD-001-stopped", OrderState::delta()).await?;
     println!(
-        "   the next invoke starts a new run: is_stopped_requested() = {}, halted at {:?}",
+        "   the next invoke starts a new run: is_stopped_requested() = {}, visited {:?}, paused before {:?}",
         again.state.base.is_stopped_requested(),
+        again.visited,
         again.state.base.execution_meta().interrupt_node
     );
+    Ok(())
 }
 
-/// A node that fails: the runtime records it with error(...).
-fn failing_node(graph: &StateGraph<OrderState>) {
-    println!("\n10. A failing node: checkout with an empty cart");
+/// A node that fails: the runtime records it with error(...), and the
+/// router ends the run.
+async fn failing_node(agent: &Agent<OrderState>) -> Result<(), Error> {
+    println!("\n10. A failing node: checkout with an empty cart (thread ORD-002)");
     let empty = OrderState {
         order_id: Some("ORD-002".into()),
         ..OrderState::default()
     };
-    let paused = graph
-        .invoke(
-            empty,
-            vec![agentflow::text_message("Order please", Role::User)],
-        )
-        .expect("the run applies");
-    let run = graph
-        .invoke(
-            paused.state,
-            vec![agentflow::text_message("yes", Role::User)],
-        )
-        .expect("the run applies");
+    let said = agentflow::text_message("Order please", Role::User);
+    agent
+        .invoke("ORD-002", agentflow::order_input(&empty, vec![said]))
+        .await?;
+    let yes = agentflow::text_message("yes", Role::User);
+    let run = agent.invoke("ORD-002", agentflow::say(vec![yes])).await?;
     print_run(&run);
+    Ok(())
 }
 
 /// AnalysisState: append_items by id; current_step replaced; a base node
 /// reused on another extension.
-fn analysis() {
+async fn analysis(store: &Store) -> Result<(), Error> {
     println!("\n11. AnalysisState(AgentState): findings under append_items, current_step replaced");
-    let mut state = AnalysisState::default();
     println!("   keys() = {:?}", AnalysisState::keys());
-    state
+    let mut thread = store.thread::<AnalysisState>("analysis").await?;
+    thread
         .apply(
             AnalysisState::delta()
                 .findings(vec![Finding::new("f1", "draft"), Finding::new("f2", "new")])
                 .current_step("search"),
         )
-        .expect("applies");
-    state
-        .apply(
-            AnalysisState::delta()
-                .findings(vec![
-                    Finding::new("f1", "revised"),
-                    Finding::new("f3", "late"),
-                ])
-                .current_step("review"),
-        )
-        .expect("applies");
+        .await?;
+    thread
+        .apply(AnalysisStateDelta::from_json(json!({
+            "findings": [{"id": "f1", "text": "revised"}, {"id": "f3", "text": "late"}],
+            "current_step": "review",
+        }))?)
+        .await?;
+    let state = thread.state();
     let findings: Vec<String> = state
         .findings
         .iter()
@@ -299,34 +311,46 @@ fn analysis() {
         "   append_items: {findings:?} (f1 kept as first written; the built-in append_by_id would make it \"revised\")"
     );
     println!("   current_step = {:?}", state.current_step);
-    let graph =
-        StateGraph::<AnalysisState>::new().base_node("summarise", agentflow::summarise_node);
-    let run = graph
-        .invoke(
-            state,
-            vec![agentflow::text_message("Analyse the logs", Role::User)],
-        )
-        .expect("the run applies");
+    let agent = Flow::<AnalysisState>::new()
+        .base_node("summarise", agentflow::summarise_node)
+        .compile(store.clone())?;
+    let said = agentflow::text_message("Analyse the logs", Role::User);
+    let run = agent.invoke("analysis", agentflow::say(vec![said])).await?;
     println!(
         "   the same summarise node on AnalysisState: context_summary = {:?}, step {}, status {:?}",
         run.state.base.context_summary,
         run.state.base.execution_meta().step,
         run.state.base.execution_meta().status
     );
+    Ok(())
 }
 
 fn print_run(run: &Run<OrderState>) {
     for event in &run.events {
         match event {
-            Event::Framework { what, update } => {
-                println!("   [framework] {what:<30} {}", compact(update));
+            Event::Node { node, update } => {
+                // The runtime's lifecycle writes travel in the node's superstep.
+                let mut update = update.clone();
+                let runtime = update
+                    .as_object_mut()
+                    .and_then(|fields| fields.remove("execution_meta"));
+                println!("   [{node}] writes {}", compact(&update));
+                if let Some(runtime) = runtime {
+                    println!(
+                        "   {:<w$} runtime: execution_meta {}",
+                        "",
+                        compact(&runtime),
+                        w = node.len() + 2
+                    );
+                }
             }
-            Event::Node {
-                node,
-                returned,
-                update,
-            } => println!("   [{node}] returned {returned:<13} {}", compact(update)),
             Event::Chunk { node, text } => println!("   [{node}] streamed chunk {text:?}"),
+            Event::Paused { node, value } => {
+                println!(
+                    "   paused before {node} (ctx.interrupt): {}",
+                    compact(value)
+                );
+            }
             Event::Halt { reason } => println!("   halted: {reason}"),
         }
     }
@@ -341,7 +365,7 @@ fn print_run(run: &Run<OrderState>) {
     );
     println!(
         "   => execution_meta = {}",
-        serde_json::to_value(base.execution_meta()).expect("serializes")
+        serde_json::to_value(base.execution_meta()).unwrap_or_default()
     );
 }
 

@@ -1,39 +1,65 @@
 //! The Alpha Berkeley framework's state (seed 003) over three conversation
-//! turns: each turn extracts a task, classifies it, plans, and executes the
-//! plan's steps; the capability context accumulates across turns (its
-//! three-level merge), the status and progress events accumulate within a
-//! turn, and every execution field resets at the next one.
+//! turns, run as a `state_graph::StateGraph`: each turn extracts a task,
+//! classifies it, plans, and the router (conditional edges) sends each plan
+//! step to its capability node; a step that runs Python code waits for the
+//! operator's approval (a real interrupt, answered with `resume`). The
+//! capability context accumulates across turns (its three-level merge), the
+//! status and progress events accumulate within a turn, and every execution
+//! field resets at the next one: each turn is an `invoke_thread`, which
+//! begins a turn.
 //!
 //! Run it with `cargo run --example alpha_berkeley`.
 
 use serde_json::Value;
 use state_core::{Delta, Message, Scope, State};
-use state_examples::alpha_berkeley::graph::{context_summary, conversation, run_turn};
+use state_examples::alpha_berkeley::graph::{
+    self, OPERATOR_ANSWER, Seen, context_summary, conversation, run_turn,
+};
 use state_examples::alpha_berkeley::{
     AgentState, JsonObject, StateUpdate, create_fresh_state, create_status_update, invoke_input,
     start_turn,
 };
+use state_store::{StepKind, Store};
 
 /// Longest value printed on one line.
 const WIDTH: usize = 72;
 
-fn main() {
+/// The conversation's thread.
+const THREAD: &str = "als-operator";
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     print_schema();
-    let mut state = AgentState::default();
+    let store = Store::memory();
+    let app = graph::build(conversation())?.with_store(store.clone());
+    println!(
+        "\nThe graph: START -> task_extraction -> classification -> orchestration, then the router\n\
+         (conditional edges after orchestration, each capability and approval) picks one of\n\
+         {}, approval, kill or END.",
+        graph::CAPABILITIES.join(", ")
+    );
+    let mut previous: Option<AgentState> = None;
     for (number, turn) in conversation().iter().enumerate() {
         println!("\n=== Turn {}: user says {:?}", number + 1, turn.user_input);
-        if number > 0 {
-            print_reset_table(&state);
+        if let Some(state) = &previous {
+            print_reset_table(state);
         }
-        if let Err(err) = run_turn(&mut state, turn, print_node) {
-            eprintln!("turn {} failed: {err}", number + 1);
-            std::process::exit(1);
+        let first_step = store
+            .thread::<AgentState>(THREAD)
+            .await
+            .map(|t| t.seq() + 1)?;
+        let outcome = run_turn(&app, THREAD, turn, print_seen).await?;
+        print_turn_end(outcome.state());
+        if number == 1 {
+            print_log(&store, first_step).await?;
         }
-        print_turn_end(&state);
+        previous = Some(outcome.into_state());
     }
+    let state = previous.unwrap_or_default();
     print_context(&state);
     show_fresh_state_equivalence(&state);
     show_parallel_events(&state);
+    Ok(())
 }
 
 /// The field table from `AgentState::schema()`, and the scope split.
@@ -67,13 +93,16 @@ fn print_schema() {
     }
 }
 
-/// What `begin_turn` does to the thread's state: every field that held a
-/// value, before and after, with its scope from the schema.
+/// What `begin_turn` (the first thing `invoke_thread` does) does to the
+/// thread's state: every field that held a value, before and after, with
+/// its scope from the schema.
 fn print_reset_table(state: &AgentState) {
     let mut after = state.clone();
     after.begin_turn();
     let fresh = AgentState::default();
-    println!("begin_turn() on the thread's state (fields not at their default):");
+    println!(
+        "invoke_thread begins a turn: begin_turn() on the thread's state (fields not at their default):"
+    );
     println!("  {:<34} {:<10} {:<30} after", "field", "scope", "before");
     for field in AgentState::schema().fields {
         let before = json(state, field.name);
@@ -92,8 +121,25 @@ fn print_reset_table(state: &AgentState) {
     }
 }
 
+/// What the run showed: a node's update, or the approval's question.
+fn print_seen(seen: Seen<'_>) {
+    match seen {
+        Seen::Node { name, update } => print_node(name, update),
+        Seen::Asked(interrupt) => {
+            println!(
+                "  [{}] paused (ctx.interrupt): {}",
+                interrupt.node,
+                short(&interrupt.value, WIDTH)
+            );
+            println!(
+                "  the operator answers {OPERATOR_ANSWER:?}: resume(thread, json!({OPERATOR_ANSWER:?}))"
+            );
+        }
+    }
+}
+
 /// One node's update, as LangGraph's `stream_mode="updates"` shows it.
-fn print_node(node: &str, update: &StateUpdate, _state: &AgentState) {
+fn print_node(node: &str, update: &StateUpdate) {
     println!(
         "  [{node}] writes {}",
         update.fields().as_slice().join(", ")
@@ -191,6 +237,26 @@ fn print_turn_end(state: &AgentState) {
         "  context kept for the next turns: {}",
         context_summary(state)
     );
+}
+
+/// The turn's steps as the store logged them: the turn reset, the input,
+/// one superstep per node (names in the metadata), and the pause.
+async fn print_log(store: &Store, from: u64) -> Result<(), state_store::StoreError> {
+    println!("  the stored log of this turn (store.history):");
+    for step in store.history(THREAD, from..).await? {
+        let what = match step.kind {
+            StepKind::Pending => {
+                "the pause: the interrupt, stored for any process to resume".to_owned()
+            }
+            _ => step
+                .metadata
+                .get("nodes")
+                .map(Value::to_string)
+                .unwrap_or_default(),
+        };
+        println!("    {:>3} {:<10} {what}", step.seq, step.kind);
+    }
+    Ok(())
 }
 
 /// `label (NN%) -> ...` for a turn's events.

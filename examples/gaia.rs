@@ -1,19 +1,99 @@
-//! GAIA (seed 001) turn by turn: the initial state built from a request,
-//! the config passed beside the state, node updates streamed as JSON lines
-//! (`stream_mode="updates"`) and as full values (`"values"`), the SSE
-//! events, dict-like access, trimming and filtering the history with an
-//! overwrite, and resuming a thread from its checkpoint: every step is
-//! checkpointed in a `state_store` thread, in a SQLite file.
+//! GAIA (seed 001) as a graph, its run streamed: the initial state built
+//! from a request, the config passed beside the state, a
+//! `state_graph::StateGraph` (pruning routed by conditional edges, memory
+//! retrieval, the agent and its tool loop, the memory store) whose run is
+//! streamed with `stream_thread` (each node's update printed as it comes,
+//! as GAIA's front end receives it over SSE), dict-like access, trimming and
+//! filtering the history with an overwrite, and resuming a thread from its
+//! checkpoint: every superstep is logged in a `state_store` thread, in a
+//! SQLite file.
+//!
+//! The graph is in `state_examples::gaia::graph`.
 //!
 //! Run it with `cargo run --example gaia`.
+//!
+//! The Python original (GAIA's "State Management" page), for comparison:
+/*
+def build_initial_state(
+    request: MessageRequestWithHistory,
+    user_id: str,
+    conversation_id: str,
+    history: List[AnyMessage],
+    trigger_context: Optional[dict] = None,
+) -> dict:
+    return {
+        "query": request.message,
+        "messages": history,
+        "current_datetime": datetime.now().isoformat(),
+        "mem0_user_id": user_id,
+        "conversation_id": conversation_id,
+        "memories": [],
+        "memories_stored": False,
+    }
 
+def my_node(state: State, config: RunnableConfig) -> dict:
+    """Node that uses runtime configuration."""
+    user_id = config["configurable"]["user_id"]
+    user_timezone = config["configurable"]["user_timezone"]
+    selected_tool = config["configurable"].get("selected_tool")
+    return {}
+
+def trim_messages_node(state: State) -> dict:
+    """Only update messages field."""
+    trimmed = state.messages[-10:]  # Keep last 10
+    return {"messages": trimmed}
+
+def filter_messages_node(state: State) -> dict:
+    """Replace messages with filtered version."""
+    filtered = [msg for msg in state.messages if len(msg.content) < 10000]
+    return {"messages": filtered}
+
+checkpointer = checkpointer_manager.get_checkpointer()
+graph = builder.compile(
+    checkpointer=checkpointer,
+    store=store
+)
+
+async def execute_graph_streaming(
+    graph,
+    initial_state: dict,
+    config: RunnableConfig,
+) -> AsyncGenerator[str, None]:
+    async for chunk in graph.astream(initial_state, config, stream_mode="updates"):
+        # Stream messages
+        if "messages" in chunk:
+            for msg in chunk["messages"]:
+                if isinstance(msg, AIMessage):
+                    yield f"data: {json.dumps({'content': msg.content})}\n\n"
+
+        # Stream tool calls
+        if "tool_calls" in chunk:
+            yield f"data: {json.dumps({'tool_calls': chunk['tool_calls']})}\n\n"
+
+    yield "data: [DONE]\n\n"
+
+# Resume conversation from saved state
+config = {
+    "configurable": {
+        "thread_id": "conversation_123",
+        "user_id": "user_456",
+    }
+}
+
+# Agent automatically loads previous state
+result = await graph.ainvoke(
+    {"messages": [HumanMessage(content="Continue from where we left off")]},
+    config=config
+)
+*/
+
+use futures::StreamExt;
 use serde_json::{Value, json};
 use state_core::reducer::add_messages;
 use state_core::{Delta, Message, Messages, State};
-use state_examples::gaia::{
-    self, Gaia, GaiaState, GaiaStateDelta, MessageRequestWithHistory, Run, RunnableConfig,
-    StreamMode,
-};
+use state_examples::gaia::graph as gaia_graph;
+use state_examples::gaia::{self, Gaia, GaiaState, GaiaStateDelta, MessageRequestWithHistory, Run};
+use state_graph::{CompiledGraph, Event, START};
 use state_store::{StepRecord, Store};
 use std::path::{Path, PathBuf};
 
@@ -21,7 +101,7 @@ use gaia::demo::{NOW, THREAD, USER_ID, config, remembered};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    println!("GAIA state management, simulated\n");
+    println!("GAIA state management, simulated, as a state_graph::StateGraph\n");
     println!(
         "The schema, from #[derive(AgentState)]:\n{}",
         GaiaState::schema().to_markdown()
@@ -45,38 +125,48 @@ async fn main() {
     let path = dir.join("checkpoints.db");
     let store = Store::sqlite(&path).await.expect("the SQLite store opens");
 
-    let mut graph = Gaia::new(remembered());
-    let mut thread = store
-        .thread::<GaiaState>(THREAD)
-        .await
-        .expect("the thread opens");
+    // builder.compile(checkpointer=checkpointer): the nodes read the
+    // config beside the state.
+    let services = gaia_graph::shared(Gaia::new(remembered()));
+    let app = gaia_graph::compile(&services, config, store.clone()).expect("the graph compiles");
+    println!("\n   The graph (state_examples::gaia::graph):");
+    println!(
+        "   START → prune → filter_messages | trim_messages | memory_retrieval (pruning first when needed)"
+    );
+    println!("   memory_retrieval → agent → after_agent → tools → agent … | store_memory → END");
+
     let input = first_input();
     println!(
         "\n2. build_initial_state(..) is the graph's input, a delta:\n   {}",
         to_line(&input)
     );
 
-    let run = graph
-        .run_stored(&mut thread, input, &config)
+    println!(
+        "\n3. app.stream_thread({THREAD:?}, input, StreamMode::UPDATES | StreamMode::VALUES): each event as it comes"
+    );
+    println!(
+        "   (`event:` its mode; an update is {{node: delta}}, LangGraph's chunk; under it, the SSE frames GAIA sends for it)"
+    );
+    let (run, outcome) = gaia_graph::stream_run(&app, THREAD, input, print_event)
         .await
         .expect("turn 1 runs");
     println!(
-        "   run_stored: the input and each node's update are steps 1 to {} of thread {THREAD:?} in the SQLite file",
-        thread.seq()
+        "   the run's outcome: seq = {}, interrupted = {}; each superstep is a step of thread {THREAD:?} in the SQLite file",
+        outcome.seq(),
+        outcome.is_interrupted()
     );
-    stream_updates(&run);
-    stream_values(&run);
-    println!("\n   execute_graph_streaming: the SSE events");
-    for event in run.sse_events() {
-        print!("   {event}");
-    }
+    replay_updates(&run);
 
-    dict_like_access(&mut thread.state().clone());
+    dict_like_access(&mut outcome.state().clone());
     accumulation_vs_replacement();
-    resume(&mut graph, &store, &path, &config).await;
-    prune_long_history(&mut graph, &config);
+    resume(&app, &store, &path).await;
+    prune_long_history(&app).await;
+    println!(
+        "\n   Mem0 now holds {} memories for {USER_ID:?}",
+        gaia_graph::lock(&services).memory.entries().len()
+    );
 
-    drop((thread, store));
+    drop((app, store));
     std::fs::remove_dir_all(&dir).expect("the temporary directory is removed");
 }
 
@@ -98,44 +188,56 @@ fn first_input() -> GaiaStateDelta {
     gaia::build_initial_state(&request, USER_ID, THREAD, history, None, NOW)
 }
 
-/// `async for chunk in graph.astream(state, config, stream_mode="updates")`.
-fn stream_updates(run: &Run) {
-    println!("\n3. stream_mode=\"updates\": one JSON line per node, its delta serialized");
-    let chunks = run.stream(StreamMode::Updates).expect("deltas serialize");
-    for chunk in &chunks {
-        println!("   {chunk}");
+/// One event of the stream, as it comes: an update in full (LangGraph's
+/// `{node: update}` chunk) with the SSE frames GAIA derives from it, a
+/// `values` chunk in short.
+fn print_event(event: &Event<GaiaState>) {
+    match event {
+        Event::Update { .. } => {
+            let data = event.data().expect("an update serializes");
+            println!("   {:<8} {data}", event.mode());
+            if let Event::Update { delta, .. } = event {
+                for frame in gaia::update_sse_events(delta) {
+                    println!("   {:<8}   SSE → {}", "", frame.trim_end());
+                }
+            }
+        }
+        Event::Values(state) => println!(
+            "   {:<8} messages: {}, memories: {:?}, memories_stored: {}",
+            event.mode(),
+            state.messages.len(),
+            state.memories,
+            state.memories_stored
+        ),
+        Event::End(_) => println!(
+            "   {:<8} (the stream's last event: the outcome)",
+            event.mode()
+        ),
+        _ => println!("   {:<8} {:?}", event.mode(), event.data().ok()),
     }
-    // A client that holds the input state can rebuild every `values`
-    // chunk from the `updates` lines: each line decodes back to a typed
-    // delta and goes through the same reducers.
+}
+
+/// A client that holds the input state can rebuild every `values` chunk
+/// from the `updates` chunks: each decodes back to a typed delta and goes
+/// through the same reducers.
+fn replay_updates(run: &Run) {
+    println!(
+        "\n4. The updates, replayed by a client on the first values chunk (the state after the input)"
+    );
+    let chunks = run.updates().expect("deltas serialize");
     let mut replayed = GaiaState::from_json(run.input_values.clone()).expect("the input state");
     for chunk in &chunks {
         for (_node, update) in chunk.as_object().into_iter().flatten() {
-            let delta = GaiaStateDelta::from_json(update.clone()).expect("a line decodes");
+            let delta = GaiaStateDelta::from_json(update.clone()).expect("a chunk decodes");
             replayed.apply(delta).expect("and applies");
         }
     }
     let last = run.values().last().cloned().unwrap_or_default();
     println!(
-        "   replaying the lines on the input state (GaiaStateDelta::from_json + apply) gives the last \"values\" chunk: {}",
-        replayed.to_json().ok() == Some(last)
+        "   GaiaStateDelta::from_json + apply, chunk by chunk, gives the last \"values\" chunk: {}",
+        replayed.to_json().ok() == Some(last.clone())
     );
-}
-
-/// `stream_mode="values"`: the whole state after the input and each node.
-fn stream_values(run: &Run) {
-    println!("\n4. stream_mode=\"values\": state.to_json() after the input and after each node");
-    let chunks = run.stream(StreamMode::Values).expect("values are JSON");
-    for chunk in &chunks {
-        let messages = chunk["messages"].as_array().map_or(0, Vec::len);
-        println!(
-            "   messages: {messages}, memories: {}, memories_stored: {}",
-            chunk["memories"], chunk["memories_stored"]
-        );
-    }
-    if let Some(last) = chunks.last() {
-        println!("   the last chunk in full:\n   {last}");
-    }
+    println!("   the last values chunk in full:\n   {last}");
 }
 
 /// `DictLikeModel`: `state["query"]` and `state.query` side by side.
@@ -229,38 +331,32 @@ fn accumulation_vs_replacement() {
     );
 }
 
-/// "Resuming from Checkpoints": the thread reopened from the store, a new
-/// turn, a partial input.
-async fn resume(graph: &mut Gaia, store: &Store, path: &Path, config: &RunnableConfig) {
+/// "Resuming from Checkpoints": a new turn on the thread, with a partial
+/// input, run by `execute_graph_streaming`: the runner opens the thread
+/// from the store, begins a turn, applies the input, and the SSE frames
+/// come as the nodes' updates are applied.
+async fn resume(app: &CompiledGraph<GaiaState>, store: &Store, path: &Path) {
     println!("\n7. Resuming {THREAD:?} from its checkpoint");
-    let mut thread = store
+    let saved = store
         .thread::<GaiaState>(THREAD)
         .await
         .expect("the thread reopens");
-    let resumed_at = thread.seq();
+    let resumed_at = saved.seq();
     println!(
         "   store.thread(..) (graph.aget_state): step {resumed_at}; the state has {} messages; memories_stored = {}",
-        thread.state().messages.len(),
-        thread.state().memories_stored
+        saved.state().messages.len(),
+        saved.state().memories_stored
     );
-    thread.begin_turn().await.expect("the turn starts");
-    println!(
-        "   begin_turn(): memories_stored (turn scope) = {}, query (persistent) = {:?}",
-        thread.state().memories_stored,
-        thread.state().query
-    );
+    drop(saved);
     let input = json!({"messages": [{"type": "human", "content": "Continue from where we left off", "id": "user-2"}]});
     let delta = GaiaStateDelta::from_json(input.clone()).expect("a valid partial input");
     println!("   input {input} writes {:?}", delta.fields());
-    let run = graph
-        .run_stored(&mut thread, delta, config)
-        .await
-        .expect("the resumed turn runs");
-    print_nodes(&run);
-    println!(
-        "   (the input wrote only messages, so query is still the checkpoint's {:?}: the nodes that read it act on the old request, as in GAIA)",
-        thread.state().query
-    );
+    println!("   execute_graph_streaming(app, {THREAD:?}, input), frame by frame:");
+    let mut frames = gaia_graph::execute_graph_streaming(app, THREAD, delta);
+    while let Some(frame) = frames.next().await {
+        let frame = frame.expect("the resumed turn runs");
+        println!("   {}", frame.trim_end());
+    }
 
     let history = store
         .history(THREAD, resumed_at + 1..)
@@ -268,6 +364,18 @@ async fn resume(graph: &mut Gaia, store: &Store, path: &Path, config: &RunnableC
         .expect("the log reads");
     let shown: Vec<String> = history.iter().map(describe).collect();
     println!("   the turn's steps in the log: {}", shown.join(", "));
+    let thread = store
+        .thread::<GaiaState>(THREAD)
+        .await
+        .expect("the thread reopens");
+    println!(
+        "   begin_turn reset memories_stored (turn scope) before the input; store_memory set it again: {}",
+        thread.state().memories_stored
+    );
+    println!(
+        "   (the input wrote only messages, so query is still the checkpoint's {:?}: the nodes that read it act on the old request, as in GAIA)",
+        thread.state().query
+    );
     // Another process (a new connection to the same file) sees it all.
     let reopened = Store::sqlite(path)
         .await
@@ -282,17 +390,25 @@ async fn resume(graph: &mut Gaia, store: &Store, path: &Path, config: &RunnableC
     );
 }
 
-/// `seq kind node` of one logged step.
+/// `seq kind nodes` of one logged step.
 fn describe(step: &StepRecord) -> String {
-    match step.metadata.get("node").and_then(Value::as_str) {
-        Some(node) => format!("{} {} {node}", step.seq, step.kind),
-        None => format!("{} {}", step.seq, step.kind),
+    let nodes: Vec<&str> = step
+        .metadata
+        .get("nodes")
+        .and_then(Value::as_array)
+        .map(|nodes| nodes.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    match nodes.as_slice() {
+        [] => format!("{} {}", step.seq, step.kind),
+        [START] => format!("{} input ({})", step.seq, step.kind),
+        nodes => format!("{} {} {}", step.seq, step.kind, nodes.join("+")),
     }
 }
 
-/// Turn with a long history: filtered, then trimmed to the last ten.
-fn prune_long_history(graph: &mut Gaia, config: &RunnableConfig) {
-    println!("\n8. A long history: filter_messages_node, then trim_messages_node");
+/// A turn with a long history, on its own thread: filtered, then trimmed
+/// to the last ten, by the conditional edges out of `START`.
+async fn prune_long_history(app: &CompiledGraph<GaiaState>) {
+    println!("\n8. A long history: the router sends it to filter_messages, then trim_messages");
     let mut history: Vec<Message> = (1..=14)
         .map(|i| Message::human(format!("message {i}")).with_id(format!("h{i}")))
         .collect();
@@ -305,11 +421,11 @@ fn prune_long_history(graph: &mut Gaia, config: &RunnableConfig) {
         history.len()
     );
     let input = gaia::build_initial_state(&request, USER_ID, "thread_long", history, None, NOW);
-    let mut state = GaiaState::default();
-    let run = graph
-        .run(&mut state, input, config)
+    let (run, outcome) = gaia_graph::stream_run(app, "thread_long", input, |_| {})
+        .await
         .expect("the long turn runs");
     print_nodes(&run);
+    let state = outcome.state();
     println!(
         "   history now starts at {:?} and has {} messages",
         state.messages.first().and_then(Message::id),

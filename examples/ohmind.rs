@@ -1,77 +1,174 @@
-//! OHMind (seed 000) turn by turn: supervisor routing with `next`, human
-//! validation, a task plan executed step by step, MCP results and artifacts
-//! merged by name, and retries up to the limit, with every step
-//! checkpointed in a `state_store` thread and the thread reopened from the
-//! store at each turn; then task plans that wait for approval, and the
-//! thread's log.
+//! OHMind (seed 000) as a graph: `state_graph::StateGraph` over the
+//! document's `AgentState`, the supervisor routing with `next` through
+//! conditional edges, each specialist agent a node, human validation and
+//! task-plan approval as real interrupts (`ctx.interrupt`) answered with
+//! `resume`, a task plan executed step by step, MCP results and artifacts
+//! merged by name, and retries up to the limit. Every run is on one thread
+//! of a `state_store::Store` (LangGraph's checkpointer): each superstep is
+//! a logged step, and a paused run is resumed from the store.
+//!
+//! The graph and its nodes are in `state_examples::ohmind::graph`.
 //!
 //! Run it with `cargo run --example ohmind`.
+//!
+//! The Python original (OHMind's "State Management" page), for comparison:
+/*
+stateDiagram-v2
+    [*] --> Initial: User Message
+    Initial --> Supervisor: next="supervisor"
+    Supervisor --> AgentExecution: next="agent_name"
+    Supervisor --> ValidationWait: validation_required=True
+    Supervisor --> TaskPlanCreation: Complex Query
+    Supervisor --> End: next="FINISH"
+    AgentExecution --> Supervisor: Agent Complete
+    AgentExecution --> Error: Tool Failure
+    ValidationWait --> AgentExecution: validation_approved=True
+    ValidationWait --> Supervisor: validation_approved=False
+    TaskPlanCreation --> StepExecution: Auto-execute
+    StepExecution --> StepExecution: Next Step
+    StepExecution --> Summary: All Steps Complete
+    Summary --> End
+    Error --> Supervisor: Retry
+    Error --> End: Max Retries
+    End --> [*]
+
+def should_continue_validation(state: AgentState) -> bool:
+    """Check if validation is required and not yet approved/rejected."""
+    return state["validation_required"] and state["validation_approved"] is None
+
+def mark_validation_required(
+    state: AgentState,
+    operation_description: str,
+    metadata: Dict[str, Any]
+) -> AgentState:
+    """Mark that an operation requires human validation."""
+    updated = state.copy()
+    updated["validation_required"] = True
+    updated["validation_approved"] = None
+    updated["validation_message"] = operation_description
+    updated["operation_metadata"] = metadata
+    updated["next"] = "FINISH"  # Wait for user approval
+    return updated
+
+def mark_validation_complete(
+    state: AgentState,
+    approved: bool,
+    next_agent: str
+) -> AgentState:
+    """Mark validation as complete with user's decision."""
+    updated = state.copy()
+    updated["validation_required"] = False
+    updated["validation_approved"] = approved
+    updated["next"] = next_agent if approved else "supervisor"
+    return updated
+
+from langgraph.checkpoint.memory import MemorySaver
+
+memory = MemorySaver()
+app = workflow.compile(checkpointer=memory)
+
+# Invoke with thread ID for state persistence
+config = {"configurable": {"thread_id": "user-123-session-1"}}
+result = await app.ainvoke(state, config)
+
+# Get current state for a thread
+state = app.get_state(config)
+*/
 
 use serde_json::{Value, json};
-use state_core::{Delta, Message, State, Written};
+use state_core::{Delta, Message, Written};
+use state_examples::ohmind::graph::{self, SharedOhmind};
 use state_examples::ohmind::{self, AgentState, AgentStateDelta, MAX_RETRIES, Ohmind, Step};
-use state_store::{StepRecord, Store, Thread};
+use state_graph::{CompiledGraph, Outcome, Resume, START};
+use state_store::{StepKind, StepRecord, Store};
 
 const THREAD: &str = "user-123-session-1";
+const PLAN_THREAD: &str = "user-123-session-2";
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    let mut app = Ohmind::new();
     // The checkpointer. LangGraph's MemorySaver ↔ `Store::memory()`: threads
     // live as long as the store. The durable ones take the same calls:
     // `Store::sqlite(path)` (SqliteSaver) and `Store::postgres(url)`
     // (PostgresSaver).
     let store = Store::memory();
+    let sim = graph::shared(Ohmind::new());
+    let app = graph::compile(&sim, store.clone()).expect("the graph compiles");
 
-    println!("OHMind state management, simulated");
+    println!("OHMind state management, simulated, as a state_graph::StateGraph");
+    println!("{}", shape());
     println!("Each node line: node → next [current_operation] and the flags its delta writes.\n");
-    first_turn(&mut app, &store).await;
+    let mut session = Session::new(app.clone(), store.clone(), THREAD);
+    first_turn(&mut session).await;
 
     helpers_as_deltas();
 
-    let mut state = turn(
-        &mut app,
-        &store,
-        "2. Validation requested",
-        "Simulate the hydroxide conductivity of benzyltrimethylammonium with MD",
-    )
-    .await;
+    session
+        .invoke(
+            &sim,
+            "2. Validation requested: md_agent asks, the router sends the run to human_validation, which pauses it",
+            "Simulate the hydroxide conductivity of benzyltrimethylammonium with MD",
+        )
+        .await;
+    let state = session.state().await;
     println!(
-        "   waiting for the user: should_continue_validation = {}",
-        ohmind::should_continue_validation(&state)
+        "   the thread waits: should_continue_validation = {}, validation_message = {:?}",
+        ohmind::should_continue_validation(&state),
+        state.validation_message
     );
-    println!("   validation_message  = {:?}", state.validation_message);
+    let pending = app
+        .pending_interrupts(THREAD)
+        .await
+        .expect("the pause is stored");
+    println!(
+        "   app.pending_interrupts(..) reads the pause back from the store: {} pending, in node {:?}",
+        pending.len(),
+        pending.first().map(|i| i.node.as_str()).unwrap_or("-")
+    );
 
-    state = turn(&mut app, &store, "3. The user approves", "yes, go ahead").await;
+    // Any process with the store can answer: here a graph compiled anew on
+    // the same store, as another worker would.
+    let worker = graph::compile(&sim, store.clone()).expect("the graph compiles");
+    let mut answered = Session::new(worker, store.clone(), THREAD);
+    answered.seq = session.seq;
+    let out = answered
+        .resume(
+            "3. The user approves: resume(THREAD, json!(\"yes, go ahead\")), from a graph compiled anew on the same store",
+            json!("yes, go ahead"),
+        )
+        .await;
+    session.seq = answered.seq;
+    session.sections.append(&mut answered.sections);
     println!(
         "   validation_required = {}, validation_approved = {:?} (consumed by md_agent)",
-        state.validation_required, state.validation_approved
+        out.state().validation_required,
+        out.state().validation_approved
     );
 
-    turn(
-        &mut app,
-        &store,
-        "4a. Another long run ...",
-        "Run a longer MD simulation",
-    )
-    .await;
-    state = turn(
-        &mut app,
-        &store,
-        "4b. ... which the user rejects",
-        "no, cancel that",
-    )
-    .await;
-    println!("   validation_approved = {:?}", state.validation_approved);
+    session
+        .invoke(
+            &sim,
+            "4a. Another long run ...",
+            "Run a longer MD simulation",
+        )
+        .await;
+    let out = session
+        .resume("4b. ... which the user rejects", json!("no, cancel that"))
+        .await;
+    println!(
+        "   validation_approved = {:?}",
+        out.state().validation_approved
+    );
 
-    app.fail_next("orca_single_point", 1);
-    state = turn(
-        &mut app,
-        &store,
-        "5. A complex query: a task plan (each agent ends with FINISH; the active plan sends it back to the supervisor), one failed tool call on the way",
-        "Design new HEM cations, compute their HOMO LUMO gap, and find papers on their stability",
-    )
-    .await;
+    graph::lock(&sim).fail_next("orca_single_point", 1);
+    let out = session
+        .invoke(
+            &sim,
+            "5. A complex query: a task plan (each agent ends with FINISH; the active plan sends it back to the supervisor), one failed tool call on the way",
+            "Design new HEM cations, compute their HOMO LUMO gap, and find papers on their stability",
+        )
+        .await;
+    let state = out.state();
     println!(
         "   after the summary: task_plan = {:?}, current_step = {}, completed_steps = {:?}",
         state.task_plan, state.current_step, state.completed_steps
@@ -85,32 +182,131 @@ async fn main() {
         state.artifacts.keys().collect::<Vec<_>>()
     );
 
-    app.fail_next("rag_search", 10);
-    state = turn(
-        &mut app,
-        &store,
-        "6. A tool that keeps failing",
-        "Find literature on alkaline degradation",
-    )
-    .await;
+    graph::lock(&sim).fail_next("rag_search", 10);
+    let out = session
+        .invoke(
+            &sim,
+            "6. A tool that keeps failing",
+            "Find literature on alkaline degradation",
+        )
+        .await;
     println!(
         "   error = {:?}, retry_count = {} (MAX_RETRIES = {MAX_RETRIES})",
-        state.error, state.retry_count
+        out.state().error,
+        out.state().retry_count
     );
 
-    let mut planner = Ohmind::new().with_plan_approval();
-    plan_needing_approval(&mut planner);
+    let planner = graph::shared(Ohmind::new().with_plan_approval());
+    let planner_app = graph::compile(&planner, store.clone()).expect("the graph compiles");
+    let mut plans = Session::new(planner_app, store.clone(), PLAN_THREAD);
+    plan_needing_approval(&planner, &mut plans).await;
 
-    checkpoint_log(&store, &state).await;
+    let live = session.state().await;
+    checkpoint_log(&session, &plans, &live).await;
+}
+
+/// The graph's nodes and edges, in words.
+fn shape() -> String {
+    let agents: Vec<&str> = ohmind::AGENTS.iter().map(|spec| spec.name).collect();
+    format!(
+        "  nodes: supervisor, task_planner, {}, error_handler, summary, human_validation, plan_approval\n  \
+         START → entry_node → supervisor (or an asking node, when a question is pending)\n  \
+         every node → next_node: the node `next` names, human_validation / plan_approval when the user must answer \
+         (they pause the run with ctx.interrupt), supervisor after FINISH with an active plan, else END",
+        agents.join(", ")
+    )
+}
+
+/// The runs on one thread: each call prints the nodes that ran (read back
+/// from the store's log) and any interrupt, and remembers which steps of
+/// the log it wrote.
+struct Session {
+    app: CompiledGraph<AgentState>,
+    store: Store,
+    thread: &'static str,
+    /// The thread's last step.
+    seq: u64,
+    /// Each printed section and the steps it logged.
+    sections: Vec<(String, u64, u64)>,
+}
+
+impl Session {
+    fn new(app: CompiledGraph<AgentState>, store: Store, thread: &'static str) -> Session {
+        Session {
+            app,
+            store,
+            thread,
+            seq: 0,
+            sections: Vec::new(),
+        }
+    }
+
+    /// A new user message: one `invoke_thread`.
+    async fn invoke(&mut self, sim: &SharedOhmind, title: &str, user: &str) -> Outcome<AgentState> {
+        println!("\n{title}\n   user: {user}");
+        let input = graph::user_input(sim, user);
+        let out = self
+            .app
+            .invoke_thread(self.thread, input)
+            .await
+            .expect("the run goes on");
+        self.report(title, &out).await;
+        out
+    }
+
+    /// The user's answer to the pending interrupt: one `resume`.
+    async fn resume(&mut self, title: &str, answer: Value) -> Outcome<AgentState> {
+        println!("\n{title}\n   answer: {answer}");
+        let out = self
+            .app
+            .resume(self.thread, Resume::from(answer))
+            .await
+            .expect("the run resumes");
+        self.report(title, &out).await;
+        out
+    }
+
+    async fn report(&mut self, title: &str, out: &Outcome<AgentState>) {
+        let steps = graph::logged_steps(&self.store, self.thread, self.seq)
+            .await
+            .expect("the log reads");
+        print_steps(&steps);
+        for interrupt in out.interrupts() {
+            println!(
+                "   {:<16} ⏸ ctx.interrupt({}): the run pauses, stored on the thread",
+                interrupt.node, interrupt.value["kind"]
+            );
+            if let Some(message) = interrupt.value["message"].as_str() {
+                println!("   {:<16}   shows: {message}", "");
+            }
+            if let Some(markdown) = interrupt.value["markdown"].as_str() {
+                println!("   {:<16}   shows:\n{}", "", indent(markdown));
+            }
+        }
+        let label = title.split(' ').next().unwrap_or("").trim_end_matches('.');
+        self.sections
+            .push((label.to_owned(), self.seq + 1, out.seq()));
+        self.seq = out.seq();
+    }
+
+    /// The thread's state as the store has it (`app.get_state(config)`).
+    async fn state(&self) -> AgentState {
+        self.store
+            .thread::<AgentState>(self.thread)
+            .await
+            .expect("the thread reopens")
+            .into_state()
+    }
 }
 
 /// Turn 1 starts from `create_initial_state`, as a new conversation does:
 /// the state goes in as the graph's input, one step through the reducers
 /// (LangGraph's `app.invoke(initial_state, config)`), then the nodes run.
-async fn first_turn(app: &mut Ohmind, store: &Store) {
+async fn first_turn(session: &mut Session) {
     let state =
         ohmind::create_initial_state("What is the HOMO-LUMO gap of benzyltrimethylammonium?");
-    println!("1. create_initial_state(..): the #[default]s fill the other 17 keys");
+    let title = "1. create_initial_state(..): the #[default]s fill the other 17 keys";
+    println!("{title}");
     println!(
         "   next = {:?}, current_operation = {:?}, retry_count = {}, messages = {}",
         state.next,
@@ -118,86 +314,88 @@ async fn first_turn(app: &mut Ohmind, store: &Store) {
         state.retry_count,
         state.messages.len()
     );
-    let mut thread = store
-        .thread::<AgentState>(THREAD)
-        .await
-        .expect("the thread opens");
-    let input = AgentStateDelta::from_json(state.to_json().expect("a state has a JSON form"))
-        .expect("a state is a valid input");
-    thread
-        .with_metadata(json!({"node": ohmind::INPUT}))
-        .apply(input)
-        .await
-        .expect("the input is checkpointed");
-    println!(
-        "   invoke(initial_state): the input is step {} of thread {THREAD:?}, then every node's delta is a step",
-        thread.seq()
-    );
-    let steps = app
-        .run_stored(&mut thread)
+    let input = graph::state_input(&state).expect("a state is a valid input");
+    let out = session
+        .app
+        .invoke_thread(THREAD, input)
         .await
         .expect("the first turn runs");
-    print_steps(&steps);
+    println!(
+        "   app.invoke_thread({THREAD:?}, initial_state): the turn starts with the input, one logged step, then one step per superstep ({} steps)",
+        out.seq()
+    );
+    session.report(title, &out).await;
     println!(
         "   mcp_results = {}",
-        Value::Object(thread.state().mcp_results.clone())
+        Value::Object(out.state().mcp_results.clone())
     );
 }
 
-/// Runs one user turn on the thread reopened from the store (LangGraph's
-/// `app.get_state(config)`): the user's message and each node's delta are
-/// checkpointed as they happen.
-async fn turn(app: &mut Ohmind, store: &Store, title: &str, user: &str) -> AgentState {
-    let mut thread: Thread<AgentState> = store.thread(THREAD).await.expect("the thread reopens");
-    println!("\n{title}\n   user: {user}");
-    let steps = app
-        .run_turn_stored(&mut thread, user)
-        .await
-        .expect("the turn runs");
-    print_steps(&steps);
-    thread.into_state()
-}
-
-/// The checkpointer's log of the thread: one step per input and per node,
-/// with the node in its metadata; and the thread reopened once more.
-async fn checkpoint_log(store: &Store, live: &AgentState) {
-    let history = store.history(THREAD, ..).await.expect("the log reads");
+/// The task planner can also wait for the user's approval of the plan:
+/// `plan_approval` pauses the run with the plan, and `resume` answers.
+async fn plan_needing_approval(sim: &SharedOhmind, plans: &mut Session) {
+    let out = plans
+        .invoke(
+            sim,
+            "7a. A plan that needs approval (task_plan_needs_approval), on thread user-123-session-2",
+            "Design HEM cations and simulate their conductivity",
+        )
+        .await;
     println!(
-        "\n9. The checkpoints of {THREAD:?}: store.history(..) lists {} steps, one per input and per node",
-        history.len()
+        "   task_plan_needs_approval = {}, task_plan_approved = {:?}, is_interrupted() = {}",
+        out.state().task_plan_needs_approval,
+        out.state().task_plan_approved,
+        out.is_interrupted()
     );
-    println!("   by section: the steps' kind, then each step's number and metadata[\"node\"]");
-    let mut turns: Vec<Vec<&StepRecord>> = Vec::new();
-    for step in &history {
-        match turns.last_mut() {
-            Some(turn) if node_of(step) != ohmind::INPUT => turn.push(step),
-            _ => turns.push(vec![step]),
+    let out = plans.resume("7b. The user says no", json!("no")).await;
+    println!(
+        "   task_plan = {:?}, task_plan_approved = {:?}",
+        out.state().task_plan,
+        out.state().task_plan_approved
+    );
+
+    plans
+        .invoke(
+            sim,
+            "8a. Another plan, and this time the user approves it (task_plan_approved=True)",
+            "Design HEM cations and compute their properties",
+        )
+        .await;
+    let out = plans.resume("8b. The user says yes", json!("yes")).await;
+    println!(
+        "   task_plan_approved = {:?}, task_plan = {:?}, completed_steps = {:?}",
+        out.state().task_plan_approved,
+        out.state().task_plan,
+        out.state().completed_steps
+    );
+}
+
+/// The checkpointer's log of the threads: each superstep one step, its
+/// nodes in the metadata; a paused run one `pending` step; and the thread
+/// reopened once more.
+async fn checkpoint_log(session: &Session, plans: &Session, live: &AgentState) {
+    for s in [session, plans] {
+        let history = s.store.history(s.thread, ..).await.expect("the log reads");
+        println!(
+            "\n9. The checkpoints of {:?}: store.history(..) lists {} steps (seq, then kind or metadata[\"nodes\"])",
+            s.thread,
+            history.len()
+        );
+        for (label, from, to) in &s.sections {
+            let shown: Vec<String> = history
+                .iter()
+                .filter(|step| (*from..=*to).contains(&step.seq))
+                .map(describe)
+                .collect();
+            println!(
+                "   {:<4}{}",
+                format!("{label}."),
+                wrap(&shown.join(" · "), 92)
+            );
         }
     }
-    // The turns of sections 1 to 6 (7 and 8 ran on a bare state).
-    let sections = ["1", "2", "3", "4a", "4b", "5", "6"];
-    for (section, turn) in sections.iter().zip(&turns) {
-        // One kind for the whole turn (here always `apply`): say it once.
-        let kind = turn[0].kind;
-        let same_kind = turn.iter().all(|step| step.kind == kind);
-        let shown: Vec<String> = turn
-            .iter()
-            .map(|step| {
-                if same_kind {
-                    format!("{} {}", step.seq, node_of(step))
-                } else {
-                    format!("{} {} {}", step.seq, step.kind, node_of(step))
-                }
-            })
-            .collect();
-        let label = if same_kind {
-            format!("{section}. {kind}:")
-        } else {
-            format!("{section}.")
-        };
-        println!("   {label:<11}{}", wrap(&shown.join(" · "), 88));
-    }
-    let reopened = store
+    let reopened = session
+        .store
         .thread::<AgentState>(THREAD)
         .await
         .expect("the thread reopens");
@@ -208,11 +406,16 @@ async fn checkpoint_log(store: &Store, live: &AgentState) {
     );
 }
 
-fn node_of(step: &StepRecord) -> &str {
-    step.metadata
-        .get("node")
-        .and_then(Value::as_str)
-        .unwrap_or("?")
+/// A logged step: its number, and its nodes (a superstep or the input) or
+/// its kind (a turn start, a pause).
+fn describe(step: &StepRecord) -> String {
+    let nodes = graph::logged_nodes(step);
+    match step.kind {
+        StepKind::Pending => format!("{} pending (interrupt)", step.seq),
+        _ if nodes == [START] => format!("{} input", step.seq),
+        _ if !nodes.is_empty() => format!("{} {}", step.seq, nodes.join("+")),
+        kind => format!("{} {kind}", step.seq),
+    }
 }
 
 /// Wraps a line at ` · ` separators, continuation lines indented.
@@ -222,7 +425,7 @@ fn wrap(line: &str, width: usize) -> String {
     for part in line.split(" · ") {
         if !current.is_empty() && current.chars().count() + 3 + part.chars().count() > width {
             out.push_str(&current);
-            out.push_str(" ·\n              ");
+            out.push_str(" ·\n       ");
             current.clear();
         } else if !current.is_empty() {
             current.push_str(" · ");
@@ -260,42 +463,6 @@ fn helpers_as_deltas() {
     );
 }
 
-/// The task planner can also wait for the user's approval of the plan.
-fn plan_needing_approval(app: &mut Ohmind) {
-    let mut state =
-        ohmind::create_initial_state("Design HEM cations and simulate their conductivity");
-    println!("\n7. A plan that needs approval (task_plan_needs_approval)");
-    print_steps(&app.run(&mut state).expect("planning runs"));
-    println!(
-        "   task_plan_needs_approval = {}, task_plan_approved = {:?}",
-        state.task_plan_needs_approval, state.task_plan_approved
-    );
-    if let Some(markdown) = state.plan_markdown() {
-        println!(
-            "   {} holds:\n{}",
-            state.task_plan_path.as_deref().unwrap_or("?"),
-            indent(&markdown)
-        );
-    }
-    println!("   user: no");
-    print_steps(&app.run_turn(&mut state, "no").expect("the answer runs"));
-    println!(
-        "   task_plan = {:?}, task_plan_approved = {:?}",
-        state.task_plan, state.task_plan_approved
-    );
-
-    println!("\n8. Another plan, and this time the user approves it (task_plan_approved=True)");
-    let request = "Design HEM cations and compute their properties";
-    println!("   user: {request}");
-    print_steps(&app.run_turn(&mut state, request).expect("planning runs"));
-    println!("   user: yes");
-    print_steps(&app.run_turn(&mut state, "yes").expect("the plan runs"));
-    println!(
-        "   task_plan_approved = {:?}, task_plan = {:?}, completed_steps = {:?}",
-        state.task_plan_approved, state.task_plan, state.completed_steps
-    );
-}
-
 /// One line per node: where it routes (`next`), its `[current_operation]`,
 /// the routing, validation, retry and plan fields it writes, and its
 /// messages.
@@ -321,9 +488,14 @@ fn print_steps(steps: &[Step]) {
             .iter()
             .flatten()
         {
-            let author = message.name().unwrap_or("");
+            let author = message.name().map(|name| format!("({name})"));
             let text = message.text().replace('\n', "\n                        ");
-            println!("   {:<16}   {}({author}): {text}", "", message.kind());
+            println!(
+                "   {:<16}   {}{}: {text}",
+                "",
+                message.kind(),
+                author.unwrap_or_default()
+            );
         }
     }
 }

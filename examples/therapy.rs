@@ -1,21 +1,75 @@
-//! The therapy agent (seed 002) turn by turn: the lifecycle table, the
-//! public contract (`AgentInput` -> state -> `AgentOutput`), the crisis gate
-//! routing, a guided exercise that survives a crisis turn through the
-//! `progress` merge, and the parallel extractors writing `diagnostics` in
-//! one superstep, with the state saved to a checkpoint between turns.
+//! The therapy agent (seed 002) as a graph, turn by turn: the lifecycle
+//! table, the public contract (`AgentInput` -> state -> `AgentOutput`), a
+//! `state_graph::StateGraph` whose crisis gate routes each turn through a
+//! conditional edge, a guided exercise that survives a crisis turn through
+//! the `progress` merge, and the parallel extractors writing `diagnostics`
+//! in one superstep. Each turn is one `invoke_thread` on the session's
+//! thread of a `state_store::Store` (the checkpointer), in a SQLite file.
+//!
+//! The graph is in `state_examples::therapy::graph`.
 //!
 //! Run it with `cargo run --example therapy`.
+//!
+//! The Python original: the seed documents `AgentState` (agent/state.py)
+//! as a field table, not as code; its rows (name, type, lifecycle class)
+//! and the lifecycle it describes, for comparison:
+/*
+message                          str                                            input
+channel                          Channel                                        input
+user_id                          str | None                                     input
+session_id                       str | None                                     input
+installed_skills                 list[str]                                      input
+history                          Annotated[list[dict], operator.add]            reducer
+transcript                       Annotated[list[dict], operator.add]            reducer
+working_memory                   list[WorkingMemoryEntry]                       loaded
+memory.summary                   str                                            loaded
+memory.procedural_rules          list[str]                                      loaded
+memory.proactive_recall_enabled  bool                                           loaded
+progress                         Annotated[SessionProgressState, _merge_dicts]  reducer
+progress.turn_count              int                                            reducer
+progress.stage                   str                                            reducer
+progress.exercise_type           str | None                                     reducer
+progress.exercise_step           int | None                                     reducer
+crisis                           CrisisAssessment                               turn-scoped
+routing.route                    str                                            turn-scoped
+routing.mode                     str                                            turn-scoped
+routing.mode_source              str                                            turn-scoped
+routing.mode_type                ModeType                                       turn-scoped
+routing.modality                 str | None                                     turn-scoped
+response.text                    str                                            turn-scoped
+response.kind                    ResponseKind                                   turn-scoped
+response.guidance                str                                            turn-scoped
+diagnostics                      Annotated[dict, _merge_dicts]                  reducer
+
+Input — set by build_initial_state() from AgentInput. Only the current user
+turn is emitted into history and transcript — the operator.add reducer
+appends it to the checkpoint's accumulated list.
+
+Turn-scoped — reset at the start of each turn, then filled by nodes as the
+graph executes:
+  • crisis — safety assessment (level, confidence, reason, flags) from crisis_gate_node
+  • routing.route — "therapeutic" or "crisis" from the gate
+  ...
+
+diagnostics — _merge_dicts lets all I/O nodes write their own timing/write-count
+keys independently. Parallel extractors write simultaneously without racing.
+*/
 
 use serde_json::Value;
 use state_core::{Delta, State};
+use state_examples::therapy::graph::{self as therapy_graph, logged_nodes};
 use state_examples::therapy::{
-    self, AgentInput, Channel, Checkpointer, Diagnostics, Message, TherapyAgent, TherapyState, Turn,
+    self, AgentInput, Channel, Diagnostics, Message, TherapyState, Turn, WorkflowContext,
 };
+use state_graph::{CompiledGraph, START};
+use state_store::Store;
+use std::sync::Arc;
 
 const SESSION: &str = "session-42";
 
-fn main() {
-    println!("Therapy agent state, simulated\n");
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    println!("Therapy agent state, simulated, as a state_graph::StateGraph\n");
     println!("The lifecycle table (TherapyState::schema().to_markdown()):\n");
     print!("{}", TherapyState::schema().to_markdown());
     println!("\nGroups written whole (no reducer) show as one row above; their fields:\n");
@@ -29,8 +83,25 @@ fn main() {
         println!();
     }
 
-    let agent = TherapyAgent::new(therapy::demo_context());
-    let mut saver = Checkpointer::default();
+    println!("The graph (state_examples::therapy::graph):");
+    println!("   START → load_memory → crisis_gate → route_after_crisis_gate → crisis_response");
+    println!(
+        "                                                              | select_mode → therapeutic_response"
+    );
+    println!("   crisis_response | therapeutic_response → finalize_turn");
+    println!(
+        "   finalize_turn → extractors → [extract_facts || extract_procedural] (one superstep) | END"
+    );
+
+    // The checkpointer: a SQLite file in a fresh temporary directory,
+    // removed at the end (`Store::postgres(url)` takes the same calls).
+    let dir = fresh_dir();
+    let store = Store::sqlite(dir.join("sessions.db"))
+        .await
+        .expect("the SQLite store opens");
+    let ctx = Arc::new(therapy::demo_context());
+    let app = therapy_graph::compile(&ctx, store.clone()).expect("the graph compiles");
+
     let turns = [
         (
             "1. Opening: memory recalled, a rule extracted",
@@ -52,7 +123,7 @@ fn main() {
         ("6. Closing", "Thank you, goodbye."),
     ];
     for (title, message) in turns {
-        let turn = run(&agent, &mut saver, title, message);
+        let turn = run(&app, &ctx, title, message).await;
         if turn.state.routing.route == therapy::ROUTE_CRISIS {
             println!(
                 "   (no extractors this turn: the extract_* timings above are the last turn's, \
@@ -61,24 +132,43 @@ fn main() {
         }
     }
 
-    println!(
-        "\nCrisis log: {:?}",
-        agent.context.crisis_log_backend.entries()
-    );
+    println!("\nCrisis log: {:?}", ctx.crisis_log_backend.entries());
     println!(
         "Memory store: facts {:?}\n              rules {:?}",
-        agent.context.memory_store.facts(),
-        agent.context.memory_store.procedural_rules()
+        ctx.memory_store.facts(),
+        ctx.memory_store.procedural_rules()
     );
 
-    one_shot(&agent);
+    one_shot(&app, &ctx).await;
     parallel_writes();
+    stored_log(&store).await;
+
+    drop((app, store));
+    std::fs::remove_dir_all(&dir).expect("the temporary directory is removed");
 }
 
-/// One turn of the checkpointed session.
-fn run(agent: &TherapyAgent, saver: &mut Checkpointer, title: &str, message: &str) -> Turn {
+/// A new directory under the system's temporary one, unique to this run.
+fn fresh_dir() -> std::path::PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos());
+    let dir = std::env::temp_dir().join(format!("therapy-example-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    dir
+}
+
+/// One turn of the checkpointed session: one `invoke_thread`.
+async fn run(
+    app: &CompiledGraph<TherapyState>,
+    ctx: &WorkflowContext,
+    title: &str,
+    message: &str,
+) -> Turn {
     println!("\n{title}\n   user: {message}");
-    if let Some(saved) = saver.get(SESSION).expect("the checkpoint decodes") {
+    let saved = therapy_graph::checkpoint(app, SESSION)
+        .await
+        .expect("the checkpoint reads");
+    if let Some(saved) = saved {
         let mut reset = saved.clone();
         reset.begin_turn();
         println!(
@@ -107,7 +197,9 @@ fn run(agent: &TherapyAgent, saver: &mut Checkpointer, title: &str, message: &st
         installed_skills: vec!["breathing".into()],
         ..AgentInput::new(message, Some(SESSION))
     };
-    let turn = saver.run_turn(agent, &input).expect("the turn runs");
+    let turn = therapy_graph::run_turn(app, ctx, &input)
+        .await
+        .expect("the turn runs");
     print_turn(&turn);
     turn
 }
@@ -160,9 +252,11 @@ fn print_turn(turn: &Turn) {
 }
 
 /// A caller without a checkpoint sends the earlier turns itself;
-/// `turn_count` is counted from them.
-fn one_shot(agent: &TherapyAgent) {
-    println!("\n7. A one-shot caller (no session, history in AgentInput); an ambiguous message");
+/// `turn_count` is counted from them. The run is in memory (no thread).
+async fn one_shot(app: &CompiledGraph<TherapyState>, ctx: &WorkflowContext) {
+    println!(
+        "\n7. A one-shot caller (no session, history in AgentInput, the run in memory); an ambiguous message"
+    );
     let input = AgentInput {
         channel: Channel::Sms,
         history: vec![
@@ -175,12 +269,36 @@ fn one_shot(agent: &TherapyAgent) {
         "   AgentInput = {}",
         serde_json::to_string(&input).expect("serializes")
     );
-    let turn = agent.run_turn(None, &input).expect("the turn runs");
+    let turn = therapy_graph::run_turn(app, ctx, &input)
+        .await
+        .expect("the turn runs");
     print_turn(&turn);
     println!(
         "   AgentOutput = {}",
         serde_json::to_string_pretty(&turn.output).expect("serializes")
     );
+}
+
+/// The session's log: per turn (from its input, the step that starts it),
+/// the supersteps and their nodes, from each step's metadata.
+async fn stored_log(store: &Store) {
+    let history = store.history(SESSION, ..).await.expect("the log reads");
+    println!(
+        "\n9. The log of {SESSION:?}: {} steps; per turn, each step's nodes (metadata[\"nodes\"])",
+        history.len()
+    );
+    let mut turns: Vec<Vec<String>> = Vec::new();
+    for step in &history {
+        let nodes = logged_nodes(step);
+        if nodes == [START] {
+            turns.push(vec![format!("input ({})", step.kind)]);
+        } else if let Some(turn) = turns.last_mut().filter(|_| !nodes.is_empty()) {
+            turn.push(nodes.join(" || "));
+        }
+    }
+    for (i, turn) in turns.iter().enumerate() {
+        println!("   turn {}: {}", i + 1, turn.join(" → "));
+    }
 }
 
 /// The extractors write different `diagnostics` keys in one superstep;

@@ -1,7 +1,9 @@
-//! LangGraph's map-reduce how-to, ported: run it with
+//! LangGraph's map-reduce how-to, its graph ported: run it with
 //! `cargo run -p state-examples --example langgraph_map_reduce`.
-//! The state and nodes are in `state_examples::langgraph::map_reduce`; the
-//! model is canned, and the workers run in parallel threads.
+//! The state, nodes and graph are in `state_examples::langgraph::map_reduce`;
+//! the model is canned. `Send` is a fan-out to a worker with its own typed
+//! input; the workers form one superstep, and their updates are applied
+//! in the order they were sent, whatever order they finish in.
 //!
 //! The Python original ("How to create map-reduce branches for parallel
 //! execution"), for comparison:
@@ -40,15 +42,37 @@ def best_joke(state: OverallState):
     prompt = best_joke_prompt.format(topic=state["topic"], jokes=jokes)
     response = model.with_structured_output(BestJoke).invoke(prompt)
     return {"best_selected_joke": state["jokes"][response.id]}
+
+# Construct the graph: here we put everything together to construct our graph
+graph = StateGraph(OverallState)
+graph.add_node("generate_topics", generate_topics)
+graph.add_node("generate_joke", generate_joke)
+graph.add_node("best_joke", best_joke)
+graph.add_edge(START, "generate_topics")
+graph.add_conditional_edges("generate_topics", continue_to_jokes, ["generate_joke"])
+graph.add_edge("generate_joke", "best_joke")
+graph.add_edge("best_joke", END)
+app = graph.compile()
+
+# Call the graph: here we call it to generate a list of jokes
+for s in app.stream({"topic": "animals"}):
+    print(s)
 */
 
-use state_examples::langgraph::map_reduce::{OverallState, run};
+use state_core::State;
+use state_examples::langgraph::map_reduce::{OverallState, build_graph};
+use state_examples::langgraph::updates;
+use state_graph::StreamMode;
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut state = OverallState::default();
-    for step in run(&mut state, "animals")? {
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let app = build_graph()?;
+    let input = OverallState::delta().topic("animals");
+    let (steps, outcome) = updates(app.stream(input, StreamMode::UPDATES)).await?;
+    for step in &steps {
         println!("{step}");
     }
+    let state = outcome.into_state();
     println!("\njokes, in the order the workers were sent:");
     for joke in &state.jokes {
         println!("  {joke}");

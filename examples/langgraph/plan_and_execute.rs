@@ -1,7 +1,9 @@
-//! LangGraph's plan-and-execute agent, ported: run it with
+//! LangGraph's plan-and-execute agent, its graph ported: run it with
 //! `cargo run -p state-examples --example langgraph_plan_and_execute`.
-//! The state and nodes are in `state_examples::langgraph::plan_and_execute`;
-//! the planner, executor and replanner are canned.
+//! The state, nodes and graph are in
+//! `state_examples::langgraph::plan_and_execute`; the planner, executor
+//! and replanner are canned. The run is streamed, as the tutorial's
+//! `astream`, in memory (the tutorial has no checkpointer).
 //!
 //! The Python original (the "Plan-and-Execute" tutorial), for comparison:
 /*
@@ -43,16 +45,63 @@ def should_end(state: PlanExecute):
         return END
     else:
         return "agent"
+
+workflow = StateGraph(PlanExecute)
+
+# Add the plan node
+workflow.add_node("planner", plan_step)
+
+# Add the execution step
+workflow.add_node("agent", execute_step)
+
+# Add a replan node
+workflow.add_node("replan", replan_step)
+
+workflow.add_edge(START, "planner")
+
+# From plan we go to agent
+workflow.add_edge("planner", "agent")
+
+# From agent, we replan
+workflow.add_edge("agent", "replan")
+
+workflow.add_conditional_edges(
+    "replan",
+    # Next, we pass in the function that will determine which node is called next.
+    should_end,
+    ["agent", END],
+)
+
+# Finally, we compile it!
+# This compiles it into a LangChain Runnable,
+# meaning you can use it as you would any other runnable
+app = workflow.compile()
+
+config = {"recursion_limit": 50}
+inputs = {"input": "what is the hometown of the mens 2024 Australia open winner?"}
+async for event in app.astream(inputs, config=config):
+    for k, v in event.items():
+        if k != "__end__":
+            print(v)
 */
 
-use state_examples::langgraph::plan_and_execute::{PlanExecute, QUESTION, demo_models, run};
+use state_core::State;
+use state_examples::langgraph::plan_and_execute::{
+    PlanExecute, QUESTION, build_graph, demo_models,
+};
+use state_examples::langgraph::updates;
+use state_graph::StreamMode;
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut state = PlanExecute::default();
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let app = build_graph(demo_models())?;
     println!("input: {QUESTION}");
-    for step in run(&demo_models(), &mut state, QUESTION)? {
+    let inputs = PlanExecute::delta().input(QUESTION);
+    let (steps, outcome) = updates(app.stream(inputs, StreamMode::UPDATES)).await?;
+    for step in &steps {
         println!("  {step}");
     }
+    let state = outcome.into_state();
     println!("\npast_steps:");
     for (task, result) in &state.past_steps {
         println!("  {task} -> {result}");

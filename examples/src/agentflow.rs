@@ -53,13 +53,26 @@
 //!
 //! # The runtime
 //!
-//! [`StateGraph`] is a small linear stand-in for AgentFlow's compiled graph,
-//! enough to show who writes what: before each node it checks the stop
-//! flag and the interrupt points and writes `set_current_node` and
-//! `advance_step`; it records a failing node with `error` and a finished
-//! run with `complete`; an interrupted state resumes at its interrupt node
-//! (`clear_interrupt`). Nodes written for [`AgentState`] ([`answer_node`],
-//! [`summarise_node`]) run on any extension of it.
+//! A [`Flow`] (AgentFlow's `StateGraph(OrderState())`: nodes in order,
+//! interrupt points) compiles to a real [`state_graph::StateGraph`] on a
+//! store: its [`Agent`] runs each thread superstep by superstep, one logged
+//! step per node. AgentFlow's runtime is the wrapper around each node,
+//! writing in the node's own superstep: `set_current_node` and
+//! `advance_step` before it, `error(...)` when it fails (and the router
+//! ends the run), `complete()` after the last node, the stop request when
+//! `compiled.stop()` was called ([`Agent::stop`]).
+//!
+//! | AgentFlow | here |
+//! |---|---|
+//! | `StateGraph(OrderState())`, `interrupt_before` | [`Flow`], [`Flow::interrupt_before`] |
+//! | `compiled = graph.compile(checkpointer=...)` | [`Flow::compile`] on a `state_store::Store` |
+//! | `app.invoke(input, config={"thread_id": ...})` | [`Agent::invoke`]: a new run (`invoke_thread`), or the resume of a paused one (`resume`) |
+//! | `set_interrupt(...)` | written with the superstep of the node before the interrupt point, which then pauses with `ctx.interrupt`: the stored thread says it waits |
+//! | `clear_interrupt()` | written by the interrupt point when the next invoke resumes it, with that invoke's input, before its node runs |
+//! | streaming (`delta=True` messages) | the graph's `messages` stream mode ([`Event::Chunk`]); never stored |
+//!
+//! Nodes written for [`AgentState`] ([`answer_node`], [`summarise_node`])
+//! run on any extension of it.
 //!
 //! # Departures from the document
 //!
@@ -76,11 +89,15 @@
 //!   AgentFlow's (`role`, `message_id`): role-shaped input is read, but its
 //!   `message_id` is kept under `additional_kwargs`, not taken as the id.
 
+use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use state_core::reducer::HasId;
 use state_core::{Delta, Message, State, StateError};
-use std::sync::atomic::{AtomicU64, Ordering};
+use state_graph::{CompiledGraph, Ctx, END, GraphError, NodeError, StateGraph, StreamMode};
+use state_store::{Store, StoreError};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// A Python `dict[str, Any]`.
 pub type Dict = Map<String, Value>;
@@ -469,6 +486,12 @@ impl AgentState {
     /// running again, at [`START`], with no error or stop request left from
     /// an earlier run. The step counter goes on.
     pub fn begin_run(&self) -> AgentStateDelta {
+        Self::new_run()
+    }
+
+    /// [`begin_run`](Self::begin_run), which reads nothing of the state:
+    /// the runtime writes it as part of a new run's input.
+    fn new_run() -> AgentStateDelta {
         Self::meta(
             ExecutionState::delta()
                 .current_node(START)
@@ -560,7 +583,7 @@ pub struct MyState {
 }
 
 // ---------------------------------------------------------------------------
-// Nodes and a small runtime: StateGraph, invoke, interrupt, stop.
+// Nodes, and AgentFlow's runtime on state_graph: Flow, Agent, invoke, stop.
 // ---------------------------------------------------------------------------
 
 /// What a node returns (the document's "How nodes update state").
@@ -603,40 +626,42 @@ pub enum Node<S: State> {
     Base(NodeFn<AgentState, AgentStateDelta>),
 }
 
-/// What happened during a run, in order.
+/// What a run showed, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
-    /// The runtime applied a lifecycle delta (`what` names the calls).
-    Framework {
-        /// The lifecycle calls, e.g. `set_current_node+advance_step`.
-        what: String,
-        /// The delta, as JSON.
-        update: Value,
-    },
-    /// A node ran and its return was applied.
+    /// A node's superstep was committed: what it wrote (its return and the
+    /// runtime's lifecycle writes around it, one delta), as JSON.
     Node {
         /// The node.
         node: &'static str,
-        /// What it returned: `list[Message]`, `dict`, `None`.
-        returned: &'static str,
         /// The delta, as JSON.
         update: Value,
     },
-    /// A streaming chunk a node emitted: shown to the caller, not stored.
+    /// A streaming chunk a node emitted: sent to the caller (the graph's
+    /// `messages` stream mode), never stored.
     Chunk {
         /// The node.
         node: &'static str,
         /// The chunk's text.
         text: String,
     },
-    /// The run stopped before its end (interrupt, stop request, error).
+    /// The run paused before an interrupt point (`ctx.interrupt`); the
+    /// next [`Agent::invoke`] of the thread resumes it.
+    Paused {
+        /// The node that waits.
+        node: String,
+        /// What it showed: `{"node", "reason", "data"}`.
+        value: Value,
+    },
+    /// The run ended before the graph's end: a stop request, or a node's
+    /// error recorded with `error(...)`.
     Halt {
         /// Why.
         reason: String,
     },
 }
 
-/// The result of [`StateGraph::invoke`] (`ResponseGranularity.FULL`: the
+/// The result of [`Agent::invoke`] (`ResponseGranularity.FULL`: the
 /// state, plus what happened).
 #[derive(Debug, Clone)]
 pub struct Run<S> {
@@ -644,19 +669,21 @@ pub struct Run<S> {
     pub state: S,
     /// The events, in order.
     pub events: Vec<Event>,
-    /// The nodes that ran, in order.
+    /// The nodes whose supersteps were committed, in order.
     pub visited: Vec<&'static str>,
+    /// The thread's last step after the run.
+    pub seq: u64,
 }
 
-/// A linear graph over any extension `S` of [`AgentState`] (`StateGraph(OrderState())`,
-/// compiled): its nodes run in order, the runtime writes the execution
-/// metadata around them.
-pub struct StateGraph<S: State> {
+/// AgentFlow's graph builder over any extension `S` of [`AgentState`]
+/// (`StateGraph(OrderState())`): its nodes, run in order, and its interrupt
+/// points. [`compile`](Flow::compile) makes it a [`state_graph::StateGraph`].
+pub struct Flow<S: State> {
     nodes: Vec<(&'static str, Node<S>)>,
     interrupt_before: Vec<(&'static str, &'static str)>,
 }
 
-impl<S: State> Default for StateGraph<S> {
+impl<S: State> Default for Flow<S> {
     fn default() -> Self {
         Self {
             nodes: Vec::new(),
@@ -665,10 +692,10 @@ impl<S: State> Default for StateGraph<S> {
     }
 }
 
-impl<S> StateGraph<S>
+impl<S> Flow<S>
 where
-    S: State + AsRef<AgentState>,
-    S::Delta: From<AgentStateDelta> + Serialize + Clone,
+    S: State + AsRef<AgentState> + Clone + Serialize + Send + Sync + 'static,
+    S::Delta: From<AgentStateDelta> + Serialize + Clone + Send + Sync + 'static,
 {
     /// An empty graph.
     pub fn new() -> Self {
@@ -705,209 +732,369 @@ where
         self.nodes.iter().map(|(name, _)| *name).collect()
     }
 
-    /// `compiled.stop()`: sets the stop flag when the thread is running and
-    /// not interrupted. Returns whether it did.
+    /// The graph, running its threads in `store`: each node is a graph node
+    /// wrapped in AgentFlow's runtime (see [`Agent`]), `START` leads to the
+    /// first, and after each a router (conditional edges) goes on to the
+    /// next, or to `END` when the run was stopped or a node failed.
     ///
     /// # Errors
     ///
-    /// When the delta does not apply (never, for a well-formed state).
-    pub fn stop(&self, state: &mut S) -> Result<bool, StateError> {
-        match state.as_ref().request_stop() {
-            Some(delta) => {
-                state.apply(delta.into())?;
-                Ok(true)
-            }
-            None => Ok(false),
-        }
-    }
-
-    /// `app.invoke({"messages": input}, ...)`: see [`invoke_with`](Self::invoke_with).
-    ///
-    /// # Errors
-    ///
-    /// As [`invoke_with`](Self::invoke_with).
-    pub fn invoke(&self, state: S, input: Vec<Message>) -> Result<Run<S>, StateError> {
-        self.invoke_with(state, input, |_, _| {})
-    }
-
-    /// Runs the graph on `state`. An interrupted state resumes at its
-    /// interrupt node (`clear_interrupt`); any other starts a new run
-    /// ([`AgentState::begin_run`]) at the first node. `input` is appended
-    /// to `context`. Before each node the runtime checks the stop flag and
-    /// the interrupt points, then writes `set_current_node` and
-    /// `advance_step`; a node's `Err` is recorded with `error`; after the
-    /// last node, `complete`. `after_node` runs after each node (a caller
-    /// of `stop` from elsewhere, say).
-    ///
-    /// # Errors
-    ///
-    /// When a node's return does not apply (a removal in `context`, an
-    /// unknown key in a dict...): the state is then as before that return.
-    pub fn invoke_with(
-        &self,
-        mut state: S,
-        input: Vec<Message>,
-        mut after_node: impl FnMut(&'static str, &mut S),
-    ) -> Result<Run<S>, StateError> {
-        let mut events = Vec::new();
-        let mut visited = Vec::new();
-        let base = state.as_ref();
-        let (resume_at, start) = match base.execution_meta.interrupt_node.clone() {
-            Some(node) if base.is_interrupted() => (Some(node), base.clear_interrupt()),
-            _ => (None, base.begin_run()),
+    /// A [`GraphError::Invalid`] for a graph without nodes, or with a
+    /// name used twice.
+    pub fn compile(self, store: Store) -> Result<Agent<S>, GraphError> {
+        let names = self.node_names();
+        let reason = |name: &str| {
+            self.interrupt_before
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, r)| *r)
         };
-        let what = if resume_at.is_some() {
-            "clear_interrupt"
-        } else {
-            "begin_run"
-        };
-        framework(&mut state, &mut events, what, start)?;
-        if !input.is_empty() {
-            framework(
-                &mut state,
-                &mut events,
-                "input -> context",
-                AgentState::delta().context(input),
-            )?;
-        }
-        let first = resume_at
-            .as_deref()
-            .and_then(|node| self.nodes.iter().position(|(name, _)| *name == node))
-            .unwrap_or(0);
-        for (name, node) in &self.nodes[first..] {
-            let name = *name;
-            if state.as_ref().is_stopped_requested() {
-                events.push(Event::Halt {
-                    reason: format!("stop requested; {name} not run"),
-                });
-                return Ok(Run {
-                    state,
-                    events,
-                    visited,
-                });
-            }
-            let interrupt = self.interrupt_before.iter().find(|(node, _)| *node == name);
-            if let Some((_, reason)) = interrupt
-                && resume_at.as_deref() != Some(name)
-            {
-                let mut data = Map::new();
-                data.insert("pending_node".into(), json!(name));
-                let delta = state.as_ref().set_interrupt(
-                    name,
-                    reason,
-                    ExecutionStatus::Interrupted,
-                    Some(data),
-                );
-                framework(&mut state, &mut events, "set_interrupt", delta)?;
-                events.push(Event::Halt {
-                    reason: format!("interrupted before {name}: {reason}"),
-                });
-                return Ok(Run {
-                    state,
-                    events,
-                    visited,
-                });
-            }
-            let base = state.as_ref();
-            let enter = base.set_current_node(name).merge(base.advance_step())?;
-            framework(
-                &mut state,
-                &mut events,
-                "set_current_node+advance_step",
-                enter,
-            )?;
-            visited.push(name);
-            let returned = match node {
-                Node::App(f) => f(&state),
-                Node::Base(f) => f(state.as_ref()).map(NodeReturn::convert),
+        let reasons: Vec<Option<&'static str>> = names.iter().map(|name| reason(name)).collect();
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut g = StateGraph::<S>::new();
+        for (i, (name, node)) in self.nodes.into_iter().enumerate() {
+            let step = Step {
+                name,
+                node,
+                paused_here: reasons[i].is_some(),
+                next: names.get(i + 1).map(|next| (*next, reasons[i + 1])),
+                stop: stop.clone(),
             };
-            match returned {
-                Ok(returned) => apply_return(&mut state, &mut events, name, returned)?,
-                Err(message) => {
-                    let delta = state.as_ref().error(&message);
-                    framework(&mut state, &mut events, "error", delta)?;
-                    events.push(Event::Halt {
-                        reason: format!("{name} failed: {message}"),
-                    });
-                    return Ok(Run {
-                        state,
-                        events,
-                        visited,
-                    });
+            g.add_node(name, move |state: &S, ctx: &Ctx| step.run(state, ctx));
+            match names.get(i + 1) {
+                Some(&next) => {
+                    let router = move |state: &S| if halted(state.as_ref()) { END } else { next };
+                    g.add_conditional_edges(name, router, [next, END]);
+                }
+                None => {
+                    g.add_edge(name, END);
                 }
             }
-            after_node(name, &mut state);
         }
-        let done = state.as_ref().complete();
-        framework(&mut state, &mut events, "complete", done)?;
-        Ok(Run {
-            state,
-            events,
-            visited,
+        if let Some(first) = names.first() {
+            g.add_edge(state_graph::START, *first);
+        }
+        Ok(Agent {
+            app: g.compile()?.with_store(store),
+            first: names
+                .first()
+                .copied()
+                .zip(reasons.first().copied().flatten()),
+            names,
+            stop,
         })
     }
 }
 
-fn framework<S>(
-    state: &mut S,
-    events: &mut Vec<Event>,
-    what: &str,
-    delta: AgentStateDelta,
-) -> Result<(), StateError>
-where
-    S: State,
-    S::Delta: From<AgentStateDelta> + Serialize,
-{
-    let delta = S::Delta::from(delta);
-    let update = serde_json::to_value(&delta).unwrap_or(Value::Null);
-    state.apply(delta)?;
-    events.push(Event::Framework {
-        what: what.to_owned(),
-        update,
-    });
-    Ok(())
+/// Whether the runtime ends the run here: a stop request, or an error.
+fn halted(state: &AgentState) -> bool {
+    state.is_stopped_requested() || state.execution_meta.status == ExecutionStatus::Error
 }
 
-fn apply_return<S>(
-    state: &mut S,
-    events: &mut Vec<Event>,
-    node: &'static str,
-    returned: NodeReturn<S::Delta>,
-) -> Result<(), StateError>
+/// The stream modes [`Agent::invoke`] reads: the nodes' updates and the
+/// chunks they stream.
+fn modes() -> StreamMode {
+    StreamMode::UPDATES | StreamMode::MESSAGES
+}
+
+/// A compiled [`Flow`]: a [`CompiledGraph`] running its threads in a store,
+/// with AgentFlow's `invoke` (a new run, or the resume of a paused one) and
+/// `stop`.
+///
+/// Around each node, the runtime writes what AgentFlow's does, in the same
+/// superstep as the node's return: `set_current_node` and `advance_step`
+/// before it, `error(...)` when it fails, `complete()` after the last node.
+/// An interrupt point is a real interrupt: the node before it records
+/// `set_interrupt(...)` (a node that pauses writes nothing, so the stored
+/// thread could not say it waits otherwise), the interrupt point pauses
+/// with `ctx.interrupt` before running its node, and resumed (by the next
+/// `invoke` of the thread, in any process) it writes `clear_interrupt()`
+/// and the invoke's input, then runs.
+pub struct Agent<S: State> {
+    app: CompiledGraph<S>,
+    names: Vec<&'static str>,
+    /// The first node and its reason, when it is an interrupt point.
+    first: Option<(&'static str, &'static str)>,
+    stop: Arc<AtomicBool>,
+}
+
+impl<S: State> Clone for Agent<S> {
+    fn clone(&self) -> Self {
+        Self {
+            app: self.app.clone(),
+            names: self.names.clone(),
+            first: self.first,
+            stop: self.stop.clone(),
+        }
+    }
+}
+
+impl<S> Agent<S>
 where
-    S: State,
-    S::Delta: From<AgentStateDelta> + Serialize,
+    S: State + AsRef<AgentState> + Clone + Serialize + Send + Sync + 'static,
+    S::Delta: From<AgentStateDelta> + Serialize + Clone + Send + Sync + 'static,
 {
-    let (returned, update) = match returned {
-        NodeReturn::Messages(messages) => {
-            for message in messages.iter().filter(|m| is_chunk(m)) {
-                events.push(Event::Chunk {
-                    node,
-                    text: message.text(),
-                });
+    /// The graph itself.
+    pub fn graph(&self) -> &CompiledGraph<S> {
+        &self.app
+    }
+
+    /// The node names, in order.
+    pub fn node_names(&self) -> &[&'static str] {
+        &self.names
+    }
+
+    /// `app.invoke(input, config={"thread_id": thread})`. A thread paused at
+    /// an interrupt point resumes there ([`CompiledGraph::resume`]), the
+    /// input applied as the paused node starts again; any other starts a
+    /// new run ([`CompiledGraph::invoke_thread`], input
+    /// [`AgentState::begin_run`] plus `input`) at the first node.
+    ///
+    /// # Errors
+    ///
+    /// A [`GraphError`] when a node's return does not apply (a removal in
+    /// `context`, an unknown key in a dict...): its superstep is then not
+    /// applied. A node's own `Err` is no error: the runtime records it.
+    pub async fn invoke(&self, thread: &str, input: S::Delta) -> Result<Run<S>, GraphError> {
+        let refused = |source| GraphError::State {
+            context: "the input was refused".to_owned(),
+            source,
+        };
+        let pending = match self.app.pending_interrupts(thread).await {
+            Err(GraphError::Store(StoreError::ThreadNotFound { .. })) => Vec::new(),
+            other => other?,
+        };
+        let mut stream = if pending.is_empty() {
+            let mut calls = vec![AgentState::new_run()];
+            if let Some((node, reason)) = self.first {
+                calls.push(interrupt_before(&AgentState::default(), node, reason));
             }
-            let delta = S::Delta::from(AgentState::delta().context(messages));
-            let update = serde_json::to_value(&delta).unwrap_or(Value::Null);
-            state.apply(delta)?;
-            ("list[Message]", update)
+            let start = S::Delta::from(in_order(calls).map_err(refused)?)
+                .merge(input)
+                .map_err(refused)?;
+            self.app.stream_thread(thread, start, modes())
+        } else {
+            let answer = state_core::json::to_value(&input).map_err(|e| {
+                refused(StateError::Serialize {
+                    field: "(the input)".to_owned(),
+                    message: e.to_string(),
+                })
+            })?;
+            self.app.stream_resume(thread, answer, modes())
+        };
+        let mut events = Vec::new();
+        let mut visited = Vec::new();
+        let mut outcome = None;
+        while let Some(event) = stream.next().await {
+            match event? {
+                state_graph::Event::Update { node, delta } => {
+                    let node = self.name(&node);
+                    visited.push(node);
+                    let update = serde_json::to_value(&delta).unwrap_or(Value::Null);
+                    events.push(Event::Node { node, update });
+                }
+                state_graph::Event::Message { node, chunk } => events.push(Event::Chunk {
+                    node: self.name(&node),
+                    text: chunk.text(),
+                }),
+                state_graph::Event::Interrupt(paused) => {
+                    events.extend(paused.into_iter().map(|i| Event::Paused {
+                        node: i.node,
+                        value: i.value,
+                    }));
+                }
+                state_graph::Event::End(end) => outcome = Some(end),
+                _ => {}
+            }
         }
-        NodeReturn::Update(delta) => {
-            let update = serde_json::to_value(&delta).unwrap_or(Value::Null);
-            state.apply(delta)?;
-            ("dict", update)
+        let Some(outcome) = outcome else {
+            unreachable!("a run's stream ends with its outcome or an error")
+        };
+        let (seq, state) = (outcome.seq(), outcome.into_state());
+        if let Some(reason) = self.halt(state.as_ref()) {
+            events.push(Event::Halt { reason });
         }
-        NodeReturn::Dict(value) => {
-            state.apply_json(value.clone())?;
-            ("dict", value)
+        Ok(Run {
+            state,
+            events,
+            visited,
+            seq,
+        })
+    }
+
+    /// `compiled.stop()` for `thread`: when the thread is running and not
+    /// interrupted, asks the runtime to stop; the next node boundary
+    /// records it (`is_stopped_requested()`) with that node's superstep,
+    /// and the router ends the run. Returns whether it asked.
+    ///
+    /// The request is the agent's, not the thread's: a node does not know
+    /// which thread it runs on, so the next node of any run of this agent
+    /// takes it. This example runs one thread at a time.
+    ///
+    /// # Errors
+    ///
+    /// A [`GraphError`] if the thread cannot be read.
+    pub async fn stop(&self, thread: &str) -> Result<bool, GraphError> {
+        let Some(store) = self.app.store() else {
+            return Err(GraphError::NoStore { method: "stop" });
+        };
+        let thread = store.thread::<S>(thread).await?;
+        let asked = thread.state().as_ref().request_stop().is_some();
+        if asked {
+            self.stop.store(true, Ordering::SeqCst);
         }
-        NodeReturn::Nothing => ("None", Value::Null),
-    };
-    events.push(Event::Node {
-        node,
-        returned,
-        update,
-    });
-    Ok(())
+        Ok(asked)
+    }
+
+    fn name(&self, node: &str) -> &'static str {
+        self.names
+            .iter()
+            .copied()
+            .find(|name| *name == node)
+            .unwrap_or("?")
+    }
+
+    /// Why a run ended before the graph's end, if it did.
+    fn halt(&self, state: &AgentState) -> Option<String> {
+        let meta = state.execution_meta();
+        let at = meta.current_node.as_str();
+        if state.is_stopped_requested() {
+            let next = self.names.iter().skip_while(|n| **n != at).nth(1);
+            return Some(match next {
+                Some(next) => format!("stop requested; {next} not run"),
+                None => "stop requested".to_owned(),
+            });
+        }
+        let error = meta
+            .error
+            .as_deref()
+            .filter(|_| meta.status == ExecutionStatus::Error)?;
+        Some(format!("{at} failed: {error}"))
+    }
+}
+
+/// One node of a [`Flow`], with what the runtime does around it.
+struct Step<S: State> {
+    name: &'static str,
+    node: Node<S>,
+    /// This node is an interrupt point: the run pauses before it runs.
+    paused_here: bool,
+    /// The next node, with its reason if it is an interrupt point.
+    next: Option<(&'static str, Option<&'static str>)>,
+    /// The agent's stop request, taken at the node boundary.
+    stop: Arc<AtomicBool>,
+}
+
+impl<S> Step<S>
+where
+    S: State + AsRef<AgentState> + Clone,
+    S::Delta: From<AgentStateDelta> + Clone,
+{
+    /// The node's superstep: the lifecycle writes, the resumed invoke's
+    /// input, and the node's return, as one delta.
+    fn run(&self, state: &S, ctx: &Ctx) -> Result<S::Delta, NodeError> {
+        let mut calls = Vec::new();
+        let mut input = S::delta();
+        let mut resumed = None;
+        let meta = state.as_ref().execution_meta();
+        if self.paused_here && meta.interrupt_node.as_deref() == Some(self.name) {
+            // Wait here; resumed, the call returns the next invoke's input,
+            // and the node runs on the state as it leaves it.
+            let asked = json!({
+                "node": self.name,
+                "reason": meta.interrupt_reason,
+                "data": meta.interrupt_data,
+            });
+            let answer = ctx.interrupt(asked)?;
+            input = S::Delta::from_json(answer)?;
+            let clear = state.as_ref().clear_interrupt();
+            let mut view = state.clone();
+            view.apply(S::Delta::from(clear.clone()).merge(input.clone())?)?;
+            calls.push(clear);
+            resumed = Some(view);
+        }
+        let state = resumed.as_ref().unwrap_or(state);
+        let base = state.as_ref();
+        calls.push(base.set_current_node(self.name));
+        calls.push(base.advance_step());
+        let returned = match &self.node {
+            Node::App(f) => f(state),
+            Node::Base(f) => f(base).map(NodeReturn::convert),
+        };
+        let written = match returned {
+            Err(message) => {
+                calls.push(base.error(&message));
+                S::delta()
+            }
+            Ok(returned) => {
+                let written = written(returned, ctx)?;
+                let stop = self.stop.swap(false, Ordering::SeqCst);
+                let stop = stop.then(|| base.request_stop()).flatten();
+                let stopping = stop.is_some();
+                calls.extend(stop);
+                match self.next {
+                    None => calls.push(base.complete()),
+                    Some((next, Some(reason))) if !stopping => {
+                        calls.push(interrupt_before(base, next, reason));
+                    }
+                    Some(_) => {}
+                }
+                written
+            }
+        };
+        Ok(S::Delta::from(in_order(calls)?)
+            .merge(input)?
+            .merge(written)?)
+    }
+}
+
+/// What a node's return writes. Its streaming chunks go to the caller
+/// through `ctx` (the `messages` stream mode), not into the delta: they are
+/// never stored.
+fn written<D>(returned: NodeReturn<D>, ctx: &Ctx) -> Result<D, NodeError>
+where
+    D: Delta + From<AgentStateDelta>,
+{
+    Ok(match returned {
+        NodeReturn::Messages(messages) => {
+            let (chunks, messages): (Vec<Message>, Vec<Message>) =
+                messages.into_iter().partition(is_chunk);
+            chunks
+                .into_iter()
+                .for_each(|chunk| ctx.write_message(chunk));
+            D::from(AgentState::delta().context(messages))
+        }
+        NodeReturn::Update(delta) => delta,
+        // A dict that does not decode fails the node (the run's error).
+        NodeReturn::Dict(dict) => D::from_json(dict)?,
+        NodeReturn::Nothing => D::default(),
+    })
+}
+
+/// `set_interrupt` for the interrupt point `node`, as the node before it
+/// records it.
+fn interrupt_before(state: &AgentState, node: &str, reason: &str) -> AgentStateDelta {
+    let mut data = Map::new();
+    data.insert("pending_node".into(), json!(node));
+    state.set_interrupt(node, reason, ExecutionStatus::Interrupted, Some(data))
+}
+
+/// The runtime's lifecycle calls around one node, in call order, as one
+/// delta: a field that two calls write keeps the later call's value (one
+/// writer's sequence of calls, where [`Delta::merge`] would see two
+/// parallel writes and refuse them).
+fn in_order(calls: Vec<AgentStateDelta>) -> Result<AgentStateDelta, StateError> {
+    let mut meta = Map::new();
+    for call in &calls {
+        let json = state_core::json::to_value(call).map_err(|e| StateError::Serialize {
+            field: "execution_meta".to_owned(),
+            message: e.to_string(),
+        })?;
+        if let Some(Value::Object(fields)) = json.get("execution_meta") {
+            meta.extend(fields.clone());
+        }
+    }
+    AgentStateDelta::from_json(json!({ "execution_meta": meta }))
 }
 
 // ---------------------------------------------------------------------------
@@ -1030,15 +1217,31 @@ pub fn summarise_node(state: &AgentState) -> Result<NodeReturn<AgentStateDelta>,
 
 /// The order agent: `apply_discount -> process_order -> checkout -> answer
 /// -> summarise`, paused before `checkout` for the customer's
-/// confirmation.
-pub fn order_graph() -> StateGraph<OrderState> {
-    StateGraph::new()
+/// confirmation. Compile it on a store to run it: `order_graph().compile(store)`.
+pub fn order_graph() -> Flow<OrderState> {
+    Flow::new()
         .node("apply_discount", apply_discount)
         .node("process_order", process_order)
         .node("checkout", checkout)
         .base_node("answer", answer_node)
         .base_node("summarise", summarise_node)
         .interrupt_before("checkout", "awaiting the customer's confirmation")
+}
+
+/// An invoke's input that only adds `messages` to `context`
+/// (`{"messages": [...]}`), for a graph over any extension of
+/// [`AgentState`].
+pub fn say<D: From<AgentStateDelta>>(messages: Vec<Message>) -> D {
+    D::from(AgentState::delta().context(messages))
+}
+
+/// An order (the document's seeding `input_data`) and the user's messages,
+/// as an invoke's input.
+pub fn order_input(order: &OrderState, messages: Vec<Message>) -> OrderStateDelta {
+    OrderState::delta()
+        .order_id(order.order_id.clone())
+        .cart(order.cart.clone())
+        .base(AgentState::delta().context(messages))
 }
 
 /// The document's seeded state: `OrderState(order_id="ORD-001",

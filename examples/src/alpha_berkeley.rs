@@ -26,8 +26,11 @@
 //! message to the thread's history (the task extractor reads that history
 //! when `task_depends_on_chat_history` is set). See [`invoke_input`].
 //!
-//! The node logic of a run (task extraction, classification,
-//! orchestration, step execution) is in [`graph`].
+//! The graph of a run (task extraction, classification, orchestration,
+//! the router as conditional edges, the capability nodes, the approval as
+//! an interrupt), a `state_graph::StateGraph`, is in [`graph`]. On a store
+//! thread, each conversation turn is one `invoke_thread`, which begins the
+//! turn exactly as [`start_turn`] does.
 
 pub mod graph;
 
@@ -343,7 +346,8 @@ pub fn invoke_input(checkpoint: &mut AgentState, input: &AgentState) -> Result<(
 }
 
 /// Starts a conversation turn the Rust way: reset the execution fields,
-/// then add the user's message.
+/// then add the user's message. This is what the graph's `invoke_thread`
+/// does with the message as its input.
 ///
 /// # Errors
 ///

@@ -19,10 +19,20 @@
 //! The LLM, Mem0 and the calendar tool are simulated by [`Gaia`]: fixed
 //! answers and a keyword search, and deterministic message ids.
 //!
-//! GAIA checkpoints with LangGraph's `PostgresSaver`; here the checkpointer
-//! is a [`state_store::Thread`] (`Store::postgres(url)`, or `Store::sqlite`
-//! as in the example): [`Gaia::run_stored`] logs the input and every
-//! node's update as steps of the thread.
+//! The graph runs as a [`state_graph::StateGraph`] ([`graph`]): pruning
+//! routed by conditional edges, then memory retrieval, the agent and its
+//! tools loop, and the memory store; its run is streamed
+//! (`stream_thread`), each node's update sent as it is applied, as GAIA's
+//! `graph.astream(.., stream_mode="updates")` feeds its SSE endpoint. GAIA
+//! checkpoints with LangGraph's `PostgresSaver`; here the checkpointer is a
+//! [`state_store::Store`] (`Store::postgres(url)`, or `Store::sqlite` as in
+//! the example): every superstep is one logged step of the thread.
+//!
+//! [`Gaia::run`] is the same nodes driven by a hand-written loop on a bare
+//! state ([`next_node`] is its routing table), recording a [`Run`];
+//! [`Gaia::run_stored`] is that loop with each update logged as a step of a
+//! thread. The tests drive them node by node, and check that the graph
+//! streams the same updates.
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -30,6 +40,8 @@ use state_core::{Message, MessageKind, Messages, State, StateError, ToolCall, Wr
 use state_store::{StoreError, Thread};
 use std::collections::BTreeMap;
 use std::fmt;
+
+pub mod graph;
 
 /// Messages kept by [`trim_messages_node`] ("Keep last 10").
 pub const KEEP_LAST: usize = 10;
@@ -439,16 +451,25 @@ impl Run {
     /// update instead. An overwrite (trimming) streams nothing: it adds no
     /// new message.
     pub fn sse_events(&self) -> Vec<String> {
-        let mut events = Vec::new();
-        for step in &self.steps {
-            let written = step.delta.get_messages().map_or(&[][..], Written::updates);
-            for message in written.iter().flatten() {
-                events.extend(message_events(message));
-            }
-        }
-        events.push("data: [DONE]\n\n".to_owned());
+        let mut events: Vec<String> = self
+            .steps
+            .iter()
+            .flat_map(|step| update_sse_events(&step.delta))
+            .collect();
+        events.push(SSE_DONE.to_owned());
         events
     }
+}
+
+/// The SSE event that ends `execute_graph_streaming`'s stream.
+pub const SSE_DONE: &str = "data: [DONE]\n\n";
+
+/// The SSE events of one node's update (`execute_graph_streaming`'s loop
+/// body): for each new AI message it writes, its content, then its tool
+/// calls. An overwrite (trimming) adds no new message and streams nothing.
+pub fn update_sse_events(delta: &GaiaStateDelta) -> Vec<String> {
+    let written = delta.get_messages().map_or(&[][..], Written::updates);
+    written.iter().flatten().flat_map(message_events).collect()
 }
 
 fn message_events(message: &Message) -> Vec<String> {
@@ -764,9 +785,9 @@ fn wants_calendar(state: &GaiaState, selected_tool: Option<&str>) -> bool {
 /// Kept to show what a checkpoint holds (and for the tests that compare
 /// with it). The real checkpointer is now [`state_store`]:
 /// `Store::postgres(url)` is `PostgresSaver` (`Store::sqlite(path)` on one
-/// machine, `Store::memory()` in tests), and [`Gaia::run_stored`] logs the
-/// input and every node's update as steps of the thread
-/// (`examples/gaia.rs`).
+/// machine, `Store::memory()` in tests): the compiled graph
+/// ([`graph::compile`]) logs the input and every superstep as steps of the
+/// thread (`examples/gaia.rs`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Checkpointer {
     threads: BTreeMap<String, Value>,

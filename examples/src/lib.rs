@@ -11,5 +11,6 @@ pub mod alpha_berkeley;
 pub mod gaia;
 pub mod langgraph;
 pub mod ohmind;
+pub mod persistent_agent;
 pub mod persistent_chat;
 pub mod therapy;

@@ -17,17 +17,30 @@
 //! keyword, tool results are fixed, and failures are injected, so every run
 //! is deterministic.
 //!
-//! OHMind checkpoints with LangGraph's `MemorySaver`; here the checkpointer
-//! is a [`state_store::Thread`]: [`Ohmind::run_stored`] and
-//! [`Ohmind::run_turn_stored`] log the user's message and every node's
-//! delta as steps of the thread, and reopening the thread gives the state
-//! back.
+//! The graph runs as a [`state_graph::StateGraph`] ([`graph`]): the
+//! supervisor's `next` routes through conditional edges, each agent is a
+//! node, and a validation or a task plan waiting for the user's yes or no
+//! pauses the run with a real interrupt (`ctx.interrupt`), answered by
+//! `resume` on the thread. OHMind checkpoints with LangGraph's
+//! `MemorySaver`; here the checkpointer is a [`state_store::Store`]: every
+//! superstep is one logged step of the thread, and any process with the
+//! store can resume it.
+//!
+//! [`Ohmind::run`] and [`Ohmind::run_turn`] are the same nodes driven by a
+//! hand-written loop on a bare state, where the user's yes or no arrives as
+//! the next turn's message and [`entry_node`] sends it to the node that
+//! reads it; [`Ohmind::run_stored`] and [`Ohmind::run_turn_stored`] are
+//! that loop with each node's delta logged as a step of a thread. The
+//! tests drive them node by node, and check that the graph takes the same
+//! steps.
 
 use serde_json::{Map, Value, json};
 use state_core::{Delta, Message, MessageKind, Messages, State, StateError};
 use state_store::{StoreError, Thread};
 use std::collections::BTreeMap;
 use std::fmt;
+
+pub mod graph;
 
 /// The supervisor node; also the value of `next` that routes to it.
 pub const SUPERVISOR: &str = "supervisor";
@@ -609,7 +622,7 @@ impl Ohmind {
         state: &mut AgentState,
         user_message: &str,
     ) -> Result<Vec<Step>, RunError> {
-        let message = Message::human(user_message).with_id(self.id());
+        let message = self.user_message(user_message);
         state.apply(update_state_with_message(message, None))?;
         self.run(state)
     }
@@ -652,7 +665,7 @@ impl Ohmind {
         thread: &mut Thread<AgentState>,
         user_message: &str,
     ) -> Result<Vec<Step>, RunError> {
-        let message = Message::human(user_message).with_id(self.id());
+        let message = self.user_message(user_message);
         thread
             .with_metadata(json!({"node": INPUT}))
             .apply(update_state_with_message(message, None))
@@ -722,6 +735,12 @@ impl Ohmind {
     fn id(&mut self) -> String {
         self.next_id += 1;
         format!("m{}", self.next_id)
+    }
+
+    /// The user's message, with the next id of the app's counter (as
+    /// [`Ohmind::run_turn`] gives it), so that runs are reproducible.
+    pub fn user_message(&mut self, text: &str) -> Message {
+        Message::human(text).with_id(self.id())
     }
 
     fn ai(&mut self, author: &str, text: impl Into<String>) -> Message {
@@ -921,9 +940,37 @@ impl Ohmind {
             .current_operation("Gave up")
     }
 
-    /// Reads the user's yes or no to a pending validation.
+    /// Reads the user's yes or no to a pending validation: the last
+    /// message, when the answer came as a new turn.
     fn human_validation(&mut self, state: &AgentState) -> Result<AgentStateDelta, StateError> {
         let approved = is_approval(&state.last_human_text().unwrap_or_default());
+        self.decide_validation(state, approved)
+    }
+
+    /// The graph's `human_validation` node, once the run resumed with the
+    /// user's answer to its interrupt ([`graph`]): the answer joins the
+    /// conversation as a human message (an id from the same counter), then
+    /// the decision is the one [`Ohmind::run_node`] makes when the answer
+    /// came as a new turn.
+    ///
+    /// # Errors
+    ///
+    /// When the decision's deltas conflict (a bug in the node).
+    pub fn answer_validation(
+        &mut self,
+        state: &AgentState,
+        answer: &str,
+    ) -> Result<AgentStateDelta, StateError> {
+        let said = AgentState::delta().messages(vec![self.user_message(answer)]);
+        let decision = self.decide_validation(state, is_approval(answer))?;
+        said.merge(decision)
+    }
+
+    fn decide_validation(
+        &mut self,
+        state: &AgentState,
+        approved: bool,
+    ) -> Result<AgentStateDelta, StateError> {
         let next_agent = state.next_agent().unwrap_or(SUPERVISOR);
         let decision = mark_validation_complete(approved, next_agent);
         if approved {
@@ -945,9 +992,27 @@ impl Ohmind {
         Ok(decision)
     }
 
-    /// Reads the user's yes or no to a pending task plan.
+    /// Reads the user's yes or no to a pending task plan: the last message,
+    /// when the answer came as a new turn.
     fn plan_approval(&mut self, state: &AgentState) -> Result<AgentStateDelta, StateError> {
         let approved = is_approval(&state.last_human_text().unwrap_or_default());
+        self.decide_plan(approved)
+    }
+
+    /// The graph's `plan_approval` node, once the run resumed with the
+    /// user's answer to its interrupt ([`graph`]); as
+    /// [`Ohmind::answer_validation`].
+    ///
+    /// # Errors
+    ///
+    /// When the decision's deltas conflict (a bug in the node).
+    pub fn answer_plan(&mut self, answer: &str) -> Result<AgentStateDelta, StateError> {
+        let said = AgentState::delta().messages(vec![self.user_message(answer)]);
+        let decision = self.decide_plan(is_approval(answer))?;
+        said.merge(decision)
+    }
+
+    fn decide_plan(&mut self, approved: bool) -> Result<AgentStateDelta, StateError> {
         if approved {
             return Ok(AgentState::delta()
                 .task_plan_needs_approval(false)
@@ -1056,9 +1121,9 @@ fn summary_line(state: &AgentState, step: &PlanStep) -> String {
 /// Kept to show what a checkpoint holds (and for the tests that compare
 /// with it). The real checkpointer is now [`state_store`]:
 /// `Store::memory()` is `MemorySaver`, `Store::sqlite(path)` and
-/// `Store::postgres(url)` its durable siblings, and
-/// [`Ohmind::run_stored`] / [`Ohmind::run_turn_stored`] log every node's
-/// delta as one step of the thread (`examples/ohmind.rs`).
+/// `Store::postgres(url)` its durable siblings: the compiled graph
+/// ([`graph::compile`]) logs every superstep as one step of the thread and
+/// stores its pauses there (`examples/ohmind.rs`).
 #[derive(Debug, Default, Clone)]
 pub struct MemorySaver {
     threads: BTreeMap<String, Value>,

@@ -17,6 +17,15 @@
 //! only in the node that fills them, which their doc comments (the
 //! description column of the schema table) name.
 //!
+//! The graph runs as a [`state_graph::StateGraph`] ([`graph`]): the crisis
+//! gate's routing per turn is a conditional edge, the two extractors one
+//! superstep, and each turn one `invoke_thread` on the session's thread of
+//! a [`state_store::Store`] (the checkpointer), each superstep one logged
+//! step. [`TherapyAgent::run_turn`] is the same nodes driven by a
+//! hand-written sequence on a bare state, and [`Checkpointer`] a snapshot
+//! per session; the tests drive them node by node, and check that the graph
+//! takes the same supersteps.
+//!
 //! `AgentInput` and `AgentOutput` are the public contract around the state:
 //! [`build_initial_state`] is the input -> state step, [`state_to_output`]
 //! the state -> output one. The LLM, the memory store and the crisis log are
@@ -27,6 +36,8 @@ use serde::{Deserialize, Serialize};
 use state_core::{Delta, State, StateError};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
+
+pub mod graph;
 
 // ---------------------------------------------------------------------------
 // Models (the document's agent/models.py and agent/working_memory.py).
@@ -1072,8 +1083,13 @@ fn run(
     Ok(())
 }
 
-/// The checkpointer: one JSON snapshot per `session_id`, written with
-/// [`State::to_json`] and read back with [`State::from_json`].
+/// A checkpointer stand-in: one JSON snapshot per `session_id`, written
+/// with [`State::to_json`] and read back with [`State::from_json`].
+///
+/// Kept to show what a checkpoint holds (and for the tests that compare
+/// with it). The graph's checkpointer is a [`state_store::Store`]
+/// ([`graph::compile`]): one thread per session, each superstep one logged
+/// step (`examples/therapy.rs`).
 #[derive(Debug, Default, Clone)]
 pub struct Checkpointer {
     threads: BTreeMap<String, serde_json::Value>,

@@ -1,65 +1,354 @@
-//! The customer-support bot's dialog stack: a scripted two-question run,
-//! and the entry and leave nodes pushing and popping on their own.
+//! The customer-support graph, end to end on a thread of an in-memory
+//! store: the node path of each run and resume (read back from the store's
+//! history), the pauses before sensitive tools and the answers that resume
+//! them, the dialog stack; and the entry, leave, tool nodes and routers on
+//! their own.
 
+use serde_json::json;
 use state_core::{Message, MessageKind, State, StateError, ToolCall};
 use state_examples::langgraph::customer_support::{
-    QUESTIONS, ScriptedModel, SupportState, SupportStateDelta, create_entry_node, demo_model,
-    pop_dialog_state, route_to_workflow, run,
+    APPROVALS, QUESTIONS, SKILLS, ScriptedModel, SupportState, SupportStateDelta, build_graph,
+    create_entry_node, create_tool_node, demo_model, pop_dialog_state, route_primary_assistant,
+    route_skill, route_to_workflow,
 };
-use state_examples::langgraph::{RunError, Step};
+use state_examples::langgraph::{NodeFailure, node_path};
+use state_graph::{CompiledGraph, END, GraphError, Outcome};
+use state_store::Store;
+use std::sync::Arc;
 
-fn nodes(steps: &[Step]) -> Vec<&str> {
-    steps.iter().map(|s| s.node.as_str()).collect()
+const THREAD: &str = "passenger-3442";
+
+/// The demo graph on a fresh in-memory store.
+fn app() -> (CompiledGraph<SupportState>, Store) {
+    let store = Store::memory();
+    let app = build_graph(Arc::new(demo_model()))
+        .unwrap()
+        .with_store(store.clone());
+    (app, store)
 }
 
-#[test]
-fn the_scripted_run_enters_leaves_and_enters_a_skill() {
-    let mut state = SupportState::default();
-    let mut model = demo_model();
+fn question(text: &str) -> SupportStateDelta {
+    SupportState::delta().messages(("user", text))
+}
 
-    let first = run(&mut state, &mut model, QUESTIONS[0]).unwrap();
+/// The one pending interrupt: its node and the tool calls it shows.
+fn paused(outcome: &Outcome<SupportState>) -> (&str, Vec<&str>) {
+    assert_eq!(outcome.interrupts().len(), 1, "{:?}", outcome.interrupts());
+    let interrupt = &outcome.interrupts()[0];
+    let calls = interrupt.value["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    (interrupt.node.as_str(), calls)
+}
+
+#[tokio::test]
+async fn the_scripted_run_pauses_before_sensitive_tools_and_resumes() {
+    let (app, store) = app();
+
+    // Question 1: delegated to the flight skill, which searches (safe) and
+    // then wants to move the ticket (sensitive): the run pauses there.
+    let out = app
+        .invoke_thread(THREAD, question(QUESTIONS[0]))
+        .await
+        .unwrap();
     assert_eq!(
-        nodes(&first),
+        node_path(&store, THREAD, 0).await.unwrap(),
         [
             "fetch_user_info",
             "primary_assistant",
             "enter_update_flight",
-            "update_flight"
+            "update_flight",
+            "update_flight_safe_tools",
+            "update_flight",
         ]
     );
+    assert_eq!(
+        paused(&out),
+        (
+            "update_flight_sensitive_tools",
+            vec!["update_ticket_to_new_flight"]
+        )
+    );
+    assert_eq!(out.interrupts()[0].value["tool_calls"][0]["id"], "call_3");
+    // Paused before the tool ran: the last message is still its call.
+    assert_eq!(out.state().messages.last().unwrap().tool_calls().len(), 1);
+    // The pause is stored on the thread: any process can see and answer it.
+    let pending = app.pending_interrupts(THREAD).await.unwrap();
+    assert_eq!(pending, out.interrupts());
+
+    let seq = out.seq();
+    let out = app.resume(THREAD, json!(APPROVALS[0])).await.unwrap();
+    assert!(!out.is_interrupted());
+    assert_eq!(
+        node_path(&store, THREAD, seq).await.unwrap(),
+        ["update_flight_sensitive_tools", "update_flight"]
+    );
+    let state = out.state();
     assert_eq!(state.dialog_state, ["update_flight"]);
     assert!(state.user_info.contains("LX0112"));
-    // The next question goes straight to the skill on top of the stack.
-    assert_eq!(route_to_workflow(&state), "update_flight");
-
-    let second = run(&mut state, &mut model, QUESTIONS[1]).unwrap();
+    let tool = &state.messages.as_slice()[state.messages.len() - 2];
     assert_eq!(
-        nodes(&second),
+        (tool.tool_call_id(), tool.text().as_str()),
+        (Some("call_3"), "Ticket successfully updated to new flight.")
+    );
+    // The next question goes straight to the skill on top of the stack.
+    assert_eq!(route_to_workflow(state), "update_flight");
+
+    // Question 2: the flight skill escalates, the primary assistant
+    // delegates to the hotel skill, which searches and books the Hilton.
+    let seq = out.seq();
+    let out = app
+        .invoke_thread(THREAD, question(QUESTIONS[1]))
+        .await
+        .unwrap();
+    assert_eq!(
+        node_path(&store, THREAD, seq).await.unwrap(),
         [
             "fetch_user_info",
             "update_flight",
             "leave_skill",
             "primary_assistant",
             "enter_book_hotel",
-            "book_hotel"
+            "book_hotel",
+            "book_hotel_safe_tools",
+            "book_hotel",
         ]
     );
-    assert_eq!(second[2].update["dialog_state"], "pop");
-    assert_eq!(state.dialog_state, ["book_hotel"]);
+    assert_eq!(
+        paused(&out),
+        ("book_hotel_sensitive_tools", vec!["book_hotel"])
+    );
+    assert_eq!(
+        out.interrupts()[0].value["tool_calls"][0]["args"],
+        json!({"hotel_id": 1})
+    );
 
-    // Every delegating or escalating call got its tool message.
-    let kinds: Vec<MessageKind> = state.messages.iter().map(Message::kind).collect();
+    // Refused: the node answers the call with the reason, the skill tries
+    // another hotel, and the same node pauses again for it.
+    let seq = out.seq();
+    let out = app.resume(THREAD, json!(APPROVALS[1])).await.unwrap();
+    assert_eq!(
+        node_path(&store, THREAD, seq).await.unwrap(),
+        ["book_hotel_sensitive_tools", "book_hotel"]
+    );
+    assert_eq!(
+        paused(&out),
+        ("book_hotel_sensitive_tools", vec!["book_hotel"])
+    );
+    assert_eq!(out.interrupts()[0].value["tool_calls"][0]["id"], "call_8");
+    let refusal = out.state().messages.get_by_call("call_7");
+    assert!(
+        refusal.starts_with("API call denied by user. Reasoning: 'Not the Hilton"),
+        "{refusal}"
+    );
+
+    // Approved: booked, and the skill answers.
+    let seq = out.seq();
+    let out = app.resume(THREAD, json!(APPROVALS[2])).await.unwrap();
+    assert!(!out.is_interrupted());
+    assert_eq!(
+        node_path(&store, THREAD, seq).await.unwrap(),
+        ["book_hotel_sensitive_tools", "book_hotel"]
+    );
+    let state = out.into_state();
+    assert_eq!(state.dialog_state, ["book_hotel"]);
+    assert_eq!(
+        state.messages.get_by_call("call_8"),
+        "Hotel 5 successfully booked."
+    );
+
+    // Every tool call got its tool message, in order.
     use MessageKind::{Ai, Human, Tool};
-    assert_eq!(kinds, [Human, Ai, Tool, Ai, Human, Ai, Tool, Ai, Tool, Ai]);
+    let kinds: Vec<MessageKind> = state.messages.iter().map(Message::kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            Human, Ai, Tool, Ai, Tool, Ai, Tool, Ai, // question 1
+            Human, Ai, Tool, Ai, Tool, Ai, Tool, Ai, Tool, Ai, Tool, Ai, // question 2
+        ]
+    );
     let answered: Vec<&str> = state
         .messages
         .iter()
         .filter_map(Message::tool_call_id)
         .collect();
-    assert_eq!(answered, ["call_1", "call_2", "call_3"]);
+    assert_eq!(
+        answered,
+        [
+            "call_1", "call_2", "call_3", "call_4", "call_5", "call_6", "call_7", "call_8"
+        ]
+    );
     assert_eq!(
         state.messages.last().map(Message::text).as_deref(),
-        Some("Booked: Hilton Basel from 2024-05-07.")
+        Some("Booked: Holiday Inn Basel from 2024-05-07.")
+    );
+    // The store's state is the outcome's.
+    let stored = store.thread::<SupportState>(THREAD).await.unwrap();
+    assert_eq!(stored.state(), &state);
+}
+
+/// The text of the tool message answering `id`.
+trait ByCall {
+    fn get_by_call(&self, id: &str) -> String;
+}
+
+impl ByCall for state_core::Messages {
+    fn get_by_call(&self, id: &str) -> String {
+        self.iter()
+            .find(|m| m.tool_call_id() == Some(id))
+            .map(Message::text)
+            .unwrap_or_default()
+    }
+}
+
+#[tokio::test]
+async fn another_graph_on_the_same_store_resumes_the_pause() {
+    // As another process would: a second graph, compiled apart, shares
+    // only the store (and, here, the canned model's remaining replies).
+    let store = Store::memory();
+    let model = Arc::new(demo_model());
+    let first = build_graph(model.clone())
+        .unwrap()
+        .with_store(store.clone());
+    let out = first
+        .invoke_thread(THREAD, question(QUESTIONS[0]))
+        .await
+        .unwrap();
+    let interrupt = out.interrupts()[0].clone();
+    drop(first);
+
+    let second = build_graph(model).unwrap().with_store(store);
+    let pending = second.pending_interrupts(THREAD).await.unwrap();
+    assert_eq!(pending, std::slice::from_ref(&interrupt));
+    let out = second.resume(THREAD, json!("y")).await.unwrap();
+    assert!(!out.is_interrupted());
+    assert_eq!(
+        out.state().messages.last().map(Message::text).as_deref(),
+        Some("Done: LX0112 now leaves on 2024-05-07, seat 18E.")
+    );
+    // Nothing left to answer.
+    let err = second.resume(THREAD, json!("y")).await.unwrap_err();
+    assert!(matches!(err, GraphError::Resume { .. }), "{err}");
+}
+
+#[tokio::test]
+async fn without_a_store_the_pause_is_an_error() {
+    // As LangGraph's interrupt_before needs a checkpointer.
+    let app = build_graph(Arc::new(demo_model())).unwrap();
+    let err = app.invoke(question(QUESTIONS[0])).await.unwrap_err();
+    assert!(
+        matches!(&err, GraphError::InterruptWithoutStore { node } if node == "update_flight_sensitive_tools"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_script_that_runs_out_stops_the_run_at_the_node() {
+    let store = Store::memory();
+    let app = build_graph(Arc::new(ScriptedModel::new([])))
+        .unwrap()
+        .with_store(store.clone());
+    let err = app.invoke_thread(THREAD, question("hi")).await.unwrap_err();
+    assert_eq!(err.node(), Some("primary_assistant"));
+    let GraphError::Node { source, .. } = &err else {
+        panic!("{err}")
+    };
+    let failure = source.downcast_ref::<NodeFailure>().unwrap();
+    assert_eq!(failure.reason, "the script has no reply left");
+    // The user's message and fetch_user_info's update were committed.
+    let thread = store.thread::<SupportState>(THREAD).await.unwrap();
+    assert_eq!(thread.state().messages.len(), 1);
+    assert!(!thread.state().user_info.is_empty());
+    assert_eq!(
+        node_path(&store, THREAD, 0).await.unwrap(),
+        ["fetch_user_info"]
+    );
+}
+
+/// An AI message calling `tools`, ids `c1`, `c2`, ...
+fn calling(tools: &[&str]) -> SupportStateDelta {
+    let calls = tools
+        .iter()
+        .enumerate()
+        .map(|(i, tool)| ToolCall::new(*tool, json!({})).with_id(format!("c{}", i + 1)));
+    SupportState::delta().messages(Message::ai("").with_tool_calls(calls))
+}
+
+fn after(tools: &[&str]) -> SupportState {
+    let mut state = SupportState::default();
+    state.apply(calling(tools)).unwrap();
+    state
+}
+
+#[test]
+fn the_routers_pick_the_tutorials_targets() {
+    let [flight, car, hotel, excursion] = SKILLS;
+    assert_eq!(route_primary_assistant(&after(&[])), END);
+    assert_eq!(
+        route_primary_assistant(&after(&["ToHotelBookingAssistant"])),
+        "enter_book_hotel"
+    );
+    assert_eq!(
+        route_primary_assistant(&after(&["ToBookCarRental"])),
+        "enter_book_car_rental"
+    );
+    assert_eq!(
+        route_primary_assistant(&after(&["ToBookExcursion"])),
+        "enter_book_excursion"
+    );
+    assert_eq!(
+        route_primary_assistant(&after(&["lookup_policy"])),
+        "primary_assistant_tools"
+    );
+
+    assert_eq!(route_skill(&flight, &after(&[])), END);
+    assert_eq!(
+        route_skill(&flight, &after(&["search_flights"])),
+        "update_flight_safe_tools"
+    );
+    assert_eq!(
+        route_skill(&flight, &after(&["search_flights", "cancel_ticket"])),
+        "update_flight_sensitive_tools",
+        "one sensitive call makes the batch sensitive"
+    );
+    assert_eq!(
+        route_skill(&car, &after(&["search_car_rentals", "CompleteOrEscalate"])),
+        "leave_skill"
+    );
+    assert_eq!(
+        route_skill(&hotel, &after(&["book_hotel"])),
+        "book_hotel_sensitive_tools"
+    );
+    assert_eq!(
+        route_skill(&excursion, &after(&["search_trip_recommendations"])),
+        "book_excursion_safe_tools"
+    );
+}
+
+#[test]
+fn a_tool_node_answers_every_call_and_an_unknown_tool_with_an_error() {
+    let mut state = after(&["search_hotels", "book_hotel"]);
+    let tools = create_tool_node("book_hotel_safe_tools", SKILLS[2].safe_tools);
+    state.apply(tools(&state).unwrap()).unwrap();
+    let answers: Vec<(Option<&str>, String)> = state
+        .messages
+        .iter()
+        .skip(1)
+        .map(|m| (m.tool_call_id(), m.text()))
+        .collect();
+    assert_eq!(answers.len(), 2);
+    assert_eq!(answers[0].0, Some("c1"));
+    assert!(answers[0].1.contains("Hilton Basel"), "{}", answers[0].1);
+    assert_eq!(answers[1].0, Some("c2"));
+    assert!(
+        answers[1]
+            .1
+            .starts_with("Error: book_hotel is not a valid tool, try one of [search_hotels]."),
+        "{}",
+        answers[1].1
     );
 }
 
@@ -121,36 +410,7 @@ fn an_entry_node_without_a_tool_call_is_an_error_not_a_panic() {
         .unwrap();
     let enter = create_entry_node("Car Rental Assistant", "book_car_rental");
     let err = enter(&state).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            RunError::Node {
-                node: "book_car_rental",
-                ..
-            }
-        ),
-        "{err}"
-    );
-}
-
-#[test]
-fn a_script_that_runs_out_stops_the_run() {
-    let mut state = SupportState::default();
-    let mut model = ScriptedModel::new([]);
-    let err = run(&mut state, &mut model, "hi").unwrap_err();
-    assert!(
-        matches!(
-            err,
-            RunError::Node {
-                node: "primary_assistant",
-                ..
-            }
-        ),
-        "{err}"
-    );
-    // The user's message and fetch_user_info's update were applied.
-    assert_eq!(state.messages.len(), 1);
-    assert!(!state.user_info.is_empty());
+    assert_eq!(err.node, "book_car_rental", "{err}");
 }
 
 #[test]

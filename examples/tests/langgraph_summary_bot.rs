@@ -1,27 +1,49 @@
-//! The summary bot: after a scripted conversation, the summary and the ids
-//! of the messages left; the system message carrying the summary; and
-//! `RemoveMessage` as a delta.
+//! The summary bot, end to end on thread "4" of an in-memory store: each
+//! run's node path (the conditional summarization edge taken or not, read
+//! back from the store's history), the summary and the ids of the messages
+//! left; the system message carrying the summary; `RemoveMessage` as a
+//! delta.
 
 use state_core::{Message, MessageKind, State};
 use state_examples::langgraph::summary_bot::{
-    CONVERSATION, CannedModel, SummaryState, call_model, run, summarize_conversation,
+    CONVERSATION, CannedModel, SummaryState, THREAD, build_graph, call_model, should_continue,
+    summarize_conversation,
 };
+use state_examples::langgraph::{node_path, supersteps, updates};
+use state_graph::{END, StreamMode};
+use state_store::Store;
+use std::sync::Arc;
 
 fn ids(state: &SummaryState) -> Vec<&str> {
     state.base.messages.iter().filter_map(Message::id).collect()
 }
 
-#[test]
-fn the_scripted_run_summarizes_twice_and_keeps_the_last_two() {
-    let mut model = CannedModel::default();
-    let mut state = SummaryState::default();
+fn said(id: &str, text: &str) -> state_examples::langgraph::summary_bot::SummaryStateDelta {
+    SummaryState::delta().messages(Message::human(text).with_id(id))
+}
+
+#[tokio::test]
+async fn the_conversation_summarizes_twice_and_keeps_the_last_two() {
+    let model = Arc::new(CannedModel::default());
+    let store = Store::memory();
+    let app = build_graph(model.clone())
+        .unwrap()
+        .with_store(store.clone());
     let mut summarized_at = vec![];
+    let mut state = SummaryState::default();
     for (turn, (id, text)) in CONVERSATION.into_iter().enumerate() {
-        let steps = run(&mut model, &mut state, id, text).unwrap();
-        if steps.iter().any(|s| s.node == "summarize_conversation") {
-            summarized_at.push(turn + 1);
+        let turn = turn + 1;
+        let before = store.thread::<SummaryState>(THREAD).await.unwrap().seq();
+        let out = app.invoke_thread(THREAD, said(id, text)).await.unwrap();
+        let path = node_path(&store, THREAD, before).await.unwrap();
+        // The conditional edge: summarize once the history passes six.
+        if path == ["conversation", "summarize_conversation"] {
+            summarized_at.push(turn);
+        } else {
+            assert_eq!(path, ["conversation"], "turn {turn}");
         }
-        if turn + 1 == 4 {
+        state = out.into_state();
+        if turn == 4 {
             // Eight messages: all but the last two are deleted.
             assert_eq!(ids(&state), ["h-4", "ai-4"]);
             assert_eq!(
@@ -49,28 +71,82 @@ fn the_scripted_run_summarizes_twice_and_keeps_the_last_two() {
         state.summary
     );
     // The second summary request carried the first summary.
-    let request = model.inputs[8].last().unwrap().text();
+    let inputs = model.inputs();
+    let request = inputs[8].last().unwrap().text();
     assert!(
         request.starts_with("This is summary of the conversation to date: The user said:"),
         "{request}"
     );
+    // The thread kept it all: one superstep per node run, nine in all.
+    let all = supersteps(&store, THREAD, 0).await.unwrap();
+    assert_eq!(all.len(), CONVERSATION.len() + 2);
+    assert!(all.iter().all(|nodes| nodes.len() == 1));
+    let stored = store.thread::<SummaryState>(THREAD).await.unwrap();
+    assert_eq!(stored.state(), &state);
+}
+
+#[tokio::test]
+async fn a_streamed_turn_shows_the_removals_and_the_summary() {
+    let app = build_graph(Arc::new(CannedModel::default()))
+        .unwrap()
+        .with_store(Store::memory());
+    let mut last = vec![];
+    for (id, text) in &CONVERSATION[..4] {
+        let (steps, _) = updates(app.stream_thread(THREAD, said(id, text), StreamMode::UPDATES))
+            .await
+            .unwrap();
+        last = steps;
+    }
+    let nodes: Vec<&str> = last.iter().map(|s| s.node.as_str()).collect();
+    assert_eq!(nodes, ["conversation", "summarize_conversation"]);
+    let removed: Vec<&str> = last[1].update["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            assert_eq!(m["type"], "remove");
+            m["id"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(removed, ["h-1", "ai-1", "h-2", "ai-2", "h-3", "ai-3"]);
+    assert!(
+        last[1].update["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("The user said: hi! I'm bob")
+    );
+}
+
+#[test]
+fn should_continue_summarizes_past_six_messages() {
+    let mut state = SummaryState::default();
+    for i in 0..6 {
+        state
+            .apply(SummaryState::delta().messages(Message::human("x").with_id(i.to_string())))
+            .unwrap();
+    }
+    assert_eq!(should_continue(&state), END);
+    state
+        .apply(SummaryState::delta().messages(Message::ai("y").with_id("6")))
+        .unwrap();
+    assert_eq!(should_continue(&state), "summarize_conversation");
 }
 
 #[test]
 fn call_model_puts_the_summary_first_when_there_is_one() {
-    let mut model = CannedModel::default();
+    let model = CannedModel::default();
     let mut state = SummaryState::default();
     state
         .apply(SummaryState::delta().messages(Message::human("hello").with_id("h")))
         .unwrap();
-    state.apply(call_model(&mut model, &state)).unwrap();
-    assert_eq!(model.inputs[0].len(), 1, "no summary, no system message");
+    state.apply(call_model(&model, &state)).unwrap();
+    assert_eq!(model.inputs()[0].len(), 1, "no summary, no system message");
 
     state
         .apply(SummaryState::delta().summary("Bob likes the Celtics."))
         .unwrap();
-    let delta = call_model(&mut model, &state);
-    let sent = &model.inputs[1];
+    let delta = call_model(&model, &state);
+    let sent = &model.inputs()[1];
     assert_eq!(sent.len(), 3);
     assert_eq!(sent[0].kind(), MessageKind::System);
     assert_eq!(
@@ -84,12 +160,12 @@ fn call_model_puts_the_summary_first_when_there_is_one() {
 
 #[test]
 fn summarize_on_a_short_history_deletes_nothing_it_must_keep() {
-    let mut model = CannedModel::default();
+    let model = CannedModel::default();
     let mut state = SummaryState::default();
     state
         .apply(SummaryState::delta().messages([Message::human("only").with_id("h-1")]))
         .unwrap();
-    let delta = summarize_conversation(&mut model, &state);
+    let delta = summarize_conversation(&model, &state);
     assert_eq!(
         delta.get_messages().and_then(|w| w.update()).map(Vec::len),
         Some(0)

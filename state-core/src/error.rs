@@ -28,11 +28,10 @@ use std::sync::Arc;
 /// assert_eq!(err.field(), Some("next"));
 /// assert_eq!(err.to_string(), r#"field "next": expected String, got integer `3`"#);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum StateError {
     /// A key that is not a field of the state.
-    #[error("`{state}` has no field `{field}`{}", Suggestion(.suggestion.as_deref()))]
     UnknownField {
         /// The state the key was looked up in (for a dotted path, the state
         /// the path starts from).
@@ -44,35 +43,38 @@ pub enum StateError {
     },
     /// Two writes to a last-write-wins field in one step (LangGraph's
     /// `InvalidUpdateError` for a key without a reducer).
-    #[error("concurrent writes to \"{field}\" in one step; give the field a reducer")]
     ConcurrentWrite {
         /// The field written twice.
         field: String,
     },
     /// Two overwrites of one field in one step.
-    #[error(
-        "concurrent overwrites of \"{field}\" in one step; only one overwrite per step is allowed"
-    )]
     ConcurrentOverwrite {
         /// The field overwritten twice.
         field: String,
     },
     /// A field's reducer refused an update. What it said is the error's
     /// [`source`](Error::source), not part of this message, so a report
-    /// that prints the chain prints it once:
+    /// that prints the chain prints it once. A custom reducer's own error
+    /// is itself the source, so walking the chain with `downcast_ref`
+    /// (as `anyhow` and error reporters do) finds it:
     ///
     /// ```
     /// use state_core::{ReduceError, StateError};
     /// use std::error::Error;
     ///
+    /// #[derive(Debug, thiserror::Error)]
+    /// #[error("would go negative")]
+    /// struct BudgetError;
+    ///
     /// let err = StateError::Reduce {
     ///     field: "budget".into(),
-    ///     source: ReduceError::custom("would go negative"),
+    ///     source: ReduceError::custom(BudgetError),
     /// };
     /// assert_eq!(err.to_string(), r#"field "budget": the reducer refused the update"#);
-    /// assert_eq!(err.source().unwrap().to_string(), "would go negative");
+    /// let source = err.source().unwrap();
+    /// assert_eq!(source.to_string(), "would go negative");
+    /// assert!(source.downcast_ref::<BudgetError>().is_some());
     /// ```
-    #[error("field \"{field}\": the reducer refused the update")]
     Reduce {
         /// The field whose reducer failed.
         field: String,
@@ -80,7 +82,6 @@ pub enum StateError {
         source: ReduceError,
     },
     /// A value of the wrong shape for a field.
-    #[error("field \"{field}\": expected {expected}, got {got}")]
     Type {
         /// The field (or dotted path).
         field: String,
@@ -90,7 +91,6 @@ pub enum StateError {
         got: String,
     },
     /// A dotted path that does not lead anywhere inside a field's value.
-    #[error("path \"{path}\": {reason}")]
     Path {
         /// The whole dotted path as given.
         path: String,
@@ -99,7 +99,6 @@ pub enum StateError {
     },
     /// A field whose value cannot be written as JSON (e.g. a map with
     /// non-string keys).
-    #[error("field \"{field}\": cannot be written as JSON: {message}")]
     Serialize {
         /// The field.
         field: String,
@@ -109,7 +108,6 @@ pub enum StateError {
     /// A state with `#[state(serde = "user")]` whose own `Serialize` or
     /// `Deserialize` refused: serde's message, which names the field when
     /// serde knows it.
-    #[error("`{state}` (its own serde impls): {message}")]
     UserSerde {
         /// The state.
         state: String,
@@ -117,11 +115,68 @@ pub enum StateError {
         message: String,
     },
     /// A state or delta given as JSON that is not a JSON object.
-    #[error("expected a JSON object of fields, got {got}")]
     NotAnObject {
         /// What was given, described briefly.
         got: String,
     },
+}
+
+impl fmt::Display for StateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StateError::UnknownField {
+                state,
+                field,
+                suggestion,
+            } => write!(
+                f,
+                "`{state}` has no field `{field}`{}",
+                Suggestion(suggestion.as_deref())
+            ),
+            StateError::ConcurrentWrite { field } => write!(
+                f,
+                "concurrent writes to \"{field}\" in one step; give the field a reducer"
+            ),
+            StateError::ConcurrentOverwrite { field } => write!(
+                f,
+                "concurrent overwrites of \"{field}\" in one step; only one overwrite per step is allowed"
+            ),
+            StateError::Reduce { field, .. } => {
+                write!(f, "field \"{field}\": the reducer refused the update")
+            }
+            StateError::Type {
+                field,
+                expected,
+                got,
+            } => write!(f, "field \"{field}\": expected {expected}, got {got}"),
+            StateError::Path { path, reason } => write!(f, "path \"{path}\": {reason}"),
+            StateError::Serialize { field, message } => {
+                write!(f, "field \"{field}\": cannot be written as JSON: {message}")
+            }
+            StateError::UserSerde { state, message } => {
+                write!(f, "`{state}` (its own serde impls): {message}")
+            }
+            StateError::NotAnObject { got } => {
+                write!(f, "expected a JSON object of fields, got {got}")
+            }
+        }
+    }
+}
+
+/// Written by hand for one reason: a custom reducer's error is the source
+/// itself, not the [`ReduceError`] around it, so the standard chain walk
+/// finds the user's type.
+impl Error for StateError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        match self {
+            StateError::Reduce {
+                source: ReduceError::Custom(custom),
+                ..
+            } => Some(custom.get_ref()),
+            StateError::Reduce { source, .. } => Some(source),
+            _ => None,
+        }
+    }
 }
 
 /// Renders ``; did you mean `x`?`` when there is a suggestion.

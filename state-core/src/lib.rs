@@ -2,6 +2,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod const_str;
 mod dynamic;
 pub mod error;
 mod into_update;

@@ -72,7 +72,7 @@ pub enum ReducerKind {
 impl ReducerKind {
     /// The reducer named as `#[reducer(...)]` writes it.
     pub const fn parse(written: &'static str) -> ReducerKind {
-        use crate::runtime::flatten::str_eq as same;
+        use crate::const_str::str_eq as same;
         if same(written, "replace") {
             ReducerKind::Replacing
         } else if same(written, "append") {

@@ -3,7 +3,7 @@
 
 use crate::dynamic::{describe, split_path};
 use crate::error::StateError;
-use crate::runtime::table::Fields;
+use crate::runtime::fields::Fields;
 use crate::schema::Schema;
 use serde_json::Value;
 
@@ -528,11 +528,19 @@ pub trait Delta: Default {
 /// assert_eq!(vec!["next", "hops"], fields);
 /// assert!(fields.contains(&"hops"));
 /// assert_eq!(fields.join(", "), "next, hops");
+/// assert_eq!(format!("{fields:?}"), r#"["next", "hops"]"#);
 /// assert_eq!(fields.map(str::len).sum::<usize>(), 8);
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct FieldNames {
     names: std::vec::IntoIter<&'static str>,
+}
+
+/// Shows the names not yet iterated as a list: `["next", "hops"]`.
+impl std::fmt::Debug for FieldNames {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
 }
 
 impl FieldNames {

@@ -4,7 +4,8 @@
 //! of an input's mistakes are reported together.
 
 use crate::errors::{Errors, error};
-use crate::model::{Builtin, Reducer};
+use crate::meta::skip_value;
+use crate::reducer::{Builtin, Reducer};
 use proc_macro2::{Span, TokenStream, TokenTree};
 use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
@@ -571,17 +572,6 @@ pub fn parse_state_attrs(attrs: &[syn::Attribute]) -> syn::Result<StateAttrs> {
         }
     }
     errors.finish_with(out)
-}
-
-/// Skips `= value` or `(...)` after an unknown, repeated or refused key.
-pub(crate) fn skip_value(meta: &syn::meta::ParseNestedMeta) -> syn::Result<()> {
-    if meta.input.peek(syn::Token![=]) {
-        meta.input.parse::<syn::Token![=]>()?;
-        meta.input.parse::<syn::Expr>()?;
-    } else if meta.input.peek(syn::token::Paren) {
-        let _ = meta.input.parse::<proc_macro2::Group>()?;
-    }
-    Ok(())
 }
 
 /// `key = value`, with `value` read by `parse` (a string literal's contents

@@ -4,7 +4,9 @@
 mod attrs;
 mod errors;
 mod expand;
+mod meta;
 mod model;
+mod reducer;
 mod rename;
 mod text;
 

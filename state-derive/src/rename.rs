@@ -3,8 +3,8 @@
 //! errors) may differ from its Rust name, as serde would name it. The
 //! setters keep the Rust name.
 
-use crate::attrs::skip_value;
 use crate::errors::{Errors, error};
+use crate::meta::skip_value;
 use syn::spanned::Spanned;
 
 /// serde's `rename_all` rules, by the names serde gives them.

@@ -47,6 +47,14 @@ pub enum StoreError {
         thread: String,
     },
 
+    /// A watched thread was deleted: the stream of
+    /// [`Store::watch`](crate::Store::watch) ends with this error.
+    #[error("thread \"{thread}\" was deleted while it was being watched")]
+    ThreadDeleted {
+        /// The thread.
+        thread: String,
+    },
+
     /// The thread already exists (a fork's target, say).
     #[error("thread \"{thread}\" already exists")]
     ThreadExists {
@@ -119,6 +127,16 @@ pub enum StoreError {
     /// Step metadata must be a JSON object.
     #[error("step metadata must be a JSON object, got {got}")]
     Metadata {
+        /// What was given.
+        got: &'static str,
+    },
+
+    /// The body of a pending step ([`Thread::log_pending`](crate::Thread::log_pending))
+    /// must be a JSON object. Nothing was logged.
+    #[error("thread \"{thread}\": a pending step's body must be a JSON object, got {got}")]
+    PendingBody {
+        /// The thread.
+        thread: String,
         /// What was given.
         got: &'static str,
     },

@@ -4,13 +4,16 @@
 
 mod backend;
 mod error;
+mod rebuild;
 mod snapshot;
 mod step;
 mod store;
 mod thread;
+mod watch;
 
 pub use error::{BoxError, StoreError};
 pub use snapshot::SnapshotPolicy;
 pub use step::{StepKind, StepRecord};
 pub use store::{Compaction, Store, ThreadInfo};
 pub use thread::{Thread, WithMetadata};
+pub use watch::StepStream;

@@ -21,11 +21,19 @@ pub enum StepKind {
     /// of deltas; node names, where given, are in the metadata's `"nodes"`.
     Superstep,
     /// A turn reset ([`Thread::begin_turn`](crate::Thread::begin_turn)).
-    /// Body: `null`.
+    /// Body: `null`; or, for a turn begun with its input
+    /// ([`Thread::start_turn`](crate::Thread::start_turn)), the input's
+    /// delta, applied after the reset.
     BeginTurn,
     /// A value written at a key, bypassing the reducer
     /// ([`Thread::set`](crate::Thread::set)). Body: `{"key": .., "value": ..}`.
     Set,
+    /// A step that changes no state: what a graph runner records when a
+    /// superstep pauses (an interrupt) or fails
+    /// ([`Thread::log_pending`](crate::Thread::log_pending)). Body: a JSON
+    /// object chosen by the runner (the finished nodes' deltas, the pending
+    /// interrupts, resume answers), opaque to the store.
+    Pending,
 }
 
 impl StepKind {
@@ -36,6 +44,7 @@ impl StepKind {
             StepKind::Superstep => "superstep",
             StepKind::BeginTurn => "begin_turn",
             StepKind::Set => "set",
+            StepKind::Pending => "pending",
         }
     }
 
@@ -45,6 +54,7 @@ impl StepKind {
             StepKind::Superstep,
             StepKind::BeginTurn,
             StepKind::Set,
+            StepKind::Pending,
         ]
         .into_iter()
         .find(|kind| kind.as_str() == name)
@@ -134,6 +144,16 @@ impl Encoded {
         }
     }
 
+    pub fn start_turn<S: State>(thread: &str, input: &S::Delta) -> Result<Encoded, StoreError>
+    where
+        S::Delta: Serialize,
+    {
+        Ok(Encoded {
+            kind: StepKind::BeginTurn,
+            body: to_text(thread, "delta", input)?,
+        })
+    }
+
     pub fn set(thread: &str, key: &str, value: &Value) -> Result<Encoded, StoreError> {
         #[derive(Serialize)]
         struct SetBody<'a> {
@@ -143,6 +163,20 @@ impl Encoded {
         Ok(Encoded {
             kind: StepKind::Set,
             body: to_text(thread, "set", &SetBody { key, value })?,
+        })
+    }
+
+    /// A pending step: its body must be a JSON object.
+    pub fn pending(thread: &str, body: &Value) -> Result<Encoded, StoreError> {
+        if !body.is_object() {
+            return Err(StoreError::PendingBody {
+                thread: thread.to_owned(),
+                got: describe(body),
+            });
+        }
+        Ok(Encoded {
+            kind: StepKind::Pending,
+            body: to_text(thread, "pending step", body)?,
         })
     }
 }
@@ -199,8 +233,17 @@ pub(crate) fn replay<S: State>(
             state.apply_all(deltas).map_err(refused)
         }
         StepKind::BeginTurn => {
+            // The input is decoded before the reset; if it is refused
+            // after it, the replay fails and its state is thrown away.
+            let input = match body {
+                Value::Null => None,
+                delta => Some(S::Delta::from_json(migrated(delta)?).map_err(refused)?),
+            };
             state.begin_turn();
-            Ok(())
+            match input {
+                Some(delta) => state.apply(delta).map_err(refused),
+                None => Ok(()),
+            }
         }
         StepKind::Set => {
             let (key, value) = set_parts(body).ok_or_else(|| {
@@ -222,6 +265,14 @@ pub(crate) fn replay<S: State>(
                 )),
             }
         }
+        // Opaque to the store: nothing to migrate, nothing to apply.
+        StepKind::Pending => match body {
+            Value::Object(_) => Ok(()),
+            other => Err(corrupt(format!(
+                "a pending step's body must be a JSON object, got {}",
+                describe(&other)
+            ))),
+        },
     }
 }
 
@@ -286,10 +337,70 @@ mod tests {
             StepKind::Superstep,
             StepKind::BeginTurn,
             StepKind::Set,
+            StepKind::Pending,
         ] {
             assert_eq!(StepKind::parse(kind.as_str()), Some(kind));
         }
         assert_eq!(StepKind::parse("Apply"), None);
+    }
+
+    #[test]
+    fn a_pending_body_must_be_an_object() {
+        let encoded = Encoded::pending("t", &serde_json::json!({"interrupts": []})).unwrap();
+        assert_eq!(encoded.kind, StepKind::Pending);
+        assert_eq!(encoded.body, r#"{"interrupts":[]}"#);
+        let err = Encoded::pending("t", &serde_json::json!("x"))
+            .err()
+            .unwrap();
+        assert_eq!(
+            err.to_string(),
+            "thread \"t\": a pending step's body must be a JSON object, got a string"
+        );
+        let err = Encoded::pending("t", &Value::Null).err().unwrap();
+        assert!(matches!(err, StoreError::PendingBody { got: "null", .. }));
+    }
+
+    #[test]
+    fn replaying_a_pending_step_changes_nothing() {
+        use state_core::AgentState;
+
+        #[derive(AgentState, Debug, Clone, PartialEq)]
+        struct S {
+            #[reducer(append)]
+            log: Vec<String>,
+        }
+
+        let row = |body: &str| StepRow {
+            seq: 2,
+            kind: "pending".to_owned(),
+            body: body.to_owned(),
+            metadata: "{}".to_owned(),
+            state_version: 0,
+            recorded_at: 0,
+        };
+        let mut state = S {
+            log: vec!["one".to_owned()],
+        };
+        let before = state.clone();
+        let body = r#"{"writes": {"agent": {"log": ["two"]}}, "interrupts": []}"#;
+        replay("t", &mut state, &row(body), |_| Err("not called".into())).unwrap();
+        assert_eq!(state, before);
+
+        for (body, got) in [("[1]", "an array"), ("null", "null"), ("\"x\"", "a string")] {
+            let err = replay("t", &mut state, &row(body), |_| Ok(())).unwrap_err();
+            assert!(matches!(err, StoreError::Corrupt { seq: 2, .. }), "{err}");
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "thread \"t\", step 2: stored data is corrupt: a pending step's body must be a JSON object, got {got}"
+                )
+            );
+            assert_eq!(state, before);
+        }
+
+        let record = StepRecord::from_row("t", row(body)).unwrap();
+        assert_eq!(record.kind, StepKind::Pending);
+        assert_eq!(record.body["interrupts"], serde_json::json!([]));
     }
 
     #[test]

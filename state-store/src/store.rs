@@ -1,13 +1,21 @@
 //! [`Store`]: a handle on a backend, shared by every thread of a program.
+//!
+//! A store opens [`Thread`]s, and a thread keeps its store (to log through
+//! it, and for its history and compaction): this file and `thread.rs` name
+//! each other's type, which is the shape of the API. What both need to
+//! load a state from the log is in `rebuild.rs`.
 
 use crate::backend::{Backend, Memory, SnapshotRow};
 use crate::error::StoreError;
+use crate::rebuild::{rebuild, state_text, version_of};
 use crate::snapshot::SnapshotPolicy;
 use crate::step::{StepRecord, from_millis, now_millis};
-use crate::thread::{self, Thread};
+use crate::thread::Thread;
+use crate::watch::{Hub, StepStream};
 use serde::Serialize;
 use state_core::State;
 use std::ops::{Bound, RangeBounds};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 /// Where threads are stored: SQLite, PostgreSQL or memory.
@@ -43,6 +51,9 @@ use std::time::SystemTime;
 pub struct Store {
     pub(crate) backend: Backend,
     pub(crate) policy: SnapshotPolicy,
+    /// The watchers of this store (and of its clones), woken by its
+    /// commits: see [`Store::watch`].
+    pub(crate) hub: Arc<Hub>,
 }
 
 /// A thread, as listed by [`Store::threads`].
@@ -61,6 +72,18 @@ pub struct ThreadInfo {
     pub forked_from: Option<(String, u64)>,
 }
 
+impl ThreadInfo {
+    fn from_row(row: crate::backend::ThreadRow) -> ThreadInfo {
+        ThreadInfo {
+            id: row.id,
+            seq: row.head,
+            created_at: from_millis(row.created_at),
+            updated_at: from_millis(row.updated_at),
+            forked_from: row.parent,
+        }
+    }
+}
+
 /// What [`Store::compact`] removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -75,7 +98,7 @@ impl Store {
     /// A store in memory: threads live as long as the store (and its
     /// clones). Behaves as the SQL backends do, conflicts included.
     pub fn memory() -> Store {
-        Store::new(Backend::Memory(Memory::default()))
+        Store::new(Backend::Memory(Memory::default()), Hub::local())
     }
 
     /// Opens (or creates) the SQLite database at `path`, in WAL mode with
@@ -104,9 +127,12 @@ impl Store {
     /// `synchronous = FULL`, as [`Store::sqlite`] does.
     #[cfg(feature = "sqlite")]
     pub async fn from_sqlite_pool(pool: sqlx::SqlitePool) -> Result<Store, StoreError> {
-        Ok(Store::new(Backend::Sqlite(
-            crate::backend::Sqlite::new(pool).await?,
-        )))
+        // Stores on one file share their watchers (see `Store::watch`).
+        let hub = crate::watch::hub_for(&pool).await;
+        Ok(Store::new(
+            Backend::Sqlite(crate::backend::Sqlite::new(pool).await?),
+            hub,
+        ))
     }
 
     /// Connects to PostgreSQL (`postgres://user@host/db`) and creates the
@@ -126,15 +152,18 @@ impl Store {
     /// prefixed `state_store_`).
     #[cfg(feature = "postgres")]
     pub async fn from_pg_pool(pool: sqlx::PgPool) -> Result<Store, StoreError> {
-        Ok(Store::new(Backend::Postgres(
-            crate::backend::Postgres::new(pool).await?,
-        )))
+        let hub = Hub::postgres(&pool);
+        Ok(Store::new(
+            Backend::Postgres(crate::backend::Postgres::new(pool).await?),
+            hub,
+        ))
     }
 
-    fn new(backend: Backend) -> Store {
+    fn new(backend: Backend, hub: Arc<Hub>) -> Store {
         Store {
             backend,
             policy: SnapshotPolicy::default(),
+            hub,
         }
     }
 
@@ -154,7 +183,7 @@ impl Store {
         S: State + Serialize + Send + 'static,
         S::Delta: Serialize + Send,
     {
-        thread::check_id(id)?;
+        check_id(id)?;
         self.backend.open(id, now_millis()).await?;
         Thread::load(self.clone(), id.to_owned()).await
     }
@@ -167,8 +196,8 @@ impl Store {
         S: State + Serialize + Send + 'static,
         S::Delta: Serialize + Send,
     {
-        thread::check_id(id)?;
-        Ok(thread::rebuild::<S>(self, id, Some(seq)).await?.state)
+        check_id(id)?;
+        Ok(rebuild::<S>(&self.backend, id, Some(seq)).await?.state)
     }
 
     /// A new thread `to` whose state is that of `from` right after step
@@ -179,13 +208,13 @@ impl Store {
         S: State + Serialize + Send + 'static,
         S::Delta: Serialize + Send,
     {
-        thread::check_id(from)?;
-        thread::check_id(to)?;
-        let rebuilt = thread::rebuild::<S>(self, from, Some(seq)).await?;
+        check_id(from)?;
+        check_id(to)?;
+        let rebuilt = rebuild::<S>(&self.backend, from, Some(seq)).await?;
         let snapshot = SnapshotRow {
             seq,
-            state: thread::state_text(to, &rebuilt.state)?,
-            state_version: thread::version_of::<S>(),
+            state: state_text(to, &rebuilt.state)?,
+            state_version: version_of::<S>(),
             recorded_at: now_millis(),
         };
         if !self.backend.create_from(to, &snapshot, (from, seq)).await? {
@@ -193,6 +222,7 @@ impl Store {
                 thread: to.to_owned(),
             });
         }
+        self.hub.announce(to, seq);
         Ok(Thread::from_snapshot(
             self.clone(),
             to.to_owned(),
@@ -210,7 +240,7 @@ impl Store {
         id: &str,
         range: impl RangeBounds<u64>,
     ) -> Result<Vec<StepRecord>, StoreError> {
-        thread::check_id(id)?;
+        check_id(id)?;
         let from = match range.start_bound() {
             Bound::Included(&n) => n,
             Bound::Excluded(&n) => n.saturating_add(1),
@@ -236,26 +266,130 @@ impl Store {
             .collect()
     }
 
+    /// The steps of thread `id` numbered above `after`, in order, each
+    /// once, then every step as it is committed: by this store, its
+    /// clones, or any other process on the same database. A
+    /// [`futures::Stream`] of `Result<StepRecord, StoreError>` that is
+    /// `Send + 'static` (and `Unpin`); nothing is read until it is polled.
+    ///
+    /// The stream subscribes to the thread's notices before it reads its
+    /// log, and always reads from the step after the last one it
+    /// delivered: the switch from the backlog to live steps has no gap and
+    /// no duplicate. Notices only wake it; the steps come from the log. So
+    /// a slow consumer never slows a writer (a commit only flips a flag)
+    /// and never loses a step (it reads them from the log when it gets
+    /// there, at most 256 at a time).
+    ///
+    /// How other processes' steps arrive:
+    /// - PostgreSQL: each commit that adds a step sends a `NOTIFY` on the
+    ///   channel `state_store_steps` carrying `{"thread": id, "seq": n}`
+    ///   (never the step; `"seq": 0` when the thread is deleted). The store's watchers share one `LISTEN`
+    ///   connection, opened with the first and closed with the last. When
+    ///   it is lost (a server restart) it is opened again and every
+    ///   watcher reads the log again from its last step: nothing is lost.
+    /// - SQLite: while a store has watchers it polls the file's
+    ///   `PRAGMA data_version` every 50 ms, then reads the heads of the
+    ///   watched threads when the file changed: another process's step
+    ///   reaches a watcher within 50 ms of its commit, plus the time to
+    ///   read it. Steps committed through any store on the same file in
+    ///   this process (stores opened on one file share their watchers)
+    ///   arrive at once.
+    /// - memory: in this process, at once.
+    ///
+    /// A thread that does not exist yet is waited for. The stream ends
+    /// with an error, after the steps it read before it:
+    /// [`StoreError::ThreadDeleted`] when the thread is deleted (or
+    /// deleted and created again); [`StoreError::NoSuchStep`], naming the
+    /// first missing step, when steps after `after` were compacted away
+    /// (or precede a fork) before the stream read them; an invalid `id`;
+    /// a corrupt row; a database that stays unreachable for 30 seconds
+    /// (until then the stream retries, from its last step). Dropping the
+    /// stream releases all it holds.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// use futures::StreamExt;
+    /// use state_core::{AgentState, State};
+    /// use state_store::Store;
+    ///
+    /// #[derive(AgentState, Debug)]
+    /// struct Chat {
+    ///     #[reducer(append)]
+    ///     log: Vec<String>,
+    /// }
+    ///
+    /// let store = Store::memory();
+    /// let mut t = store.thread::<Chat>("user-42").await?;
+    /// t.apply(Chat::delta().log(vec!["one".to_string()])).await?;
+    /// t.apply(Chat::delta().log(vec!["two".to_string()])).await?;
+    ///
+    /// // Everything after step 1, then whatever comes.
+    /// let mut steps = store.watch("user-42", 1);
+    /// let live = tokio::spawn(async move {
+    ///     t.apply(Chat::delta().log(vec!["three".to_string()])).await
+    /// });
+    /// let two = steps.next().await.unwrap()?;
+    /// assert_eq!((two.seq, &two.body), (2, &serde_json::json!({"log": ["two"]})));
+    /// assert_eq!(steps.next().await.unwrap()?.seq, 3);
+    /// live.await.unwrap()?;
+    ///
+    /// // A deleted thread ends the stream with an error.
+    /// store.delete_thread("user-42").await?;
+    /// let end = steps.next().await.unwrap().unwrap_err();
+    /// assert_eq!(end.to_string(), "thread \"user-42\" was deleted while it was being watched");
+    /// assert!(steps.next().await.is_none());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn watch(&self, id: &str, after: u64) -> StepStream {
+        crate::watch::watch(self.backend.clone(), &self.hub, id, after)
+    }
+
     /// Every thread, ordered by id.
     pub async fn threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
         let rows = self.backend.threads().await?;
-        Ok(rows
-            .into_iter()
-            .map(|row| ThreadInfo {
-                id: row.id,
-                seq: row.head,
-                created_at: from_millis(row.created_at),
-                updated_at: from_millis(row.updated_at),
-                forked_from: row.parent,
-            })
-            .collect())
+        Ok(rows.into_iter().map(ThreadInfo::from_row).collect())
+    }
+
+    /// Thread `id`'s row (its last step, times, fork origin), without
+    /// opening or creating it: [`StoreError::ThreadNotFound`] when there is
+    /// none.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// # use state_core::{AgentState, State};
+    /// # #[derive(AgentState, Debug)]
+    /// # struct S { n: u32 }
+    /// let store = state_store::Store::memory();
+    /// assert!(store.thread_info("t").await.is_err());
+    /// let mut t = store.thread::<S>("t").await?;
+    /// t.apply(S::delta().n(1u32)).await?;
+    /// assert_eq!(store.thread_info("t").await?.seq, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn thread_info(&self, id: &str) -> Result<ThreadInfo, StoreError> {
+        check_id(id)?;
+        match self.backend.thread(id).await? {
+            Some(row) => Ok(ThreadInfo::from_row(row)),
+            None => Err(StoreError::ThreadNotFound {
+                thread: id.to_owned(),
+            }),
+        }
     }
 
     /// Deletes thread `id` with its whole log. Returns whether it existed.
     /// Handles still open on it fail on their next step.
     pub async fn delete_thread(&self, id: &str) -> Result<bool, StoreError> {
-        thread::check_id(id)?;
-        self.backend.delete(id).await
+        check_id(id)?;
+        let existed = self.backend.delete(id).await?;
+        if existed {
+            // Its watchers end.
+            self.hub.announce(id, 0);
+        }
+        Ok(existed)
     }
 
     /// Drops the steps of thread `id` at or before its latest snapshot, and
@@ -263,13 +397,37 @@ impl Store {
     /// no longer reach before that snapshot. A thread with no snapshot is
     /// left alone (see [`Thread::compact`], which snapshots first).
     pub async fn compact(&self, id: &str) -> Result<Compaction, StoreError> {
-        thread::check_id(id)?;
+        check_id(id)?;
         let removed = self.backend.compact(id).await?;
         Ok(Compaction {
             steps_removed: removed.steps,
             snapshots_removed: removed.snapshots,
         })
     }
+}
+
+/// Longest thread id accepted, in bytes (index entries stay small).
+const MAX_ID_LEN: usize = 512;
+
+/// Refuses thread ids that cannot be stored faithfully.
+pub(crate) fn check_id(id: &str) -> Result<(), StoreError> {
+    let reason = if id.is_empty() {
+        "a thread id cannot be empty"
+    } else if id.len() > MAX_ID_LEN {
+        "a thread id is at most 512 bytes"
+    } else if id.contains('\0') {
+        "a thread id cannot contain a NUL character"
+    } else {
+        return Ok(());
+    };
+    let mut shown: String = id.chars().take(40).collect();
+    if shown.len() < id.len() {
+        shown.push('…');
+    }
+    Err(StoreError::InvalidThreadId {
+        shown: format!("{shown:?}"),
+        reason,
+    })
 }
 
 /// `host[:port]` of a connection URL, without credentials.
@@ -280,10 +438,25 @@ fn host_of(url: &str) -> &str {
     rest.split(['/', '?']).next().unwrap_or(rest)
 }
 
-#[cfg(all(test, feature = "postgres"))]
+#[cfg(test)]
 mod tests {
-    use super::host_of;
+    use super::*;
 
+    #[test]
+    fn ids_that_cannot_be_stored_are_refused_with_a_reason() {
+        assert!(check_id("user-42").is_ok());
+        assert!(check_id("'; DROP TABLE x; --").is_ok());
+        let empty = check_id("").unwrap_err().to_string();
+        assert_eq!(empty, "invalid thread id \"\": a thread id cannot be empty");
+        let long = check_id(&"x".repeat(513)).unwrap_err().to_string();
+        assert!(
+            long.contains("at most 512 bytes") && long.contains('…'),
+            "{long}"
+        );
+        assert!(check_id("a\0b").unwrap_err().to_string().contains("NUL"));
+    }
+
+    #[cfg(feature = "postgres")]
     #[test]
     fn connection_errors_hide_credentials() {
         assert_eq!(host_of("postgres://u:secret@db:5432/app?x=1"), "db:5432");

@@ -1,23 +1,19 @@
 //! [`Thread`]: a handle that owns one thread's state and logs every change
-//! to it before the change becomes visible.
+//! to it before the change becomes visible. It keeps the [`Store`] that
+//! opened it (see `store.rs` for why the two name each other).
 
 use crate::backend::{Appended, SnapshotRow, StepRow};
 use crate::error::StoreError;
+use crate::rebuild::{rebuild, state_text, version_of};
 use crate::snapshot::LogSinceSnapshot;
-use crate::step::{Encoded, StepRecord, metadata_object, metadata_text, now_millis, replay};
+use crate::step::{Encoded, StepRecord, metadata_object, metadata_text, now_millis};
 use crate::store::{Compaction, Store};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use state_core::{State, StateError};
+use std::fmt;
 use std::ops::RangeBounds;
-
-/// The schema version written with every step and snapshot of `S`.
-pub(crate) fn version_of<S: State>() -> i64 {
-    i64::from(S::schema().version())
-}
-
-/// Longest thread id accepted, in bytes (index entries stay small).
-const MAX_ID_LEN: usize = 512;
+use std::sync::Arc;
 
 /// One conversation thread: its state, and the log that stores it.
 ///
@@ -35,7 +31,7 @@ const MAX_ID_LEN: usize = 512;
 pub struct Thread<S> {
     store: Store,
     id: String,
-    state: S,
+    state: Cell<S>,
     seq: u64,
     log: LogSinceSnapshot,
     /// A commit failed in a way that left its outcome unknown: reload
@@ -43,11 +39,56 @@ pub struct Thread<S> {
     in_doubt: bool,
 }
 
-/// A state rebuilt from the log, with what the snapshot policy needs.
-pub(crate) struct Rebuilt<S> {
-    pub state: S,
-    pub seq: u64,
-    pub log: LogSinceSnapshot,
+/// A thread's current state: owned, or shared with the holders of
+/// [`Thread::shared_state`]'s handles (with the `Clone` impl of `S`, kept
+/// here so that a commit can copy the state without a `Clone` bound).
+enum Cell<S> {
+    Owned(S),
+    Shared(Arc<S>, fn(&S) -> S),
+}
+
+impl<S> Cell<S> {
+    fn get(&self) -> &S {
+        match self {
+            Cell::Owned(state) => state,
+            Cell::Shared(state, _) => state,
+        }
+    }
+
+    /// Runs `change` on the state: in place when nobody else holds it,
+    /// otherwise on a fresh copy that then replaces the shared one, so
+    /// outstanding handles keep the state as it was, never a half-changed
+    /// one.
+    fn change<R>(&mut self, change: impl FnOnce(&mut S) -> R) -> R {
+        match self {
+            Cell::Owned(state) => change(state),
+            Cell::Shared(shared, clone) => match Arc::get_mut(shared) {
+                Some(state) => change(state),
+                None => {
+                    let mut copy = clone(shared);
+                    let result = change(&mut copy);
+                    *shared = Arc::new(copy);
+                    result
+                }
+            },
+        }
+    }
+
+    fn into_inner(self) -> S {
+        match self {
+            Cell::Owned(state) => state,
+            Cell::Shared(shared, clone) => {
+                Arc::try_unwrap(shared).unwrap_or_else(|shared| clone(&shared))
+            }
+        }
+    }
+}
+
+/// Shows the state alone, as before it could be shared.
+impl<S: fmt::Debug> fmt::Debug for Cell<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.get().fmt(f)
+    }
 }
 
 impl<S> Thread<S>
@@ -56,11 +97,11 @@ where
     S::Delta: Serialize + Send,
 {
     pub(crate) async fn load(store: Store, id: String) -> Result<Thread<S>, StoreError> {
-        let rebuilt = rebuild::<S>(&store, &id, None).await?;
+        let rebuilt = rebuild::<S>(&store.backend, &id, None).await?;
         Ok(Thread {
             store,
             id,
-            state: rebuilt.state,
+            state: Cell::Owned(rebuilt.state),
             seq: rebuilt.seq,
             log: rebuilt.log,
             in_doubt: false,
@@ -77,7 +118,7 @@ where
         Thread {
             store,
             id,
-            state,
+            state: Cell::Owned(state),
             seq,
             log: LogSinceSnapshot::reset(snapshot_bytes as u64),
             in_doubt: false,
@@ -91,12 +132,14 @@ where
 
     /// The state after the last committed step.
     pub fn state(&self) -> &S {
-        &self.state
+        self.state.get()
     }
 
-    /// The state, consuming the handle.
+    /// The state, consuming the handle. If handles from
+    /// [`shared_state`](Thread::shared_state) are still held, this is a
+    /// copy of it.
     pub fn into_state(self) -> S {
-        self.state
+        self.state.into_inner()
     }
 
     /// The last committed step this handle has seen: 0 for a new thread.
@@ -112,8 +155,9 @@ where
     /// Reloads the state from the store: after a conflict, or to see other
     /// workers' steps.
     pub async fn reload(&mut self) -> Result<(), StoreError> {
-        let rebuilt = rebuild::<S>(&self.store, &self.id, None).await?;
-        self.state = rebuilt.state;
+        let rebuilt = rebuild::<S>(&self.store.backend, &self.id, None).await?;
+        // Handles from `shared_state` keep the state they were taken on.
+        self.state = Cell::Owned(rebuilt.state);
         self.seq = rebuilt.seq;
         self.log = rebuilt.log;
         self.in_doubt = false;
@@ -174,7 +218,39 @@ where
     /// Starts a new turn (turn-scoped fields back to their defaults), as one
     /// logged step.
     pub async fn begin_turn(&mut self) -> Result<u64, StoreError> {
-        self.begin_turn_with(Map::new()).await
+        self.reset_turn_with(Map::new()).await
+    }
+
+    /// Starts a new turn and applies its `input`, as one logged step: the
+    /// turn-scoped fields go back to their defaults, then `input` goes
+    /// through the reducers. All or nothing: input the reducers refuse (on
+    /// the state after the reset) leaves the state, `seq()` and the log as
+    /// they were, turn-scoped fields included. What a graph run's input is.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// use state_core::{AgentState, State};
+    ///
+    /// #[derive(AgentState, Debug)]
+    /// struct S {
+    ///     #[reducer(append)]
+    ///     log: Vec<String>,
+    ///     #[scope(turn)]
+    ///     step: u32,
+    /// }
+    ///
+    /// let store = state_store::Store::memory();
+    /// let mut t = store.thread::<S>("t").await?;
+    /// t.apply(S::delta().step(3u32)).await?;
+    /// t.start_turn(S::delta().log(vec!["hi".to_string()])).await?;
+    /// assert_eq!((t.state().step, t.seq()), (0, 2));
+    /// assert_eq!(t.state().log, ["hi"]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn start_turn(&mut self, input: S::Delta) -> Result<u64, StoreError> {
+        self.start_turn_with(input, Map::new()).await
     }
 
     /// Writes `value` at `key` (a field or dotted path), bypassing the
@@ -184,10 +260,53 @@ where
         self.set_with(key, value, Map::new()).await
     }
 
+    /// Logs a pending step ([`StepKind::Pending`](crate::StepKind::Pending)):
+    /// what a graph runner records when a superstep pauses (an interrupt) or
+    /// fails, so that another process can resume it. `body` is the runner's
+    /// own JSON object (the finished nodes' deltas, the pending interrupts,
+    /// resume answers); the store keeps it as given. The step changes no
+    /// state; returns the new step number.
+    ///
+    /// A body that is not a JSON object is refused
+    /// ([`StoreError::PendingBody`]), and `seq()`, the state and the stored
+    /// log stay as they were.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// # use state_core::{AgentState, State};
+    /// # #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// # struct S { #[reducer(append)] log: Vec<String> }
+    /// use serde_json::json;
+    /// use state_store::StepKind;
+    ///
+    /// let store = state_store::Store::memory();
+    /// let mut t = store.thread::<S>("t").await?;
+    /// t.apply(S::delta().log(vec!["plan".to_string()])).await?;
+    /// let before = t.state().clone();
+    ///
+    /// let seq = t.log_pending(json!({"interrupts": [{"node": "approve"}]})).await?;
+    /// assert_eq!(seq, 2);
+    /// assert_eq!(t.state(), &before);
+    ///
+    /// let history = store.history("t", 2..).await?;
+    /// assert_eq!(history[0].kind, StepKind::Pending);
+    /// assert_eq!(history[0].body["interrupts"][0]["node"], "approve");
+    ///
+    /// // Only a JSON object is a pending step's body.
+    /// assert!(t.log_pending(json!(["not", "an", "object"])).await.is_err());
+    /// assert_eq!(t.seq(), 2);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn log_pending(&mut self, body: Value) -> Result<u64, StoreError> {
+        self.pending_with(body, Map::new()).await
+    }
+
     /// Writes a snapshot of the current state now (the policy also writes
     /// them on its own). A snapshot already stored at this step is kept.
     pub async fn snapshot(&mut self) -> Result<(), StoreError> {
-        let state = state_text(&self.id, &self.state)?;
+        let state = state_text(&self.id, self.state.get())?;
         let size = state.len();
         let row = SnapshotRow {
             seq: self.seq,
@@ -228,9 +347,11 @@ where
     ) -> Result<u64, StoreError> {
         self.settle().await?;
         let encoded = Encoded::apply::<S>(&self.id, &delta)?;
-        let checked = self.state.check(delta).map_err(|e| self.refused(e))?;
-        self.write(encoded, metadata, |state| state.commit(checked))
-            .await
+        let checked = self.state().check(delta).map_err(|e| self.refused(e))?;
+        self.write(encoded, metadata, |state| {
+            state.change(|state| state.commit(checked))
+        })
+        .await
     }
 
     async fn apply_all_with(
@@ -244,9 +365,11 @@ where
         for delta in deltas {
             merged = state_core::Delta::merge(merged, delta).map_err(|e| self.refused(e))?;
         }
-        let checked = self.state.check(merged).map_err(|e| self.refused(e))?;
-        self.write(encoded, metadata, |state| state.commit(checked))
-            .await
+        let checked = self.state().check(merged).map_err(|e| self.refused(e))?;
+        self.write(encoded, metadata, |state| {
+            state.change(|state| state.commit(checked))
+        })
+        .await
     }
 
     async fn apply_nodes_with<N: Into<String>>(
@@ -262,10 +385,53 @@ where
         self.apply_all_with(deltas, metadata).await
     }
 
-    async fn begin_turn_with(&mut self, metadata: Map<String, Value>) -> Result<u64, StoreError> {
+    async fn reset_turn_with(&mut self, metadata: Map<String, Value>) -> Result<u64, StoreError> {
         self.settle().await?;
-        self.write(Encoded::begin_turn(), metadata, S::begin_turn)
-            .await
+        self.write(Encoded::begin_turn(), metadata, |state| {
+            state.change(S::begin_turn)
+        })
+        .await
+    }
+
+    async fn start_turn_with(
+        &mut self,
+        input: S::Delta,
+        metadata: Map<String, Value>,
+    ) -> Result<u64, StoreError> {
+        self.settle().await?;
+        let encoded = Encoded::start_turn::<S>(&self.id, &input)?;
+        // The input is checked on the state after the reset, made in place
+        // (on a copy when the state is shared); until the step is stored,
+        // any failure brings back the state the log still has.
+        let checked = self.state.change(|state| {
+            state.begin_turn();
+            state.check(input)
+        });
+        let checked = match checked {
+            Ok(checked) => checked,
+            Err(e) => {
+                self.restore().await;
+                return Err(self.refused(e));
+            }
+        };
+        let result = self
+            .write(encoded, metadata, |state| {
+                state.change(|state| state.commit(checked))
+            })
+            .await;
+        if result.is_err() {
+            self.restore().await;
+        }
+        result
+    }
+
+    /// Brings back the state of the last committed step, after a change in
+    /// memory that was not stored; when the store cannot answer, the next
+    /// step reloads first.
+    async fn restore(&mut self) {
+        if self.reload().await.is_err() {
+            self.in_doubt = true;
+        }
     }
 
     async fn set_with(
@@ -280,23 +446,38 @@ where
         // be committed. It changes one top-level field (a dotted path
         // writes inside one), whose JSON we keep.
         let field = key.split('.').next().unwrap_or(key);
-        let before = self.state.get(field).map_err(|e| self.refused(e))?;
-        self.state.set(key, value).map_err(|e| self.refused(e))?;
+        // A shared state is copied first: its holders never see the try.
+        let before = self.state().get(field).map_err(|e| self.refused(e))?;
+        self.state
+            .change(|state| state.set(key, value))
+            .map_err(|e| self.refused(e))?;
         let result = self.write(encoded, metadata, |_| {}).await;
         if result.is_err() {
             // The old value came out of this very field: it goes back in.
-            let _ = self.state.set(field, before);
+            let _ = self.state.change(|state| state.set(field, before));
         }
         result
     }
 
+    async fn pending_with(
+        &mut self,
+        body: Value,
+        metadata: Map<String, Value>,
+    ) -> Result<u64, StoreError> {
+        self.settle().await?;
+        let encoded = Encoded::pending(&self.id, &body)?;
+        self.write(encoded, metadata, |_| {}).await
+    }
+
     /// Commits one step to the log, then applies it with `commit` (which
-    /// cannot fail). Nothing changes in memory unless the step is stored.
+    /// cannot fail; it goes through [`Cell::change`], or does nothing for a
+    /// step that changes no state). Nothing changes in memory unless the
+    /// step is stored.
     async fn write(
         &mut self,
         encoded: Encoded,
         metadata: Map<String, Value>,
-        commit: impl FnOnce(&mut S),
+        commit: impl FnOnce(&mut Cell<S>),
     ) -> Result<u64, StoreError> {
         let row = StepRow {
             seq: self.seq + 1,
@@ -329,6 +510,8 @@ where
                 }
             },
         }
+        // Watchers of this store wake at once (a flag flip: never waits).
+        self.store.hub.announce(&self.id, row.seq);
         commit(&mut self.state);
         self.seq = row.seq;
         self.log.add(row.size());
@@ -367,6 +550,54 @@ where
             thread: self.id.clone(),
             source,
         }
+    }
+}
+
+impl<S> Thread<S>
+where
+    S: State + Clone + Serialize + Send + 'static,
+    S::Delta: Serialize + Send,
+{
+    /// A shared handle on the current state: a reference count, no copy.
+    /// What an async graph node takes (`Arc<S>`), taken once per superstep.
+    ///
+    /// The handle keeps the state it was taken on: a later step never
+    /// changes it. A step commits in place when no handle is held any more,
+    /// and on a fresh copy of the state when one is (the only time the state
+    /// is cloned).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// use state_core::{AgentState, State};
+    /// use std::sync::Arc;
+    ///
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct S {
+    ///     #[reducer(append)]
+    ///     log: Vec<String>,
+    /// }
+    ///
+    /// let store = state_store::Store::memory();
+    /// let mut t = store.thread::<S>("t").await?;
+    /// t.apply(S::delta().log(vec!["one".to_string()])).await?;
+    ///
+    /// let shared: Arc<S> = t.shared_state();
+    /// assert!(std::ptr::eq(&*shared, t.state()), "no copy");
+    ///
+    /// t.apply(S::delta().log(vec!["two".to_string()])).await?;
+    /// assert_eq!(shared.log, ["one"], "the handle keeps its state");
+    /// assert_eq!(t.state().log, ["one", "two"]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn shared_state(&mut self) -> Arc<S> {
+        let shared = match &mut self.state {
+            Cell::Shared(shared, _) => return Arc::clone(shared),
+            Cell::Owned(state) => Arc::new(std::mem::take(state)),
+        };
+        self.state = Cell::Shared(Arc::clone(&shared), <S as Clone>::clone);
+        shared
     }
 }
 
@@ -411,7 +642,7 @@ where
 
     /// [`Thread::begin_turn`], with this metadata.
     pub async fn begin_turn(self) -> Result<u64, StoreError> {
-        self.thread.begin_turn_with(self.metadata?).await
+        self.thread.reset_turn_with(self.metadata?).await
     }
 
     /// [`Thread::set`], with this metadata.
@@ -419,186 +650,35 @@ where
         let metadata = self.metadata?;
         self.thread.set_with(key, value, metadata).await
     }
-}
 
-/// Rebuilds thread `id` up to step `upto` (default: its head) from the
-/// latest snapshot at or before it and the steps after.
-pub(crate) async fn rebuild<S>(
-    store: &Store,
-    id: &str,
-    upto: Option<u64>,
-) -> Result<Rebuilt<S>, StoreError>
-where
-    S: State + Serialize,
-{
-    let Some(tail) = store.backend.load(id, upto).await? else {
-        return Err(StoreError::ThreadNotFound {
-            thread: id.to_owned(),
-        });
-    };
-    let target = upto.unwrap_or(tail.head);
-    if target > tail.head {
-        return Err(StoreError::NoSuchStep {
-            thread: id.to_owned(),
-            seq: target,
-            reason: format!("its last step is {}", tail.head),
-        });
-    }
-    let migrations = Migrations::of::<S>();
-    let (mut state, mut seq, snapshot_bytes) = match &tail.snapshot {
-        Some(snapshot) => (
-            decode_snapshot::<S>(id, snapshot, &migrations)?,
-            snapshot.seq,
-            snapshot.state.len(),
-        ),
-        None => (S::default(), 0, state_text(id, &S::default())?.len()),
-    };
-    let mut log = LogSinceSnapshot::reset(snapshot_bytes as u64);
-    for row in &tail.steps {
-        if row.seq != seq + 1 {
-            return Err(missing_step(store, id, target, seq + 1).await);
-        }
-        let from = migrations.check::<S>(id, "step", row.seq, row.state_version)?;
-        replay(id, &mut state, row, |data| {
-            migrations.apply::<S>(from, data)
-        })?;
-        seq = row.seq;
-        log.add(row.size());
-    }
-    if seq != target {
-        return Err(missing_step(store, id, target, seq + 1).await);
-    }
-    Ok(Rebuilt { state, seq, log })
-}
-
-/// The error for a state at `target` whose replay needs step `needed`, which
-/// the log lacks: compacted away (or before a fork), or a gap in a corrupt
-/// log.
-async fn missing_step(store: &Store, id: &str, target: u64, needed: u64) -> StoreError {
-    let compacted = |reason: String| StoreError::NoSuchStep {
-        thread: id.to_owned(),
-        seq: target,
-        reason,
-    };
-    match store.backend.first_step(id).await {
-        Ok(Some(first)) if first > needed => compacted(format!(
-            "the log before step {first} was compacted away or precedes a fork"
-        )),
-        Ok(None) => compacted("its log was compacted away or precedes a fork".to_owned()),
-        _ => StoreError::corrupt(id, "step", needed, "missing from the log"),
-    }
-}
-
-fn decode_snapshot<S: State>(
-    id: &str,
-    row: &SnapshotRow,
-    migrations: &Migrations,
-) -> Result<S, StoreError> {
-    let from = migrations.check::<S>(id, "snapshot", row.seq, row.state_version)?;
-    let mut value: Value = serde_json::from_str(&row.state)
-        .map_err(|e| StoreError::corrupt(id, "snapshot", row.seq, format!("not JSON: {e}")))?;
-    migrations
-        .apply::<S>(from, &mut value)
-        .map_err(|message| StoreError::Migration {
-            thread: id.to_owned(),
-            what: "snapshot",
-            seq: row.seq,
-            message,
-        })?;
-    S::from_json(value).map_err(|e| StoreError::corrupt(id, "snapshot", row.seq, e))
-}
-
-/// What reading stored data of `S` needs: its schema version, and whether
-/// any field has a former name (then even current data is looked at).
-struct Migrations {
-    current: u32,
-    aliases: bool,
-}
-
-impl Migrations {
-    fn of<S: State>() -> Migrations {
-        let schema = S::schema();
-        Migrations {
-            current: schema.version(),
-            aliases: schema
-                .entries()
-                .iter()
-                .any(|(_, f)| !f.aliases().is_empty()),
-        }
+    /// [`Thread::start_turn`], with this metadata.
+    pub async fn start_turn(self, input: S::Delta) -> Result<u64, StoreError> {
+        let metadata = self.metadata?;
+        self.thread.start_turn_with(input, metadata).await
     }
 
-    /// The version data was written with, refused if newer than the code.
-    fn check<S: State>(
-        &self,
-        id: &str,
-        what: &'static str,
-        seq: u64,
-        version: i64,
-    ) -> Result<u32, StoreError> {
-        match u32::try_from(version) {
-            Ok(v) if v <= self.current => Ok(v),
-            _ => Err(StoreError::TooNew {
-                what: format!("thread \"{id}\", {what} {seq} (state {})", S::schema().name),
-                found: version,
-                known: i64::from(self.current),
-            }),
-        }
-    }
-
-    /// Brings one stored field map up to the current version.
-    fn apply<S: State>(&self, from: u32, data: &mut Value) -> Result<(), String> {
-        if from < self.current || self.aliases {
-            S::schema().migrate(from, data)?;
-        }
-        Ok(())
-    }
-}
-
-/// The state's JSON text, as a snapshot stores it.
-pub(crate) fn state_text<S: Serialize>(id: &str, state: &S) -> Result<String, StoreError> {
-    state_core::json::to_string(state).map_err(|source| StoreError::Encode {
-        thread: id.to_owned(),
-        what: "state",
-        source,
-    })
-}
-
-/// Refuses thread ids that cannot be stored faithfully.
-pub(crate) fn check_id(id: &str) -> Result<(), StoreError> {
-    let reason = if id.is_empty() {
-        "a thread id cannot be empty"
-    } else if id.len() > MAX_ID_LEN {
-        "a thread id is at most 512 bytes"
-    } else if id.contains('\0') {
-        "a thread id cannot contain a NUL character"
-    } else {
-        return Ok(());
-    };
-    let mut shown: String = id.chars().take(40).collect();
-    if shown.len() < id.len() {
-        shown.push('…');
-    }
-    Err(StoreError::InvalidThreadId {
-        shown: format!("{shown:?}"),
-        reason,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ids_that_cannot_be_stored_are_refused_with_a_reason() {
-        assert!(check_id("user-42").is_ok());
-        assert!(check_id("'; DROP TABLE x; --").is_ok());
-        let empty = check_id("").unwrap_err().to_string();
-        assert_eq!(empty, "invalid thread id \"\": a thread id cannot be empty");
-        let long = check_id(&"x".repeat(513)).unwrap_err().to_string();
-        assert!(
-            long.contains("at most 512 bytes") && long.contains('…'),
-            "{long}"
-        );
-        assert!(check_id("a\0b").unwrap_err().to_string().contains("NUL"));
+    /// [`Thread::log_pending`], with this metadata.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// # use state_core::{AgentState, State};
+    /// # #[derive(AgentState, Debug)]
+    /// # struct S { #[reducer(append)] log: Vec<String> }
+    /// use serde_json::json;
+    ///
+    /// let store = state_store::Store::memory();
+    /// let mut t = store.thread::<S>("t").await?;
+    /// t.with_metadata(json!({"nodes": ["approve"]}))
+    ///     .log_pending(json!({"interrupts": [{"value": "run the plan?"}]}))
+    ///     .await?;
+    /// let history = store.history("t", ..).await?;
+    /// assert_eq!(history[0].metadata["nodes"][0], "approve");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn log_pending(self, body: Value) -> Result<u64, StoreError> {
+        let metadata = self.metadata?;
+        self.thread.pending_with(body, metadata).await
     }
 }

@@ -206,8 +206,46 @@ async fn data_from_a_newer_version_is_refused() {
     let err = Store::sqlite(&path).await.unwrap_err();
     assert_eq!(
         err.to_string(),
-        "the database's state-store tables: written by version 99, but this program knows versions up to 1; upgrade it"
+        "the database's state-store tables: written by version 99, but this program knows versions up to 2; upgrade it"
     );
+}
+
+#[tokio::test]
+async fn a_pending_step_whose_body_is_not_an_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, raw) = three_steps(dir.path()).await;
+    let store = Store::sqlite(&path).await.unwrap();
+    let mut t = store.thread::<Chat>("t").await.unwrap();
+    t.log_pending(serde_json::json!({"interrupts": []}))
+        .await
+        .unwrap();
+    exec(
+        &raw,
+        "UPDATE state_store_steps SET body = '[\"interrupts\"]' WHERE seq = 4",
+    )
+    .await;
+    let err = open_err(&path).await;
+    let text = err.to_string();
+    assert!(
+        matches!(
+            err,
+            StoreError::Corrupt {
+                seq: 4,
+                what: "step",
+                ..
+            }
+        ),
+        "{text}"
+    );
+    assert_eq!(
+        text,
+        "thread \"t\", step 4: stored data is corrupt: a pending step's body must be a JSON object, got an array"
+    );
+    // Time travel before it still works; at it, it fails the same way.
+    let at_three: Chat = store.state_at("t", 3).await.unwrap();
+    assert_eq!(at_three.next, "three");
+    let err = store.state_at::<Chat>("t", 4).await.unwrap_err();
+    assert!(matches!(err, StoreError::Corrupt { seq: 4, .. }), "{err}");
 }
 
 #[tokio::test]

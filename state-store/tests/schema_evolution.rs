@@ -3,15 +3,18 @@
 //! version 2 renames a field (`#[state(alias)]`), changes a field's type
 //! (`#[state(migrate)]`) and adds one (its default), and reads the old
 //! snapshot and every kind of old step; version-1 code refuses what
-//! version 2 wrote.
+//! version 2 wrote. The store's own tables, written at store schema
+//! version 1, are upgraded to version 2 on open (SQLite and PostgreSQL),
+//! and a newer store schema is refused.
 
 mod support;
 
 use serde_json::{Value, json};
 use state_core::{AgentState, Messages, State};
 use state_store::{Store, StoreError};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use support::profile_v1;
+use support::states::Chat;
 
 /// Version 1 stored the score as text; version 2 stores a number.
 fn upgrade(from: u32, data: &mut Value) -> Result<(), String> {
@@ -163,4 +166,150 @@ async fn a_field_under_both_names_is_refused() {
         ),
         "{err}"
     );
+}
+
+/// The store schema version recorded in the SQLite file at `path`, and how
+/// many version rows there are.
+async fn sqlite_schema_version(path: &Path) -> (i64, i64) {
+    let raw = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    let version = sqlx::query_as("SELECT MAX(version), COUNT(*) FROM state_store_schema")
+        .fetch_one(&raw)
+        .await
+        .unwrap();
+    raw.close().await;
+    version
+}
+
+async fn pg_schema_version(raw: &sqlx::PgPool) -> (i64, i64) {
+    sqlx::query_as("SELECT MAX(version), COUNT(*) FROM state_store_schema")
+        .fetch_one(raw)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_store_schema_version_one_database_is_upgraded_to_two() {
+    let (_dir, path) = fixture_copy();
+    assert_eq!(sqlite_schema_version(&path).await, (1, 1));
+
+    let store = Store::sqlite(&path).await.unwrap();
+    assert_eq!(sqlite_schema_version(&path).await, (2, 1));
+    // Readable as before, and a pending step can be written to it.
+    let mut t = store.thread::<Profile>("ada").await.unwrap();
+    assert_eq!(t.seq(), 5);
+    assert_eq!(t.state().name, "Ada Lovelace");
+    let before = t.state().clone();
+    t.log_pending(json!({"interrupts": [{"value": "ok?"}]}))
+        .await
+        .unwrap();
+    let again = store.thread::<Profile>("ada").await.unwrap();
+    assert_eq!((again.seq(), again.state()), (6, &before));
+    assert_eq!(store.history("ada", ..).await.unwrap().len(), 6);
+
+    // Opening it again changes nothing more.
+    Store::sqlite(&path).await.unwrap();
+    assert_eq!(sqlite_schema_version(&path).await, (2, 1));
+}
+
+#[tokio::test]
+async fn workers_opening_a_version_one_database_at_once_upgrade_it_once() {
+    let (_dir, path) = fixture_copy();
+    let opens: Vec<_> = (0..8)
+        .map(|_| {
+            let path = path.clone();
+            tokio::spawn(async move { Store::sqlite(&path).await.map(|_| ()) })
+        })
+        .collect();
+    for open in opens {
+        open.await.unwrap().unwrap();
+    }
+    assert_eq!(sqlite_schema_version(&path).await, (2, 1));
+    let store = Store::sqlite(&path).await.unwrap();
+    assert_eq!(store.thread::<Profile>("ada").await.unwrap().seq(), 5);
+}
+
+#[tokio::test]
+async fn a_newer_store_schema_is_refused() {
+    let (_dir, path) = fixture_copy();
+    let raw = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    sqlx::query("UPDATE state_store_schema SET version = 3")
+        .execute(&raw)
+        .await
+        .unwrap();
+    raw.close().await;
+    let err = Store::sqlite(&path).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::TooNew {
+                found: 3,
+                known: 2,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "the database's state-store tables: written by version 3, but this program knows versions up to 2; upgrade it"
+    );
+    assert_eq!(sqlite_schema_version(&path).await, (3, 1), "left as it was");
+}
+
+#[tokio::test]
+async fn postgres_store_schema_one_is_upgraded_and_three_refused() {
+    let db = support::postgres::shared().fresh_database("schema");
+    // A new database is created at version 2.
+    Store::postgres(&db.url).await.unwrap();
+    let raw = sqlx::PgPool::connect(&db.url).await.unwrap();
+    assert_eq!(pg_schema_version(&raw).await, (2, 1));
+
+    // Version 1 had the same tables: this is a version-1 database, with a
+    // thread in it.
+    let store = Store::postgres(&db.url).await.unwrap();
+    let mut t = store.thread::<Chat>("t").await.unwrap();
+    t.apply(Chat::delta().transcript(vec!["one".into()]))
+        .await
+        .unwrap();
+    sqlx::query("UPDATE state_store_schema SET version = 1")
+        .execute(&raw)
+        .await
+        .unwrap();
+    // Many workers open it at once: each succeeds, the upgrade is recorded
+    // once.
+    let opens: Vec<_> = (0..8)
+        .map(|_| {
+            let url = db.url.clone();
+            tokio::spawn(async move { Store::postgres(&url).await })
+        })
+        .collect();
+    let mut stores = Vec::new();
+    for open in opens {
+        stores.push(open.await.unwrap().unwrap());
+    }
+    assert_eq!(pg_schema_version(&raw).await, (2, 1));
+    let t = stores[0].thread::<Chat>("t").await.unwrap();
+    assert_eq!(t.state().transcript, ["one"]);
+
+    sqlx::query("UPDATE state_store_schema SET version = 3")
+        .execute(&raw)
+        .await
+        .unwrap();
+    let err = Store::postgres(&db.url).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::TooNew {
+                found: 3,
+                known: 2,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(pg_schema_version(&raw).await, (3, 1), "left as it was");
 }

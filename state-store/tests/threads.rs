@@ -9,6 +9,7 @@ use state_core::{Message, State};
 use state_store::{SnapshotPolicy, StepKind, StoreError};
 use std::collections::BTreeMap;
 use std::num::NonZeroU64;
+use std::sync::Arc;
 use support::backends::TestStore;
 use support::states::{Chat, Progress};
 
@@ -442,6 +443,369 @@ async fn concurrent_opens_of_a_new_thread(ts: TestStore) {
     );
 }
 
+async fn shared_state_keeps_the_state_it_was_taken_on(ts: TestStore) {
+    let mut t = ts.store.thread::<Chat>("shared").await.unwrap();
+    t.apply(Chat::delta().transcript(vec!["one".into()]))
+        .await
+        .unwrap();
+
+    // A handle, not a copy: the thread's own state.
+    let first = t.shared_state();
+    assert!(std::ptr::eq(&*first, t.state()), "{}: no copy", ts.name);
+    let again = t.shared_state();
+    assert!(Arc::ptr_eq(&first, &again));
+    drop(again);
+
+    // Every kind of step, with the handle held: the handle keeps the old
+    // state, the thread has the new one.
+    t.apply(Chat::delta().transcript(vec!["two".into()]))
+        .await
+        .unwrap();
+    assert_eq!(first.transcript, ["one"], "{}", ts.name);
+    assert_eq!(t.state().transcript, ["one", "two"]);
+    assert!(!std::ptr::eq(&*first, t.state()));
+
+    let second = t.shared_state();
+    t.apply_nodes([
+        ("agent", Chat::delta().transcript(vec!["three".into()])),
+        ("tools", Chat::delta().next("tools")),
+    ])
+    .await
+    .unwrap();
+    assert_eq!(second.transcript, ["one", "two"]);
+    assert_eq!(second.next, "supervisor");
+    assert_eq!(t.state().next, "tools");
+
+    let third = t.shared_state();
+    t.begin_turn().await.unwrap();
+    assert_eq!(third.next, "tools");
+    assert_eq!(t.state().next, "supervisor");
+
+    let fourth = t.shared_state();
+    t.set("progress.stage", json!("closing")).await.unwrap();
+    assert_eq!(fourth.progress.stage, "idle");
+    assert_eq!(t.state().progress.stage, "closing");
+
+    let fifth = t.shared_state();
+    t.log_pending(json!({"interrupts": []})).await.unwrap();
+    assert!(
+        std::ptr::eq(&*fifth, t.state()),
+        "a pending step changes nothing: no copy"
+    );
+    assert_eq!(first.transcript, ["one"], "the oldest handle still holds");
+
+    // Refused steps, with a handle held: neither it nor the thread changes.
+    let before = t.state().clone();
+    let held = t.shared_state();
+    assert!(t.apply(Chat::delta().budget(500)).await.is_err());
+    assert!(t.set("budget", json!("lots")).await.is_err());
+    assert!(t.set("nxt", json!("x")).await.is_err());
+    assert!(t.log_pending(json!("no")).await.is_err());
+    assert_eq!(*held, before);
+    assert_eq!(t.state(), &before);
+
+    // A set that cannot be committed (another worker moved on) is undone,
+    // and the handle never saw it.
+    let mut other = ts
+        .another_worker()
+        .await
+        .thread::<Chat>("shared")
+        .await
+        .unwrap();
+    other.apply(Chat::delta().note("elsewhere")).await.unwrap();
+    let err = t.set("note", json!("mine")).await.unwrap_err();
+    assert!(err.is_conflict(), "{err}");
+    assert_eq!(*held, before);
+    assert_eq!(t.state(), &before);
+
+    // Reload, with a handle held: the handle keeps the old state.
+    t.reload().await.unwrap();
+    assert_eq!(t.state().note.as_deref(), Some("elsewhere"));
+    assert_eq!(held.note, None);
+    drop(held);
+
+    // With no handle held, a step commits in place: the next handle is
+    // the same allocation, showing the new state.
+    let handle = t.shared_state();
+    let address = Arc::as_ptr(&handle);
+    drop(handle);
+    t.apply(Chat::delta().transcript(vec!["four".into()]))
+        .await
+        .unwrap();
+    let handle = t.shared_state();
+    assert_eq!(
+        Arc::as_ptr(&handle),
+        address,
+        "{}: committed in place",
+        ts.name
+    );
+    assert_eq!(handle.transcript, ["one", "two", "three", "four"]);
+    drop(handle);
+    let address = Arc::as_ptr(&t.shared_state());
+    t.set("note", json!("in place")).await.unwrap();
+    assert_eq!(Arc::as_ptr(&t.shared_state()), address);
+
+    // What the thread shows is what the log holds.
+    let reopened = ts
+        .another_worker()
+        .await
+        .thread::<Chat>("shared")
+        .await
+        .unwrap();
+    assert_eq!(
+        reopened.state(),
+        t.state(),
+        "{}: replay equals live",
+        ts.name
+    );
+    assert_eq!(reopened.seq(), t.seq());
+
+    // into_state, with a handle held (a copy) and without (the state).
+    let held = t.shared_state();
+    let live = t.state().clone();
+    assert_eq!(t.into_state(), live);
+    assert_eq!(*held, live);
+    drop(held);
+    let mut t = ts.store.thread::<Chat>("shared").await.unwrap();
+    drop(t.shared_state());
+    assert_eq!(t.into_state(), live);
+}
+
+async fn pending_steps_change_no_state(ts: TestStore) {
+    let mut t = ts.store.thread::<Chat>("paused").await.unwrap();
+    t.apply(Chat::delta().transcript(vec!["one".into()]))
+        .await
+        .unwrap();
+    let after_one = t.state().clone();
+
+    let body = json!({
+        "writes": {"agent": {"transcript": ["two"]}},
+        "interrupts": [{"node": "approve", "value": {"question": "run the plan?"}}],
+    });
+    assert_eq!(t.log_pending(body.clone()).await.unwrap(), 2);
+    assert_eq!(t.state(), &after_one, "{}: no state change", ts.name);
+    let seq = t
+        .with_metadata(json!({"nodes": ["approve"], "run": 7}))
+        .log_pending(json!({"resume": "yes"}))
+        .await
+        .unwrap();
+    assert_eq!(seq, 3);
+    assert_eq!(t.state(), &after_one);
+
+    let history = ts.store.history("paused", ..).await.unwrap();
+    let kinds: Vec<StepKind> = history.iter().map(|s| s.kind).collect();
+    assert_eq!(
+        kinds,
+        [StepKind::Apply, StepKind::Pending, StepKind::Pending]
+    );
+    assert_eq!(history[1].body, body, "{}: the body as given", ts.name);
+    assert!(history[1].metadata.is_empty());
+    assert_eq!(history[2].body, json!({"resume": "yes"}));
+    assert_eq!(history[2].metadata["nodes"], json!(["approve"]));
+    assert_eq!(history[2].metadata["run"], 7);
+    assert_eq!(StepKind::Pending.as_str(), "pending");
+    assert_eq!(StepKind::Pending.to_string(), "pending");
+
+    // A body that is not an object is refused; nothing changes.
+    for (bad, got) in [
+        (json!(["a"]), "an array"),
+        (json!("a"), "a string"),
+        (json!(null), "null"),
+        (json!(1), "a number"),
+        (json!(true), "a boolean"),
+    ] {
+        let err = t.log_pending(bad.clone()).await.unwrap_err();
+        assert!(!err.is_conflict());
+        assert!(
+            matches!(&err, StoreError::PendingBody { thread, got: g } if thread == "paused" && *g == got),
+            "{err}"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!("thread \"paused\": a pending step's body must be a JSON object, got {got}")
+        );
+        let err = t
+            .with_metadata(json!({"run": 8}))
+            .log_pending(bad)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, StoreError::PendingBody { .. }), "{err}");
+    }
+    // Metadata that is not an object, as for every step.
+    let err = t
+        .with_metadata(json!("run 9"))
+        .log_pending(json!({}))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Metadata { .. }), "{err}");
+    assert_eq!(t.seq(), 3);
+    assert_eq!(t.state(), &after_one);
+    assert_eq!(ts.store.history("paused", ..).await.unwrap().len(), 3);
+
+    // Another worker replays the pending steps as nothing.
+    let mut other = ts
+        .another_worker()
+        .await
+        .thread::<Chat>("paused")
+        .await
+        .unwrap();
+    assert_eq!(other.seq(), 3);
+    assert_eq!(other.state(), &after_one, "{}: replay", ts.name);
+    // A stale pending step conflicts like any other.
+    other.log_pending(json!({"by": "other"})).await.unwrap();
+    let err = t.log_pending(json!({"by": "me"})).await.unwrap_err();
+    assert!(err.is_conflict(), "{err}");
+    assert_eq!(t.seq(), 3);
+    t.reload().await.unwrap();
+    assert_eq!(t.seq(), 4);
+    t.apply(Chat::delta().transcript(vec!["two".into()]))
+        .await
+        .unwrap();
+    let after_five = t.state().clone();
+
+    // Time travel: at a pending step, the state before it.
+    for seq in [1, 2, 3, 4] {
+        let at: Chat = ts.store.state_at("paused", seq).await.unwrap();
+        assert_eq!(at, after_one, "{}: state at step {seq}", ts.name);
+    }
+    let at_five: Chat = t.state_at(5).await.unwrap();
+    assert_eq!(at_five, after_five);
+
+    // A fork at a pending step starts from the state before it.
+    let mut fork = ts
+        .store
+        .fork::<Chat>("paused", 3, "paused-fork")
+        .await
+        .unwrap();
+    assert_eq!(fork.seq(), 3);
+    assert_eq!(fork.state(), &after_one);
+    fork.log_pending(json!({"in": "fork"})).await.unwrap();
+    fork.apply(Chat::delta().transcript(vec!["deux".into()]))
+        .await
+        .unwrap();
+    let reopened = ts.store.thread::<Chat>("paused-fork").await.unwrap();
+    assert_eq!(reopened.seq(), 5);
+    assert_eq!(reopened.state().transcript, ["one", "deux"]);
+    let forked: Vec<StepKind> = ts
+        .store
+        .history("paused-fork", ..)
+        .await
+        .unwrap()
+        .iter()
+        .map(|s| s.kind)
+        .collect();
+    assert_eq!(forked, [StepKind::Pending, StepKind::Apply]);
+    let main = ts.store.thread::<Chat>("paused").await.unwrap();
+    assert_eq!(main.state(), &after_five, "the original is untouched");
+}
+
+async fn pending_steps_count_toward_snapshots_and_compact(ts: TestStore) {
+    let store = ts
+        .store
+        .clone()
+        .with_snapshot_policy(SnapshotPolicy::every(NonZeroU64::new(2).unwrap()));
+    let mut t = store.thread::<Chat>("paused").await.unwrap();
+    // Steps 1..=5: apply, pending, apply, pending, apply. Snapshots are
+    // due after steps 2 and 4, both pending steps.
+    for i in 0..5 {
+        if i % 2 == 0 {
+            t.apply(Chat::delta().transcript(vec![format!("step {i}")]))
+                .await
+                .unwrap();
+        } else {
+            t.log_pending(json!({"i": i})).await.unwrap();
+        }
+    }
+    let removed = store.compact("paused").await.unwrap();
+    assert_eq!(
+        removed.steps_removed, 4,
+        "{}: a snapshot at step 4",
+        ts.name
+    );
+    assert_eq!(removed.snapshots_removed, 1, "the snapshot at step 2");
+    let history: Vec<u64> = store
+        .history("paused", ..)
+        .await
+        .unwrap()
+        .iter()
+        .map(|s| s.seq)
+        .collect();
+    assert_eq!(history, [5]);
+    let reopened = store.thread::<Chat>("paused").await.unwrap();
+    assert_eq!(reopened.state(), t.state());
+    assert_eq!(reopened.seq(), 5);
+    let at_four: Chat = store.state_at("paused", 4).await.unwrap();
+    assert_eq!(at_four.transcript, ["step 0", "step 2"]);
+
+    // Compacting at a pending step: the snapshot is the state before it.
+    t.log_pending(json!({"last": true})).await.unwrap();
+    t.compact().await.unwrap();
+    assert!(store.history("paused", ..).await.unwrap().is_empty());
+    let reopened = store.thread::<Chat>("paused").await.unwrap();
+    assert_eq!(reopened.seq(), 6);
+    assert_eq!(reopened.state(), t.state());
+    assert_eq!(reopened.state().transcript, ["step 0", "step 2", "step 4"]);
+    t.log_pending(json!({"after": "compaction"})).await.unwrap();
+    let history = store.history("paused", ..).await.unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(history[0].kind, StepKind::Pending);
+    assert_eq!(history[0].seq, 7);
+}
+
+/// `start_turn`: the reset and the input as one step, checked on the state
+/// after the reset, all or nothing; replayed the same way.
+async fn start_turn_is_one_step_all_or_nothing(ts: TestStore) {
+    let mut t = ts.store.thread::<Chat>("t").await.unwrap();
+    t.apply(Chat::delta().next("tools").budget(30))
+        .await
+        .unwrap();
+    assert_eq!((t.state().next.as_str(), t.state().budget), ("tools", 70));
+
+    let seq = t
+        .with_metadata(json!({"nodes": ["__start__"]}))
+        .start_turn(
+            Chat::delta()
+                .messages(vec![Message::human("hi")])
+                .budget(20),
+        )
+        .await
+        .unwrap();
+    assert_eq!(seq, 2, "{}", ts.name);
+    assert_eq!(
+        t.state().next,
+        "supervisor",
+        "{}: turn field reset",
+        ts.name
+    );
+    assert_eq!((t.state().budget, t.state().messages.len()), (50, 1));
+    let step = &ts.store.history("t", 2..=2).await.unwrap()[0];
+    assert_eq!(step.kind, StepKind::BeginTurn);
+    assert_eq!(step.metadata["nodes"], json!(["__start__"]));
+    assert_eq!(step.body["budget"], json!(20));
+
+    // Refused input (over the budget): nothing changes, the turn-scoped
+    // field included, and nothing is logged.
+    t.apply(Chat::delta().next("answer")).await.unwrap();
+    let before = t.state().clone();
+    let err = t.start_turn(Chat::delta().budget(500)).await.unwrap_err();
+    assert!(
+        matches!(err, StoreError::State { .. }),
+        "{}: {err}",
+        ts.name
+    );
+    assert_eq!(t.state(), &before, "{}", ts.name);
+    assert_eq!(t.seq(), 3);
+    assert_eq!(ts.store.history("t", ..).await.unwrap().len(), 3);
+
+    // Replay gives the same state, and a plain begin_turn still works.
+    let again = ts.store.thread::<Chat>("t").await.unwrap();
+    assert_eq!(again.state(), t.state(), "{}", ts.name);
+    t.begin_turn().await.unwrap();
+    assert_eq!(t.state().next, "supervisor");
+    let replayed = ts.store.thread::<Chat>("t").await.unwrap();
+    assert_eq!(replayed.state(), t.state());
+}
+
 on_every_backend!(
     reload_equals_live_state,
     steps_are_logged_with_kind_and_metadata,
@@ -454,4 +818,8 @@ on_every_backend!(
     hostile_thread_ids_are_data,
     set_by_path_is_one_step_and_undone_on_failure,
     concurrent_opens_of_a_new_thread,
+    shared_state_keeps_the_state_it_was_taken_on,
+    pending_steps_change_no_state,
+    pending_steps_count_toward_snapshots_and_compact,
+    start_turn_is_one_step_all_or_nothing,
 );

@@ -1,15 +1,18 @@
 //! AgentFlow (seed 004): `OrderState(AgentState)` by flattening, AgentFlow's
 //! `add_messages` (duplicate ids and streaming chunks dropped),
 //! `replace_messages`, `append_items`, `replace_value`, and the
-//! framework-managed execution metadata, run on `state_examples::agentflow`.
+//! framework-managed execution metadata, run on `state_examples::agentflow`
+//! (its order graph on a `state_graph` graph over a memory store).
 
 use serde_json::json;
 use state_core::{AgentState as DeriveAgentState, Delta, Message, Scope, State, StateError};
 use state_examples::agentflow::{
-    self, AgentState, AgentStateDelta, AnalysisState, Event, ExecutionState, ExecutionStatus,
-    Finding, MyState, NodeReturn, OrderState, OrderStateDelta, Role, StateGraph, StopRequestStatus,
-    reducers,
+    self, Agent, AgentState, AgentStateDelta, AnalysisState, Event, ExecutionState,
+    ExecutionStatus, Finding, Flow, MyState, NodeReturn, OrderState, OrderStateDelta, Role,
+    StopRequestStatus, reducers,
 };
+use state_graph::GraphError;
+use state_store::Store;
 
 fn ids(messages: &[Message]) -> Vec<&str> {
     messages.iter().map(|m| m.id().unwrap_or("-")).collect()
@@ -625,17 +628,23 @@ fn execution_state_is_a_nested_state_merged_field_by_field() {
 
 // --- The graph: a run, an interrupt, a resume, a stop, an error ------------------
 
-#[test]
-fn a_run_pauses_before_checkout_and_resumes_from_the_checkpoint() {
-    let graph = agentflow::order_graph();
-    let first = graph
+/// The order agent on a memory store.
+fn order_agent() -> Agent<OrderState> {
+    agentflow::order_graph()
+        .compile(Store::memory())
+        .expect("the graph compiles")
+}
+
+#[tokio::test]
+async fn a_run_pauses_before_checkout_and_resumes_from_the_checkpoint() {
+    let agent = order_agent();
+    let said = agentflow::text_message("Process my order, use code save10", Role::User);
+    let first = agent
         .invoke(
-            agentflow::seeded_order(),
-            vec![agentflow::text_message(
-                "Process my order, use code save10",
-                Role::User,
-            )],
+            "ORD-001",
+            agentflow::order_input(&agentflow::seeded_order(), vec![said]),
         )
+        .await
         .unwrap();
     assert_eq!(first.visited, ["apply_discount", "process_order"]);
     let state = &first.state;
@@ -650,22 +659,28 @@ fn a_run_pauses_before_checkout_and_resumes_from_the_checkpoint() {
     );
     assert_eq!(state.discount_code.as_deref(), Some("SAVE10"));
     assert_eq!(state.base.context.len(), 2);
-    assert!(matches!(first.events.last(), Some(Event::Halt { .. })));
+    assert!(matches!(
+        first.events.last(),
+        Some(Event::Paused { node, .. }) if node == "checkout"
+    ));
 
-    // Checkpointed as JSON; a stop request on the paused thread does nothing.
-    let mut restored = OrderState::from_json(first.state.to_json().unwrap()).unwrap();
+    // Checkpointed in the store, as JSON; a stop request on the paused
+    // thread does nothing.
+    let store = agent.graph().store().unwrap().clone();
+    let stored = store.thread::<OrderState>("ORD-001").await.unwrap();
+    assert_eq!(stored.state(), &first.state);
+    let restored = OrderState::from_json(stored.state().to_json().unwrap()).unwrap();
     assert_eq!(restored, first.state);
-    assert!(!graph.stop(&mut restored).unwrap());
-    assert!(!restored.base.is_stopped_requested());
+    assert!(!agent.stop("ORD-001").await.unwrap());
 
-    let second = graph
-        .invoke(
-            restored,
-            vec![agentflow::text_message("Yes, confirm", Role::User)],
-        )
+    let confirm = agentflow::text_message("Yes, confirm", Role::User);
+    let second = agent
+        .invoke("ORD-001", agentflow::say(vec![confirm]))
+        .await
         .unwrap();
     assert_eq!(second.visited, ["checkout", "answer", "summarise"]);
     let state = &second.state;
+    assert!(!state.base.is_stopped_requested());
     let meta = state.base.execution_meta();
     assert_eq!(meta.status, ExecutionStatus::Completed);
     assert_eq!((meta.step, meta.current_node.as_str()), (5, "summarise"));
@@ -707,19 +722,19 @@ fn a_run_pauses_before_checkout_and_resumes_from_the_checkpoint() {
     assert_eq!(state.base.context[3].text(), "Order placed!");
 }
 
-#[test]
-fn a_stop_request_during_a_run_halts_before_the_next_node() {
-    let graph = agentflow::order_graph();
-    let run = graph
-        .invoke_with(
-            agentflow::seeded_order(),
-            vec![agentflow::text_message("Process my order", Role::User)],
-            |node, state| {
-                if node == "apply_discount" {
-                    assert!(graph.stop(state).unwrap());
-                }
-            },
+#[tokio::test]
+async fn a_stop_request_during_a_run_halts_before_the_next_node() {
+    let agent = order_agent();
+    // compiled.stop() as the run starts: apply_discount's superstep records
+    // it, and the router ends the run before process_order.
+    assert!(agent.stop("ORD-001").await.unwrap());
+    let said = agentflow::text_message("Process my order", Role::User);
+    let run = agent
+        .invoke(
+            "ORD-001",
+            agentflow::order_input(&agentflow::seeded_order(), vec![said]),
         )
+        .await
         .unwrap();
     assert_eq!(run.visited, ["apply_discount"]);
     assert!(run.state.base.is_stopped_requested());
@@ -729,30 +744,29 @@ fn a_stop_request_during_a_run_halts_before_the_next_node() {
         Some(Event::Halt { reason }) if reason.contains("stop requested")
     ));
     // The next invoke is a new run: the flag is cleared.
-    let next = graph.invoke(run.state, Vec::new()).unwrap();
+    let next = agent.invoke("ORD-001", OrderState::delta()).await.unwrap();
     assert!(!next.state.base.is_stopped_requested());
     assert_eq!(next.visited, ["apply_discount", "process_order"]);
     assert_eq!(next.state.base.execution_meta().step, 3);
 }
 
-#[test]
-fn a_failing_node_is_recorded_with_error() {
-    let graph = agentflow::order_graph();
+#[tokio::test]
+async fn a_failing_node_is_recorded_with_error() {
+    let agent = order_agent();
     let empty = OrderState {
         order_id: Some("ORD-002".into()),
         ..OrderState::default()
     };
-    let paused = graph
-        .invoke(
-            empty,
-            vec![agentflow::text_message("Order please", Role::User)],
-        )
+    let said = agentflow::text_message("Order please", Role::User);
+    let paused = agent
+        .invoke("ORD-002", agentflow::order_input(&empty, vec![said]))
+        .await
         .unwrap();
-    let run = graph
-        .invoke(
-            paused.state,
-            vec![agentflow::text_message("yes", Role::User)],
-        )
+    assert!(paused.state.base.is_interrupted());
+    let yes = agentflow::text_message("yes", Role::User);
+    let run = agent
+        .invoke("ORD-002", agentflow::say(vec![yes]))
+        .await
         .unwrap();
     assert_eq!(run.visited, ["checkout"]);
     let meta = run.state.base.execution_meta();
@@ -762,32 +776,41 @@ fn a_failing_node_is_recorded_with_error() {
         Some("cannot check out an empty cart")
     );
     assert_eq!(meta.current_node, "checkout");
+    assert_eq!(meta.interrupt_node, None, "cleared on resume");
     assert!(!run.state.base.is_running());
     assert!(!run.state.confirmed);
 }
 
-#[test]
-fn a_node_return_that_does_not_apply_is_an_error() {
+#[tokio::test]
+async fn a_node_return_that_does_not_apply_is_an_error() {
     fn bad(_: &OrderState) -> Result<NodeReturn<OrderStateDelta>, String> {
         Ok(NodeReturn::Dict(json!({"confirmed": true, "cofirmed": 1})))
     }
-    let graph = StateGraph::<OrderState>::new().node("bad", bad);
-    let err = graph.invoke(OrderState::default(), Vec::new()).unwrap_err();
+    let agent = Flow::<OrderState>::new()
+        .node("bad", bad)
+        .compile(Store::memory())
+        .unwrap();
+    let err = agent.invoke("t", OrderState::delta()).await.unwrap_err();
+    let GraphError::Node { node, source } = err else {
+        panic!("a node's error: {err}")
+    };
+    assert_eq!(node, "bad");
     assert_eq!(
-        err.to_string(),
+        source.to_string(),
         r#"`OrderState` has no field `cofirmed`; did you mean `confirmed`?"#
     );
 }
 
-#[test]
-fn base_nodes_run_on_any_extension() {
-    let graph =
-        StateGraph::<AnalysisState>::new().base_node("summarise", agentflow::summarise_node);
-    let run = graph
-        .invoke(
-            AnalysisState::default(),
-            vec![agentflow::text_message("Analyse the logs", Role::User)],
-        )
+#[tokio::test]
+async fn base_nodes_run_on_any_extension() {
+    let agent = Flow::<AnalysisState>::new()
+        .base_node("summarise", agentflow::summarise_node)
+        .compile(Store::memory())
+        .unwrap();
+    let said = agentflow::text_message("Analyse the logs", Role::User);
+    let run = agent
+        .invoke("analysis", agentflow::say(vec![said]))
+        .await
         .unwrap();
     assert_eq!(run.visited, ["summarise"]);
     assert_eq!(

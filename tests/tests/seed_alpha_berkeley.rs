@@ -9,11 +9,12 @@
 //!   fed through the reducers, cannot clear the appended event lists);
 //! - `create_status_update` / `create_progress_event`, appended to the
 //!   turn's event lists by their reducers;
-//! - a three-turn run: context accumulates, everything else resets.
+//! - a three-turn run of the graph on a store thread: context
+//!   accumulates, everything else resets.
 
 use serde_json::{Value, json};
 use state_core::{Delta, Message, MessageKind, Scope, State};
-use state_examples::alpha_berkeley::graph::{Turn, conversation, run_turn};
+use state_examples::alpha_berkeley::graph::{self, Seen, Turn, conversation, run_turn};
 use state_examples::alpha_berkeley::{
     AgentState, CapabilityContextData, ContextFields, agent_control_defaults, create_fresh_state,
     create_progress_event, create_status_update, invoke_input, merge_capability_context_data, now,
@@ -484,11 +485,30 @@ fn status_updates_and_progress_events_are_appended_through_their_reducers() {
 
 // ----- a multi-turn run -----
 
-/// Runs a turn and returns the names of the nodes that ran.
-fn run(state: &mut AgentState, turn: &Turn) -> Vec<String> {
+const THREAD: &str = "als-operator";
+
+/// The graph on a memory store.
+fn app() -> state_graph::CompiledGraph<AgentState> {
+    graph::build(conversation())
+        .expect("the graph compiles")
+        .with_store(state_store::Store::memory())
+}
+
+/// Runs a turn on the thread; the names of the nodes that ran, and the
+/// state after the turn.
+async fn run(
+    app: &state_graph::CompiledGraph<AgentState>,
+    turn: &Turn,
+) -> (Vec<String>, AgentState) {
     let mut nodes = Vec::new();
-    run_turn(state, turn, |node, _, _| nodes.push(node.to_owned())).expect("the turn runs");
-    nodes
+    let outcome = run_turn(app, THREAD, turn, |seen| {
+        if let Seen::Node { name, .. } = seen {
+            nodes.push(name.to_owned());
+        }
+    })
+    .await
+    .expect("the turn runs");
+    (nodes, outcome.into_state())
 }
 
 fn stored(state: &AgentState, context_type: &str, key: &str) -> Option<Value> {
@@ -496,13 +516,13 @@ fn stored(state: &AgentState, context_type: &str, key: &str) -> Option<Value> {
     Some(Value::Object(fields.clone()))
 }
 
-#[test]
-fn three_turns_accumulate_context_and_reset_everything_else() {
+#[tokio::test]
+async fn three_turns_accumulate_context_and_reset_everything_else() {
     let turns = conversation();
-    let mut state = AgentState::default();
+    let app = app();
 
     // Turn 1: extract, classify, plan, find the PVs, respond.
-    let nodes = run(&mut state, &turns[0]);
+    let (nodes, state) = run(&app, &turns[0]).await;
     assert_eq!(
         nodes,
         [
@@ -532,8 +552,8 @@ fn three_turns_accumulate_context_and_reset_everything_else() {
     assert_eq!(state.messages[1].kind(), MessageKind::Ai);
 
     // Turn 2: the archiver reads turn 1's PVs, times out once and retries;
-    // the plot waits for approval.
-    let nodes = run(&mut state, &turns[1]);
+    // the plot waits for approval (asked, then answered on resume).
+    let (nodes, state) = run(&app, &turns[1]).await;
     assert_eq!(
         nodes,
         [
@@ -565,7 +585,7 @@ fn three_turns_accumulate_context_and_reset_everything_else() {
     assert_eq!(state.messages.len(), 4);
 
     // Turn 3: one PV record rewritten (level 3), one added (level 2).
-    run(&mut state, &turns[2]);
+    let (_, state) = run(&app, &turns[2]).await;
     let refined = stored(&state, "PV_ADDRESSES", "beam_current_pvs").expect("stored");
     assert_eq!(refined["pvs"], json!(["SR:DCCT:Current"]));
     assert_eq!(refined.get("notes"), None, "the record was replaced whole");
@@ -598,15 +618,19 @@ fn three_turns_accumulate_context_and_reset_everything_else() {
     );
 }
 
-#[test]
-fn a_turn_accumulates_every_nodes_events_and_the_next_turn_resets_them() {
+#[tokio::test]
+async fn a_turn_accumulates_every_nodes_events_and_the_next_turn_resets_them() {
     let turns = conversation();
-    let mut state = AgentState::default();
+    let app = app();
     let mut seen = 0;
-    run_turn(&mut state, &turns[0], |_, update, _| {
-        seen += usize::from(update.get_status_updates().is_some());
+    let state = run_turn(&app, THREAD, &turns[0], |event| {
+        if let Seen::Node { update, .. } = event {
+            seen += usize::from(update.get_status_updates().is_some());
+        }
     })
-    .expect("the turn runs");
+    .await
+    .expect("the turn runs")
+    .into_state();
     assert_eq!(seen, 4, "four nodes reported a status");
     let messages: Vec<&str> = state
         .status_updates
@@ -637,7 +661,7 @@ fn a_turn_accumulates_every_nodes_events_and_the_next_turn_resets_them() {
     );
     // Turn 2 starts from empty lists: only its own events, the retry's
     // status among them.
-    run_turn(&mut state, &turns[1], |_, _, _| {}).expect("the turn runs");
+    let (_, state) = run(&app, &turns[1]).await;
     let messages: Vec<&str> = state
         .status_updates
         .iter()
@@ -656,17 +680,16 @@ fn a_turn_accumulates_every_nodes_events_and_the_next_turn_resets_them() {
     assert_eq!(state.progress_events.len(), 3, "one per completed step");
 }
 
-#[test]
-fn without_the_previous_turns_context_the_archiver_fails_until_killed() {
+#[tokio::test]
+async fn without_the_previous_turns_context_the_archiver_fails_until_killed() {
     // Turn 2 alone: the PVs it needs were never stored.
-    let mut state = AgentState::default();
-    let nodes = run(&mut state, &conversation()[1]);
+    let (nodes, mut state) = run(&app(), &conversation()[1]).await;
     let attempts = nodes
         .iter()
         .filter(|node| *node == "archiver_retrieval")
         .count();
     assert_eq!(attempts, 3, "one try and retries up to control_max_retries");
-    assert_eq!(nodes.last().map(String::as_str), Some("router"));
+    assert_eq!(nodes.last().map(String::as_str), Some("kill"));
     assert!(state.control_is_killed);
     assert_eq!(
         state.control_kill_reason.as_deref(),

@@ -2,7 +2,9 @@
 //! serde format (issue 14, item 1): JSON, MessagePack (self-describing,
 //! binary) and postcard (not self-describing: it cannot read a value
 //! without knowing its type, so anything read through a JSON value in
-//! between would fail).
+//! between would fail), and bincode. Messages keep LangChain's JSON shapes
+//! in human-readable formats and a fixed layout in the others (issue 29,
+//! item 1).
 
 use serde::{Deserialize, Serialize};
 use state_core::{AgentState, Delta, Messages, State};
@@ -51,7 +53,8 @@ fn keep_max(best: &mut u32, new: u32) {
     *best = (*best).max(new);
 }
 
-/// A state with a message history, for the self-describing formats.
+/// A state with a message history: messages write LangChain's shapes in
+/// JSON and a fixed layout in the binary formats.
 #[derive(AgentState, Debug, Clone, PartialEq)]
 pub struct Chat {
     #[reducer(add_messages)]
@@ -239,4 +242,127 @@ fn a_compact_delta_is_read_with_from_jsons_rules() {
     let value: serde_json::Value = rmp_serde::from_slice(&untagged).unwrap();
     let delta = PlanDelta::from_json(value).unwrap();
     assert_eq!(delta, Plan::delta().steps(["a"]));
+}
+
+/// Messages of every shape: a tool call with nested arguments, its answer,
+/// content blocks, a chat role, a name, extra keys, and a removal.
+fn rich_chat_delta() -> ChatDelta {
+    use serde_json::json;
+    use state_core::{Message, ToolCall};
+    let call = ToolCall::new(
+        "search",
+        json!({"q": "beam current", "limit": 3, "nested": [1.5, null, {"a": true}]}),
+    )
+    .with_id("call-1");
+    let asking = Message::ai("let me look")
+        .with_id("m2")
+        .with_tool_calls(vec![call.clone()]);
+    let answer = Message::tool_result(&call, "500 mA").with_id("m3");
+    let blocks: Message = serde_json::from_value(json!({
+        "type": "human",
+        "id": "m4",
+        "content": [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "x"}}],
+        "name": "ana",
+        "response_metadata": {"model": "m", "tokens": 12},
+        "custom_key": [1, 2, 3]
+    }))
+    .unwrap();
+    let critic = Message::chat("critic", "too long").with_id("m5");
+    Chat::delta()
+        .messages(vec![
+            Message::human("hi").with_id("m1"),
+            asking,
+            answer,
+            blocks,
+            critic,
+        ])
+        .summary("rich")
+}
+
+fn rich_chat() -> Chat {
+    let mut chat = Chat::default();
+    chat.apply(rich_chat_delta()).unwrap();
+    chat
+}
+
+/// A state and deltas (with a removal) holding messages, through `write`
+/// and `read` of one format: equal after the trip, and applying alike.
+fn check_messages<E: std::fmt::Debug>(
+    format: &str,
+    write_state: impl Fn(&Chat) -> Vec<u8>,
+    write: impl Fn(&ChatDelta) -> Vec<u8>,
+    read_state: impl Fn(&[u8]) -> Result<Chat, E>,
+    read_delta: impl Fn(&[u8]) -> Result<ChatDelta, E>,
+) {
+    let chat = rich_chat();
+    let bytes = write_state(&chat);
+    assert_eq!(read_state(&bytes).unwrap(), chat, "{format}: state");
+    let removal = Chat::delta().messages(vec![state_core::Message::remove("m3")]);
+    let remove_all = Chat::delta().messages(vec![state_core::Message::remove_all()]);
+    for delta in [rich_chat_delta(), removal, remove_all] {
+        let bytes = write(&delta);
+        let back = read_delta(&bytes).unwrap();
+        assert_eq!(back, delta, "{format}: delta");
+        let (mut a, mut b) = (rich_chat(), rich_chat());
+        a.apply(delta).unwrap();
+        b.apply(back).unwrap();
+        assert_eq!(a, b, "{format}: applied");
+    }
+}
+
+/// `check_messages` for one format, given how it writes and reads.
+macro_rules! check_format {
+    ($format:expr, |$v:ident| $write:expr, |$b:ident| $read:expr) => {
+        check_messages(
+            $format,
+            |$v: &Chat| $write,
+            |$v: &ChatDelta| $write,
+            |$b: &[u8]| $read,
+            |$b: &[u8]| $read,
+        )
+    };
+}
+
+#[test]
+fn messages_round_trip_through_every_format() {
+    check_format!("json", |v| serde_json::to_vec(v).unwrap(), |b| {
+        serde_json::from_slice(b)
+    });
+    check_format!("messagepack", |v| rmp_serde::to_vec(v).unwrap(), |b| {
+        rmp_serde::from_slice(b)
+    });
+    check_format!("postcard", |v| postcard::to_allocvec(v).unwrap(), |b| {
+        postcard::from_bytes(b)
+    });
+    let config = bincode::config::standard();
+    check_format!(
+        "bincode",
+        |v| bincode::serde::encode_to_vec(v, config).unwrap(),
+        |b| bincode::serde::decode_from_slice(b, config).map(|(v, _)| v)
+    );
+}
+
+#[test]
+fn json_keeps_langchains_shape_for_messages() {
+    let json = serde_json::to_value(rich_chat()).unwrap();
+    assert_eq!(json["messages"][1]["type"], "ai");
+    assert_eq!(json["messages"][1]["tool_calls"][0]["args"]["limit"], 3);
+    assert_eq!(
+        json["messages"][3]["custom_key"],
+        serde_json::json!([1, 2, 3])
+    );
+}
+
+#[test]
+fn a_single_message_and_its_parts_round_trip_through_postcard() {
+    use state_core::{Content, Message, ToolCall};
+    let message = rich_chat().messages.iter().nth(3).unwrap().clone();
+    let bytes = postcard::to_allocvec(&message).unwrap();
+    assert_eq!(postcard::from_bytes::<Message>(&bytes).unwrap(), message);
+    let call = ToolCall::new("f", serde_json::json!({"x": 1}));
+    let bytes = postcard::to_allocvec(&call).unwrap();
+    assert_eq!(postcard::from_bytes::<ToolCall>(&bytes).unwrap(), call);
+    let content = Content::from("text");
+    let bytes = postcard::to_allocvec(&content).unwrap();
+    assert_eq!(postcard::from_bytes::<Content>(&bytes).unwrap(), content);
 }

@@ -896,13 +896,24 @@ mod alpha_berkeley {
         ]
     }
 
-    /// The example with the seed's runner (`graph::run_turn`).
-    fn plain() -> (AgentState, Vec<Vec<String>>) {
+    /// The example with the seed's runner (`graph::run_turn`: the graph,
+    /// on a thread of its own memory store).
+    async fn plain() -> (AgentState, Vec<Vec<String>>) {
+        let app = graph::build(graph::conversation())
+            .unwrap()
+            .with_store(Store::memory());
         let mut state = AgentState::default();
         let mut turns = Vec::new();
         for turn in graph::conversation() {
             let mut nodes = Vec::new();
-            graph::run_turn(&mut state, &turn, |node, _, _| nodes.push(node.to_owned())).unwrap();
+            let outcome = graph::run_turn(&app, THREAD, &turn, |seen| {
+                if let graph::Seen::Node { name, .. } = seen {
+                    nodes.push(name.to_owned());
+                }
+            })
+            .await
+            .unwrap();
+            state = outcome.into_state();
             turns.push(nodes);
         }
         let events = parallel_events().into_iter().map(|(_, update)| update);
@@ -932,7 +943,7 @@ mod alpha_berkeley {
         loop {
             let (name, update) = match graph::route(t.state()) {
                 Route::End => return nodes,
-                Route::Kill => ("router".to_owned(), graph::kill(t.state())),
+                Route::Kill => ("kill".to_owned(), graph::kill(t.state())),
                 Route::RequestApproval => {
                     let update = graph::request_approval(t.state());
                     t.apply("approval", update).await;
@@ -985,7 +996,7 @@ mod alpha_berkeley {
         // Not deterministic: events and timings carry clock readings, and
         // the messages (the user's and the answers) get random UUIDs. Those
         // blanked, the thread's run is the seed runner's.
-        let (state, expected_turns) = plain();
+        let (state, expected_turns) = plain().await;
         assert_eq!(turns, expected_turns, "the nodes of each turn");
         assert!(turns[1].contains(&"approval".to_owned()), "turn 2 asks");
         assert_eq!(
@@ -1200,20 +1211,24 @@ mod agentflow {
         visited: Vec<Vec<&'static str>>,
     }
 
-    /// The example with the seed's runner (`StateGraph::invoke`).
-    fn plain(inputs: &Inputs) -> Finals {
-        let graph = seed::order_graph();
+    /// The example with the seed's runner (`Agent::invoke`: the graph, on
+    /// threads of its own memory store).
+    async fn plain(inputs: &Inputs) -> Finals {
+        let store = Store::memory();
+        let agent = seed::order_graph().compile(store.clone()).unwrap();
         let mut visited = Vec::new();
-        let run = graph
-            .invoke(seed::seeded_order(), vec![inputs.order.clone()])
+        let order = vec![inputs.order.clone()];
+        let run = agent
+            .invoke("ORD-001", seed::order_input(&seed::seeded_order(), order))
+            .await
             .unwrap();
         visited.push(run.visited);
-        let mut state = run.state;
         assert!(
-            !graph.stop(&mut state).unwrap(),
+            !agent.stop("ORD-001").await.unwrap(),
             "a paused thread is not stopped"
         );
-        let run = graph.invoke(state, vec![inputs.confirm.clone()]).unwrap();
+        let confirm = seed::say(vec![inputs.confirm.clone()]);
+        let run = agent.invoke("ORD-001", confirm).await.unwrap();
         visited.push(run.visited);
         let mut order = run.state;
         order
@@ -1225,19 +1240,16 @@ mod agentflow {
         order.apply_json(start_over).unwrap();
         order.apply_all(superstep).unwrap();
 
-        let run = graph
-            .invoke_with(
-                seed::seeded_order(),
-                vec![inputs.stop.clone()],
-                |node, state| {
-                    if node == "apply_discount" {
-                        assert!(graph.stop(state).unwrap());
-                    }
-                },
-            )
-            .unwrap();
+        // compiled.stop(), taken at the first node boundary (apply_discount).
+        assert!(agent.stop("ORD-001-stopped").await.unwrap());
+        let stop = vec![inputs.stop.clone()];
+        let input = seed::order_input(&seed::seeded_order(), stop);
+        let run = agent.invoke("ORD-001-stopped", input).await.unwrap();
         visited.push(run.visited);
-        let run = graph.invoke(run.state, Vec::new()).unwrap();
+        let run = agent
+            .invoke("ORD-001-stopped", OrderState::delta())
+            .await
+            .unwrap();
         visited.push(run.visited);
         let stopped = run.state;
 
@@ -1245,25 +1257,25 @@ mod agentflow {
             order_id: Some("ORD-002".into()),
             ..OrderState::default()
         };
-        let run = graph
-            .invoke(empty, vec![inputs.empty_order.clone()])
-            .unwrap();
+        let input = seed::order_input(&empty, vec![inputs.empty_order.clone()]);
+        let run = agent.invoke("ORD-002", input).await.unwrap();
         visited.push(run.visited);
-        let run = graph
-            .invoke(run.state, vec![inputs.empty_yes.clone()])
-            .unwrap();
+        let yes = seed::say(vec![inputs.empty_yes.clone()]);
+        let run = agent.invoke("ORD-002", yes).await.unwrap();
         visited.push(run.visited);
         let failed = run.state;
 
-        let mut analysis = AnalysisState::default();
+        let mut analysis = store.thread::<AnalysisState>("analysis").await.unwrap();
         for update in analysis_findings() {
-            analysis.apply_json(update).unwrap();
+            let delta = seed::AnalysisStateDelta::from_json(update).unwrap();
+            analysis.apply(delta).await.unwrap();
         }
-        let graph =
-            seed::StateGraph::<AnalysisState>::new().base_node("summarise", seed::summarise_node);
-        let run = graph
-            .invoke(analysis, vec![inputs.analyse.clone()])
+        let agent = seed::Flow::<AnalysisState>::new()
+            .base_node("summarise", seed::summarise_node)
+            .compile(store)
             .unwrap();
+        let analyse = seed::say(vec![inputs.analyse.clone()]);
+        let run = agent.invoke("analysis", analyse).await.unwrap();
         visited.push(run.visited);
         Finals {
             order,
@@ -1416,7 +1428,7 @@ mod agentflow {
         visited.push(invoke(&mut analysis, &summarise, &[], input, None).await);
 
         // Deterministic but for the ids the nodes mint (see above).
-        let expected = plain(&inputs);
+        let expected = plain(&inputs).await;
         assert_eq!(visited, expected.visited, "the nodes of each run");
         assert_eq!(
             without_generated_ids(t.state(), &inputs),

@@ -1,22 +1,50 @@
-//! One Alpha Berkeley run per conversation turn, as the framework's graph
-//! drives it: task extraction, classification, orchestration (planning),
-//! then the router sends each plan step to its capability, asking the user
-//! first when a step needs approval and retrying a step that failed.
+//! The Alpha Berkeley framework's graph, as a [`state_graph::StateGraph`]:
+//! task extraction, classification and orchestration (planning), then the
+//! router, as conditional edges, sends the run to each plan step's
+//! capability node, to the approval node when a step needs the operator's
+//! approval, or to `kill` when a step failed too often or the operator
+//! refused it.
+//!
+//! ```text
+//! START -> task_extraction -> classification -> orchestration --+
+//!                                                               |
+//!            +------------------- next_node --------------------+
+//!            |   (after orchestration, every capability and approval)
+//!            v
+//!   pv_address_finding | archiver_retrieval | python_executor | respond
+//!   approval (asks, then pauses: ctx.interrupt) | kill -> END | END
+//! ```
 //!
 //! Every node reads the state and returns a [`StateUpdate`], as a LangGraph
 //! node returns its dict. The LLM-backed decisions (which task, which
-//! capabilities, which plan) come from a scripted [`Turn`], and the
-//! capabilities are small deterministic stand-ins, so that a run can be
-//! asserted exactly.
+//! capabilities, which plan) come from a scripted [`Turn`], looked up by
+//! the user's message as a model would read it, and the capabilities are
+//! small deterministic stand-ins, so that a run can be asserted exactly.
+//!
+//! A conversation turn is one [`invoke_thread`] on a store thread: it
+//! begins a turn, so every execution-scoped field resets (the seed's
+//! `StateManager.create_fresh_state`) while the capability context and the
+//! history carry over. The approval pauses the run with `ctx.interrupt`;
+//! [`resume`] (from any process holding the same store) answers it and the
+//! run goes on in the same turn: a resume resets nothing.
+//!
+//! [`invoke_thread`]: state_graph::CompiledGraph::invoke_thread
+//! [`resume`]: state_graph::CompiledGraph::resume
 
 use super::{
     AgentState, CapabilityContextData, ContextFields, ContextsByKey, ExecutionError, ExecutionPlan,
     ExecutionResult, JsonObject, PlannedStep, StateUpdate, create_progress_event,
-    create_status_update, now, start_turn,
+    create_status_update, now,
 };
+use futures::StreamExt;
 use serde_json::{Value, json};
-use state_core::{Delta, Message, State, StateError};
+use state_core::{Delta, Message, MessageKind, State, StateError};
+use state_graph::{
+    CompiledGraph, Ctx, END, Event, GraphError, Interrupt, NodeError, Outcome, RunStream, START,
+    StateGraph, StreamMode,
+};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// One scripted conversation turn: what the user says, and what the
 /// framework's LLM-backed nodes decide.
@@ -44,11 +72,25 @@ pub enum Route {
     Execute,
     /// Ask the user to approve the current step first.
     RequestApproval,
-    /// Too many retries: stop the run.
+    /// Too many retries, or the user rejected the step: stop the run.
     Kill,
     /// The plan is done, or the run was stopped.
     End,
 }
+
+/// The capability nodes: one per capability a plan step may name.
+pub const CAPABILITIES: [&str; 4] = [
+    "pv_address_finding",
+    "archiver_retrieval",
+    "python_executor",
+    "respond",
+];
+
+/// The node that asks the operator to approve a step.
+pub const APPROVAL: &str = "approval";
+
+/// The node that stops a run ([`kill`]).
+pub const KILL: &str = "kill";
 
 /// The three turns of the example conversation. Context found in one turn
 /// is used by the next: turn 2 reads the PVs turn 1 stored, turn 3
@@ -89,67 +131,186 @@ pub fn conversation() -> Vec<Turn> {
     ]
 }
 
-/// Runs one turn on a thread's state: [`start_turn`], the three planning
-/// nodes, then the routed steps until the plan is done. `observe` sees
-/// each node's name, its update and the state after it (LangGraph's
-/// `stream_mode="updates"`, which is where a UI reads the status events).
+/// The graph, on the decisions of `script`: `.with_store(store)` it to
+/// run conversation turns on threads ([`run_turn`]).
 ///
 /// # Errors
 ///
-/// A [`StateError`] if an update does not apply; the state then holds the
-/// nodes that ran before it.
-pub fn run_turn(
-    state: &mut AgentState,
-    turn: &Turn,
-    mut observe: impl FnMut(&str, &StateUpdate, &AgentState),
-) -> Result<(), StateError> {
-    start_turn(state, turn.user_input)?;
-    let planning: [(&str, Node); 3] = [
+/// A [`GraphError::Invalid`] if the graph is wrong (it is not).
+pub fn build(script: Vec<Turn>) -> Result<CompiledGraph<AgentState>, GraphError> {
+    let script: Arc<[Turn]> = script.into();
+    let mut g = StateGraph::<AgentState>::new();
+    let planners: [(&str, Planner); 3] = [
         ("task_extraction", task_extraction),
         ("classification", classification),
         ("orchestration", orchestration),
     ];
-    for (name, node) in planning {
-        let update = node(state, turn)?;
-        run_node(state, name, update, &mut observe)?;
+    for (name, planner) in planners {
+        let script = script.clone();
+        g.add_node(
+            name,
+            move |s: &AgentState| -> Result<StateUpdate, NodeError> {
+                Ok(planner(s, scripted(&script, s)?)?)
+            },
+        );
     }
-    loop {
-        match route(state) {
-            Route::End => return Ok(()),
-            Route::Kill => {
-                let update = kill(state);
-                run_node(state, "router", update, &mut observe)?;
-            }
-            Route::RequestApproval => {
-                let update = request_approval(state);
-                run_node(state, "approval", update, &mut observe)?;
-                // The interrupt resumes with the user's answer: approved.
-                let update = resume_approval(state, true);
-                run_node(state, "approval", update, &mut observe)?;
-            }
-            Route::Execute => {
-                let name = step_name(state);
-                let update = execute_step(state, turn)?;
-                run_node(state, &name, update, &mut observe)?;
-            }
+    for capability in CAPABILITIES {
+        let script = script.clone();
+        g.add_node(
+            capability,
+            move |s: &AgentState| -> Result<StateUpdate, NodeError> {
+                Ok(execute_step(s, scripted(&script, s)?)?)
+            },
+        );
+    }
+    g.add_node(APPROVAL, approval);
+    g.add_node(KILL, kill);
+
+    g.add_edge(START, "task_extraction");
+    g.add_edge("task_extraction", "classification");
+    g.add_edge("classification", "orchestration");
+    let mut targets = vec![APPROVAL, KILL, END];
+    targets.extend(CAPABILITIES);
+    for from in ["orchestration", APPROVAL].into_iter().chain(CAPABILITIES) {
+        g.add_conditional_edges(from, next_node, targets.clone());
+    }
+    g.add_edge(KILL, END);
+    g.compile()
+}
+
+/// A planning node: reads the state and the turn's script.
+type Planner = fn(&AgentState, &Turn) -> Result<StateUpdate, StateError>;
+
+/// The scripted decisions for the user's last message: what the LLM-backed
+/// nodes would decide reading it.
+fn scripted<'t>(script: &'t [Turn], state: &AgentState) -> Result<&'t Turn, NodeError> {
+    let said = state
+        .messages
+        .iter()
+        .rev()
+        .find(|message| message.kind() == MessageKind::Human)
+        .map(Message::text)
+        .unwrap_or_default();
+    script
+        .iter()
+        .find(|turn| turn.user_input == said)
+        .ok_or_else(|| NodeError::msg(format!("no scripted decisions for {said:?}")))
+}
+
+/// The router, on the conditional edges of every node after planning: the
+/// node [`route`] names (a capability's name is its node's).
+pub fn next_node(state: &AgentState) -> String {
+    match route(state) {
+        Route::End => END.to_owned(),
+        Route::Kill => KILL.to_owned(),
+        Route::RequestApproval => APPROVAL.to_owned(),
+        Route::Execute => {
+            current_step(state).map_or_else(|| END.to_owned(), |step| step.capability.clone())
         }
     }
 }
 
-/// A planning node: reads the state and the turn's script.
-type Node = fn(&AgentState, &Turn) -> Result<StateUpdate, StateError>;
+/// The approval node, in two runs. The first records the current step's
+/// request ([`request_approval`]: `execution_pending_approvals`), and the
+/// router comes back: a node that pauses writes nothing, so the request is
+/// stored first and the thread shows what it waits for. The second pauses
+/// the run with the request (`ctx.interrupt`); resumed, the same call
+/// returns the operator's answer, recorded by [`resume_approval`]. An
+/// answer [`approves`] or not.
+///
+/// # Errors
+///
+/// [`state_graph::Interrupted`] while it waits for the answer.
+pub fn approval(state: &AgentState, ctx: &Ctx) -> Result<StateUpdate, NodeError> {
+    let pending = current_step(state)
+        .and_then(|step| state.execution_pending_approvals.get(&step.context_key));
+    let Some(request) = pending else {
+        return Ok(request_approval(state));
+    };
+    let answer = ctx.interrupt(Value::Object(request.clone()))?;
+    Ok(resume_approval(state, approves(&answer)))
+}
 
-fn run_node(
-    state: &mut AgentState,
-    name: &str,
-    update: StateUpdate,
-    observe: &mut impl FnMut(&str, &StateUpdate, &AgentState),
-) -> Result<(), StateError> {
-    // The observer sees the update after it is applied, so keep a copy.
-    let shown = update.clone();
-    state.apply(update)?;
-    observe(name, &shown, state);
-    Ok(())
+/// Whether an answer to the approval approves: `true`, or "yes",
+/// "approve" or "approved" in any case.
+pub fn approves(answer: &Value) -> bool {
+    match answer {
+        Value::Bool(yes) => *yes,
+        Value::String(text) => ["yes", "approve", "approved"]
+            .iter()
+            .any(|word| text.trim().eq_ignore_ascii_case(word)),
+        _ => false,
+    }
+}
+
+/// What the operator answers in [`run_turn`]: approved.
+pub const OPERATOR_ANSWER: &str = "yes";
+
+/// What a turn's run showed, in order.
+#[derive(Debug)]
+pub enum Seen<'a> {
+    /// A node's update, once its superstep was committed (LangGraph's
+    /// `stream_mode="updates"`, where a UI reads the status events).
+    Node {
+        /// The node.
+        name: &'a str,
+        /// What it wrote.
+        update: &'a StateUpdate,
+    },
+    /// The run paused for the operator; it is resumed with
+    /// [`OPERATOR_ANSWER`].
+    Asked(&'a Interrupt),
+}
+
+/// Runs one conversation turn on `thread`: [`invoke_thread`] with the
+/// user's message (a turn begins: every execution field resets), and, each
+/// time the run pauses for an approval, [`resume`] with the operator's
+/// answer ([`OPERATOR_ANSWER`]), until the run reaches `END`. `observe`
+/// sees each node's update and each question.
+///
+/// # Errors
+///
+/// A [`GraphError`] if a run fails: a node's error (no script for the
+/// message), a refused update, the store.
+///
+/// [`invoke_thread`]: CompiledGraph::invoke_thread
+/// [`resume`]: CompiledGraph::resume
+pub async fn run_turn(
+    app: &CompiledGraph<AgentState>,
+    thread: &str,
+    turn: &Turn,
+    mut observe: impl FnMut(Seen<'_>),
+) -> Result<Outcome<AgentState>, GraphError> {
+    let input = AgentState::delta().messages(vec![Message::human(turn.user_input)]);
+    let mut outcome = watch(
+        app.stream_thread(thread, input, StreamMode::UPDATES),
+        &mut observe,
+    )
+    .await?;
+    while outcome.is_interrupted() {
+        let resumed = app.stream_resume(thread, json!(OPERATOR_ANSWER), StreamMode::UPDATES);
+        outcome = watch(resumed, &mut observe).await?;
+    }
+    Ok(outcome)
+}
+
+/// Shows a streamed run to `observe`; its outcome.
+async fn watch(
+    mut run: RunStream<AgentState>,
+    observe: &mut impl FnMut(Seen<'_>),
+) -> Result<Outcome<AgentState>, GraphError> {
+    while let Some(event) = run.next().await {
+        match event? {
+            Event::Update { node, delta } => observe(Seen::Node {
+                name: &node,
+                update: &delta,
+            }),
+            Event::Interrupt(asked) => asked.iter().for_each(|i| observe(Seen::Asked(i))),
+            Event::End(outcome) => return Ok(outcome),
+            _ => {}
+        }
+    }
+    unreachable!("a run's stream ends with its outcome or an error")
 }
 
 /// Task extraction: the task, and whether it needs the chat history.
@@ -189,8 +350,9 @@ pub fn orchestration(state: &AgentState, turn: &Turn) -> Result<StateUpdate, Sta
     status("Execution plan created", 0.3, "orchestration").merge(fields)
 }
 
-/// The router: retry a failed step, stop after too many retries, ask for
-/// approval, or run the current step.
+/// The router's decision: retry a failed step, stop after too many
+/// retries, ask for approval (stop if it was refused), or run the current
+/// step. [`next_node`] names the node.
 pub fn route(state: &AgentState) -> Route {
     if state.control_is_killed {
         return Route::End;
@@ -205,7 +367,11 @@ pub fn route(state: &AgentState) -> Route {
     match current_step(state) {
         None => Route::End,
         Some(step) if needs_approval(state, step) && !approved(state, step) => {
-            Route::RequestApproval
+            if answered(state, step) {
+                Route::Kill
+            } else {
+                Route::RequestApproval
+            }
         }
         Some(_) => Route::Execute,
     }
@@ -217,10 +383,6 @@ pub fn current_step(state: &AgentState) -> Option<&PlannedStep> {
     plan.steps.get(state.planning_current_step_index)
 }
 
-fn step_name(state: &AgentState) -> String {
-    current_step(state).map_or_else(|| "router".to_owned(), |step| step.capability.clone())
-}
-
 /// Python code runs only after approval when `agent_control` says so.
 fn needs_approval(state: &AgentState, step: &PlannedStep) -> bool {
     step.capability == "python_executor"
@@ -228,14 +390,20 @@ fn needs_approval(state: &AgentState, step: &PlannedStep) -> bool {
 }
 
 fn approved(state: &AgentState, step: &PlannedStep) -> bool {
+    answered(state, step) && state.approval_approved == Some(true)
+}
+
+/// Whether the operator answered the request of `step` (either way).
+fn answered(state: &AgentState, step: &PlannedStep) -> bool {
     let payload_key = state
         .approved_payload
         .as_ref()
         .and_then(|payload| payload.get("context_key"));
-    state.approval_approved == Some(true) && payload_key == Some(&json!(step.context_key))
+    state.approval_approved.is_some() && payload_key == Some(&json!(step.context_key))
 }
 
-/// The approval interrupt: the current step's request waits for the user.
+/// The approval's request (the first run of [`approval`]): the current
+/// step's request, stored to wait for the user.
 pub fn request_approval(state: &AgentState) -> StateUpdate {
     let Some(step) = current_step(state) else {
         return AgentState::delta();
@@ -251,7 +419,8 @@ pub fn request_approval(state: &AgentState) -> StateUpdate {
         .approval_approved(None)
 }
 
-/// The user's answer to the pending request of the current step.
+/// The user's answer to the pending request of the current step (the
+/// resumed run of [`approval`]).
 pub fn resume_approval(state: &AgentState, approve: bool) -> StateUpdate {
     let request = current_step(state)
         .and_then(|step| state.execution_pending_approvals.get(&step.context_key))
@@ -280,12 +449,17 @@ pub fn execute_step(state: &AgentState, turn: &Turn) -> Result<StateUpdate, Stat
     }
 }
 
-/// Stops a run whose step failed too often.
+/// Stops a run whose step failed too often, or whose approval was refused.
 pub fn kill(state: &AgentState) -> StateUpdate {
-    let reason = format!(
-        "step {} failed {} times",
-        state.planning_current_step_index, state.control_current_step_retry_count
-    );
+    let index = state.planning_current_step_index;
+    let reason = if state.approval_approved == Some(false) {
+        format!("the operator rejected step {index}")
+    } else {
+        format!(
+            "step {index} failed {} times",
+            state.control_current_step_retry_count
+        )
+    };
     AgentState::delta()
         .control_is_killed(true)
         .control_kill_reason(reason)

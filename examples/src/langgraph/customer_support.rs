@@ -2,16 +2,39 @@
 //! 4: specialized workflows): a primary assistant delegates to skills
 //! (update a flight, book a hotel, ...), and `dialog_state` is the stack of
 //! the skills entered, pushed by an entry node and popped when a skill calls
-//! `CompleteOrEscalate`. The Python original heads
-//! `examples/langgraph/customer_support.rs`.
+//! `CompleteOrEscalate`. Each skill has a node for its safe tools (searches)
+//! and one for its sensitive tools (bookings), which waits for the
+//! passenger's approval. The Python original heads
+//! `examples/langgraph/customer_support.rs`; [`build_graph`] is its
+//! `builder`, node for node.
 //!
 //! The stack's reducer takes an `Option<String>`, not a list:
 //! `#[reducer(with = update_dialog_stack, update = Option<String>)]`.
+//!
+//! Where the Python differs:
+//! - `compile(interrupt_before=["update_flight_sensitive_tools", ...])`
+//!   pauses the run before those nodes; the caller then reads the state,
+//!   asks the passenger, and either continues (`invoke(None, config)`) or
+//!   sends a new input with a `ToolMessage` refusing the call, which starts
+//!   a new run from `START`. Our runner has no `interrupt_before`: the
+//!   sensitive-tools node itself pauses first thing with
+//!   `ctx.interrupt(..)` (LangGraph's own `interrupt()`), showing the tool
+//!   calls, and the answer given to `resume` decides: `"y"` runs the
+//!   tools, anything else answers every call with the refusal. So a
+//!   refusal goes on in the same run (`X_sensitive_tools` -> `X`) instead
+//!   of a new one (`fetch_user_info` -> `X`), and the node's update, not
+//!   the caller's input, carries the refusal.
+//! - The Python refusal answers only `tool_calls[0]`; ours answers every
+//!   call, as a chat model requires.
+//! - The tools are canned ([`call_tool`]), the tutorial's SQLite database
+//!   and Tavily search replaced by fixed strings.
 
-use super::{END, RECURSION_LIMIT, RunError, Step};
-use serde_json::json;
+use super::NodeFailure;
+use serde_json::{Value, json};
 use state_core::{AgentState, Message, Messages, State, ToolCall};
+use state_graph::{CompiledGraph, Ctx, END, GraphError, NodeError, START, StateGraph};
 use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 
 /// Push or pop the state: `None` leaves the stack, `"pop"` pops, any other
 /// name is pushed.
@@ -43,24 +66,138 @@ pub struct SupportState {
 /// The tool a skill calls to hand control back to the primary assistant.
 pub const COMPLETE_OR_ESCALATE: &str = "CompleteOrEscalate";
 
-/// The tools the primary assistant calls to delegate, with the entry node
-/// each one routes to.
-pub const DELEGATIONS: [(&str, &str); 4] = [
-    ("ToFlightBookingAssistant", "enter_update_flight"),
-    ("ToBookCarRental", "enter_book_car_rental"),
-    ("ToHotelBookingAssistant", "enter_book_hotel"),
-    ("ToBookExcursion", "enter_book_excursion"),
+/// One specialized workflow: its assistant node (also its `dialog_state`
+/// entry), the tool the primary assistant delegates to it with, and its
+/// tools, split as the tutorial splits them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Skill {
+    /// The assistant node, and what the entry node pushes on the stack.
+    pub name: &'static str,
+    /// Who the entry node's message says the assistant now is.
+    pub assistant_name: &'static str,
+    /// The primary assistant's tool that delegates here (`ToHotelBookingAssistant`).
+    pub delegation: &'static str,
+    /// Read-only tools: run without asking.
+    pub safe_tools: &'static [&'static str],
+    /// Tools that change a booking: run once the passenger approves.
+    pub sensitive_tools: &'static [&'static str],
+}
+
+impl Skill {
+    /// Its entry node: `enter_update_flight`.
+    pub fn entry_node(&self) -> String {
+        format!("enter_{}", self.name)
+    }
+
+    /// Its safe tools' node: `update_flight_safe_tools`.
+    pub fn safe_tools_node(&self) -> String {
+        format!("{}_safe_tools", self.name)
+    }
+
+    /// Its sensitive tools' node: `update_flight_sensitive_tools`.
+    pub fn sensitive_tools_node(&self) -> String {
+        format!("{}_sensitive_tools", self.name)
+    }
+}
+
+/// The four skills of part 4, with the tutorial's tools.
+pub const SKILLS: [Skill; 4] = [
+    Skill {
+        name: "update_flight",
+        assistant_name: "Flight Updates & Booking Assistant",
+        delegation: "ToFlightBookingAssistant",
+        safe_tools: &["search_flights"],
+        sensitive_tools: &["update_ticket_to_new_flight", "cancel_ticket"],
+    },
+    Skill {
+        name: "book_car_rental",
+        assistant_name: "Car Rental Assistant",
+        delegation: "ToBookCarRental",
+        safe_tools: &["search_car_rentals"],
+        sensitive_tools: &["book_car_rental", "update_car_rental", "cancel_car_rental"],
+    },
+    Skill {
+        name: "book_hotel",
+        assistant_name: "Hotel Booking Assistant",
+        delegation: "ToHotelBookingAssistant",
+        safe_tools: &["search_hotels"],
+        sensitive_tools: &["book_hotel", "update_hotel", "cancel_hotel"],
+    },
+    Skill {
+        name: "book_excursion",
+        assistant_name: "Trip Recommendation Assistant",
+        delegation: "ToBookExcursion",
+        safe_tools: &["search_trip_recommendations"],
+        sensitive_tools: &["book_excursion", "update_excursion", "cancel_excursion"],
+    },
 ];
+
+/// The primary assistant's own tools (`primary_assistant_tools`).
+pub const PRIMARY_ASSISTANT_TOOLS: &[&str] = &[
+    "tavily_search_results_json",
+    "search_flights",
+    "lookup_policy",
+];
+
+/// The canned tools: what each returns for `args` (the tutorial's return
+/// strings where it has fixed ones), or `None` for a tool that does not
+/// exist.
+pub fn call_tool(name: &str, args: &Value) -> Option<String> {
+    let arg = |key: &str| match &args[key] {
+        Value::String(s) => s.clone(),
+        Value::Null => "?".to_owned(),
+        other => other.to_string(),
+    };
+    Some(match name {
+        "fetch_user_flight_information" => {
+            "ticket 7240005432906569, LX0112 CDG->BSL, 2024-04-30, seat 18E".to_owned()
+        }
+        "search_flights" => "[{flight_id: 19250, flight_no: LX0112, CDG->BSL, 2024-05-07 11:00}, \
+             {flight_id: 19251, flight_no: LX0112, CDG->BSL, 2024-05-08 11:00}]"
+            .to_owned(),
+        "update_ticket_to_new_flight" => "Ticket successfully updated to new flight.".to_owned(),
+        "cancel_ticket" => "Ticket successfully cancelled.".to_owned(),
+        "search_car_rentals" => "[{id: 1, name: Europcar, location: Basel}]".to_owned(),
+        "book_car_rental" => format!("Car rental {} successfully booked.", arg("rental_id")),
+        "update_car_rental" => format!("Car rental {} successfully updated.", arg("rental_id")),
+        "cancel_car_rental" => format!("Car rental {} successfully cancelled.", arg("rental_id")),
+        "search_hotels" => "[{id: 1, name: Hilton Basel, price_tier: Luxury}, \
+             {id: 3, name: Hyatt Regency Basel, price_tier: Upper Upscale}, \
+             {id: 5, name: Holiday Inn Basel, price_tier: Upper Midscale}]"
+            .to_owned(),
+        "book_hotel" => format!("Hotel {} successfully booked.", arg("hotel_id")),
+        "update_hotel" => format!("Hotel {} successfully updated.", arg("hotel_id")),
+        "cancel_hotel" => format!("Hotel {} successfully cancelled.", arg("hotel_id")),
+        "search_trip_recommendations" => {
+            "[{id: 1, name: Basel Minster, location: Basel}]".to_owned()
+        }
+        "book_excursion" => format!(
+            "Trip recommendation {} successfully booked.",
+            arg("recommendation_id")
+        ),
+        "update_excursion" => format!(
+            "Trip recommendation {} successfully updated.",
+            arg("recommendation_id")
+        ),
+        "cancel_excursion" => format!(
+            "Trip recommendation {} successfully cancelled.",
+            arg("recommendation_id")
+        ),
+        "lookup_policy" => "Changes are allowed up to 3 hours before departure.".to_owned(),
+        "tavily_search_results_json" => "[]".to_owned(),
+        _ => return None,
+    })
+}
 
 /// Node `fetch_user_info`: the passenger's flights (canned).
 pub fn user_info(_state: &SupportState) -> SupportStateDelta {
-    SupportState::delta()
-        .user_info("ticket 7240005432906569, LX0112 CDG->BSL, 2024-04-30, seat 18E")
+    let info = call_tool("fetch_user_flight_information", &json!({})).unwrap_or_default();
+    SupportState::delta().user_info(info)
 }
 
-/// The first tool call of the last message (`state["messages"][-1].tool_calls[0]`).
-fn last_tool_call(state: &SupportState) -> Option<&ToolCall> {
-    state.messages.last()?.tool_calls().first()
+/// The tool calls of the last message (`state["messages"][-1].tool_calls`).
+fn last_tool_calls(state: &SupportState) -> &[ToolCall] {
+    state.messages.last().map_or(&[], Message::tool_calls)
 }
 
 /// The entry node of a skill: answers the delegating tool call and pushes
@@ -68,12 +205,11 @@ fn last_tool_call(state: &SupportState) -> Option<&ToolCall> {
 pub fn create_entry_node(
     assistant_name: &'static str,
     new_dialog_state: &'static str,
-) -> impl Fn(&SupportState) -> Result<SupportStateDelta, RunError> {
+) -> impl Fn(&SupportState) -> Result<SupportStateDelta, NodeFailure> + Send + Sync + 'static {
     move |state| {
-        let call = last_tool_call(state).ok_or(RunError::Node {
-            node: new_dialog_state,
-            reason: "the last message calls no tool".into(),
-        })?;
+        let call = last_tool_calls(state)
+            .first()
+            .ok_or_else(|| NodeFailure::new(new_dialog_state, "the last message calls no tool"))?;
         Ok(SupportState::delta()
             .messages(Message::tool_result(
                 call,
@@ -91,7 +227,7 @@ pub fn create_entry_node(
 /// assistant, answering the `CompleteOrEscalate` call if there is one.
 pub fn pop_dialog_state(state: &SupportState) -> SupportStateDelta {
     let mut messages = vec![];
-    if let Some(call) = last_tool_call(state) {
+    if let Some(call) = last_tool_calls(state).first() {
         messages.push(Message::tool_result(
             call,
             "Resuming dialog with the host assistant. Please reflect on the past conversation \
@@ -101,7 +237,84 @@ pub fn pop_dialog_state(state: &SupportState) -> SupportStateDelta {
     SupportState::delta().dialog_state("pop").messages(messages)
 }
 
-/// Where a run starts after `fetch_user_info`: the innermost skill, or the
+/// A tool node (Python: `create_tool_node_with_fallback(tools)`, a
+/// `ToolNode`): answers every tool call of the last message with the
+/// tool's result, or, for a tool not in `tools`, with an error the model
+/// can read (the fallback's `handle_tool_error`).
+pub fn create_tool_node(
+    node: impl Into<String>,
+    tools: &'static [&'static str],
+) -> impl Fn(&SupportState) -> Result<SupportStateDelta, NodeFailure> + Send + Sync + 'static {
+    let node = node.into();
+    move |state| run_tools(&node, tools, state)
+}
+
+fn run_tools(
+    node: &str,
+    tools: &[&str],
+    state: &SupportState,
+) -> Result<SupportStateDelta, NodeFailure> {
+    let calls = last_tool_calls(state);
+    if calls.is_empty() {
+        return Err(NodeFailure::new(node, "the last message calls no tool"));
+    }
+    let answers = calls.iter().map(|call| {
+        let result = tools
+            .contains(&call.name.as_str())
+            .then(|| call_tool(&call.name, &call.args))
+            .flatten();
+        let content = result.unwrap_or_else(|| {
+            format!(
+                "Error: {} is not a valid tool, try one of [{}].\n please fix your mistakes.",
+                call.name,
+                tools.join(", ")
+            )
+        });
+        Message::tool_result(call, content)
+    });
+    Ok(SupportState::delta().messages(answers.collect::<Vec<_>>()))
+}
+
+/// What the passenger is asked before a sensitive tool runs (the
+/// tutorial's `input(..)` prompt).
+pub const APPROVAL_QUESTION: &str = "Do you approve of the above actions? Type 'y' to continue; \
+     otherwise, explain your requested changed.";
+
+/// A sensitive-tools node: pauses for the passenger first
+/// (`interrupt_before` in the Python), showing the tool calls
+/// (`{"question", "tool_calls"}`); resumed with `"y"` it runs them as
+/// [`create_tool_node`] does, with any other answer it refuses each call
+/// with the passenger's reason. Each run of the node asks anew: a skill
+/// that tries a second booking in the same run pauses again.
+pub fn create_sensitive_tool_node(
+    node: impl Into<String>,
+    tools: &'static [&'static str],
+) -> impl Fn(&SupportState, &Ctx) -> Result<SupportStateDelta, NodeError> + Send + Sync + 'static {
+    let node = node.into();
+    move |state, ctx| {
+        let calls = last_tool_calls(state);
+        let answer = ctx.interrupt(json!({
+            "question": APPROVAL_QUESTION,
+            "tool_calls": calls,
+        }))?;
+        let answer = answer.as_str().unwrap_or_default().trim();
+        if answer == "y" {
+            return Ok(run_tools(&node, tools, state)?);
+        }
+        let refusals = calls.iter().map(|call| {
+            Message::tool_result(
+                call,
+                format!(
+                    "API call denied by user. Reasoning: '{answer}'. Continue assisting, \
+                     accounting for the user's input."
+                ),
+            )
+        });
+        Ok(SupportState::delta().messages(refusals.collect::<Vec<_>>()))
+    }
+}
+
+/// After `fetch_user_info`: the innermost skill's assistant, or the
 /// primary assistant when none was entered.
 pub fn route_to_workflow(state: &SupportState) -> &str {
     state
@@ -111,112 +324,158 @@ pub fn route_to_workflow(state: &SupportState) -> &str {
 }
 
 /// After the primary assistant: the entry node of the skill it delegates
-/// to, or the end (the tutorial's other tools are not scripted here).
-pub fn route_primary_assistant(state: &SupportState) -> &'static str {
-    let Some(call) = last_tool_call(state) else {
-        return END;
+/// to, its own tools for any other call, or the end when it answered.
+pub fn route_primary_assistant(state: &SupportState) -> String {
+    let Some(call) = last_tool_calls(state).first() else {
+        return END.to_owned();
     };
-    DELEGATIONS
-        .iter()
-        .find(|(tool, _)| *tool == call.name)
-        .map_or(END, |(_, entry)| entry)
+    match SKILLS.iter().find(|skill| skill.delegation == call.name) {
+        Some(skill) => skill.entry_node(),
+        None => "primary_assistant_tools".to_owned(),
+    }
 }
 
-/// After a skill's assistant: `leave_skill` when it calls
-/// `CompleteOrEscalate`, else the end.
-pub fn route_skill(state: &SupportState) -> &'static str {
-    match last_tool_call(state) {
-        Some(call) if call.name == COMPLETE_OR_ESCALATE => "leave_skill",
-        _ => END,
+/// After a skill's assistant (Python: `route_update_flight` and its three
+/// twins): the end when it answered, `leave_skill` when it calls
+/// `CompleteOrEscalate`, its safe tools when every call is safe, else its
+/// sensitive tools.
+pub fn route_skill(skill: &Skill, state: &SupportState) -> String {
+    let calls = last_tool_calls(state);
+    if calls.is_empty() {
+        return END.to_owned();
+    }
+    if calls.iter().any(|call| call.name == COMPLETE_OR_ESCALATE) {
+        return "leave_skill".to_owned();
+    }
+    if calls
+        .iter()
+        .all(|call| skill.safe_tools.contains(&call.name.as_str()))
+    {
+        skill.safe_tools_node()
+    } else {
+        skill.sensitive_tools_node()
     }
 }
 
 /// The assistants' model: canned replies, in order, shared by every
-/// assistant node.
-#[derive(Debug, Clone, Default)]
+/// assistant node (and safe to share between runs and threads).
+#[derive(Debug, Default)]
 pub struct ScriptedModel {
-    replies: VecDeque<Message>,
+    replies: Mutex<VecDeque<Message>>,
 }
 
 impl ScriptedModel {
     /// A model that answers with `replies`, one per call.
     pub fn new(replies: impl IntoIterator<Item = Message>) -> Self {
         ScriptedModel {
-            replies: replies.into_iter().collect(),
+            replies: Mutex::new(replies.into_iter().collect()),
         }
     }
 
-    /// An assistant node: the next canned reply (Python: `Assistant.__call__`,
-    /// `{"messages": result}`).
+    /// Replies not given yet.
+    pub fn remaining(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Message>> {
+        self.replies.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// An assistant node's body: the next canned reply (Python:
+    /// `Assistant.__call__`, `{"messages": result}`).
     pub fn assistant(
-        &mut self,
+        &self,
         node: &'static str,
         _state: &SupportState,
-    ) -> Result<SupportStateDelta, RunError> {
-        let reply = self.replies.pop_front().ok_or(RunError::Node {
-            node,
-            reason: "the script has no reply left".into(),
-        })?;
+    ) -> Result<SupportStateDelta, NodeFailure> {
+        let reply = self
+            .lock()
+            .pop_front()
+            .ok_or_else(|| NodeFailure::new(node, "the script has no reply left"))?;
         Ok(SupportState::delta().messages(reply))
     }
 }
 
-/// One `graph.invoke({"messages": ("user", question)})`: the nodes run in
-/// the order the tutorial's edges give, each update applied as it comes.
-/// Returns the updates in order.
-pub fn run(
-    state: &mut SupportState,
-    model: &mut ScriptedModel,
-    question: &str,
-) -> Result<Vec<Step>, RunError> {
-    state.apply(SupportState::delta().messages(("user", question)))?;
-    let mut steps = vec![];
-    let mut node = String::from("fetch_user_info");
-    while node != END {
-        if steps.len() == RECURSION_LIMIT {
-            return Err(RunError::RecursionLimit);
-        }
-        let delta = match node.as_str() {
-            "fetch_user_info" => user_info(state),
-            "enter_update_flight" => {
-                create_entry_node("Flight Updates & Booking Assistant", "update_flight")(state)?
-            }
-            "enter_book_car_rental" => {
-                create_entry_node("Car Rental Assistant", "book_car_rental")(state)?
-            }
-            "enter_book_hotel" => {
-                create_entry_node("Hotel Booking Assistant", "book_hotel")(state)?
-            }
-            "enter_book_excursion" => {
-                create_entry_node("Trip Recommendation Assistant", "book_excursion")(state)?
-            }
-            "leave_skill" => pop_dialog_state(state),
-            "primary_assistant" => model.assistant("primary_assistant", state)?,
-            "update_flight" => model.assistant("update_flight", state)?,
-            "book_car_rental" => model.assistant("book_car_rental", state)?,
-            "book_hotel" => model.assistant("book_hotel", state)?,
-            "book_excursion" => model.assistant("book_excursion", state)?,
-            other => {
-                return Err(RunError::Node {
-                    node: "route",
-                    reason: format!("no node named {other:?}"),
-                });
-            }
-        };
-        steps.push(Step::new(&node, &delta));
-        state.apply(delta)?;
-        node = match node.as_str() {
-            "fetch_user_info" => route_to_workflow(state).to_owned(),
-            "primary_assistant" => route_primary_assistant(state).to_owned(),
-            "leave_skill" => "primary_assistant".to_owned(),
-            // An entry node leads to its skill's assistant.
-            entry => match entry.strip_prefix("enter_") {
-                Some(skill) => skill.to_owned(),
-                None => route_skill(state).to_owned(),
-            },
-        };
+/// An assistant node over `model` (Python: `Assistant(runnable)`).
+fn assistant(
+    model: &Arc<ScriptedModel>,
+    node: &'static str,
+) -> impl Fn(&SupportState) -> Result<SupportStateDelta, NodeFailure> + Send + Sync + 'static {
+    let model = Arc::clone(model);
+    move |state| model.assistant(node, state)
+}
+
+/// The tutorial's part-4 graph (Python: `builder`, then
+/// `builder.compile(...)`), its assistants answering from `model`. Give it
+/// a store (`.with_store(store)`, the tutorial's `checkpointer=memory`) to
+/// run it on a thread: the sensitive tools pause for the passenger, which
+/// needs one.
+///
+/// ```text
+/// START -> fetch_user_info -?-> primary_assistant | update_flight | book_car_rental | book_hotel | book_excursion
+/// primary_assistant -?-> enter_<skill> | primary_assistant_tools | END
+/// primary_assistant_tools -> primary_assistant
+/// enter_<skill> -> <skill>
+/// <skill> -?-> <skill>_safe_tools | <skill>_sensitive_tools | leave_skill | END
+/// <skill>_safe_tools -> <skill>          <skill>_sensitive_tools (pauses) -> <skill>
+/// leave_skill -> primary_assistant
+/// ```
+pub fn build_graph(model: Arc<ScriptedModel>) -> Result<CompiledGraph<SupportState>, GraphError> {
+    let mut builder = StateGraph::<SupportState>::new();
+    builder.add_node("fetch_user_info", user_info);
+    builder.add_edge(START, "fetch_user_info");
+
+    // One workflow per skill, as the tutorial writes out four times.
+    for skill in SKILLS {
+        builder.add_node(
+            skill.entry_node(),
+            create_entry_node(skill.assistant_name, skill.name),
+        );
+        builder.add_node(skill.name, assistant(&model, skill.name));
+        builder.add_edge(skill.entry_node(), skill.name);
+        builder.add_node(
+            skill.sensitive_tools_node(),
+            create_sensitive_tool_node(skill.sensitive_tools_node(), skill.sensitive_tools),
+        );
+        builder.add_node(
+            skill.safe_tools_node(),
+            create_tool_node(skill.safe_tools_node(), skill.safe_tools),
+        );
+        builder.add_edge(skill.sensitive_tools_node(), skill.name);
+        builder.add_edge(skill.safe_tools_node(), skill.name);
+        builder.add_conditional_edges(
+            skill.name,
+            move |state: &SupportState| route_skill(&skill, state),
+            [
+                skill.sensitive_tools_node(),
+                skill.safe_tools_node(),
+                "leave_skill".to_owned(),
+                END.to_owned(),
+            ],
+        );
     }
-    Ok(steps)
+
+    // Shared by every skill to return to the primary assistant.
+    builder.add_node("leave_skill", pop_dialog_state);
+    builder.add_edge("leave_skill", "primary_assistant");
+
+    builder.add_node("primary_assistant", assistant(&model, "primary_assistant"));
+    builder.add_node(
+        "primary_assistant_tools",
+        create_tool_node("primary_assistant_tools", PRIMARY_ASSISTANT_TOOLS),
+    );
+    let mut targets: Vec<String> = SKILLS.iter().map(Skill::entry_node).collect();
+    targets.extend(["primary_assistant_tools".to_owned(), END.to_owned()]);
+    builder.add_conditional_edges("primary_assistant", route_primary_assistant, targets);
+    builder.add_edge("primary_assistant_tools", "primary_assistant");
+
+    // Python infers these targets from route_to_workflow's `Literal[...]`
+    // return annotation; we list them.
+    let mut workflows = vec!["primary_assistant"];
+    workflows.extend(SKILLS.iter().map(|skill| skill.name));
+    builder.add_conditional_edges("fetch_user_info", route_to_workflow, workflows);
+
+    builder.compile()
 }
 
 /// The walk-through's two questions.
@@ -225,29 +484,52 @@ pub const QUESTIONS: [&str; 2] = [
     "Thanks! I also need a hotel in Basel for those nights.",
 ];
 
-/// The canned replies for [`QUESTIONS`]: the primary assistant delegates to
-/// the flight skill, which moves the flight; on the second question the
-/// flight skill escalates, and the primary assistant delegates to the
-/// hotel skill.
+/// The passenger's answers when a sensitive tool asks, in order: approve
+/// the new flight, refuse the first hotel, approve the second.
+pub const APPROVALS: [&str; 3] = ["y", "Not the Hilton, something cheaper please.", "y"];
+
+/// The canned replies for [`QUESTIONS`] and [`APPROVALS`]: the primary
+/// assistant delegates to the flight skill, which searches (a safe tool)
+/// and moves the ticket (sensitive: approved). On the second question the
+/// flight skill escalates, the primary assistant delegates to the hotel
+/// skill, which searches and books the Hilton (refused), then the Holiday
+/// Inn (approved).
 pub fn demo_model() -> ScriptedModel {
-    let call = |name: &str, id: &str, args| ToolCall::new(name, args).with_id(id);
+    let call = |id: &str, name: &str, args| {
+        Message::ai("").with_tool_calls([ToolCall::new(name, args).with_id(id)])
+    };
     ScriptedModel::new([
-        Message::ai("").with_tool_calls([call(
-            "ToFlightBookingAssistant",
+        // Question 1.
+        call(
             "call_1",
+            "ToFlightBookingAssistant",
             json!({"request": "Move LX0112 to next week"}),
-        )]),
-        Message::ai("Done: LX0112 now leaves on 2024-05-07, seat 18E."),
-        Message::ai("").with_tool_calls([call(
-            COMPLETE_OR_ESCALATE,
+        ),
+        call(
             "call_2",
-            json!({"cancel": true, "reason": "The user needs a hotel."}),
-        )]),
-        Message::ai("").with_tool_calls([call(
-            "ToHotelBookingAssistant",
+            "search_flights",
+            json!({"departure_airport": "CDG", "arrival_airport": "BSL", "start_time": "2024-05-07"}),
+        ),
+        call(
             "call_3",
+            "update_ticket_to_new_flight",
+            json!({"ticket_no": "7240005432906569", "new_flight_id": 19250}),
+        ),
+        Message::ai("Done: LX0112 now leaves on 2024-05-07, seat 18E."),
+        // Question 2.
+        call(
+            "call_4",
+            COMPLETE_OR_ESCALATE,
+            json!({"cancel": true, "reason": "The user needs a hotel."}),
+        ),
+        call(
+            "call_5",
+            "ToHotelBookingAssistant",
             json!({"location": "Basel", "checkin_date": "2024-05-07"}),
-        )]),
-        Message::ai("Booked: Hilton Basel from 2024-05-07."),
+        ),
+        call("call_6", "search_hotels", json!({"location": "Basel"})),
+        call("call_7", "book_hotel", json!({"hotel_id": 1})),
+        call("call_8", "book_hotel", json!({"hotel_id": 5})),
+        Message::ai("Booked: Holiday Inn Basel from 2024-05-07."),
     ])
 }

@@ -3,15 +3,20 @@
 //! jokes meet in `jokes: Annotated[list, operator.add]`; a last node picks
 //! the best. The Python original heads `examples/langgraph/map_reduce.rs`.
 //!
-//! The workers' updates form one superstep: [`State::apply_all`] reduces
-//! them in the order the workers were sent, whatever order they finish in,
-//! as LangGraph does. `jokes` is `#[reducer(append)]`; two workers writing
+//! `Send("generate_joke", {"subject": s})` is a fan-out to a worker
+//! ([`build_graph`]): `add_worker` gives the worker its own input type,
+//! [`JokeState`], and `add_fan_out` the function that lists the inputs, so
+//! the compiler checks that what is sent is what the worker reads.
+//!
+//! The workers' updates form one superstep: the runner applies them in the
+//! order the workers were sent, whatever order they finish in, as
+//! LangGraph does. `jokes` is `#[reducer(append)]`; two workers writing
 //! the last-write-wins `best_selected_joke` in one superstep would be a
-//! [`state_core::StateError::ConcurrentWrite`].
+//! `GraphError::ConcurrentWrite` naming both.
 
-use super::{RunError, Step};
+use super::NodeFailure;
 use state_core::{AgentState, State};
-use std::thread;
+use state_graph::{CompiledGraph, END, GraphError, START, StateGraph};
 
 /// The graph's state (Python: `class OverallState(TypedDict)`).
 #[derive(AgentState, Debug, Clone, PartialEq)]
@@ -35,16 +40,6 @@ pub struct JokeState {
     pub subject: String,
 }
 
-/// `Send("generate_joke", {"subject": s})`: a worker to run in the next
-/// superstep, with its input.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Send {
-    /// The node to run.
-    pub node: &'static str,
-    /// Its input.
-    pub arg: JokeState,
-}
-
 /// Node `generate_topics`: the subjects (canned: the tutorial's model's
 /// answer for "animals", and three generic ones for any other topic).
 pub fn generate_topics(state: &OverallState) -> OverallStateDelta {
@@ -62,64 +57,47 @@ pub fn generate_joke(state: &JokeState) -> OverallStateDelta {
     OverallState::delta().jokes([joke])
 }
 
-/// The edge after `generate_topics`: one worker per subject.
-pub fn continue_to_jokes(state: &OverallState) -> Vec<Send> {
+/// The fan-out after `generate_topics`: one `generate_joke` input per
+/// subject (Python: a list of `Send("generate_joke", {"subject": s})`; the
+/// worker is named where the fan-out is added, not in each input).
+pub fn continue_to_jokes(state: &OverallState) -> Vec<JokeState> {
     state
         .subjects
         .iter()
-        .map(|s| Send {
-            node: "generate_joke",
-            arg: JokeState { subject: s.clone() },
-        })
+        .map(|s| JokeState { subject: s.clone() })
         .collect()
 }
 
 /// Node `best_joke`: the model's pick (canned: the shortest joke, the first
 /// of equals), by index as in the tutorial's `BestJoke.id`.
-pub fn best_joke(state: &OverallState) -> Result<OverallStateDelta, RunError> {
+pub fn best_joke(state: &OverallState) -> Result<OverallStateDelta, NodeFailure> {
     let id = (0..state.jokes.len()).min_by_key(|&i| state.jokes[i].len());
     let joke = id
         .and_then(|id| state.jokes.get(id))
-        .ok_or(RunError::Node {
-            node: "best_joke",
-            reason: "no joke to pick from".into(),
-        })?;
+        .ok_or_else(|| NodeFailure::new("best_joke", "no joke to pick from"))?;
     Ok(OverallState::delta().best_selected_joke(joke))
 }
 
-/// One `app.stream({"topic": topic})`: `generate_topics`, the workers in
-/// parallel threads as one superstep, then `best_joke`. Returns the updates
-/// in order.
-pub fn run(state: &mut OverallState, topic: &str) -> Result<Vec<Step>, RunError> {
-    state.apply(OverallState::delta().topic(topic))?;
-    let delta = generate_topics(state);
-    let mut steps = vec![Step::new("generate_topics", &delta)];
-    state.apply(delta)?;
-
-    let sends = continue_to_jokes(state);
-    // Joining the handles in the order they were spawned keeps the workers'
-    // updates in `Send` order, which is the order `apply_all` reduces them.
-    let updates: Vec<OverallStateDelta> = thread::scope(|scope| {
-        let handles: Vec<_> = sends
-            .iter()
-            .map(|send| scope.spawn(|| generate_joke(&send.arg)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|handle| handle.join())
-            .collect::<Result<_, _>>()
-    })
-    .map_err(|_| RunError::Node {
-        node: "generate_joke",
-        reason: "a worker panicked".into(),
-    })?;
-    for (send, update) in sends.iter().zip(&updates) {
-        steps.push(Step::new(send.node, update));
-    }
-    state.apply_all(updates)?;
-
-    let delta = best_joke(state)?;
-    steps.push(Step::new("best_joke", &delta));
-    state.apply(delta)?;
-    Ok(steps)
+/// The how-to's graph (Python: `graph`, then `graph.compile()`):
+///
+/// ```text
+/// START -> generate_topics =fan-out=> generate_joke (one per subject) -> best_joke -> END
+/// ```
+///
+/// The workers form one superstep: each reads only its own input, and
+/// their updates are applied together, in send order. (This sync worker
+/// runs one send after another on the runner's task; an async worker, a
+/// real model call, would overlap with its siblings.) `best_joke`, which
+/// an edge from each of them reaches, runs once, in the next superstep.
+pub fn build_graph() -> Result<CompiledGraph<OverallState>, GraphError> {
+    let mut graph = StateGraph::<OverallState>::new();
+    graph.add_node("generate_topics", generate_topics);
+    let joke = graph.add_worker("generate_joke", generate_joke);
+    graph.add_node("best_joke", best_joke);
+    graph.add_edge(START, "generate_topics");
+    // Python: add_conditional_edges("generate_topics", continue_to_jokes, ["generate_joke"]).
+    graph.add_fan_out("generate_topics", &joke, continue_to_jokes);
+    graph.add_edge("generate_joke", "best_joke");
+    graph.add_edge("best_joke", END);
+    graph.compile()
 }

@@ -1,14 +1,17 @@
 //! LangGraph's plan-and-execute agent: a planner writes a list of steps,
 //! an executor does the first one and records it in `past_steps`, a
-//! replanner either answers or writes the steps still to do. The Python
-//! original heads `examples/langgraph/plan_and_execute.rs`.
+//! replanner either answers or writes the steps still to do, and the graph
+//! loops through `agent` and `replan` until it answers ([`build_graph`]).
+//! The Python original heads `examples/langgraph/plan_and_execute.rs`.
 //!
 //! `past_steps: Annotated[List[Tuple], operator.add]` is
 //! `#[reducer(append)] past_steps: Vec<(String, String)>`: each execution
 //! appends its `(task, result)`; `plan` and `response` are last-write-wins.
 
-use super::{END, RECURSION_LIMIT, RunError, Step};
+use super::NodeFailure;
 use state_core::{AgentState, State};
+use state_graph::{CompiledGraph, END, GraphError, START, StateGraph};
+use std::sync::Arc;
 
 /// The agent's state (Python: `class PlanExecute(TypedDict)`).
 #[derive(AgentState, Debug, Clone, PartialEq)]
@@ -77,32 +80,32 @@ impl CannedModels {
     }
 }
 
-/// Node `planner`.
-pub fn plan_step(models: &CannedModels, state: &PlanExecute) -> PlanExecuteDelta {
+/// Node `planner` (Python: `async def plan_step`).
+pub async fn plan_step(models: Arc<CannedModels>, state: Arc<PlanExecute>) -> PlanExecuteDelta {
     PlanExecute::delta().plan(models.plan(&state.input))
 }
 
-/// Node `agent`: executes the first step of the plan.
-pub fn execute_step(
-    models: &CannedModels,
-    state: &PlanExecute,
-) -> Result<PlanExecuteDelta, RunError> {
-    let task = state.plan.first().ok_or(RunError::Node {
-        node: "agent",
-        reason: "the plan is empty".into(),
-    })?;
+/// Node `agent` (Python: `async def execute_step`): executes the first
+/// step of the plan.
+pub async fn execute_step(
+    models: Arc<CannedModels>,
+    state: Arc<PlanExecute>,
+) -> Result<PlanExecuteDelta, NodeFailure> {
+    let task = state
+        .plan
+        .first()
+        .ok_or_else(|| NodeFailure::new("agent", "the plan is empty"))?;
     // The canned executor needs only the task, not the tutorial's prompt
     // listing the whole plan.
-    let result = models.execute(task).ok_or_else(|| RunError::Node {
-        node: "agent",
-        reason: format!("no canned result for {task:?}"),
-    })?;
+    let result = models
+        .execute(task)
+        .ok_or_else(|| NodeFailure::new("agent", format!("no canned result for {task:?}")))?;
     Ok(PlanExecute::delta().past_steps([(task.clone(), result)]))
 }
 
-/// Node `replan`.
-pub fn replan_step(models: &CannedModels, state: &PlanExecute) -> PlanExecuteDelta {
-    match models.replan(state) {
+/// Node `replan` (Python: `async def replan_step`).
+pub async fn replan_step(models: Arc<CannedModels>, state: Arc<PlanExecute>) -> PlanExecuteDelta {
+    match models.replan(&state) {
         Action::Response(response) => PlanExecute::delta().response(response),
         Action::Plan(steps) => PlanExecute::delta().plan(steps),
     }
@@ -117,34 +120,43 @@ pub fn should_end(state: &PlanExecute) -> &'static str {
     }
 }
 
-/// One `app.astream({"input": question})`: planner, then agent and replan
-/// until there is a response. Returns the updates in order.
-pub fn run(
-    models: &CannedModels,
-    state: &mut PlanExecute,
-    question: &str,
-) -> Result<Vec<Step>, RunError> {
-    state.apply(PlanExecute::delta().input(question))?;
-    let mut steps = vec![];
-    let mut node = "planner";
-    while node != END {
-        if steps.len() == RECURSION_LIMIT {
-            return Err(RunError::RecursionLimit);
-        }
-        let delta = match node {
-            "planner" => plan_step(models, state),
-            "agent" => execute_step(models, state)?,
-            _ => replan_step(models, state),
-        };
-        steps.push(Step::new(node, &delta));
-        state.apply(delta)?;
-        node = match node {
-            "planner" => "agent",
-            "agent" => "replan",
-            _ => should_end(state),
-        };
-    }
-    Ok(steps)
+/// Supersteps one run may take: the tutorial's `config =
+/// {"recursion_limit": 50}`. A plan of n steps takes 2n + 1.
+pub const RECURSION_LIMIT: usize = 50;
+
+/// The tutorial's graph (Python: `workflow`, then `workflow.compile()`),
+/// its nodes answering from `models`, stopped after [`RECURSION_LIMIT`]
+/// supersteps:
+///
+/// ```text
+/// START -> planner -> agent -> replan -?-> agent | END
+/// ```
+///
+/// The Python passes the limit with each run (`app.astream(inputs,
+/// config={"recursion_limit": 50})`); ours belongs to the compiled graph
+/// (`with_recursion_limit` again to change it).
+pub fn build_graph(models: CannedModels) -> Result<CompiledGraph<PlanExecute>, GraphError> {
+    let models = Arc::new(models);
+    let mut workflow = StateGraph::<PlanExecute>::new();
+    // The nodes are async, as the tutorial's: each gets the state as an
+    // `Arc` and the models it closes over.
+    let m = Arc::clone(&models);
+    workflow.add_node("planner", move |s: Arc<PlanExecute>| {
+        plan_step(m.clone(), s)
+    });
+    let m = Arc::clone(&models);
+    workflow.add_node("agent", move |s: Arc<PlanExecute>| {
+        execute_step(m.clone(), s)
+    });
+    let m = Arc::clone(&models);
+    workflow.add_node("replan", move |s: Arc<PlanExecute>| {
+        replan_step(m.clone(), s)
+    });
+    workflow.add_edge(START, "planner");
+    workflow.add_edge("planner", "agent");
+    workflow.add_edge("agent", "replan");
+    workflow.add_conditional_edges("replan", should_end, ["agent", END]);
+    Ok(workflow.compile()?.with_recursion_limit(RECURSION_LIMIT))
 }
 
 /// The tutorial's question.

@@ -1,14 +1,16 @@
 //! LangGraph's "how to add summary of the conversation history": once the
 //! history is longer than six messages, a node asks the model for a
 //! summary, stores it in `summary`, and deletes all but the last two
-//! messages with `RemoveMessage`. The Python original heads
+//! messages with `RemoveMessage`: a conditional edge after the
+//! `conversation` node ([`build_graph`]). The Python original heads
 //! `examples/langgraph/summary_bot.rs`.
 //!
 //! `RemoveMessage(id=m.id)` is `Message::remove(id)`: a removal travels in
 //! the `messages` update, and `add_messages` deletes the message.
 
-use super::{END, RunError, Step};
 use state_core::{AgentState, Message, MessageKind, MessagesState, State};
+use state_graph::{CompiledGraph, END, GraphError, START, StateGraph};
+use std::sync::{Arc, Mutex};
 
 /// Messages kept after a summary (`state["messages"][:-2]` are deleted).
 pub const KEEP_LAST: usize = 2;
@@ -29,11 +31,18 @@ pub struct SummaryState {
 /// The chat model, canned: it answers a question with a fixed reply and a
 /// summary request with the human messages it was sent, after the summary
 /// the request extends. Its replies get the ids `ai-1`, `ai-2`, ...
-#[derive(Debug, Clone, Default)]
+///
+/// Shared by the graph's two nodes (and safe to share between runs), so
+/// what it keeps is behind a lock.
+#[derive(Debug, Default)]
 pub struct CannedModel {
+    log: Mutex<ModelLog>,
+}
+
+#[derive(Debug, Default)]
+struct ModelLog {
     calls: usize,
-    /// Every list of messages the model was sent, in order.
-    pub inputs: Vec<Vec<Message>>,
+    inputs: Vec<Vec<Message>>,
 }
 
 /// The start of a request for a first summary.
@@ -45,9 +54,17 @@ const EXTEND_INSTRUCTION: &str =
     "\n\nExtend the summary by taking into account the new messages above:";
 
 impl CannedModel {
+    /// Every list of messages the model was sent, in order.
+    pub fn inputs(&self) -> Vec<Vec<Message>> {
+        self.lock().inputs.clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ModelLog> {
+        self.log.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// `model.invoke(messages)`.
-    pub fn invoke(&mut self, messages: Vec<Message>) -> Message {
-        self.calls += 1;
+    pub fn invoke(&self, messages: Vec<Message>) -> Message {
         let request = messages.last().map(Message::text).unwrap_or_default();
         let said = || {
             messages
@@ -65,14 +82,16 @@ impl CannedModel {
         } else {
             format!("Noted: {request}")
         };
-        self.inputs.push(messages);
-        Message::ai(reply).with_id(format!("ai-{}", self.calls))
+        let mut log = self.lock();
+        log.calls += 1;
+        log.inputs.push(messages);
+        Message::ai(reply).with_id(format!("ai-{}", log.calls))
     }
 }
 
 /// Node `conversation`: the model answers, reading the summary first when
 /// there is one.
-pub fn call_model(model: &mut CannedModel, state: &SummaryState) -> SummaryStateDelta {
+pub fn call_model(model: &CannedModel, state: &SummaryState) -> SummaryStateDelta {
     let summary = &state.summary;
     let mut messages = vec![];
     if !summary.is_empty() {
@@ -95,7 +114,7 @@ pub fn should_continue(state: &SummaryState) -> &'static str {
 
 /// Node `summarize_conversation`: a new or extended summary, and a
 /// `RemoveMessage` for every message but the last [`KEEP_LAST`].
-pub fn summarize_conversation(model: &mut CannedModel, state: &SummaryState) -> SummaryStateDelta {
+pub fn summarize_conversation(model: &CannedModel, state: &SummaryState) -> SummaryStateDelta {
     let summary = &state.summary;
     let summary_message = if summary.is_empty() {
         CREATE_SUMMARY.to_owned()
@@ -116,26 +135,40 @@ pub fn summarize_conversation(model: &mut CannedModel, state: &SummaryState) -> 
         .messages(delete_messages)
 }
 
-/// One `app.invoke({"messages": [HumanMessage(text)]})`, the human message
-/// with id `id`: `conversation`, then `summarize_conversation` when the
-/// history is long. Returns the updates in order.
-pub fn run(
-    model: &mut CannedModel,
-    state: &mut SummaryState,
-    id: &str,
-    text: &str,
-) -> Result<Vec<Step>, RunError> {
-    state.apply(SummaryState::delta().messages(Message::human(text).with_id(id)))?;
-    let delta = call_model(model, state);
-    let mut steps = vec![Step::new("conversation", &delta)];
-    state.apply(delta)?;
-    if should_continue(state) == "summarize_conversation" {
-        let delta = summarize_conversation(model, state);
-        steps.push(Step::new("summarize_conversation", &delta));
-        state.apply(delta)?;
-    }
-    Ok(steps)
+/// The tutorial's graph (Python: `workflow`, then
+/// `workflow.compile(checkpointer=memory)`), its nodes calling `model`:
+///
+/// ```text
+/// START -> conversation -?-> summarize_conversation | END
+/// summarize_conversation -> END
+/// ```
+///
+/// Give it a store (`.with_store(store)`) to keep the conversation on a
+/// thread between runs, as the tutorial's checkpointer does.
+pub fn build_graph(model: Arc<CannedModel>) -> Result<CompiledGraph<SummaryState>, GraphError> {
+    let mut workflow = StateGraph::<SummaryState>::new();
+    let m = Arc::clone(&model);
+    workflow.add_node("conversation", move |s: &SummaryState| call_model(&m, s));
+    // Python: `workflow.add_node(summarize_conversation)`, named after the
+    // function.
+    let m = Arc::clone(&model);
+    workflow.add_node("summarize_conversation", move |s: &SummaryState| {
+        summarize_conversation(&m, s)
+    });
+    workflow.add_edge(START, "conversation");
+    // Python reads the targets from should_continue's `Literal[...]`
+    // annotation; we list them.
+    workflow.add_conditional_edges(
+        "conversation",
+        should_continue,
+        ["summarize_conversation", END],
+    );
+    workflow.add_edge("summarize_conversation", END);
+    workflow.compile()
 }
+
+/// The thread the walk-through runs on (`{"thread_id": "4"}`).
+pub const THREAD: &str = "4";
 
 /// The walk-through's user messages, with their ids.
 pub const CONVERSATION: [(&str, &str); 7] = [

@@ -4,8 +4,8 @@
 //! `{"type": "ai", "data": {...}}`. Both are read; the latter is also
 //! written, by [`LangChainDict`].
 
-use super::json::{TakeKey, describe, read_tag};
 use super::message::Message;
+use super::object::{TakeKey, describe, read_tag};
 use super::tag::{self, CLASSES, TYPES, Tag};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};

@@ -8,7 +8,7 @@
 //! to a small overflow map. Per message the index costs one `(u64, usize)`
 //! entry of a hash table: about 20-40 bytes, and no copy of the id string.
 
-use super::MessageLike;
+use super::like::MessageLike;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
 

@@ -4,8 +4,11 @@
 //! content]` pair (LangGraph's tuple form).
 
 use super::Content;
+use super::compact;
 use super::envelope;
 use super::message::{Message, MessageKind, ToolCall, is_reserved_key};
+use super::object::{TakeKey, describe, read_tag};
+use super::pair::{pair_message, pair_tag};
 use super::tag::{self, ROLES, TYPES, Tag};
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
@@ -13,45 +16,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
 
-/// Removing a key from a JSON object while the other keys keep their
-/// order, so that a message's extra keys are written back as they came.
-pub(super) trait TakeKey {
-    fn take_key(&mut self, key: &str) -> Option<Value>;
-}
-
-#[cfg(feature = "preserve_order")]
-impl TakeKey for Map<String, Value> {
-    fn take_key(&mut self, key: &str) -> Option<Value> {
-        self.shift_remove(key)
-    }
-}
-
-/// Without the feature here, serde_json's `preserve_order` may still be on
-/// through another crate, and `Map::remove` would then move the last key
-/// into the gap; `retain` keeps the order of either map.
-#[cfg(not(feature = "preserve_order"))]
-impl TakeKey for Map<String, Value> {
-    fn take_key(&mut self, key: &str) -> Option<Value> {
-        let mut taken = None;
-        if self.contains_key(key) {
-            self.retain(|k, value| {
-                let keep = k != key;
-                if !keep {
-                    taken = Some(value.take());
-                }
-                keep
-            });
-        }
-        taken
-    }
-}
-
 /// What the message visitor expects, for serde's `invalid type` errors.
 const EXPECTING: &str =
     "a message: a LangChain or OpenAI message object, a string, or a [role, content] pair";
 
 impl Serialize for Content {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if !s.is_human_readable() {
+            return compact::serialize_content(self, s);
+        }
         match self {
             Content::Text(text) => s.serialize_str(text),
             Content::Blocks(blocks) => s.collect_seq(blocks),
@@ -62,6 +35,9 @@ impl Serialize for Content {
 impl<'de> Deserialize<'de> for Content {
     /// A string, a list of blocks, or `null` (empty text).
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        if !d.is_human_readable() {
+            return compact::deserialize_content(d);
+        }
         struct ContentVisitor;
         impl<'de> Visitor<'de> for ContentVisitor {
             type Value = Content;
@@ -95,6 +71,9 @@ impl<'de> Deserialize<'de> for Content {
 impl Serialize for ToolCall {
     /// `{"name", "args", "id", "type": "tool_call"}`, as LangChain's `ToolCall`.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if !s.is_human_readable() {
+            return compact::serialize_tool_call(self, s);
+        }
         let mut map = s.serialize_map(Some(4))?;
         map.serialize_entry("name", &self.name)?;
         map.serialize_entry("args", &self.args)?;
@@ -109,6 +88,9 @@ impl<'de> Deserialize<'de> for ToolCall {
     /// `function: {name, arguments}` where `arguments` is a JSON string).
     /// Missing or `null` arguments read as `{}`.
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        if !d.is_human_readable() {
+            return compact::deserialize_tool_call(d);
+        }
         tool_call_from_value(Value::deserialize(d)?).map_err(de::Error::custom)
     }
 }
@@ -120,6 +102,9 @@ impl Serialize for Message {
     /// then every extra key. A removal is `{"type": "remove", "content": "",
     /// "id": ...}`.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if !s.is_human_readable() {
+            return compact::serialize_message(self, s);
+        }
         if self.is_removal() {
             let mut map = s.serialize_map(Some(3))?;
             map.serialize_entry("type", MessageKind::Remove.as_str())?;
@@ -160,6 +145,9 @@ impl Serialize for Message {
 impl<'de> Deserialize<'de> for Message {
     /// Any accepted input shape: see the `messages` module documentation.
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        if !d.is_human_readable() {
+            return compact::deserialize_message(d);
+        }
         d.deserialize_any(MessageVisitor)
     }
 }
@@ -213,18 +201,6 @@ impl<'de> Visitor<'de> for MessageVisitor {
     }
 }
 
-/// `null`, `a boolean`, ...: the JSON type of `value`, for error messages.
-pub(super) fn describe(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// Removes `key` from `object` as an optional string; numbers become their
 /// decimal text (as pydantic's `coerce_numbers_to_str` in LangChain).
 fn take_string(
@@ -253,30 +229,6 @@ fn content_from_value(value: Value) -> Result<Content, String> {
             describe(&other)
         )),
     }
-}
-
-/// The tag of a `[role, content]` pair's role (LangChain's tuple), or why
-/// a pair cannot carry that role.
-pub(super) fn pair_tag(role: &str) -> Result<Tag, String> {
-    let tag = tag::from_role(role)
-        .ok_or_else(|| format!("unknown message role \"{role}\"; expected one of {ROLES}"))?;
-    match tag.kind {
-        MessageKind::Tool => Err(r#"a "tool" message needs a "tool_call_id"; give it as an object, not a [role, content] pair"#.into()),
-        MessageKind::Function => Err(r#"a "function" message needs a "name"; give it as an object, not a [role, content] pair"#.into()),
-        MessageKind::Remove => Err(
-            r#"a "remove" message needs an "id"; give it as {"type": "remove", "id": ...}"#.into(),
-        ),
-        _ => Ok(tag),
-    }
-}
-
-/// The message of a `[role, content]` pair whose role [`pair_tag`] read.
-pub(super) fn pair_message(tag: Tag, content: Content) -> Message {
-    let mut message = Message::bare(tag.kind, content);
-    if tag.developer {
-        message.extra = developer_kwargs();
-    }
-    message
 }
 
 /// LangGraph's `[role, content]` form.
@@ -336,23 +288,6 @@ pub(super) fn message_from_object(mut object: Map<String, Value>) -> Result<Mess
         }
         None => Err(r#"a message object needs a "type" (LangChain) or a "role" (OpenAI)"#.into()),
     }
-}
-
-/// The tag named by `value`, the message's `key` (`"type"` or `"role"`).
-pub(super) fn read_tag(
-    value: &Value,
-    key: &str,
-    parse: fn(&str) -> Option<Tag>,
-    expected: &str,
-) -> Result<Tag, String> {
-    let Value::String(name) = value else {
-        return Err(format!(
-            "message \"{key}\" must be a string, got {}",
-            describe(value)
-        ));
-    };
-    parse(name)
-        .ok_or_else(|| format!("unknown message {key} \"{name}\"; expected one of {expected}"))
 }
 
 /// The message of kind `tag` from the rest of its object (its `type`, or
@@ -504,15 +439,6 @@ fn mark_developer(mut extra: Map<String, Value>) -> Result<Map<String, Value>, S
     };
     kwargs.insert("__openai_role__".into(), Value::from("developer"));
     Ok(extra)
-}
-
-/// The extra keys of a bare developer message.
-fn developer_kwargs() -> Map<String, Value> {
-    let mut kwargs = Map::new();
-    kwargs.insert("__openai_role__".into(), Value::from("developer"));
-    let mut extra = Map::new();
-    extra.insert("additional_kwargs".into(), Value::Object(kwargs));
-    extra
 }
 
 fn tool_call_from_value(value: Value) -> Result<ToolCall, String> {

@@ -2,7 +2,6 @@
 //! and accessors. JSON lives in `json.rs`.
 
 use super::Content;
-use super::json::{pair_message, pair_tag};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -376,33 +375,6 @@ impl From<String> for Message {
     }
 }
 
-impl<R: AsRef<str>, C: Into<Content>> From<(R, C)> for Message {
-    /// LangChain's `(role, content)` tuple, read as the JSON `[role,
-    /// content]` pair is: `"human"` or `"user"`, `"ai"` or `"assistant"`,
-    /// `"system"`, and `"developer"` (a system message marked as OpenAI's
-    /// developer). LangChain refuses every other role in a tuple (`"tool"`
-    /// and `"function"` lack their call id or name, `"remove"` its id); here
-    /// any other role gives a chat message with that role
-    /// ([`Message::chat`]), so a conversion never fails.
-    ///
-    /// ```
-    /// use state_core::{Message, MessageKind};
-    ///
-    /// assert_eq!(Message::from(("user", "hi")), Message::human("hi"));
-    /// assert_eq!(Message::from(("assistant", "hello")).kind(), MessageKind::Ai);
-    /// let critic = Message::from(("critic", "Too long."));
-    /// assert_eq!(critic, Message::chat("critic", "Too long."));
-    /// ```
-    fn from((role, content): (R, C)) -> Self {
-        let role = role.as_ref();
-        let content = content.into();
-        match pair_tag(role) {
-            Ok(tag) => pair_message(tag, content),
-            Err(_) => Message::chat(role, content),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -503,44 +475,6 @@ mod tests {
             Message::remove("r"),
         ] {
             assert_eq!(message.role(), None, "{message:?}");
-        }
-    }
-
-    #[test]
-    fn tuples_convert_as_langchain_reads_them() {
-        for (role, kind) in [
-            ("human", MessageKind::Human),
-            ("user", MessageKind::Human),
-            ("ai", MessageKind::Ai),
-            ("assistant", MessageKind::Ai),
-            ("system", MessageKind::System),
-        ] {
-            let message = Message::from((role, "x"));
-            assert_eq!(message, Message::bare(kind, "x".into()), "{role}");
-        }
-        let developer = Message::from(("developer", "be brief"));
-        assert_eq!(developer.kind(), MessageKind::System);
-        assert_eq!(
-            developer.extra()["additional_kwargs"],
-            json!({"__openai_role__": "developer"})
-        );
-        // The same as the JSON pair.
-        let pair: Message = serde_json::from_value(json!(["developer", "be brief"])).unwrap();
-        assert_eq!(developer, pair);
-        // Owned roles and block content convert too.
-        let blocks = vec![json!({"type": "text", "text": "b"})];
-        let message = Message::from((String::from("user"), blocks.clone()));
-        assert_eq!(message, Message::human(blocks));
-    }
-
-    #[test]
-    fn tuples_with_roles_langchain_refuses_are_chat_messages() {
-        // LangChain refuses these tuple roles: tool, function and remove
-        // lack their call id, name or id; the others are no role it knows.
-        for role in ["tool", "function", "remove", "chat", "critic", "", "User"] {
-            let message = Message::from((role, "x"));
-            assert_eq!(message, Message::chat(role, "x"), "{role}");
-            assert_eq!(message.role(), Some(role));
         }
     }
 

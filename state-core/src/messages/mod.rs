@@ -44,22 +44,27 @@
 //! (`in "data": a "human" message needs "content"`).
 
 mod add;
+mod compact;
 mod content;
 mod envelope;
 mod history;
 mod index;
 mod json;
+mod like;
 mod message;
+mod object;
+mod pair;
 mod reducer;
 #[cfg(feature = "schemars")]
 mod schema;
 mod state;
 mod tag;
 
-pub use add::{MessageHistory, MessageLike, add_messages};
+pub use add::{MessageHistory, add_messages};
 pub use content::Content;
 pub use envelope::LangChainDict;
 pub use history::Messages;
+pub use like::MessageLike;
 pub use message::{Message, MessageKind, REMOVE_ALL_MESSAGES, ToolCall};
 pub use reducer::AddMessages;
 pub use state::{MessagesState, MessagesStateDelta};

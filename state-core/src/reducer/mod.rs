@@ -8,12 +8,16 @@
 //! reducer too (`#[reducer(with = my_fn)]`), and so, in a derived state,
 //! is a function `fn(&mut T, U)` whose update type `U` is not the field's
 //! (`#[reducer(with = my_fn, update = U)]`).
+//!
+//! [`AddMessages`] and [`add_messages`] belong to [`crate::messages`], whose
+//! id index they work on, and are re-exported here with the other built-ins.
 
 mod append;
 mod append_by_id;
 mod custom;
 mod merge;
 mod replace;
+mod with;
 mod writes;
 
 pub use append::{Append, append};
@@ -23,12 +27,14 @@ pub use merge::{Merge, MergeMap, merge};
 pub use replace::{Replace, replace};
 pub use writes::{Fold, Staged, Writes};
 
+// A re-export only (see the module docs): nothing here uses `messages`,
+// which implements `Reducer`.
 pub use crate::messages::{AddMessages, add_messages};
 
 // For `#[reducer(with = ..)]`. Here, outside `__private`, so that errors
 // name them `FieldReducer<u32, Mismatched, _>`, without a path.
 #[doc(hidden)]
-pub use crate::runtime::with::{
+pub use with::{
     FieldReducer, FnReducer, IsFunction, IsReducer, Mismatched, UpdateReducer, ViaFunction,
     ViaReducer,
 };

@@ -15,6 +15,22 @@ pub enum Plan<T, U> {
     Reduce(Staged<T, U>),
 }
 
+impl<T, U> Slot<T, U> {
+    /// A staged field put back into a delta (what `State::check` hands
+    /// back): accepted writes as writes, a value computed while staging as
+    /// an overwrite.
+    pub fn from_plan(plan: Plan<T, U>) -> Self {
+        match plan {
+            Plan::Skip => Slot::default(),
+            Plan::Overwrite(value) => Slot::overwritten(value),
+            Plan::Reduce(staged) => match staged.into_parts() {
+                Ok(writes) => Slot::from_writes(writes),
+                Err(value) => Slot::overwritten(value),
+            },
+        }
+    }
+}
+
 /// Stages one reducer field's writes: one update, the writes of a merged
 /// step, or an overwrite. When the reducer refuses, the error, naming the
 /// field, goes to `result` and the plan is to skip; once `result` holds an

@@ -4,6 +4,7 @@
 //! the key list and the schema of an extended state are assembled once, on
 //! first use.
 
+use crate::const_str::str_eq;
 use crate::schema::{FieldInfo, Schema};
 use serde::ser::SerializeMap;
 
@@ -62,22 +63,6 @@ impl KeyTree {
             base.collect(out);
         }
     }
-}
-
-/// `a == b` in a `const` context.
-pub(crate) const fn str_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
 }
 
 /// The key list of an extended state, from its runs of keys in

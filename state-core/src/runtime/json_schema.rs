@@ -1,7 +1,7 @@
 //! JSON Schemas (via schemars) for a state and for its delta, built from
 //! the state's [`Schema`](crate::Schema) and its fields' own schemas.
 
-use crate::runtime::slot::{OVERWRITE_KEY, WRITES_KEY};
+use crate::runtime::serde_delta::{OVERWRITE_KEY, WRITES_KEY};
 use crate::schema::Schema as StateSchema;
 use schemars::Schema;
 use serde_json::{Map, Value, json};

@@ -4,6 +4,7 @@
 pub mod access;
 pub mod apply;
 pub mod delta_table;
+pub mod fields;
 pub mod flatten;
 pub mod inherit;
 #[cfg(feature = "schemars")]

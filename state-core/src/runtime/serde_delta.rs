@@ -1,4 +1,4 @@
-//! One field of a delta, read from JSON or from any serde format.
+//! One field of a delta, written to and read from JSON or any serde format.
 //!
 //! In JSON (and every human-readable format) a field's value is its update,
 //! `{"__overwrite__": value}` (or LangGraph's `{"type": "__overwrite__",
@@ -13,14 +13,21 @@
 //! instead, the enum [`Wire`], written by the slot's `Serialize`, and every
 //! value is read straight into its type.
 
-use super::slot::{OVERWRITE_KEY, Slot, WRITES_KEY};
+use super::slot::{Slot, Written};
 use super::state_field::DecodeUpdate;
 use crate::dynamic::{describe, from_json};
 use crate::error::StateError;
 use crate::reducer::{Reducer, Writes};
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
+
+/// The key LangGraph uses to mark an overwrite.
+pub const OVERWRITE_KEY: &str = "__overwrite__";
+
+/// The key that marks the several writes of a merged step to one field.
+pub const WRITES_KEY: &str = "__writes__";
 
 /// Where one field's value is read from.
 pub enum UpdateInput<'a, 'de> {
@@ -50,6 +57,40 @@ pub(crate) enum Wire<T, U, W> {
     Overwrite(T),
     /// The writes of a merged step, in order.
     Writes(W),
+}
+
+/// The update itself, `{"__overwrite__": value}`, or, for the writes of a
+/// merged step that did not fold into one, `{"__writes__": [update, ...]}`.
+/// A compact format (`!is_human_readable()`), which cannot read ahead to
+/// tell a marker from an update, gets the tagged enum [`Wire`].
+impl<T: Serialize, U: Serialize> Serialize for Slot<T, U> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if !serializer.is_human_readable() {
+            let wire: Wire<&T, &U, &[U]> = match self.written() {
+                None => return serializer.serialize_none(),
+                Some(Written::Update(update)) => Wire::Update(update),
+                Some(Written::Overwrite(value)) => Wire::Overwrite(value),
+                Some(Written::Updates(updates)) => Wire::Writes(updates),
+            };
+            return wire.serialize(serializer);
+        }
+        match self.written() {
+            None => serializer.serialize_none(),
+            Some(Written::Update(update)) => update.serialize(serializer),
+            Some(Written::Updates(updates)) => marker(serializer, WRITES_KEY, updates),
+            Some(Written::Overwrite(value)) => marker(serializer, OVERWRITE_KEY, value),
+        }
+    }
+}
+
+fn marker<S: Serializer, V: Serialize + ?Sized>(
+    serializer: S,
+    key: &'static str,
+    value: &V,
+) -> Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(Some(1))?;
+    map.serialize_entry(key, value)?;
+    map.end()
 }
 
 /// An update read through [`DecodeUpdate`], which every deserializable

@@ -5,22 +5,13 @@
 //!
 //! The slot is generic over the field and update types only, so each
 //! runtime function here is compiled once per field type, whichever states
-//! use it.
+//! use it. Its serde form is in `serde_delta.rs`, and staging it for a
+//! commit in `apply.rs`: both build on the slot, which knows neither.
 
-use super::apply::Plan;
-use super::serde_delta::Wire;
 use crate::error::StateError;
 use crate::into_update::IntoUpdate;
 use crate::reducer::{Fold, Reducer, Writes};
-use serde::ser::SerializeMap;
-use serde::{Serialize, Serializer};
 use std::fmt;
-
-/// The key LangGraph uses to mark an overwrite.
-pub const OVERWRITE_KEY: &str = "__overwrite__";
-
-/// The key that marks the several writes of a merged step to one field.
-pub const WRITES_KEY: &str = "__writes__";
 
 /// A reducer field's writes in a delta, read through the delta's `get_x`
 /// accessor as a [`Written`].
@@ -178,7 +169,7 @@ impl<T, U> Slot<T, U> {
 
     /// A slot of `writes`, in order, without preparing them: one write
     /// stays inline, with no allocation.
-    fn from_writes(writes: Writes<U>) -> Self {
+    pub(super) fn from_writes(writes: Writes<U>) -> Self {
         let (first, later) = writes.into_parts();
         if later.is_empty() {
             return Slot(Repr::One(first));
@@ -223,21 +214,7 @@ impl<T, U> Slot<T, U> {
         matches!(&self.0, Repr::Rare(rare) if matches!(**rare, Rare::Overwrite(_)))
     }
 
-    /// A staged field put back into a delta (what `State::check` hands
-    /// back): accepted writes as writes, a value computed while staging as
-    /// an overwrite.
-    pub fn from_plan(plan: Plan<T, U>) -> Self {
-        match plan {
-            Plan::Skip => Slot::default(),
-            Plan::Overwrite(value) => Slot::overwritten(value),
-            Plan::Reduce(staged) => match staged.into_parts() {
-                Ok(writes) => Slot::from_writes(writes),
-                Err(value) => Slot::overwritten(value),
-            },
-        }
-    }
-
-    fn overwritten(value: T) -> Self {
+    pub(super) fn overwritten(value: T) -> Self {
         Slot(Repr::Rare(Box::new(Rare::Overwrite(value))))
     }
 }
@@ -299,40 +276,6 @@ impl<T: fmt::Debug, U: fmt::Debug> fmt::Debug for Slot<T, U> {
             Some(Written::Overwrite(value)) => f.debug_tuple("Overwrite").field(value).finish(),
         }
     }
-}
-
-/// The update itself, `{"__overwrite__": value}`, or, for the writes of a
-/// merged step that did not fold into one, `{"__writes__": [update, ...]}`.
-/// A compact format (`!is_human_readable()`), which cannot read ahead to
-/// tell a marker from an update, gets the tagged enum `serde_delta::Wire`.
-impl<T: Serialize, U: Serialize> Serialize for Slot<T, U> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        if !serializer.is_human_readable() {
-            let wire: Wire<&T, &U, &[U]> = match self.written() {
-                None => return serializer.serialize_none(),
-                Some(Written::Update(update)) => Wire::Update(update),
-                Some(Written::Overwrite(value)) => Wire::Overwrite(value),
-                Some(Written::Updates(updates)) => Wire::Writes(updates),
-            };
-            return wire.serialize(serializer);
-        }
-        match self.written() {
-            None => serializer.serialize_none(),
-            Some(Written::Update(update)) => update.serialize(serializer),
-            Some(Written::Updates(updates)) => marker(serializer, WRITES_KEY, updates),
-            Some(Written::Overwrite(value)) => marker(serializer, OVERWRITE_KEY, value),
-        }
-    }
-}
-
-fn marker<S: Serializer, V: Serialize + ?Sized>(
-    serializer: S,
-    key: &'static str,
-    value: &V,
-) -> Result<S::Ok, S::Error> {
-    let mut map = serializer.serialize_map(Some(1))?;
-    map.serialize_entry(key, value)?;
-    map.end()
 }
 
 /// Merges a later delta's writes `b` to a reducer field into an earlier

@@ -4,7 +4,7 @@
 //! the state's table, with no JSON in between, so that non-self-describing
 //! formats (postcard, bincode) read what the state's `Serialize` wrote.
 
-use super::table::{FieldMut, Fields, field_for_key_mut};
+use super::fields::{FieldMut, Fields, field_for_key_mut};
 use crate::error::StateError;
 use crate::state::State;
 use serde::Deserializer;

@@ -17,7 +17,8 @@
 //! several of them is one error.
 
 use super::{Facts, local, private, update_type};
-use crate::model::{Field, Model, Reducer, mentions_self};
+use crate::model::{Field, Model, mentions_self};
+use crate::reducer::Reducer;
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 

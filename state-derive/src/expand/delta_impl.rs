@@ -4,7 +4,8 @@
 //! `Delta::merge` is typed code per field, one runtime call each.
 
 use super::{Needs, base_locals, bounds, key, local_names, private, reducer_value};
-use crate::model::{Builtin, Field, Model, Reducer};
+use crate::model::{Field, Model};
+use crate::reducer::{Builtin, Reducer};
 use crate::text::type_text;
 use proc_macro2::TokenStream;
 use quote::quote;

@@ -5,7 +5,7 @@
 //! stand.
 
 use crate::attrs::{self, StateAttrs};
-use crate::model::{Builtin, Reducer};
+use crate::reducer::{Builtin, Reducer};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::ext::IdentExt;

@@ -20,7 +20,8 @@
 //! defines this state's callback with its fields and all of theirs.
 
 use super::{private, where_clause};
-use crate::model::{Base, Field, Model, Reducer};
+use crate::model::{Base, Field, Model};
+use crate::reducer::Reducer;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use std::hash::{DefaultHasher, Hash, Hasher};

@@ -15,7 +15,8 @@ mod serde;
 mod table;
 mod turn;
 
-use crate::model::{Field, Model, Reducer};
+use crate::model::{Field, Model};
+use crate::reducer::Reducer;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 

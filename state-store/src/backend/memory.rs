@@ -2,7 +2,7 @@
 //! one lock, so that tests and short-lived programs behave exactly as with a
 //! database (conflicts, compaction, corrupt rows included).
 
-use super::{Appended, LogTail, Removed, SnapshotRow, StepRow, ThreadRow};
+use super::{Appended, LogTail, Removed, SnapshotRow, StepRow, Tail, ThreadRow};
 use crate::error::StoreError;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -107,6 +107,23 @@ impl Memory {
         }
         Ok(self.lock().get(thread).map_or_else(Vec::new, |t| {
             t.steps.range(from..=to).map(|(_, s)| s.clone()).collect()
+        }))
+    }
+
+    pub fn tail(&self, thread: &str, from: u64, limit: usize) -> Result<Option<Tail>, StoreError> {
+        let threads = self.lock();
+        let Some(t) = threads.get(thread) else {
+            return Ok(None);
+        };
+        Ok(t.row.as_ref().map(|row| Tail {
+            head: row.head,
+            created_at: row.created_at,
+            steps: t
+                .steps
+                .range(from..)
+                .take(limit)
+                .map(|(_, s)| s.clone())
+                .collect(),
         }))
     }
 

@@ -9,9 +9,13 @@ mod sql;
 
 pub(crate) use memory::Memory;
 #[cfg(feature = "postgres")]
+pub(crate) use sql::NOTIFY_CHANNEL;
+#[cfg(feature = "postgres")]
 pub(crate) use sql::Postgres;
 #[cfg(feature = "sqlite")]
 pub(crate) use sql::Sqlite;
+#[cfg(feature = "sqlite")]
+pub(crate) use sql::{data_version, watched_heads};
 
 use crate::error::StoreError;
 
@@ -49,6 +53,20 @@ pub(crate) struct LogTail {
     /// The thread's last committed step.
     pub head: u64,
     pub snapshot: Option<SnapshotRow>,
+    pub steps: Vec<StepRow>,
+}
+
+/// What a watcher reads ([`Backend::tail`]): the thread's row and its
+/// first stored steps from some step on, read consistently.
+#[derive(Debug)]
+pub(crate) struct Tail {
+    /// The thread's last committed step.
+    pub head: u64,
+    /// When the thread was created: a thread deleted and created again
+    /// has another.
+    pub created_at: i64,
+    /// Stored steps from the step asked for, in order (gaps are the
+    /// caller's to find).
     pub steps: Vec<StepRow>,
 }
 
@@ -144,6 +162,18 @@ impl Backend {
         to: u64,
     ) -> Result<Vec<StepRow>, StoreError> {
         dispatch!(self, b => b.steps(thread, from, to))
+    }
+
+    /// The thread's head and creation time with its first `limit` stored
+    /// steps numbered `from` or more, in one consistent read. `None`: no
+    /// thread.
+    pub async fn tail(
+        &self,
+        thread: &str,
+        from: u64,
+        limit: usize,
+    ) -> Result<Option<Tail>, StoreError> {
+        dispatch!(self, b => b.tail(thread, from, limit))
     }
 
     /// The oldest step still stored, if any.

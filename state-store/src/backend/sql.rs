@@ -5,12 +5,16 @@
 //! Every value is bound as a parameter: thread ids, JSON and numbers are
 //! data, never SQL.
 
-use super::{Appended, LogTail, Removed, SnapshotRow, StepRow, ThreadRow};
+use super::{Appended, LogTail, Removed, SnapshotRow, StepRow, Tail, ThreadRow};
 use crate::error::StoreError;
 
 /// The version of the tables below. A database written by a newer version
 /// of this crate is refused; an older one is migrated in `init`.
-pub(crate) const SCHEMA_VERSION: i64 = 1;
+///
+/// 1: the tables below. 2: the same tables; a step may be of kind
+/// `"pending"`, which version 1 would read as a corrupt row (so it is told
+/// to upgrade instead). Going from 1 to 2 only records the new version.
+pub(crate) const SCHEMA_VERSION: i64 = 2;
 
 /// The tables, created if missing. Names are prefixed so they can live in
 /// an application's own database.
@@ -50,6 +54,9 @@ const CREATE_TABLES: [&str; 4] = [
 const INSERT_SCHEMA_VERSION: &str =
     "INSERT INTO state_store_schema (id, version) VALUES (1, $1) ON CONFLICT (id) DO NOTHING";
 const SELECT_SCHEMA_VERSION: &str = "SELECT version FROM state_store_schema WHERE id = 1";
+/// Records an upgrade; a no-op when another worker did it first.
+const UPGRADE_SCHEMA_VERSION: &str =
+    "UPDATE state_store_schema SET version = $1 WHERE id = 1 AND version < $1";
 
 const OPEN_THREAD: &str = "INSERT INTO state_store_threads (thread_id, head, created_at, updated_at) \
      VALUES ($1, 0, $2, $2) ON CONFLICT (thread_id) DO NOTHING";
@@ -58,6 +65,8 @@ const SELECT_THREAD: &str = "SELECT thread_id, head, created_at, updated_at, par
 const SELECT_THREADS: &str = "SELECT thread_id, head, created_at, updated_at, parent_thread, parent_seq \
      FROM state_store_threads ORDER BY thread_id";
 const SELECT_HEAD: &str = "SELECT head FROM state_store_threads WHERE thread_id = $1";
+// PostgreSQL runs `MOVE_HEAD_NOTIFY` instead.
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 const MOVE_HEAD: &str = "UPDATE state_store_threads SET head = $2, updated_at = $3 \
      WHERE thread_id = $1 AND head = $4";
 const INSERT_STEP: &str = "INSERT INTO state_store_steps \
@@ -67,6 +76,17 @@ const SELECT_STEP: &str = "SELECT seq, kind, body, metadata, state_version, reco
      FROM state_store_steps WHERE thread_id = $1 AND seq = $2";
 const SELECT_STEPS: &str = "SELECT seq, kind, body, metadata, state_version, recorded_at \
      FROM state_store_steps WHERE thread_id = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq";
+/// A watcher's read: the thread row with its first stored steps from `$2`
+/// on, in one statement (one snapshot of the database, in both SQLite and
+/// PostgreSQL): no thread, no row; a thread without such steps, one row
+/// whose step columns are NULL.
+const SELECT_TAIL: &str = "SELECT t.head, t.created_at, \
+     s.seq, s.kind, s.body, s.metadata, s.state_version, s.recorded_at \
+     FROM state_store_threads t LEFT JOIN (\
+         SELECT thread_id, seq, kind, body, metadata, state_version, recorded_at \
+         FROM state_store_steps WHERE thread_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3\
+     ) s ON s.thread_id = t.thread_id \
+     WHERE t.thread_id = $1 ORDER BY s.seq";
 const SELECT_FIRST_STEP: &str = "SELECT MIN(seq) FROM state_store_steps WHERE thread_id = $1";
 const INSERT_SNAPSHOT: &str = "INSERT INTO state_store_snapshots \
      (thread_id, seq, state, state_version, recorded_at) VALUES ($1, $2, $3, $4, $5) \
@@ -83,9 +103,43 @@ const DELETE_THREAD: [&str; 3] = [
     "DELETE FROM state_store_snapshots WHERE thread_id = $1",
     "DELETE FROM state_store_threads WHERE thread_id = $1",
 ];
+// PostgreSQL runs `CREATE_FORK_NOTIFY` instead.
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 const CREATE_FORK: &str = "INSERT INTO state_store_threads \
      (thread_id, head, created_at, updated_at, parent_thread, parent_seq) \
      VALUES ($1, $2, $3, $3, $4, $5) ON CONFLICT (thread_id) DO NOTHING";
+
+/// The PostgreSQL channel on which every commit that changes a thread's
+/// log is announced, for watchers in other processes: `Store::watch`. The
+/// payload is `{"thread": id, "seq": head}`, never a step's body: NOTIFY
+/// payloads are limited to 8000 bytes and are not replayed, so the log
+/// stays the one source of truth. A head of 0 means the thread was
+/// deleted.
+#[cfg(feature = "postgres")]
+pub(crate) const NOTIFY_CHANNEL: &str = "state_store_steps";
+
+// PostgreSQL's `MOVE_HEAD`, `DELETE_THREAD` and `CREATE_FORK`: the same
+// statements, announcing the change on `NOTIFY_CHANNEL` through `RETURNING`
+// (in the statement the change needs anyway: no round trip of its own;
+// delivered only if the transaction commits, and only for the row changed).
+// Ids are at most 512 bytes: the payload (6 bytes per escaped control
+// character at worst) stays far below NOTIFY's 8000.
+#[cfg(feature = "postgres")]
+const MOVE_HEAD_NOTIFY: &str = "UPDATE state_store_threads SET head = $2, updated_at = $3 \
+     WHERE thread_id = $1 AND head = $4 \
+     RETURNING pg_notify('state_store_steps', json_build_object('thread', thread_id, 'seq', head)::text)";
+#[cfg(feature = "postgres")]
+const DELETE_THREAD_NOTIFY: [&str; 3] = [
+    DELETE_THREAD[0],
+    DELETE_THREAD[1],
+    "DELETE FROM state_store_threads WHERE thread_id = $1 \
+     RETURNING pg_notify('state_store_steps', json_build_object('thread', thread_id, 'seq', 0)::text)",
+];
+#[cfg(feature = "postgres")]
+const CREATE_FORK_NOTIFY: &str = "INSERT INTO state_store_threads \
+     (thread_id, head, created_at, updated_at, parent_thread, parent_seq) \
+     VALUES ($1, $2, $3, $3, $4, $5) ON CONFLICT (thread_id) DO NOTHING \
+     RETURNING pg_notify('state_store_steps', json_build_object('thread', thread_id, 'seq', head)::text)";
 
 /// A sequence number as stored (BIGINT).
 fn to_db(seq: u64) -> i64 {
@@ -106,13 +160,17 @@ fn db_error(context: String) -> impl FnOnce(sqlx::Error) -> StoreError {
 
 /// Stamps out one backend over a sqlx driver. `$write` begins a write
 /// transaction, `$read` a read transaction that sees one snapshot of the
-/// database, `$lock` (optional) serializes schema creation across workers.
+/// database, `$lock` (optional) serializes schema creation across workers,
+/// `$move_head`, `$delete_thread` and `$create_fork` are `MOVE_HEAD`,
+/// `DELETE_THREAD` and `CREATE_FORK`, or versions of them that also tell
+/// other processes' watchers.
 macro_rules! sql_backend {
     (
         $(#[$doc:meta])*
         $name:ident, $db:ty, $pool:ty,
         write = $write:expr, read = $read:expr, lock = $lock:expr,
-        queue_writes = $queue:expr
+        queue_writes = $queue:expr,
+        move_head = $move_head:expr, delete_thread = $delete_thread:expr, create_fork = $create_fork:expr
     ) => {
         $(#[$doc])*
         #[derive(Debug, Clone)]
@@ -164,6 +222,16 @@ macro_rules! sql_backend {
                         found: version,
                         known: SCHEMA_VERSION,
                     });
+                }
+                if version < SCHEMA_VERSION {
+                    // 1 to 2 changes no table (see SCHEMA_VERSION). Under
+                    // the write lock (SQLite) or the advisory lock
+                    // (PostgreSQL), one worker at a time gets here.
+                    sqlx::query(UPGRADE_SCHEMA_VERSION)
+                        .bind(SCHEMA_VERSION)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(db_error("upgrading the store's tables".to_owned()))?;
                 }
                 tx.commit().await.map_err(db_error(context()))
             }
@@ -219,7 +287,7 @@ macro_rules! sql_backend {
                 let mut tx = self.pool.begin_with($write).await.map_err(db_error(context()))?;
                 // The head moves only from the expected step: a stale writer
                 // changes no row and learns the stored head below.
-                let moved = sqlx::query(MOVE_HEAD)
+                let moved = sqlx::query($move_head)
                     .bind(thread)
                     .bind(to_db(step.seq))
                     .bind(step.recorded_at)
@@ -279,6 +347,17 @@ macro_rules! sql_backend {
                 step_rows(thread, rows)
             }
 
+            pub async fn tail(&self, thread: &str, from: u64, limit: usize) -> Result<Option<Tail>, StoreError> {
+                let rows: Vec<TailTuple> = sqlx::query_as(SELECT_TAIL)
+                    .bind(thread)
+                    .bind(to_db(from))
+                    .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(db_error(format!("reading thread \"{thread}\" from step {from}")))?;
+                tail(thread, rows)
+            }
+
             pub async fn first_step(&self, thread: &str) -> Result<Option<u64>, StoreError> {
                 let (first,): (Option<i64>,) = sqlx::query_as(SELECT_FIRST_STEP)
                     .bind(thread)
@@ -310,7 +389,7 @@ macro_rules! sql_backend {
                 let context = || format!("deleting thread \"{thread}\"");
                 let mut tx = self.pool.begin_with($write).await.map_err(db_error(context()))?;
                 let mut existed = false;
-                for statement in DELETE_THREAD {
+                for statement in $delete_thread {
                     let done = sqlx::query(statement)
                         .bind(thread)
                         .execute(&mut *tx)
@@ -332,7 +411,7 @@ macro_rules! sql_backend {
                 let _queued = self.queue().await;
                 let context = || format!("forking thread \"{parent}\" at step {parent_seq} into \"{thread}\"");
                 let mut tx = self.pool.begin_with($write).await.map_err(db_error(context()))?;
-                let created = sqlx::query(CREATE_FORK)
+                let created = sqlx::query($create_fork)
                     .bind(thread)
                     .bind(to_db(snapshot.seq))
                     .bind(snapshot.recorded_at)
@@ -429,6 +508,50 @@ macro_rules! sql_backend {
 }
 
 type StepTuple = (i64, String, String, String, i64, i64);
+type TailTuple = (
+    i64,
+    i64,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<i64>,
+    Option<i64>,
+);
+
+/// The rows of `SELECT_TAIL`, as a [`Tail`].
+fn tail(thread: &str, rows: Vec<TailTuple>) -> Result<Option<Tail>, StoreError> {
+    let Some(&(head, created_at, ..)) = rows.first() else {
+        return Ok(None);
+    };
+    let mut steps = Vec::with_capacity(rows.len());
+    for (_, _, seq, kind, body, metadata, state_version, recorded_at) in rows {
+        // Step columns are all NULL (no step) or all set (NOT NULL columns).
+        if let (
+            Some(seq),
+            Some(kind),
+            Some(body),
+            Some(metadata),
+            Some(state_version),
+            Some(recorded_at),
+        ) = (seq, kind, body, metadata, state_version, recorded_at)
+        {
+            steps.push(StepRow {
+                seq: from_db(thread, "step", seq)?,
+                kind,
+                body,
+                metadata,
+                state_version,
+                recorded_at,
+            });
+        }
+    }
+    Ok(Some(Tail {
+        head: from_db(thread, "thread head", head)?,
+        created_at,
+        steps,
+    }))
+}
 type ThreadTuple = (String, i64, i64, i64, Option<String>, Option<i64>);
 
 fn step_rows(thread: &str, rows: Vec<StepTuple>) -> Result<Vec<StepRow>, StoreError> {
@@ -477,7 +600,45 @@ mod sqlite {
         // lock sleeps and polls: under contention one can wait seconds
         // while others come and go. Queueing this process's writers keeps
         // the order fair; other processes still wait on the lock.
-        queue_writes = true
+        queue_writes = true,
+        // Other processes' watchers poll `PRAGMA data_version` instead
+        // (see `watched_heads`).
+        move_head = MOVE_HEAD,
+        delete_thread = DELETE_THREAD,
+        create_fork = CREATE_FORK
+    }
+
+    /// Changes to the database committed by any other connection (this
+    /// process's pool included) since the last call on `conn`.
+    pub(crate) async fn data_version(conn: &mut sqlx::SqliteConnection) -> Result<i64, StoreError> {
+        let (version,): (i64,) = sqlx::query_as("PRAGMA data_version")
+            .fetch_one(conn)
+            .await
+            .map_err(db_error("reading the database's data_version".to_owned()))?;
+        Ok(version)
+    }
+
+    /// The head and creation time of each of `threads` that exists, in one
+    /// statement.
+    pub(crate) async fn watched_heads(
+        conn: &mut sqlx::SqliteConnection,
+        threads: &[String],
+    ) -> Result<Vec<(String, u64, i64)>, StoreError> {
+        let ids = serde_json::to_string(threads).unwrap_or_else(|_| "[]".to_owned());
+        let rows: Vec<(String, i64, i64)> = sqlx::query_as(
+            "SELECT thread_id, head, created_at FROM state_store_threads \
+             WHERE thread_id IN (SELECT value FROM json_each($1))",
+        )
+        .bind(ids)
+        .fetch_all(conn)
+        .await
+        .map_err(db_error("reading the heads of watched threads".to_owned()))?;
+        rows.into_iter()
+            .map(|(id, head, created_at)| {
+                let head = from_db(&id, "thread head", head)?;
+                Ok((id, head, created_at))
+            })
+            .collect()
     }
 }
 
@@ -495,11 +656,39 @@ mod postgres {
         // CREATE TABLE IF NOT EXISTS races between sessions in PostgreSQL.
         lock = Some("SELECT pg_advisory_xact_lock(7217347781021533)"),
         // Row locks queue PostgreSQL's writers already.
-        queue_writes = false
+        queue_writes = false,
+        // Other processes' watchers listen on NOTIFY_CHANNEL.
+        move_head = MOVE_HEAD_NOTIFY,
+        delete_thread = DELETE_THREAD_NOTIFY,
+        create_fork = CREATE_FORK_NOTIFY
     }
 }
 
 #[cfg(feature = "postgres")]
 pub(crate) use postgres::Postgres;
 #[cfg(feature = "sqlite")]
-pub(crate) use sqlite::Sqlite;
+pub(crate) use sqlite::{Sqlite, data_version, watched_heads};
+
+#[cfg(all(test, feature = "postgres"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notifying_statements_are_the_shared_ones_plus_the_notice() {
+        let notice = |seq: &str| {
+            format!(
+                " RETURNING pg_notify('{NOTIFY_CHANNEL}', json_build_object('thread', thread_id, 'seq', {seq})::text)"
+            )
+        };
+        assert_eq!(MOVE_HEAD_NOTIFY, format!("{MOVE_HEAD}{}", notice("head")));
+        assert_eq!(
+            CREATE_FORK_NOTIFY,
+            format!("{CREATE_FORK}{}", notice("head"))
+        );
+        assert_eq!(DELETE_THREAD_NOTIFY[..2], DELETE_THREAD[..2]);
+        assert_eq!(
+            DELETE_THREAD_NOTIFY[2],
+            format!("{}{}", DELETE_THREAD[2], notice("0"))
+        );
+    }
+}

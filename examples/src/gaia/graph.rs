@@ -1,0 +1,221 @@
+//! GAIA as a [`StateGraph`], its run streamed.
+//!
+//! ```text
+//! START ──prune──▶ filter_messages | trim_messages | memory_retrieval
+//! filter_messages ──prune──▶ trim_messages | memory_retrieval
+//! trim_messages ──prune──▶ memory_retrieval
+//! memory_retrieval ──▶ agent
+//! agent ──after_agent──▶ tools (the last AI message calls a tool) | store_memory
+//! tools ──▶ agent
+//! store_memory ──▶ END
+//! ```
+//!
+//! The routers are [`next_node`], the hand-written loop's table: the graph
+//! takes the same path. The pruning nodes are the document's
+//! [`filter_messages_node`] and [`trim_messages_node`] as they are; the
+//! others are [`Gaia::run_node`]'s, over the simulated Mem0, calendar and
+//! model ([`SharedGaia`], behind a mutex: the nodes run one at a time).
+//!
+//! The run's [`RunnableConfig`] travels beside the state, never in it: the
+//! nodes that read it capture it when the graph is built (the runner has no
+//! per-run config), so a graph serves one user's configuration.
+//!
+//! [`execute_graph_streaming`] is the document's function: the run streamed
+//! with [`StreamMode::UPDATES`], each node's update turned into the SSE
+//! events GAIA's front end reads as soon as the runner applies it.
+
+use super::{
+    Gaia, GaiaState, GaiaStateDelta, NodeRun, RECURSION_LIMIT, Run, RunnableConfig, SSE_DONE,
+    filter_messages_node, next_node, trim_messages_node, update_sse_events,
+};
+use futures::{Stream, StreamExt, stream};
+use state_core::State;
+use state_graph::{CompiledGraph, END, Event, GraphError, Outcome, START, StateGraph, StreamMode};
+use state_store::Store;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The node that drops oversized messages.
+pub const FILTER_MESSAGES: &str = "filter_messages";
+/// The node that keeps the last ten messages.
+pub const TRIM_MESSAGES: &str = "trim_messages";
+/// The node that searches Mem0.
+pub const MEMORY_RETRIEVAL: &str = "memory_retrieval";
+/// The model.
+pub const AGENT: &str = "agent";
+/// The tool executor.
+pub const TOOLS: &str = "tools";
+/// The node that stores the user's message in Mem0.
+pub const STORE_MEMORY: &str = "store_memory";
+
+/// Every node of the graph.
+pub const NODES: [&str; 6] = [
+    FILTER_MESSAGES,
+    TRIM_MESSAGES,
+    MEMORY_RETRIEVAL,
+    AGENT,
+    TOOLS,
+    STORE_MEMORY,
+];
+
+/// The simulated services, shared by the graph's nodes (and by the
+/// caller, who reads what Mem0 stored).
+pub type SharedGaia = Arc<Mutex<Gaia>>;
+
+/// Wraps the services for [`build`].
+pub fn shared(gaia: Gaia) -> SharedGaia {
+    Arc::new(Mutex::new(gaia))
+}
+
+/// The services, locked (taken back if a node panicked holding them).
+pub fn lock(gaia: &SharedGaia) -> MutexGuard<'_, Gaia> {
+    gaia.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The conditional edges of `START` and the pruning nodes: filter
+/// oversized messages first, then trim, then on to memory retrieval.
+pub fn prune(state: &GaiaState) -> &'static str {
+    next_node(START, state).unwrap_or(END)
+}
+
+/// The conditional edge of the agent: its tools when the last AI message
+/// calls one, else the memory store.
+pub fn after_agent(state: &GaiaState) -> &'static str {
+    next_node(AGENT, state).unwrap_or(END)
+}
+
+/// The graph over `gaia`, its nodes reading `config` beside the state.
+pub fn build(gaia: &SharedGaia, config: RunnableConfig) -> StateGraph<GaiaState> {
+    let config = Arc::new(config);
+    let mut g = StateGraph::<GaiaState>::new();
+    g.add_node(FILTER_MESSAGES, filter_messages_node);
+    g.add_node(TRIM_MESSAGES, trim_messages_node);
+    for name in [MEMORY_RETRIEVAL, AGENT, TOOLS, STORE_MEMORY] {
+        let (gaia, config) = (gaia.clone(), config.clone());
+        g.add_node(name, move |state: &GaiaState| {
+            lock(&gaia).run_node(name, state, &config)
+        });
+    }
+    let pruned = [FILTER_MESSAGES, TRIM_MESSAGES, MEMORY_RETRIEVAL];
+    g.add_conditional_edges(START, prune, pruned);
+    g.add_conditional_edges(FILTER_MESSAGES, prune, [TRIM_MESSAGES, MEMORY_RETRIEVAL]);
+    g.add_conditional_edges(TRIM_MESSAGES, prune, [MEMORY_RETRIEVAL]);
+    g.add_edge(MEMORY_RETRIEVAL, AGENT);
+    g.add_conditional_edges(AGENT, after_agent, [TOOLS, STORE_MEMORY]);
+    g.add_edge(TOOLS, AGENT);
+    g.add_edge(STORE_MEMORY, END);
+    g
+}
+
+/// [`build`], compiled, its threads in `store` (GAIA's `PostgresSaver`),
+/// with [`RECURSION_LIMIT`] supersteps per run.
+///
+/// # Errors
+///
+/// When the graph does not compile (it does: the tests build it).
+pub fn compile(
+    gaia: &SharedGaia,
+    config: RunnableConfig,
+    store: Store,
+) -> Result<CompiledGraph<GaiaState>, GraphError> {
+    Ok(build(gaia, config)
+        .compile()?
+        .with_store(store)
+        .with_recursion_limit(RECURSION_LIMIT))
+}
+
+/// The document's `execute_graph_streaming`: the run of `input` on
+/// `thread`, streamed with [`StreamMode::UPDATES`], as SSE events: for each
+/// node's update as it comes, the content of each new AI message and its
+/// tool calls; then `data: [DONE]`, unless the run failed (its error is the
+/// last item, as the Python generator raises).
+pub fn execute_graph_streaming(
+    app: &CompiledGraph<GaiaState>,
+    thread: &str,
+    input: GaiaStateDelta,
+) -> impl Stream<Item = Result<String, GraphError>> + Send + Unpin + 'static {
+    let failed = Arc::new(AtomicBool::new(false));
+    let seen = failed.clone();
+    let events = app
+        .stream_thread(thread, input, StreamMode::UPDATES)
+        .flat_map(move |event| {
+            let frames: Vec<Result<String, GraphError>> = match event {
+                Ok(Event::Update { delta, .. }) => {
+                    update_sse_events(&delta).into_iter().map(Ok).collect()
+                }
+                Ok(_) => Vec::new(),
+                Err(error) => {
+                    seen.store(true, Ordering::Relaxed);
+                    vec![Err(error)]
+                }
+            };
+            stream::iter(frames)
+        });
+    // Read once the run's events are all out (a chained stream is polled
+    // only after the first ends).
+    let done = stream::iter([()]).flat_map(move |()| {
+        let failed = failed.load(Ordering::Relaxed);
+        stream::iter((!failed).then(|| Ok(SSE_DONE.to_owned())))
+    });
+    events.chain(done)
+}
+
+/// The run of `input` on `thread`, streamed with
+/// `StreamMode::UPDATES | StreamMode::VALUES`; `on_event` sees each event as
+/// it comes (a front end's SSE feed). Returns what the hand-written loop
+/// records ([`Run`]: the state after the input, each node's update and the
+/// state after it), and the outcome.
+///
+/// # Errors
+///
+/// The run's error; or a node the graph does not know (it knows them all).
+pub async fn stream_run(
+    app: &CompiledGraph<GaiaState>,
+    thread: &str,
+    input: GaiaStateDelta,
+    mut on_event: impl FnMut(&Event<GaiaState>),
+) -> Result<(Run, Outcome<GaiaState>), GraphError> {
+    let mut events = app.stream_thread(thread, input, StreamMode::UPDATES | StreamMode::VALUES);
+    let mut input_values = None;
+    let mut steps: Vec<NodeRun> = Vec::new();
+    // GAIA's supersteps are one node each: the update, then the values.
+    let mut update = None;
+    while let Some(event) = events.next().await {
+        let event = event?;
+        on_event(&event);
+        match event {
+            Event::Update { node, delta } => {
+                let name = NODES
+                    .into_iter()
+                    .find(|known| *known == node)
+                    .ok_or_else(|| GraphError::Invalid(format!("unknown node {node:?}")))?;
+                update = Some((name, delta));
+            }
+            Event::Values(state) => {
+                let values = state.to_json().map_err(|source| GraphError::State {
+                    context: "the state has no JSON form".to_owned(),
+                    source,
+                })?;
+                match update.take() {
+                    Some((node, delta)) => steps.push(NodeRun {
+                        node,
+                        delta,
+                        values,
+                    }),
+                    None => input_values = Some(values),
+                }
+            }
+            Event::End(outcome) => {
+                let run = Run {
+                    input_values: input_values.unwrap_or_default(),
+                    steps,
+                };
+                return Ok((run, outcome));
+            }
+            _ => {}
+        }
+    }
+    Err(GraphError::Invalid(
+        "the stream ended without its End event".to_owned(),
+    ))
+}

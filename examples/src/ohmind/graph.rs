@@ -1,0 +1,261 @@
+//! OHMind as a [`StateGraph`]: the document's `workflow`, compiled with a
+//! checkpointer.
+//!
+//! ```text
+//! START ──entry_node──▶ supervisor | human_validation | plan_approval
+//! every node ──next_node──▶ the node `next` names
+//!                           | human_validation (a validation waits: ctx.interrupt)
+//!                           | plan_approval    (a task plan waits: ctx.interrupt)
+//!                           | END              (FINISH, no active plan)
+//! ```
+//!
+//! The nodes are those of [`Ohmind::run_node`] (the supervisor, the task
+//! planner, the five agents, the error handler, the summary), unchanged:
+//! an agent whose tool needs approval still writes
+//! [`mark_validation_required`](super::mark_validation_required)
+//! (`next = "FINISH"`, "wait for user approval"), and the task planner
+//! still writes a plan with `task_plan_needs_approval`. Where the hand-written loop then ends the
+//! turn and reads the user's next message as the answer, the graph's
+//! router sends the run to `human_validation` or `plan_approval`, which
+//! pause it with [`Ctx::interrupt`]: the run returns an interrupted
+//! [`Outcome`](state_graph::Outcome), the pause is stored on the thread,
+//! and [`CompiledGraph::resume`] with the user's answer runs the node again,
+//! where `interrupt` returns the answer
+//! ([`Ohmind::answer_validation`], [`Ohmind::answer_plan`]).
+//!
+//! The simulated app ([`Ohmind`]: the injected tool failures, the message
+//! counter) is shared by the nodes behind a mutex ([`SharedOhmind`]); the
+//! nodes run one at a time, so it is never contended.
+
+use super::{
+    AGENTS, AgentState, AgentStateDelta, ERROR_HANDLER, HUMAN_VALIDATION, Ohmind, PLAN_APPROVAL,
+    RECURSION_LIMIT, SUMMARY, SUPERVISOR, Step, TASK_PLANNER, entry_node, route,
+    should_continue_validation,
+};
+use serde_json::{Value, json};
+use state_core::{Delta, State};
+use state_graph::{CompiledGraph, Ctx, END, GraphError, NodeError, START, StateGraph};
+use state_store::{StepKind, StepRecord, Store};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The simulated app, shared by the graph's nodes (and by the caller, who
+/// injects tool failures between runs).
+pub type SharedOhmind = Arc<Mutex<Ohmind>>;
+
+/// Wraps an app for [`build`].
+pub fn shared(app: Ohmind) -> SharedOhmind {
+    Arc::new(Mutex::new(app))
+}
+
+/// The app, locked. A node that panicked while holding it (the runner
+/// catches the panic and fails the run) leaves nothing half-written in it
+/// that matters: the lock is taken back.
+pub fn lock(app: &SharedOhmind) -> MutexGuard<'_, Ohmind> {
+    app.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The `"kind"` of the interrupt `human_validation` raises.
+pub const ASK_VALIDATION: &str = "validation";
+/// The `"kind"` of the interrupt `plan_approval` raises.
+pub const ASK_PLAN_APPROVAL: &str = "plan_approval";
+
+/// Every node of the graph, in the order they are added.
+pub fn node_names() -> Vec<&'static str> {
+    let mut names = vec![SUPERVISOR, TASK_PLANNER];
+    names.extend(AGENTS.iter().map(|spec| spec.name));
+    names.extend([ERROR_HANDLER, SUMMARY, HUMAN_VALIDATION, PLAN_APPROVAL]);
+    names
+}
+
+/// The conditional edge after every node: a validation or a task plan
+/// waiting for the user goes to the node that asks (and pauses); otherwise
+/// [`route`]: the node `next` names, the supervisor when `FINISH` comes
+/// with an active plan, or `END`.
+pub fn next_node(state: &AgentState) -> String {
+    if should_continue_validation(state) {
+        HUMAN_VALIDATION.to_owned()
+    } else if state.awaiting_plan_approval() {
+        PLAN_APPROVAL.to_owned()
+    } else {
+        route(state).unwrap_or_else(|| END.to_owned())
+    }
+}
+
+/// What `human_validation` shows the user: the operation and its metadata
+/// (the agent, the tool, the estimated hours).
+pub fn validation_request(state: &AgentState) -> Value {
+    json!({
+        "kind": ASK_VALIDATION,
+        "message": state.validation_message,
+        "operation": state.operation_metadata,
+    })
+}
+
+/// What `plan_approval` shows the user: the plan, as data and as the
+/// markdown written to `task_plan_path`.
+pub fn plan_request(state: &AgentState) -> Value {
+    json!({
+        "kind": ASK_PLAN_APPROVAL,
+        "path": state.task_plan_path,
+        "plan": state.task_plan,
+        "markdown": state.plan_markdown(),
+    })
+}
+
+/// The user's answer as text: a string as given, `true`/`false` as yes/no.
+pub fn answer_text(answer: &Value) -> String {
+    match answer {
+        Value::String(text) => text.clone(),
+        Value::Bool(true) => "yes".to_owned(),
+        Value::Bool(false) => "no".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+/// The graph over `app`: every node of [`Ohmind::run_node`], the two
+/// asking nodes with their interrupts, and the edges above.
+pub fn build(app: &SharedOhmind) -> StateGraph<AgentState> {
+    let mut g = StateGraph::<AgentState>::new();
+    let plain = [SUPERVISOR, TASK_PLANNER, ERROR_HANDLER, SUMMARY]
+        .into_iter()
+        .chain(AGENTS.iter().map(|spec| spec.name));
+    for name in plain {
+        let app = app.clone();
+        g.add_node(name, move |state: &AgentState| {
+            lock(&app).run_node(name, state)
+        });
+    }
+
+    // The asking nodes: nothing before `interrupt` has a side effect, so
+    // running them again on resume is safe.
+    let validation = app.clone();
+    g.add_node(
+        HUMAN_VALIDATION,
+        move |state: &AgentState, ctx: &Ctx| -> Result<AgentStateDelta, NodeError> {
+            let answer = ctx.interrupt(validation_request(state))?;
+            Ok(lock(&validation).answer_validation(state, &answer_text(&answer))?)
+        },
+    );
+    let plan = app.clone();
+    g.add_node(
+        PLAN_APPROVAL,
+        move |state: &AgentState, ctx: &Ctx| -> Result<AgentStateDelta, NodeError> {
+            let answer = ctx.interrupt(plan_request(state))?;
+            Ok(lock(&plan).answer_plan(&answer_text(&answer))?)
+        },
+    );
+
+    g.add_conditional_edges(
+        START,
+        entry_node,
+        [SUPERVISOR, HUMAN_VALIDATION, PLAN_APPROVAL],
+    );
+    let mut targets = node_names();
+    targets.push(END);
+    for name in node_names() {
+        g.add_conditional_edges(name, next_node, targets.clone());
+    }
+    g
+}
+
+/// [`build`], compiled, its threads in `store`, with OHMind's recursion
+/// limit ([`RECURSION_LIMIT`] supersteps, one node each, per run).
+///
+/// # Errors
+///
+/// When the graph does not compile (it does: the tests build it).
+pub fn compile(app: &SharedOhmind, store: Store) -> Result<CompiledGraph<AgentState>, GraphError> {
+    Ok(build(app)
+        .compile()?
+        .with_store(store)
+        .with_recursion_limit(RECURSION_LIMIT))
+}
+
+/// A user turn's input: the message, with its id from the app's counter.
+pub fn user_input(app: &SharedOhmind, text: &str) -> AgentStateDelta {
+    AgentState::delta().messages(vec![lock(app).user_message(text)])
+}
+
+/// A state as the graph's input (`app.invoke(initial_state, config)`):
+/// every field written, through the reducers.
+///
+/// # Errors
+///
+/// A field with no JSON form (none of this state's).
+pub fn state_input(state: &AgentState) -> Result<AgentStateDelta, state_core::StateError> {
+    AgentStateDelta::from_json(state.to_json()?)
+}
+
+/// The nodes' deltas logged on `thread` after step `after`, decoded from
+/// the store: one [`Step`] per node of each superstep, in order. The input
+/// (`__start__`), turn starts and pending steps (a pause) are skipped.
+///
+/// # Errors
+///
+/// When the log cannot be read, or a logged delta does not decode.
+pub async fn logged_steps(
+    store: &Store,
+    thread: &str,
+    after: u64,
+) -> Result<Vec<Step>, GraphError> {
+    let mut steps = Vec::new();
+    for record in store.history(thread, after + 1..).await? {
+        for (node, delta) in superstep(thread, &record)? {
+            steps.push(Step { node, delta });
+        }
+    }
+    Ok(steps)
+}
+
+/// The node names in a logged step's metadata (`{"nodes": [...]}`); empty
+/// for a step without them (a turn start, a pause).
+pub fn logged_nodes(record: &StepRecord) -> Vec<String> {
+    record
+        .metadata
+        .get("nodes")
+        .and_then(Value::as_array)
+        .map(|nodes| {
+            nodes
+                .iter()
+                .filter_map(|node| node.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The nodes and deltas of one logged superstep; none for any other step.
+fn superstep(
+    thread: &str,
+    record: &StepRecord,
+) -> Result<Vec<(String, AgentStateDelta)>, GraphError> {
+    let nodes = logged_nodes(record);
+    let bodies: Vec<Value> = match (record.kind, &record.body) {
+        (StepKind::Superstep, Value::Array(deltas)) => deltas.clone(),
+        (StepKind::Apply, delta) => vec![delta.clone()],
+        _ => return Ok(Vec::new()),
+    };
+    if nodes.is_empty() || nodes == [START] {
+        return Ok(Vec::new());
+    }
+    let unreadable = |reason: String| GraphError::Log {
+        thread: thread.to_owned(),
+        seq: record.seq,
+        reason,
+    };
+    if nodes.len() != bodies.len() {
+        return Err(unreadable(format!(
+            "{} nodes named for {} deltas",
+            nodes.len(),
+            bodies.len()
+        )));
+    }
+    nodes
+        .into_iter()
+        .zip(bodies)
+        .map(|(node, body)| {
+            let delta = AgentStateDelta::from_json(body)
+                .map_err(|e| unreadable(format!("the delta of {node} does not decode: {e}")))?;
+            Ok((node, delta))
+        })
+        .collect()
+}

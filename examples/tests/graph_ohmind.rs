@@ -1,0 +1,328 @@
+//! OHMind's graph end to end on a SQLite file: the supervisor's routing
+//! through conditional edges, the validation and the plan approval as
+//! interrupts answered with `resume` (one from a second store on the same
+//! file, as another process), the node path of each run (the same as the
+//! hand-written loop's), and the stored log: one step per superstep, its
+//! node in the metadata, a `pending` step for each pause.
+
+use serde_json::{Value, json};
+use state_core::{Message, MessageKind, State};
+use state_examples::ohmind::graph::{self, ASK_PLAN_APPROVAL, ASK_VALIDATION};
+use state_examples::ohmind::{self, AgentState, HUMAN_VALIDATION, Ohmind, PLAN_APPROVAL, Step};
+use state_graph::{CompiledGraph, Outcome, START};
+use state_store::{StepKind, Store};
+use std::path::PathBuf;
+
+const THREAD: &str = "user-123-session-1";
+const FIRST: &str = "What is the HOMO-LUMO gap of benzyltrimethylammonium?";
+
+async fn sqlite() -> (tempfile::TempDir, PathBuf, Store) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("checkpoints.db");
+    let store = Store::sqlite(&path).await.expect("the SQLite store opens");
+    (dir, path, store)
+}
+
+/// The nodes a run wrote to the log after step `after`.
+async fn path_since(store: &Store, thread: &str, after: u64) -> Vec<String> {
+    let steps = graph::logged_steps(store, thread, after)
+        .await
+        .expect("the log decodes");
+    steps.into_iter().map(|step| step.node).collect()
+}
+
+fn nodes(steps: &[Step]) -> Vec<String> {
+    steps.iter().map(|step| step.node.clone()).collect()
+}
+
+/// Each logged step as its nodes (`__start__` for the run's input, which
+/// starts the turn), or `pending` for a pause. A turn start logged apart
+/// from the input, without nodes, is left out.
+async fn log(store: &Store, thread: &str) -> Vec<String> {
+    let history = store.history(thread, ..).await.expect("the log reads");
+    history
+        .iter()
+        .filter_map(|step| {
+            let nodes = graph::logged_nodes(step);
+            match step.kind {
+                _ if nodes == [START] => Some(START.to_owned()),
+                StepKind::Superstep => {
+                    assert!(!nodes.is_empty(), "step {} names its nodes", step.seq);
+                    Some(nodes.join("+"))
+                }
+                StepKind::Pending => Some("pending".to_owned()),
+                StepKind::BeginTurn if nodes.is_empty() => None,
+                kind => panic!("step {}: {kind} {nodes:?}", step.seq),
+            }
+        })
+        .collect()
+}
+
+fn last_human(state: &AgentState) -> Option<String> {
+    state
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.kind() == MessageKind::Human)
+        .map(Message::text)
+}
+
+/// The first message's id is random (create_initial_state has none);
+/// every other id comes from the app's counter.
+fn first_id_blanked(state: &AgentState) -> Value {
+    let mut json = state.to_json().unwrap();
+    json["messages"][0]["id"] = Value::Null;
+    json
+}
+
+async fn invoke(
+    app: &CompiledGraph<AgentState>,
+    sim: &graph::SharedOhmind,
+    text: &str,
+) -> Outcome<AgentState> {
+    app.invoke_thread(THREAD, graph::user_input(sim, text))
+        .await
+        .expect("the run goes on")
+}
+
+#[tokio::test]
+async fn validation_pauses_the_run_and_resume_answers_it_on_sqlite() {
+    let (_dir, path, store) = sqlite().await;
+    let sim = graph::shared(Ohmind::new());
+    let app = graph::compile(&sim, store.clone()).unwrap();
+
+    // Turn 1: create_initial_state as the input, supervisor → qm_agent → END.
+    let input = graph::state_input(&ohmind::create_initial_state(FIRST)).unwrap();
+    let out = app.invoke_thread(THREAD, input).await.unwrap();
+    assert!(!out.is_interrupted());
+    assert_eq!(
+        path_since(&store, THREAD, 0).await,
+        ["supervisor", "qm_agent"]
+    );
+    assert!(out.state().mcp_results.contains_key("orca_single_point"));
+    let mut seq = out.seq();
+
+    // Turn 2: md_agent needs approval; the router sends the run to
+    // human_validation, which pauses it.
+    let text = "Simulate the hydroxide conductivity of benzyltrimethylammonium with MD";
+    let out = invoke(&app, &sim, text).await;
+    assert_eq!(
+        path_since(&store, THREAD, seq).await,
+        ["supervisor", "md_agent"]
+    );
+    assert!(out.is_interrupted());
+    let [interrupt] = out.interrupts() else {
+        panic!("one interrupt: {:?}", out.interrupts());
+    };
+    assert_eq!(interrupt.node, HUMAN_VALIDATION);
+    assert_eq!(interrupt.value["kind"], ASK_VALIDATION);
+    assert_eq!(
+        interrupt.value["message"],
+        "md_agent runs gromacs_md (about 6 hours of compute)"
+    );
+    assert_eq!(interrupt.value["operation"]["tool"], "gromacs_md");
+    assert!(ohmind::should_continue_validation(out.state()));
+    assert!(!out.state().mcp_results.contains_key("gromacs_md"));
+    let history = store.history(THREAD, ..).await.unwrap();
+    assert_eq!(history.last().unwrap().kind, StepKind::Pending);
+    assert_eq!(out.seq(), history.last().unwrap().seq);
+    seq = out.seq();
+
+    // Another process answers: a new store on the same file, the graph
+    // compiled again (the simulated app is the same, for its counter).
+    let other = Store::sqlite(&path).await.unwrap();
+    let worker = graph::compile(&sim, other).unwrap();
+    let pending = worker.pending_interrupts(THREAD).await.unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].id, interrupt.id);
+    let out = worker.resume(THREAD, json!("yes, go ahead")).await.unwrap();
+    assert!(!out.is_interrupted());
+    assert_eq!(
+        path_since(&store, THREAD, seq).await,
+        [HUMAN_VALIDATION, "md_agent"],
+        "human_validation ran again, then the approved agent"
+    );
+    assert!(out.state().mcp_results.contains_key("gromacs_md"));
+    assert_eq!(
+        out.state().validation_approved,
+        None,
+        "consumed by md_agent"
+    );
+    assert!(!out.state().validation_required);
+    assert_eq!(last_human(out.state()).as_deref(), Some("yes, go ahead"));
+    seq = out.seq();
+
+    // Turn 4: asked again, rejected: back to the supervisor, which ends.
+    let out = invoke(&app, &sim, "Run a longer MD simulation").await;
+    assert!(out.is_interrupted());
+    let mid = out.seq();
+    let out = app.resume(THREAD, json!("no, cancel that")).await.unwrap();
+    assert!(!out.is_interrupted());
+    assert_eq!(
+        path_since(&store, THREAD, seq).await,
+        ["supervisor", "md_agent", HUMAN_VALIDATION, "supervisor"]
+    );
+    assert_eq!(
+        path_since(&store, THREAD, mid).await,
+        [HUMAN_VALIDATION, "supervisor"]
+    );
+    assert_eq!(out.state().validation_approved, Some(false));
+    let texts: Vec<String> = out.state().messages.iter().map(Message::text).collect();
+    assert_eq!(
+        texts[texts.len() - 2..],
+        [
+            "no, cancel that",
+            "Cancelled: md_agent runs gromacs_md (about 6 hours of compute)."
+        ]
+    );
+    assert!(
+        app.resume(THREAD, json!("yes")).await.is_err(),
+        "nothing pending"
+    );
+
+    // The log: one step per superstep with its node, the input after each
+    // turn start, a pending step per pause.
+    assert_eq!(
+        log(&store, THREAD).await,
+        [
+            START,
+            "supervisor",
+            "qm_agent",
+            START,
+            "supervisor",
+            "md_agent",
+            "pending",
+            HUMAN_VALIDATION,
+            "md_agent",
+            START,
+            "supervisor",
+            "md_agent",
+            "pending",
+            HUMAN_VALIDATION,
+            "supervisor",
+        ]
+    );
+
+    // The same conversation through the hand-written loop, where each
+    // answer is the next turn's message: the same nodes, the same state.
+    let mut legacy = Ohmind::new();
+    let mut state = ohmind::create_initial_state(FIRST);
+    let mut expected = nodes(&legacy.run(&mut state).unwrap());
+    for text in [
+        text,
+        "yes, go ahead",
+        "Run a longer MD simulation",
+        "no, cancel that",
+    ] {
+        expected.extend(nodes(&legacy.run_turn(&mut state, text).unwrap()));
+    }
+    assert_eq!(path_since(&store, THREAD, 0).await, expected);
+    assert_eq!(first_id_blanked(out.state()), first_id_blanked(&state));
+
+    // And the file holds it all.
+    let reopened = Store::sqlite(&path)
+        .await
+        .unwrap()
+        .thread::<AgentState>(THREAD)
+        .await
+        .unwrap();
+    assert_eq!(reopened.state(), out.state());
+}
+
+#[tokio::test]
+async fn a_plan_waits_for_approval_then_runs_step_by_step() {
+    let (_dir, _path, store) = sqlite().await;
+    let sim = graph::shared(Ohmind::new().with_plan_approval());
+    let app = graph::compile(&sim, store.clone()).unwrap();
+
+    let request = "Design HEM cations and compute their properties";
+    let out = invoke(&app, &sim, request).await;
+    assert_eq!(
+        path_since(&store, THREAD, 0).await,
+        ["supervisor", "task_planner"]
+    );
+    let [interrupt] = out.interrupts() else {
+        panic!("one interrupt: {:?}", out.interrupts());
+    };
+    assert_eq!(interrupt.node, PLAN_APPROVAL);
+    assert_eq!(interrupt.value["kind"], ASK_PLAN_APPROVAL);
+    assert_eq!(interrupt.value["path"], "task_plans/plan_1.md");
+    assert_eq!(
+        interrupt.value["plan"]["steps"].as_array().unwrap().len(),
+        2
+    );
+    let markdown = interrupt.value["markdown"].as_str().unwrap();
+    assert!(markdown.contains("- [ ] 2. Compute molecular properties (chemistry_agent)"));
+    assert!(out.state().awaiting_plan_approval());
+    let paused = out.seq();
+
+    // `true` is a yes.
+    let out = app.resume(THREAD, json!(true)).await.unwrap();
+    assert!(!out.is_interrupted());
+    assert_eq!(
+        path_since(&store, THREAD, paused).await,
+        [
+            PLAN_APPROVAL,
+            "supervisor",
+            "hem_agent",
+            "supervisor",
+            "chemistry_agent",
+            "supervisor",
+            "summary"
+        ]
+    );
+    let state = out.state();
+    assert_eq!(state.task_plan_approved, Some(true));
+    assert_eq!(state.task_plan, None, "cleared by the summary");
+    assert!(state.mcp_results.contains_key("hem_design"));
+    assert!(state.mcp_results.contains_key("smiles_properties"));
+    assert!(
+        state
+            .messages
+            .last()
+            .unwrap()
+            .text()
+            .starts_with("All 2 steps complete.")
+    );
+    assert_eq!(
+        log(&store, THREAD).await,
+        [
+            START,
+            "supervisor",
+            "task_planner",
+            "pending",
+            PLAN_APPROVAL,
+            "supervisor",
+            "hem_agent",
+            "supervisor",
+            "chemistry_agent",
+            "supervisor",
+            "summary",
+        ]
+    );
+
+    // The hand-written loop, the answer as the next turn: the same path.
+    let mut legacy = Ohmind::new().with_plan_approval();
+    let mut expected = AgentState::default();
+    let mut path = nodes(&legacy.run_turn(&mut expected, request).unwrap());
+    path.extend(nodes(&legacy.run_turn(&mut expected, "yes").unwrap()));
+    assert_eq!(path_since(&store, THREAD, 0).await, path);
+    assert_eq!(out.state(), &expected);
+}
+
+#[tokio::test]
+async fn a_failing_tool_is_retried_through_the_supervisor_until_the_limit() {
+    let (_dir, _path, store) = sqlite().await;
+    let sim = graph::shared(Ohmind::new());
+    let app = graph::compile(&sim, store.clone()).unwrap();
+    graph::lock(&sim).fail_next("rag_search", 10);
+    let out = invoke(&app, &sim, "Find literature on alkaline degradation").await;
+    let mut expected = vec!["supervisor"];
+    for _ in 0..=ohmind::MAX_RETRIES {
+        expected.extend(["rag_agent", "error_handler", "supervisor"]);
+    }
+    expected.pop();
+    assert_eq!(path_since(&store, THREAD, 0).await, expected);
+    assert_eq!(out.state().retry_count, ohmind::MAX_RETRIES);
+    assert!(out.state().error.is_some());
+}

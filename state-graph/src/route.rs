@@ -1,0 +1,144 @@
+//! Routers: the functions of conditional edges, which name the next nodes,
+//! and fan-outs (LangGraph's `Send`), which give each worker its own input.
+
+use std::any::Any;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// A router, erased: calls `each` once per target name it returns.
+pub(crate) type RouterFn<S> = Box<dyn Fn(&S, &mut dyn FnMut(&str)) + Send + Sync>;
+
+/// A worker's input, erased (the worker's typed handle makes it the right
+/// type).
+pub(crate) type AnyInput = dyn Any + Send + Sync;
+
+/// A fan-out router, erased: the worker inputs, in send order.
+pub(crate) type FanOutFn<S> = Box<dyn Fn(&S) -> Vec<Arc<AnyInput>> + Send + Sync>;
+
+/// What a router may return: one target name (`&str`, `String`, or
+/// [`END`](crate::END)), several (a `Vec` or an array of them: they run
+/// together in the next superstep), or `Option` of these (`None`: no next
+/// node from this router).
+#[diagnostic::on_unimplemented(
+    message = "a router must return a target name or a list of them",
+    label = "this router returns `{Self}`",
+    note = "accepted: `&str`, `String`, `Vec<&str>`, `Vec<String>`, `[&str; N]`, or an `Option` of these"
+)]
+pub trait Targets {
+    /// Calls `each` with every target name.
+    fn each(self, each: &mut dyn FnMut(&str));
+}
+
+impl Targets for &str {
+    fn each(self, each: &mut dyn FnMut(&str)) {
+        each(self)
+    }
+}
+
+impl Targets for String {
+    fn each(self, each: &mut dyn FnMut(&str)) {
+        each(&self)
+    }
+}
+
+impl<T: AsRef<str>> Targets for Vec<T> {
+    fn each(self, each: &mut dyn FnMut(&str)) {
+        for target in &self {
+            each(target.as_ref())
+        }
+    }
+}
+
+impl<T: AsRef<str>, const N: usize> Targets for [T; N] {
+    fn each(self, each: &mut dyn FnMut(&str)) {
+        for target in &self {
+            each(target.as_ref())
+        }
+    }
+}
+
+impl<T: Targets> Targets for Option<T> {
+    fn each(self, each: &mut dyn FnMut(&str)) {
+        if let Some(targets) = self {
+            targets.each(each)
+        }
+    }
+}
+
+/// Markers that tell the router forms apart (inferred; never written).
+pub mod markers {
+    use std::marker::PhantomData;
+
+    /// `fn(&S) -> R` with an owned (or `'static`) `R`.
+    pub struct Owned<R>(PhantomData<R>);
+    /// `fn(&S) -> &str` borrowing from the state.
+    pub struct Borrowed;
+}
+
+/// A function `add_conditional_edges` accepts as a router: `fn(&S) -> R`
+/// with `R` a [`Targets`], or `fn(&S) -> &str` returning a field of the
+/// state (`|s| s.next.as_str()` as a `fn`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a router of this graph",
+    label = "not a router",
+    note = "a router is `fn(&S) -> R` where R is a target name (`&str`, `String`, `END`) or a list of them"
+)]
+pub trait IntoRouter<S, M>: Send + Sync + 'static {
+    /// The erased router.
+    #[doc(hidden)]
+    fn into_router(self) -> Router<S>;
+}
+
+/// A router, erased.
+#[doc(hidden)]
+pub struct Router<S>(pub(crate) RouterFn<S>);
+
+impl<S, F, R> IntoRouter<S, markers::Owned<R>> for F
+where
+    F: Fn(&S) -> R + Send + Sync + 'static,
+    R: Targets,
+{
+    fn into_router(self) -> Router<S> {
+        Router(Box::new(move |state, each| self(state).each(each)))
+    }
+}
+
+impl<S, F> IntoRouter<S, markers::Borrowed> for F
+where
+    F: for<'a> Fn(&'a S) -> &'a str + Send + Sync + 'static,
+{
+    fn into_router(self) -> Router<S> {
+        Router(Box::new(move |state, each| each(self(state))))
+    }
+}
+
+/// A worker node: one that runs once per input a fan-out sends it
+/// (LangGraph's `Send`), reading that input instead of the state. Returned
+/// by [`StateGraph::add_worker`](crate::StateGraph::add_worker) and passed to
+/// [`add_fan_out`](crate::StateGraph::add_fan_out), so the compiler checks
+/// that the inputs sent are the ones the worker reads.
+#[derive(Debug)]
+pub struct Worker<I> {
+    pub(crate) name: String,
+    _input: PhantomData<fn(I)>,
+}
+
+impl<I> Worker<I> {
+    pub(crate) fn new(name: String) -> Worker<I> {
+        Worker {
+            name,
+            _input: PhantomData,
+        }
+    }
+
+    /// The worker's node name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl<I> Clone for Worker<I> {
+    fn clone(&self) -> Self {
+        Worker::new(self.name.clone())
+    }
+}

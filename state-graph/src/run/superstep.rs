@@ -1,0 +1,193 @@
+//! Running the tasks of one superstep: all at once on the same state,
+//! each with its retries, panics caught; what each did is reported in task
+//! order, whichever finished first.
+
+use crate::compile::{Plan, Task};
+use crate::ctx::{Ctx, EmitFn};
+use crate::error::{BoxError, NodeError, Panicked};
+use crate::graph::{Body, NodeSpec};
+use crate::node::Call;
+use crate::run::pending::{Prior, TaskKey};
+use futures::FutureExt;
+use serde_json::Value;
+use state_core::State;
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+/// What one task of a superstep did.
+pub(crate) enum Done<D> {
+    /// It returned its delta (or had one pending from before).
+    Wrote(D),
+    /// It paused (or was still paused from before).
+    Paused { id: String, value: Value },
+    /// It failed.
+    Failed(BoxError),
+}
+
+pub(crate) fn key<S: State>(plan: &Plan<S>, task: &Task) -> TaskKey {
+    TaskKey {
+        node: plan.nodes[task.node].name.clone(),
+        send: task.send.as_ref().map(|(i, _)| *i),
+    }
+}
+
+/// Runs `tasks` on `state`; tasks with a write or an unanswered interrupt
+/// in `prior` are not run again. Also returns how many tasks ran.
+pub(crate) async fn execute<S: State + Send + Sync + 'static>(
+    plan: &Plan<S>,
+    tasks: &[Task],
+    state: Arc<S>,
+    prior: &mut Prior<S::Delta>,
+    thread: Option<&str>,
+    emit: Option<&EmitFn>,
+) -> (Vec<Done<S::Delta>>, usize)
+where
+    S::Delta: Send + 'static,
+{
+    let mut runs = Vec::with_capacity(tasks.len());
+    let mut done: Vec<Option<Done<S::Delta>>> = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        // A task's key is only needed when something was pending.
+        if !prior.is_empty() {
+            let key = key(plan, task);
+            if let Some(delta) = prior.writes.remove(&key) {
+                done.push(Some(Done::Wrote(delta)));
+                continue;
+            }
+            if let Some(interrupt) = prior.take_interrupt(&key) {
+                done.push(Some(Done::Paused {
+                    id: interrupt.id,
+                    value: interrupt.value,
+                }));
+                continue;
+            }
+            // Answers belong to this superstep's run of the task only.
+            let answers = prior.answers.get(&key).cloned().unwrap_or_default();
+            runs.push(run_task(
+                plan,
+                task,
+                state.clone(),
+                answers,
+                thread,
+                emit.cloned(),
+            ));
+        } else {
+            runs.push(run_task(
+                plan,
+                task,
+                state.clone(),
+                Vec::new(),
+                thread,
+                emit.cloned(),
+            ));
+        }
+        done.push(None);
+    }
+    drop(state);
+    let count = runs.len();
+    let ran = if runs.len() == 1 {
+        let run = runs.pop().expect("one run");
+        vec![run.await]
+    } else {
+        futures::future::join_all(runs).await
+    };
+    let mut ran = ran.into_iter();
+    let done = done
+        .into_iter()
+        .map(|d| match d {
+            Some(d) => d,
+            // One run per task without a prior result, in order.
+            None => ran
+                .next()
+                .unwrap_or_else(|| Done::Failed("task lost".into())),
+        })
+        .collect();
+    (done, count)
+}
+
+/// One task: the node, retried as its policy says.
+async fn run_task<S: State + Send + Sync + 'static>(
+    plan: &Plan<S>,
+    task: &Task,
+    state: Arc<S>,
+    answers: Vec<Value>,
+    thread: Option<&str>,
+    emit: Option<EmitFn>,
+) -> Done<S::Delta>
+where
+    S::Delta: Send + 'static,
+{
+    let spec = &plan.nodes[task.node];
+    let mut attempt = 1;
+    loop {
+        let ctx = Ctx::new(&spec.name, thread, answers.clone(), emit.clone());
+        let result = call(spec, task, state.clone(), ctx.clone()).await;
+        if let Some(value) = ctx.take_raised() {
+            return Done::Paused {
+                id: uuid::Uuid::new_v4().to_string(),
+                value,
+            };
+        }
+        match result {
+            Ok(delta) => return Done::Wrote(delta),
+            Err(Failure::Panic(panic)) => return Done::Failed(Box::new(panic)),
+            Err(Failure::Error(error)) => match &spec.retry {
+                Some(policy) if policy.retries(attempt, &error) => {
+                    tokio::time::sleep(policy.delay(attempt)).await;
+                    attempt += 1;
+                }
+                _ => return Done::Failed(error.into_inner()),
+            },
+        }
+    }
+}
+
+enum Failure {
+    Error(NodeError),
+    Panic(Panicked),
+}
+
+async fn call<S: State + Send + Sync + 'static>(
+    spec: &NodeSpec<S>,
+    task: &Task,
+    state: Arc<S>,
+    ctx: Ctx,
+) -> Result<S::Delta, Failure>
+where
+    S::Delta: Send + 'static,
+{
+    match (&spec.body, &task.send) {
+        (Body::State(node), _) => call_node(&node.call, state, ctx).await,
+        (Body::Worker(node), Some((_, input))) => call_node(&node.call, input.clone(), ctx).await,
+        (Body::Worker(_), None) => Err(Failure::Error(NodeError::msg(
+            "a worker ran without an input (a fan-out sends it one)",
+        ))),
+    }
+}
+
+async fn call_node<X: ?Sized, D>(call: &Call<X, D>, input: Arc<X>, ctx: Ctx) -> Result<D, Failure> {
+    match call {
+        Call::Sync(f) => std::panic::catch_unwind(AssertUnwindSafe(|| f(&input, &ctx)))
+            .map_err(panicked)?
+            .map_err(Failure::Error),
+        Call::Async(f) => {
+            let run =
+                std::panic::catch_unwind(AssertUnwindSafe(|| f(input, ctx))).map_err(panicked)?;
+            AssertUnwindSafe(run)
+                .catch_unwind()
+                .await
+                .map_err(panicked)?
+                .map_err(Failure::Error)
+        }
+    }
+}
+
+fn panicked(payload: Box<dyn Any + Send>) -> Failure {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(a panic payload that is not a string)".to_owned());
+    Failure::Panic(Panicked { message })
+}

@@ -1,0 +1,174 @@
+//! [`ApiError`]: every error this server answers, as JSON
+//! (`{"error": "<message>", "kind": "<short machine kind>"}`) with a status
+//! that fits. Bad input is a 4xx; a 5xx is the store's fault (a corrupt row,
+//! a failed database), and its message names the row.
+
+use axum::Json;
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use state_core::StateError;
+use state_store::StoreError;
+use std::error::Error as _;
+
+/// An error answer: a status, a machine kind and a message for people.
+#[derive(Debug)]
+pub(crate) struct ApiError {
+    status: StatusCode,
+    kind: &'static str,
+    message: String,
+    /// `WWW-Authenticate`, for a 401.
+    challenge: Option<&'static str>,
+}
+
+/// The JSON body of every error.
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    error: &'a str,
+    kind: &'a str,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, kind: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            kind,
+            message: message.into(),
+            challenge: None,
+        }
+    }
+
+    /// 400: a query string that does not parse, or a value out of range.
+    pub(crate) fn bad_query(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, "bad_query", message)
+    }
+
+    /// 400: a path segment that cannot be a thread id (not UTF-8).
+    pub(crate) fn bad_path(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, "bad_path", message)
+    }
+
+    /// 401: no bearer token, or the wrong one.
+    pub(crate) fn unauthorized(message: &str, challenge: &'static str) -> ApiError {
+        ApiError {
+            challenge: Some(challenge),
+            ..ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+        }
+    }
+
+    /// 405: every path here answers `GET` (and `HEAD`) only.
+    pub(crate) fn method_not_allowed(method: &Method) -> ApiError {
+        ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            format!("{method} is not allowed here: these paths are read-only and answer GET"),
+        )
+    }
+
+    /// 413: a request body over the limit.
+    pub(crate) fn too_large(declared: u64, limit: usize) -> ApiError {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            format!("the request body is {declared} bytes; this server reads at most {limit}"),
+        )
+    }
+
+    /// 501: the state endpoint of a server that has no state type.
+    pub(crate) fn no_state_type() -> ApiError {
+        ApiError::new(
+            StatusCode::NOT_IMPLEMENTED,
+            "no_state_type",
+            "this server does not know the threads' state type, so it cannot rebuild a state: \
+             mount state_server::router::<YourState>(store) in your own program to serve \
+             /threads/{id}/state (the steps are at /threads/{id}/history)",
+        )
+    }
+
+    /// 500: a rebuilt state that JSON cannot hold (NaN, say).
+    pub(crate) fn encode(thread: &str, seq: u64, error: &StateError) -> ApiError {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "encode",
+            format!("thread {thread:?}, state after step {seq}: cannot write it as JSON: {error}"),
+        )
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> ApiError {
+        let (status, kind) = match &error {
+            StoreError::ThreadNotFound { .. } => (StatusCode::NOT_FOUND, "thread_not_found"),
+            StoreError::InvalidThreadId { .. } => (StatusCode::BAD_REQUEST, "invalid_thread_id"),
+            // Past the end of the log, or compacted away: that state is
+            // not there (any more).
+            StoreError::NoSuchStep { .. } => (StatusCode::NOT_FOUND, "no_such_step"),
+            StoreError::Corrupt { .. } => (StatusCode::INTERNAL_SERVER_ERROR, "corrupt"),
+            StoreError::Migration { .. } => (StatusCode::INTERNAL_SERVER_ERROR, "migration"),
+            StoreError::TooNew { .. } => (StatusCode::INTERNAL_SERVER_ERROR, "too_new"),
+            // The database is unreachable or failing: worth a retry later.
+            StoreError::Backend { .. } => (StatusCode::SERVICE_UNAVAILABLE, "backend"),
+            _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        };
+        ApiError::new(status, kind, chain(&error))
+    }
+}
+
+/// An error and its sources, `: `-separated (the driver's words are what
+/// tells an operator why the database failed).
+fn chain(error: &StoreError) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        // Drivers often repeat their source's words in their own.
+        let words = cause.to_string();
+        if !text.contains(&words) {
+            text.push_str(": ");
+            text.push_str(&words);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = ErrorBody {
+            error: &self.message,
+            kind: self.kind,
+        };
+        let mut response = (self.status, Json(body)).into_response();
+        if let Some(challenge) = self.challenge {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static(challenge),
+            );
+        }
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_errors_map_to_fitting_statuses() {
+        let not_found = ApiError::from(StoreError::ThreadNotFound { thread: "t".into() });
+        assert_eq!(not_found.status, StatusCode::NOT_FOUND);
+        assert_eq!(not_found.kind, "thread_not_found");
+        assert_eq!(not_found.message, "thread \"t\" does not exist");
+
+        let corrupt = ApiError::from(StoreError::Corrupt {
+            thread: "t".into(),
+            what: "step",
+            seq: 2,
+            detail: "body is not JSON".into(),
+        });
+        assert_eq!(corrupt.status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(
+            corrupt.message,
+            "thread \"t\", step 2: stored data is corrupt: body is not JSON"
+        );
+    }
+}

@@ -1,0 +1,44 @@
+//! Extractors whose rejections are this server's JSON errors: axum's own
+//! answer a bad path or query with plain text.
+
+use crate::error::ApiError;
+use axum::extract::{FromRequestParts, Path};
+use axum::http::request::Parts;
+use serde::de::DeserializeOwned;
+
+/// The name of the thread id in the routes' paths. Not `id`: an app may
+/// nest the router under a path of its own that captures `{id}`.
+pub(crate) const THREAD_ID: &str = "thread_id";
+
+/// The thread id of the path, percent-decoded: data, never interpreted
+/// (the store refuses the ids it cannot hold, with a reason).
+pub(crate) struct ThreadId(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for ThreadId {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        // Every capture, by name: the app's prefix may capture some too.
+        let Path(captures) = Path::<Vec<(String, String)>>::from_request_parts(parts, state)
+            .await
+            .map_err(|rejection| ApiError::bad_path(rejection.body_text()))?;
+        captures
+            .into_iter()
+            .find_map(|(name, value)| (name == THREAD_ID).then_some(ThreadId(value)))
+            .ok_or_else(|| ApiError::bad_path("the path has no thread id"))
+    }
+}
+
+/// The query string, deserialized; a bad one is a 400 that says why.
+pub(crate) struct Query<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        axum::extract::Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|axum::extract::Query(value)| Query(value))
+            .map_err(|rejection| ApiError::bad_query(rejection.body_text()))
+    }
+}

@@ -1,0 +1,239 @@
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod error;
+mod extract;
+mod guard;
+mod json;
+mod routes;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{MethodRouter, get};
+use routes::App;
+use serde::Serialize;
+use state_core::State;
+use state_store::Store;
+use std::fmt;
+use std::sync::Arc;
+
+/// The page size of `GET /threads` and `GET /threads/{id}/history` when a
+/// request names no `limit` (or the largest page, if that is smaller).
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+/// The largest `limit` a request may ask for, unless
+/// [`Server::max_page_size`] says otherwise; a larger one is a 400.
+pub const MAX_PAGE_SIZE: usize = 1000;
+
+/// The largest request body accepted, in bytes, unless
+/// [`Server::body_limit`] says otherwise; a larger one is a 413. (No route
+/// reads a body today: every path is a `GET`.)
+pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024;
+
+/// The routes over `store`, with the default options (no token, pages of
+/// [`DEFAULT_PAGE_SIZE`] up to [`MAX_PAGE_SIZE`]): `GET /threads`,
+/// `GET /threads/{id}/history` and `GET /threads/{id}/state`, the state
+/// rebuilt as an `S` through its reducers.
+///
+/// An [`axum::Router`] to serve as it is or to mount beside an app's own
+/// routes with [`Router::merge`] or [`Router::nest`]; the same as
+/// `Server::new(store).router::<S>()` (see [`Server`] for the options).
+///
+/// ```no_run
+/// # use state_core::{AgentState, Messages};
+/// # #[derive(AgentState, Debug, Clone, PartialEq)]
+/// # struct Chat {
+/// #     #[reducer(add_messages)]
+/// #     messages: Messages,
+/// # }
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use axum::{Router, routing::get};
+/// use state_store::Store;
+///
+/// let store = Store::sqlite("agent.db").await?;
+/// let app = Router::new()
+///     .route("/health", get(|| async { "ok" }))
+///     .nest("/agent", state_server::router::<Chat>(store)); // GET /agent/threads, ...
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8123").await?;
+/// axum::serve(listener, app).await?;
+/// # Ok(())
+/// # }
+/// ```
+pub fn router<S>(store: Store) -> Router
+where
+    S: State + Serialize + Send + 'static,
+    S::Delta: Serialize + Send,
+{
+    Server::new(store).router::<S>()
+}
+
+/// A store to serve, with its options: a bearer token, page sizes, a body
+/// limit. [`router`](Server::router) makes the routes.
+///
+/// ```
+/// # use state_core::{AgentState, Messages};
+/// # #[derive(AgentState, Debug, Clone, PartialEq)]
+/// # struct Chat {
+/// #     #[reducer(add_messages)]
+/// #     messages: Messages,
+/// # }
+/// use state_server::Server;
+/// use state_store::Store;
+///
+/// let routes: axum::Router = Server::new(Store::memory())
+///     .token("s3cret")       // every request: `Authorization: Bearer s3cret`
+///     .max_page_size(500)    // `?limit=` up to 500
+///     .router::<Chat>();
+/// ```
+///
+/// Its `Debug` output does not show the token.
+#[derive(Clone)]
+pub struct Server {
+    store: Store,
+    token: Option<Arc<str>>,
+    max_page_size: usize,
+    body_limit: usize,
+}
+
+impl Server {
+    /// Serves `store`, with no token, pages of [`DEFAULT_PAGE_SIZE`] up to
+    /// [`MAX_PAGE_SIZE`], and bodies up to [`DEFAULT_BODY_LIMIT`] bytes.
+    ///
+    /// ```
+    /// let server = state_server::Server::new(state_store::Store::memory());
+    /// ```
+    pub fn new(store: Store) -> Server {
+        Server {
+            store,
+            token: None,
+            max_page_size: MAX_PAGE_SIZE,
+            body_limit: DEFAULT_BODY_LIMIT,
+        }
+    }
+
+    /// Requires `Authorization: Bearer <token>` on every request to these
+    /// routes: without it, or with another token, the answer is a 401
+    /// (JSON, with `WWW-Authenticate: Bearer`) and no handler runs. Routes
+    /// an app mounts beside them are not affected.
+    ///
+    /// ```
+    /// let server = state_server::Server::new(state_store::Store::memory()).token("s3cret");
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `token` is empty, or is not visible ASCII (a client could not
+    /// send it in a header).
+    #[must_use]
+    pub fn token(mut self, token: impl Into<String>) -> Server {
+        let token = token.into();
+        assert!(
+            !token.is_empty() && token.bytes().all(|b| b.is_ascii_graphic()),
+            "state_server::Server::token: a bearer token must be non-empty visible ASCII \
+             (no spaces or control characters)"
+        );
+        self.token = Some(token.into());
+        self
+    }
+
+    /// The largest page (`?limit=`) a request may ask for, [`MAX_PAGE_SIZE`]
+    /// by default; the default page is the smaller of this and
+    /// [`DEFAULT_PAGE_SIZE`].
+    ///
+    /// ```
+    /// let server = state_server::Server::new(state_store::Store::memory()).max_page_size(50);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `max` is 0.
+    #[must_use]
+    pub fn max_page_size(mut self, max: usize) -> Server {
+        assert!(
+            max > 0,
+            "state_server::Server::max_page_size: a page holds at least one item"
+        );
+        self.max_page_size = max;
+        self
+    }
+
+    /// The largest request body accepted, in bytes ([`DEFAULT_BODY_LIMIT`]
+    /// by default): a request that declares a longer one is a 413.
+    ///
+    /// ```
+    /// let server = state_server::Server::new(state_store::Store::memory()).body_limit(0);
+    /// ```
+    #[must_use]
+    pub fn body_limit(mut self, bytes: usize) -> Server {
+        self.body_limit = bytes;
+        self
+    }
+
+    /// The routes, the state rebuilt as an `S`: `GET /threads`,
+    /// `GET /threads/{id}/history`, `GET /threads/{id}/state`. See the
+    /// crate's documentation for what each answers.
+    ///
+    /// ```
+    /// # use state_core::{AgentState, State};
+    /// # #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// # struct Chat { turns: u32 }
+    /// let routes = state_server::Server::new(state_store::Store::memory()).router::<Chat>();
+    /// let app = axum::Router::new().nest("/agent", routes);
+    /// ```
+    pub fn router<S>(&self) -> Router
+    where
+        S: State + Serialize + Send + 'static,
+        S::Delta: Serialize + Send,
+    {
+        self.routes(get(routes::state::<S>))
+    }
+
+    /// The routes without a state type: the same paths, but
+    /// `GET /threads/{id}/state` answers 501 with a JSON error that says to
+    /// mount [`router::<YourState>`](Server::router) instead. What the
+    /// `state-server` binary serves.
+    ///
+    /// ```
+    /// let routes = state_server::Server::new(state_store::Store::memory()).untyped_router();
+    /// ```
+    pub fn untyped_router(&self) -> Router {
+        self.routes(get(routes::no_state))
+    }
+
+    fn routes(&self, state: MethodRouter<App>) -> Router {
+        let app = App {
+            store: self.store.clone(),
+            default_page: DEFAULT_PAGE_SIZE.min(self.max_page_size),
+            max_page: self.max_page_size,
+        };
+        let guard = Arc::new(guard::Guard {
+            token: self.token.as_deref().map(|t| t.as_bytes().into()),
+            body_limit: self.body_limit,
+        });
+        let id = extract::THREAD_ID;
+        Router::new()
+            .route("/threads", get(routes::threads))
+            .route(&format!("/threads/{{{id}}}/history"), get(routes::history))
+            .route(&format!("/threads/{{{id}}}/state"), state)
+            // A JSON 405 (with `Allow`) for a method these paths lack.
+            .method_not_allowed_fallback(routes::method_not_allowed)
+            // Route layers: they guard these routes only, never the
+            // fallback, so an app's own routes and 404s stay its own.
+            .route_layer(DefaultBodyLimit::max(self.body_limit))
+            .route_layer(axum::middleware::from_fn_with_state(guard, guard::guard))
+            .with_state(app)
+    }
+}
+
+impl fmt::Debug for Server {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Server")
+            .field("store", &self.store)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("max_page_size", &self.max_page_size)
+            .field("body_limit", &self.body_limit)
+            .finish()
+    }
+}

@@ -1,0 +1,223 @@
+//! The handlers, plain async fns over the store: `GET /threads`,
+//! `GET /threads/{id}/history`, `GET /threads/{id}/state`.
+
+use crate::error::ApiError;
+use crate::extract::{Query, ThreadId};
+use crate::json::{StateJson, StepJson, ThreadJson, millis, percent_encode};
+use axum::Json;
+use axum::extract::State as Shared;
+use axum::http::{HeaderValue, Method, header};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use state_core::State;
+use state_store::{Store, ThreadInfo};
+use std::cmp::Ordering;
+
+/// What every handler shares: the store and the page sizes.
+#[derive(Clone)]
+pub(crate) struct App {
+    pub store: Store,
+    /// The page size when a request names none.
+    pub default_page: usize,
+    /// The largest page a request may ask for.
+    pub max_page: usize,
+}
+
+impl App {
+    /// The page size asked for (`limit`), checked against the bounds.
+    fn page(&self, limit: Option<u64>) -> Result<usize, ApiError> {
+        match limit {
+            None => Ok(self.default_page),
+            Some(n) => match usize::try_from(n) {
+                Ok(n) if (1..=self.max_page).contains(&n) => Ok(n),
+                _ => Err(ApiError::bad_query(format!(
+                    "limit must be between 1 and {}, got {n}",
+                    self.max_page
+                ))),
+            },
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ThreadsQuery {
+    before: Option<String>,
+    limit: Option<u64>,
+}
+
+/// `GET /threads`: newest first (by `updated_at`, then id, both
+/// descending), `limit` per page; `before=<updated_at millis>:<id>` (the
+/// last thread of the previous page, as the `Link` header gives it)
+/// starts after that thread.
+pub(crate) async fn threads(
+    Shared(app): Shared<App>,
+    Query(query): Query<ThreadsQuery>,
+) -> Result<Response, ApiError> {
+    let limit = app.page(query.limit)?;
+    let before = query.before.as_deref().map(Cursor::parse).transpose()?;
+    let mut listed: Vec<(u64, ThreadInfo)> = app
+        .store
+        .threads()
+        .await?
+        .into_iter()
+        .map(|info| (millis(info.updated_at), info))
+        .filter(|(updated, info)| {
+            before.as_ref().is_none_or(|cursor| {
+                newest_first((*updated, &info.id), (cursor.updated, &cursor.id))
+                    == Ordering::Greater
+            })
+        })
+        .collect();
+    let more = listed.len() > limit;
+    if more {
+        // The page's threads, unordered, in O(threads); then sort the page.
+        listed.select_nth_unstable_by(limit, |(ua, a), (ub, b)| {
+            newest_first((*ua, &a.id), (*ub, &b.id))
+        });
+        listed.truncate(limit);
+    }
+    listed.sort_unstable_by(|(ua, a), (ub, b)| newest_first((*ua, &a.id), (*ub, &b.id)));
+    let next = match listed.last() {
+        Some((updated, last)) if more => Some(format!(
+            "before={}&limit={limit}",
+            percent_encode(&format!("{updated}:{}", last.id))
+        )),
+        _ => None,
+    };
+    let page: Vec<ThreadJson<'_>> = listed
+        .iter()
+        .map(|(_, info)| ThreadJson::new(info))
+        .collect();
+    Ok(with_next(page, next))
+}
+
+/// The order of `GET /threads`: `Less` when `a` is listed before `b`.
+fn newest_first(a: (u64, &str), b: (u64, &str)) -> Ordering {
+    b.cmp(&a)
+}
+
+/// Where a page of threads starts: after this thread.
+struct Cursor {
+    updated: u64,
+    id: String,
+}
+
+impl Cursor {
+    fn parse(text: &str) -> Result<Cursor, ApiError> {
+        let bad = || {
+            ApiError::bad_query(
+                "before must be <updated_at in milliseconds>:<thread id>, \
+                 as the Link header of the previous page gives it",
+            )
+        };
+        let (updated, id) = text.split_once(':').ok_or_else(bad)?;
+        Ok(Cursor {
+            updated: updated.parse().map_err(|_| bad())?,
+            id: id.to_owned(),
+        })
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HistoryQuery {
+    after: Option<u64>,
+    limit: Option<u64>,
+}
+
+/// `GET /threads/{id}/history`: the steps numbered `after + 1 ..= after +
+/// limit` (fewer where compaction removed some); the `Link` header names
+/// the next page while the thread has steps past this one.
+pub(crate) async fn history(
+    Shared(app): Shared<App>,
+    ThreadId(id): ThreadId,
+    Query(query): Query<HistoryQuery>,
+) -> Result<Response, ApiError> {
+    let limit = app.page(query.limit)?;
+    let after = query.after.unwrap_or(0);
+    let head = app.store.thread_info(&id).await?.seq;
+    let last = after.saturating_add(limit as u64);
+    let steps = app
+        .store
+        .history(&id, after.saturating_add(1)..=last)
+        .await?;
+    let next = (last < head).then(|| format!("after={last}&limit={limit}"));
+    let page: Vec<StepJson<'_>> = steps.iter().map(StepJson::new).collect();
+    Ok(with_next(page, next))
+}
+
+/// A JSON list, and a `Link: <?query>; rel="next"` header when there is a
+/// next page. The reference is relative (a query only), so it holds
+/// wherever the router is mounted.
+fn with_next<T: Serialize>(page: Vec<T>, next: Option<String>) -> Response {
+    let mut response = Json(page).into_response();
+    if let Some(query) = next {
+        // Percent-encoded ASCII only: always a valid header value.
+        if let Ok(value) = HeaderValue::try_from(format!("<?{query}>; rel=\"next\"")) {
+            response.headers_mut().insert(header::LINK, value);
+        }
+    }
+    response
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StateQuery {
+    seq: Option<u64>,
+}
+
+/// `GET /threads/{id}/state`: `{"seq": N, "values": state}`, the state
+/// after the thread's last step, or after step `seq`, rebuilt through
+/// `S`'s reducers. Never creates the thread.
+pub(crate) async fn state<S>(
+    Shared(app): Shared<App>,
+    ThreadId(id): ThreadId,
+    Query(query): Query<StateQuery>,
+) -> Result<Json<StateJson>, ApiError>
+where
+    S: State + Serialize + Send + 'static,
+    S::Delta: Serialize + Send,
+{
+    let seq = match query.seq {
+        Some(seq) => seq,
+        None => app.store.thread_info(&id).await?.seq,
+    };
+    let state = app.store.state_at::<S>(&id, seq).await?;
+    let values = state
+        .to_json()
+        .map_err(|error| ApiError::encode(&id, seq, &error))?;
+    Ok(Json(StateJson { seq, values }))
+}
+
+/// `GET /threads/{id}/state` without a state type: 501, saying how to get
+/// one.
+pub(crate) async fn no_state() -> ApiError {
+    ApiError::no_state_type()
+}
+
+/// A method other than `GET` (or `HEAD`) on one of these paths.
+pub(crate) async fn method_not_allowed(method: Method) -> ApiError {
+    ApiError::method_not_allowed(&method)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_split_at_the_first_colon() {
+        let cursor = Cursor::parse("17:a:b").ok().unwrap();
+        assert_eq!((cursor.updated, cursor.id.as_str()), (17, "a:b"));
+        assert!(Cursor::parse("17").is_err());
+        assert!(Cursor::parse("x:a").is_err());
+        assert!(Cursor::parse("-1:a").is_err());
+    }
+
+    #[test]
+    fn newest_first_breaks_ties_by_id_descending() {
+        assert_eq!(newest_first((2, "a"), (1, "z")), Ordering::Less);
+        assert_eq!(newest_first((1, "b"), (1, "a")), Ordering::Less);
+        assert_eq!(newest_first((1, "a"), (1, "a")), Ordering::Equal);
+    }
+}

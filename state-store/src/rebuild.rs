@@ -1,0 +1,168 @@
+//! A thread's state rebuilt from the store: the latest snapshot, then the
+//! steps after it replayed through the reducers, both migrated to the
+//! current schema. Opening, reloading, time travel and forks all load this
+//! way, from `thread.rs` and `store.rs`, which also share the two
+//! encodings here: a snapshot's JSON text and the schema version stored
+//! with every step and snapshot.
+
+use crate::backend::{Backend, SnapshotRow};
+use crate::error::StoreError;
+use crate::snapshot::LogSinceSnapshot;
+use crate::step::replay;
+use serde::Serialize;
+use serde_json::Value;
+use state_core::State;
+
+/// The schema version written with every step and snapshot of `S`.
+pub(crate) fn version_of<S: State>() -> i64 {
+    i64::from(S::schema().version())
+}
+
+/// A state rebuilt from the log, with what the snapshot policy needs.
+pub(crate) struct Rebuilt<S> {
+    pub state: S,
+    pub seq: u64,
+    pub log: LogSinceSnapshot,
+}
+
+/// Rebuilds thread `id` up to step `upto` (default: its head) from the
+/// latest snapshot at or before it and the steps after.
+pub(crate) async fn rebuild<S>(
+    backend: &Backend,
+    id: &str,
+    upto: Option<u64>,
+) -> Result<Rebuilt<S>, StoreError>
+where
+    S: State + Serialize,
+{
+    let Some(tail) = backend.load(id, upto).await? else {
+        return Err(StoreError::ThreadNotFound {
+            thread: id.to_owned(),
+        });
+    };
+    let target = upto.unwrap_or(tail.head);
+    if target > tail.head {
+        return Err(StoreError::NoSuchStep {
+            thread: id.to_owned(),
+            seq: target,
+            reason: format!("its last step is {}", tail.head),
+        });
+    }
+    let migrations = Migrations::of::<S>();
+    let (mut state, mut seq, snapshot_bytes) = match &tail.snapshot {
+        Some(snapshot) => (
+            decode_snapshot::<S>(id, snapshot, &migrations)?,
+            snapshot.seq,
+            snapshot.state.len(),
+        ),
+        None => (S::default(), 0, state_text(id, &S::default())?.len()),
+    };
+    let mut log = LogSinceSnapshot::reset(snapshot_bytes as u64);
+    for row in &tail.steps {
+        if row.seq != seq + 1 {
+            return Err(missing_step(backend, id, target, seq + 1).await);
+        }
+        let from = migrations.check::<S>(id, "step", row.seq, row.state_version)?;
+        replay(id, &mut state, row, |data| {
+            migrations.apply::<S>(from, data)
+        })?;
+        seq = row.seq;
+        log.add(row.size());
+    }
+    if seq != target {
+        return Err(missing_step(backend, id, target, seq + 1).await);
+    }
+    Ok(Rebuilt { state, seq, log })
+}
+
+/// The error for a state at `target` whose replay needs step `needed`, which
+/// the log lacks: compacted away (or before a fork), or a gap in a corrupt
+/// log.
+async fn missing_step(backend: &Backend, id: &str, target: u64, needed: u64) -> StoreError {
+    let compacted = |reason: String| StoreError::NoSuchStep {
+        thread: id.to_owned(),
+        seq: target,
+        reason,
+    };
+    match backend.first_step(id).await {
+        Ok(Some(first)) if first > needed => compacted(format!(
+            "the log before step {first} was compacted away or precedes a fork"
+        )),
+        Ok(None) => compacted("its log was compacted away or precedes a fork".to_owned()),
+        _ => StoreError::corrupt(id, "step", needed, "missing from the log"),
+    }
+}
+
+fn decode_snapshot<S: State>(
+    id: &str,
+    row: &SnapshotRow,
+    migrations: &Migrations,
+) -> Result<S, StoreError> {
+    let from = migrations.check::<S>(id, "snapshot", row.seq, row.state_version)?;
+    let mut value: Value = serde_json::from_str(&row.state)
+        .map_err(|e| StoreError::corrupt(id, "snapshot", row.seq, format!("not JSON: {e}")))?;
+    migrations
+        .apply::<S>(from, &mut value)
+        .map_err(|message| StoreError::Migration {
+            thread: id.to_owned(),
+            what: "snapshot",
+            seq: row.seq,
+            message,
+        })?;
+    S::from_json(value).map_err(|e| StoreError::corrupt(id, "snapshot", row.seq, e))
+}
+
+/// What reading stored data of `S` needs: its schema version, and whether
+/// any field has a former name (then even current data is looked at).
+struct Migrations {
+    current: u32,
+    aliases: bool,
+}
+
+impl Migrations {
+    fn of<S: State>() -> Migrations {
+        let schema = S::schema();
+        Migrations {
+            current: schema.version(),
+            aliases: schema
+                .entries()
+                .iter()
+                .any(|(_, f)| !f.aliases().is_empty()),
+        }
+    }
+
+    /// The version data was written with, refused if newer than the code.
+    fn check<S: State>(
+        &self,
+        id: &str,
+        what: &'static str,
+        seq: u64,
+        version: i64,
+    ) -> Result<u32, StoreError> {
+        match u32::try_from(version) {
+            Ok(v) if v <= self.current => Ok(v),
+            _ => Err(StoreError::TooNew {
+                what: format!("thread \"{id}\", {what} {seq} (state {})", S::schema().name),
+                found: version,
+                known: i64::from(self.current),
+            }),
+        }
+    }
+
+    /// Brings one stored field map up to the current version.
+    fn apply<S: State>(&self, from: u32, data: &mut Value) -> Result<(), String> {
+        if from < self.current || self.aliases {
+            S::schema().migrate(from, data)?;
+        }
+        Ok(())
+    }
+}
+
+/// The state's JSON text, as a snapshot stores it.
+pub(crate) fn state_text<S: Serialize>(id: &str, state: &S) -> Result<String, StoreError> {
+    state_core::json::to_string(state).map_err(|source| StoreError::Encode {
+        thread: id.to_owned(),
+        what: "state",
+        source,
+    })
+}
