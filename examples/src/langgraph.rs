@@ -139,13 +139,7 @@ pub async fn supersteps(
     Ok(steps
         .into_iter()
         .filter(|step| step.kind == StepKind::Superstep)
-        .map(|step| match step.metadata.get("nodes") {
-            Some(Value::Array(nodes)) => nodes
-                .iter()
-                .filter_map(|n| n.as_str().map(str::to_owned))
-                .collect(),
-            _ => Vec::new(),
-        })
+        .map(|step| step.nodes().into_iter().map(str::to_owned).collect())
         .collect())
 }
 

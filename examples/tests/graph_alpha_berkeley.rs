@@ -34,12 +34,7 @@ async fn log(store: &Store, from: u64) -> Vec<String> {
     steps
         .iter()
         .map(|step| {
-            let nodes = step.metadata.get("nodes").and_then(Value::as_array);
-            let names: Vec<&str> = nodes
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect();
+            let names = step.nodes();
             match step.kind {
                 // A new run: the turn reset and the input, one step.
                 StepKind::BeginTurn => format!("begin_turn {}", names.join(",")),

@@ -5,7 +5,7 @@
 //! history; and the stored log, one step per superstep with its node.
 
 use futures::StreamExt;
-use serde_json::{Value, json};
+use serde_json::json;
 use state_core::{Delta, Message, State};
 use state_examples::gaia::graph::{self, AGENT, MEMORY_RETRIEVAL, STORE_MEMORY, TOOLS};
 use state_examples::gaia::{
@@ -39,17 +39,7 @@ async fn log(store: &Store, thread: &str) -> Vec<(StepKind, Vec<String>)> {
     history
         .iter()
         .map(|step| {
-            let nodes: Vec<String> = step
-                .metadata
-                .get("nodes")
-                .and_then(Value::as_array)
-                .map(|nodes| {
-                    nodes
-                        .iter()
-                        .map(|n| n.as_str().unwrap().to_owned())
-                        .collect()
-                })
-                .unwrap_or_default();
+            let nodes: Vec<String> = step.nodes().into_iter().map(str::to_owned).collect();
             (step.kind, nodes)
         })
         .filter(|(kind, nodes)| !(*kind == StepKind::BeginTurn && nodes.is_empty()))

@@ -86,6 +86,35 @@ pub struct StepRecord {
 }
 
 impl StepRecord {
+    /// The node names in its metadata's `"nodes"` ([`Thread::apply_nodes`],
+    /// a graph run's supersteps, its input as `"__start__"`, a paused
+    /// superstep's tasks), in order; empty when there are none.
+    ///
+    /// [`Thread::apply_nodes`]: crate::Thread::apply_nodes
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// # use state_core::{AgentState, State};
+    /// # #[derive(AgentState, Debug)]
+    /// # struct S { #[reducer(append)] log: Vec<String> }
+    /// let store = state_store::Store::memory();
+    /// let mut t = store.thread::<S>("t").await?;
+    /// t.apply_nodes([("a", S::delta()), ("b", S::delta())]).await?;
+    /// t.begin_turn().await?;
+    /// let history = store.history("t", ..).await?;
+    /// assert_eq!(history[0].nodes(), ["a", "b"]);
+    /// assert!(history[1].nodes().is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn nodes(&self) -> Vec<&str> {
+        match self.metadata.get("nodes") {
+            Some(Value::Array(nodes)) => nodes.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        }
+    }
+
     pub(crate) fn from_row(thread: &str, row: StepRow) -> Result<StepRecord, StoreError> {
         let corrupt = |detail: String| StoreError::corrupt(thread, "step", row.seq, detail);
         let kind = StepKind::parse(&row.kind)

@@ -207,20 +207,9 @@ pub async fn logged_steps(
     Ok(steps)
 }
 
-/// The node names in a logged step's metadata (`{"nodes": [...]}`); empty
-/// for a step without them (a turn start, a pause).
+/// The node names in a logged step's metadata (`StepRecord::nodes`), owned.
 pub fn logged_nodes(record: &StepRecord) -> Vec<String> {
-    record
-        .metadata
-        .get("nodes")
-        .and_then(Value::as_array)
-        .map(|nodes| {
-            nodes
-                .iter()
-                .filter_map(|node| node.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
+    record.nodes().into_iter().map(str::to_owned).collect()
 }
 
 /// The nodes and deltas of one logged superstep; none for any other step.

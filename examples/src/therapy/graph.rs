@@ -227,20 +227,9 @@ fn known(node: &str) -> Result<&'static str, GraphError> {
     node_name(node).ok_or_else(|| GraphError::Invalid(format!("unknown node {node:?}")))
 }
 
-/// The node names in a logged step's metadata (`{"nodes": [...]}`); empty
-/// for a step without them (a turn start).
+/// The node names in a logged step's metadata (`StepRecord::nodes`), owned.
 pub fn logged_nodes(record: &StepRecord) -> Vec<String> {
-    record
-        .metadata
-        .get("nodes")
-        .and_then(Value::as_array)
-        .map(|nodes| {
-            nodes
-                .iter()
-                .filter_map(|node| node.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
+    record.nodes().into_iter().map(str::to_owned).collect()
 }
 
 /// A logged superstep as a [`Step`]: its nodes and their deltas, decoded;
