@@ -86,11 +86,14 @@ where
     }
     drop(state);
     let count = runs.len();
-    let ran = if runs.len() == 1 {
-        let run = runs.pop().expect("one run");
-        vec![run.await]
-    } else {
-        futures::future::join_all(runs).await
+    // One run is awaited as it is: join_all would box and copy it.
+    let ran = match (runs.pop(), runs.is_empty()) {
+        (Some(run), true) => vec![run.await],
+        (Some(last), false) => {
+            runs.push(last);
+            futures::future::join_all(runs).await
+        }
+        (None, _) => Vec::new(),
     };
     let mut ran = ran.into_iter();
     let done = done
