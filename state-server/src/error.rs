@@ -48,6 +48,11 @@ impl ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, "bad_path", message)
     }
 
+    /// 400: a header that does not parse (`Last-Event-ID`).
+    pub(crate) fn bad_header(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, "bad_header", message)
+    }
+
     /// 401: no bearer token, or the wrong one.
     pub(crate) fn unauthorized(message: &str, challenge: &'static str) -> ApiError {
         ApiError {
@@ -83,6 +88,23 @@ impl ApiError {
              mount state_server::router::<YourState>(store) in your own program to serve \
              /threads/{id}/state (the steps are at /threads/{id}/history)",
         )
+    }
+
+    /// 501: `values` events from a server that has no state type.
+    pub(crate) fn no_state_type_values() -> ApiError {
+        ApiError::new(
+            StatusCode::NOT_IMPLEMENTED,
+            "no_state_type",
+            "this server does not know the threads' state type, so it cannot send the state \
+             after each step: ask for ?mode=updates (the default), or mount \
+             state_server::router::<YourState>(store) in your own program for ?mode=values",
+        )
+    }
+
+    /// The JSON body of this error, `{"error": .., "kind": ..}`: an
+    /// answer's body, or an `error` event's data.
+    pub(crate) fn body(&self) -> serde_json::Value {
+        serde_json::json!({"error": self.message, "kind": self.kind})
     }
 
     /// 500: a rebuilt state that JSON cannot hold (NaN, say).

@@ -2,8 +2,8 @@
 //! set), the request body limit, and the headers every answer carries.
 
 use crate::error::ApiError;
-use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, header};
+use axum::extract::{Query, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Uri, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
@@ -14,6 +14,15 @@ pub(crate) struct Guard {
     pub token: Option<Box<[u8]>>,
     /// The largest request body accepted, in bytes.
     pub body_limit: usize,
+    /// Whether the token may also come as `?access_token=` (the event
+    /// stream only: a browser's `EventSource` cannot send a header).
+    pub query_token: bool,
+}
+
+/// The query parameter that may carry the token where `query_token` is set.
+#[derive(serde::Deserialize)]
+struct TokenQuery {
+    access_token: Option<String>,
 }
 
 /// Refuses a request without the token (401) or with a declared body over
@@ -24,7 +33,7 @@ pub(crate) async fn guard(
     request: Request,
     next: Next,
 ) -> Response {
-    let mut response = match check(&guard, request.headers()) {
+    let mut response = match check(&guard, request.uri(), request.headers()) {
         Ok(()) => next.run(request).await,
         Err(error) => error.into_response(),
     };
@@ -37,9 +46,23 @@ pub(crate) async fn guard(
     response
 }
 
-fn check(guard: &Guard, headers: &HeaderMap) -> Result<(), ApiError> {
+fn check(guard: &Guard, uri: &Uri, headers: &HeaderMap) -> Result<(), ApiError> {
     if let Some(token) = &guard.token {
+        let in_query = || {
+            let Query(query) = Query::<TokenQuery>::try_from_uri(uri).ok()?;
+            query.access_token
+        };
         match headers.get(header::AUTHORIZATION) {
+            None if guard.query_token
+                && let Some(given) = in_query() =>
+            {
+                if !same_bytes(given.as_bytes(), token) {
+                    return Err(ApiError::unauthorized(
+                        "the access_token is wrong",
+                        "Bearer realm=\"state-server\", error=\"invalid_token\"",
+                    ));
+                }
+            }
             None => {
                 return Err(ApiError::unauthorized(
                     "this server requires a bearer token: send `Authorization: Bearer <token>`",

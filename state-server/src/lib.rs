@@ -7,6 +7,7 @@ mod extract;
 mod guard;
 mod json;
 mod routes;
+mod stream;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -17,6 +18,7 @@ use state_core::State;
 use state_store::Store;
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The page size of `GET /threads` and `GET /threads/{id}/history` when a
 /// request names no `limit` (or the largest page, if that is smaller).
@@ -31,10 +33,15 @@ pub const MAX_PAGE_SIZE: usize = 1000;
 /// reads a body today: every path is a `GET`.)
 pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024;
 
+/// How long `GET /threads/{id}/stream` may be silent before it sends a
+/// keep-alive comment, unless [`Server::keep_alive`] says otherwise.
+pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
+
 /// The routes over `store`, with the default options (no token, pages of
 /// [`DEFAULT_PAGE_SIZE`] up to [`MAX_PAGE_SIZE`]): `GET /threads`,
-/// `GET /threads/{id}/history` and `GET /threads/{id}/state`, the state
-/// rebuilt as an `S` through its reducers.
+/// `GET /threads/{id}/history`, `GET /threads/{id}/state` (the state
+/// rebuilt as an `S` through its reducers) and `GET /threads/{id}/stream`
+/// (the steps as server-sent events, live).
 ///
 /// An [`axum::Router`] to serve as it is or to mount beside an app's own
 /// routes with [`Router::merge`] or [`Router::nest`]; the same as
@@ -95,6 +102,7 @@ pub struct Server {
     token: Option<Arc<str>>,
     max_page_size: usize,
     body_limit: usize,
+    keep_alive: Duration,
 }
 
 impl Server {
@@ -110,6 +118,7 @@ impl Server {
             token: None,
             max_page_size: MAX_PAGE_SIZE,
             body_limit: DEFAULT_BODY_LIMIT,
+            keep_alive: DEFAULT_KEEP_ALIVE,
         }
     }
 
@@ -171,9 +180,34 @@ impl Server {
         self
     }
 
+    /// How long `GET /threads/{id}/stream` may be silent before it sends a
+    /// keep-alive comment (`: keep-alive`), [`DEFAULT_KEEP_ALIVE`] (15 s)
+    /// by default: proxies and load balancers close connections idle for
+    /// longer than a minute or so.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let server = state_server::Server::new(state_store::Store::memory())
+    ///     .keep_alive(Duration::from_secs(30));
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `interval` is zero.
+    #[must_use]
+    pub fn keep_alive(mut self, interval: Duration) -> Server {
+        assert!(
+            !interval.is_zero(),
+            "state_server::Server::keep_alive: the interval must be longer than zero"
+        );
+        self.keep_alive = interval;
+        self
+    }
+
     /// The routes, the state rebuilt as an `S`: `GET /threads`,
-    /// `GET /threads/{id}/history`, `GET /threads/{id}/state`. See the
-    /// crate's documentation for what each answers.
+    /// `GET /threads/{id}/history`, `GET /threads/{id}/state`,
+    /// `GET /threads/{id}/stream` (`?mode=updates`, `values` or both). See
+    /// the crate's documentation for what each answers.
     ///
     /// ```
     /// # use state_core::{AgentState, State};
@@ -187,42 +221,53 @@ impl Server {
         S: State + Serialize + Send + 'static,
         S::Delta: Serialize + Send,
     {
-        self.routes(get(routes::state::<S>))
+        self.routes(get(routes::state::<S>), get(stream::stream::<S>))
     }
 
     /// The routes without a state type: the same paths, but
-    /// `GET /threads/{id}/state` answers 501 with a JSON error that says to
-    /// mount [`router::<YourState>`](Server::router) instead. What the
-    /// `state-server` binary serves.
+    /// `GET /threads/{id}/state` and `GET /threads/{id}/stream?mode=values`
+    /// answer 501 with a JSON error that says to mount
+    /// [`router::<YourState>`](Server::router) instead (the stream's
+    /// `updates` work). What the `state-server` binary serves.
     ///
     /// ```
     /// let routes = state_server::Server::new(state_store::Store::memory()).untyped_router();
     /// ```
     pub fn untyped_router(&self) -> Router {
-        self.routes(get(routes::no_state))
+        self.routes(get(routes::no_state), get(stream::stream_untyped))
     }
 
-    fn routes(&self, state: MethodRouter<App>) -> Router {
+    fn routes(&self, state: MethodRouter<App>, stream: MethodRouter<App>) -> Router {
         let app = App {
             store: self.store.clone(),
             default_page: DEFAULT_PAGE_SIZE.min(self.max_page_size),
             max_page: self.max_page_size,
+            keep_alive: self.keep_alive,
         };
-        let guard = Arc::new(guard::Guard {
-            token: self.token.as_deref().map(|t| t.as_bytes().into()),
-            body_limit: self.body_limit,
-        });
+        let guarded = |routes: Router<App>, query_token: bool| {
+            let guard = Arc::new(guard::Guard {
+                token: self.token.as_deref().map(|t| t.as_bytes().into()),
+                body_limit: self.body_limit,
+                query_token,
+            });
+            routes
+                // A JSON 405 (with `Allow`) for a method these paths lack.
+                .method_not_allowed_fallback(routes::method_not_allowed)
+                // Route layers: they guard these routes only, never the
+                // fallback, so an app's own routes and 404s stay its own.
+                .route_layer(DefaultBodyLimit::max(self.body_limit))
+                .route_layer(axum::middleware::from_fn_with_state(guard, guard::guard))
+        };
         let id = extract::THREAD_ID;
-        Router::new()
+        let json = Router::new()
             .route("/threads", get(routes::threads))
             .route(&format!("/threads/{{{id}}}/history"), get(routes::history))
-            .route(&format!("/threads/{{{id}}}/state"), state)
-            // A JSON 405 (with `Allow`) for a method these paths lack.
-            .method_not_allowed_fallback(routes::method_not_allowed)
-            // Route layers: they guard these routes only, never the
-            // fallback, so an app's own routes and 404s stay its own.
-            .route_layer(DefaultBodyLimit::max(self.body_limit))
-            .route_layer(axum::middleware::from_fn_with_state(guard, guard::guard))
+            .route(&format!("/threads/{{{id}}}/state"), state);
+        // The stream alone may take the token as `?access_token=`: a
+        // browser's `EventSource` cannot send a header.
+        let live = Router::new().route(&format!("/threads/{{{id}}}/stream"), stream);
+        guarded(json, false)
+            .merge(guarded(live, true))
             .with_state(app)
     }
 }
@@ -234,6 +279,7 @@ impl fmt::Debug for Server {
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
             .field("max_page_size", &self.max_page_size)
             .field("body_limit", &self.body_limit)
+            .field("keep_alive", &self.keep_alive)
             .finish()
     }
 }

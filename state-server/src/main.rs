@@ -1,6 +1,6 @@
 //! `state-server`: serves a store's threads over HTTP (the library's
-//! untyped router: threads and history; the state needs a program that
-//! knows the state type).
+//! untyped router: threads, history and the live stream of updates; the
+//! state needs a program that knows the state type).
 //!
 //! ```text
 //! state-server agent.db
@@ -19,8 +19,9 @@ const DEFAULT_BIND: &str = "127.0.0.1:8123";
 const TOKEN_ENV: &str = "STATE_SERVER_TOKEN";
 
 const USAGE: &str = "\
-Serve a state-store's threads over HTTP: GET /threads, /threads/{id}/history
-(and /threads/{id}/state, which needs your state type: mount
+Serve a state-store's threads over HTTP: GET /threads, /threads/{id}/history,
+/threads/{id}/stream (server-sent events, live; ?mode=updates) (and
+/threads/{id}/state, which needs your state type: mount
 state_server::router::<YourState>(store) in your own program for it).
 
 Usage: state-server [OPTIONS] <SQLITE_FILE>

@@ -1,5 +1,6 @@
 //! The handlers, plain async fns over the store: `GET /threads`,
-//! `GET /threads/{id}/history`, `GET /threads/{id}/state`.
+//! `GET /threads/{id}/history`, `GET /threads/{id}/state` (the stream is
+//! in `stream.rs`).
 
 use crate::error::ApiError;
 use crate::extract::{Query, ThreadId};
@@ -21,6 +22,8 @@ pub(crate) struct App {
     pub default_page: usize,
     /// The largest page a request may ask for.
     pub max_page: usize,
+    /// How long an event stream may be silent before a keep-alive comment.
+    pub keep_alive: std::time::Duration,
 }
 
 impl App {

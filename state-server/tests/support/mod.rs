@@ -169,7 +169,7 @@ fn parse(raw: &[u8], head_only: bool) -> Response {
     let chunked = headers
         .iter()
         .any(|(n, v)| n.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
-    let body = if chunked {
+    let body = if chunked && !rest.is_empty() {
         dechunk(rest)
     } else {
         rest.to_vec()
@@ -243,4 +243,256 @@ pub fn encode(text: &str) -> String {
             }
         })
         .collect()
+}
+
+/// One server-sent event: its `id:` (if any), `event:` and `data:`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SseEvent {
+    pub id: Option<String>,
+    pub event: String,
+    pub data: String,
+}
+
+impl SseEvent {
+    /// The data as JSON (panics, showing it, if it is not).
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.data)
+            .unwrap_or_else(|e| panic!("event data is not JSON ({e}): {self:?}"))
+    }
+
+    /// The id as a step number.
+    #[track_caller]
+    pub fn seq(&self) -> u64 {
+        self.id
+            .as_deref()
+            .unwrap_or_else(|| panic!("no id: {self:?}"))
+            .parse()
+            .expect("a numeric id")
+    }
+}
+
+/// What an event stream sends: an event, or a comment (`: text`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Frame {
+    Event(SseEvent),
+    Comment(String),
+}
+
+/// An open `text/event-stream` answer, read as it arrives (its chunked
+/// body decoded on the way).
+pub struct EventStream {
+    socket: TcpStream,
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    /// Received, not yet decoded from chunks.
+    raw: Vec<u8>,
+    /// Decoded body, not yet parsed into frames.
+    body: Vec<u8>,
+    /// The last chunk (or the connection's end) was seen.
+    ended: bool,
+}
+
+/// `GET target` with `headers`, answered with an event stream (status
+/// 200); any other answer is returned whole as the error.
+pub async fn open_stream(
+    addr: SocketAddr,
+    target: &str,
+    headers: &[(&str, &str)],
+) -> Result<EventStream, Response> {
+    let open = async {
+        let mut socket = TcpStream::connect(addr).await.expect("connect");
+        let mut head = format!("GET {target} HTTP/1.1\r\nHost: {addr}\r\n");
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str("\r\n");
+        socket.write_all(head.as_bytes()).await.expect("send");
+        let mut raw = Vec::new();
+        let end = loop {
+            if let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+                break end;
+            }
+            let mut buf = [0u8; 4096];
+            let n = socket.read(&mut buf).await.expect("read the head");
+            assert!(n > 0, "closed before the head: {raw:?}");
+            raw.extend_from_slice(&buf[..n]);
+        };
+        let parsed = parse(&raw[..end + 4], true);
+        if parsed.status != 200 {
+            // An error answer: read it whole, by its length.
+            let length: usize = parsed
+                .header("content-length")
+                .expect("an error answer has a length")
+                .parse()
+                .expect("a numeric length");
+            while raw.len() < end + 4 + length {
+                let mut buf = [0u8; 4096];
+                let n = socket.read(&mut buf).await.expect("read the body");
+                assert!(n > 0, "closed in the body");
+                raw.extend_from_slice(&buf[..n]);
+            }
+            return Err(parse(&raw, false));
+        }
+        assert!(
+            parsed
+                .header("content-type")
+                .is_some_and(|t| t.starts_with("text/event-stream")),
+            "{:?}",
+            parsed.headers
+        );
+        assert!(
+            parsed
+                .header("transfer-encoding")
+                .is_some_and(|t| t.contains("chunked")),
+            "{:?}",
+            parsed.headers
+        );
+        Ok(EventStream {
+            socket,
+            status: parsed.status,
+            headers: parsed.headers,
+            raw: raw[end + 4..].to_vec(),
+            body: Vec::new(),
+            ended: false,
+        })
+    };
+    tokio::time::timeout(Duration::from_secs(30), open)
+        .await
+        .expect("the server answers within 30 s")
+}
+
+impl EventStream {
+    /// The first header called `name` (any case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Moves whole chunks from `raw` to `body`.
+    fn dechunk(&mut self) {
+        loop {
+            let Some(line_end) = self.raw.windows(2).position(|w| w == b"\r\n") else {
+                return;
+            };
+            let size_text = std::str::from_utf8(&self.raw[..line_end]).expect("ASCII size");
+            let size = usize::from_str_radix(size_text.split(';').next().unwrap().trim(), 16)
+                .expect("hex size");
+            if size == 0 {
+                self.ended = true;
+                self.raw.clear();
+                return;
+            }
+            let start = line_end + 2;
+            if self.raw.len() < start + size + 2 {
+                return;
+            }
+            self.body.extend_from_slice(&self.raw[start..start + size]);
+            self.raw.drain(..start + size + 2);
+        }
+    }
+
+    /// The next frame, waiting up to `wait`; `None` when the stream ended.
+    /// Panics when nothing whole arrives in time.
+    pub async fn next_frame(&mut self, wait: Duration) -> Option<Frame> {
+        let read = async {
+            loop {
+                self.dechunk();
+                if let Some(end) = self.body.windows(2).position(|w| w == b"\n\n") {
+                    let block: Vec<u8> = self.body.drain(..end + 2).collect();
+                    return Some(frame(std::str::from_utf8(&block).expect("UTF-8 event")));
+                }
+                if self.ended {
+                    assert!(self.body.is_empty(), "a partial event at the end");
+                    return None;
+                }
+                let mut buf = [0u8; 16 * 1024];
+                let n = self.socket.read(&mut buf).await.expect("read the stream");
+                if n == 0 {
+                    self.ended = true;
+                    continue;
+                }
+                self.raw.extend_from_slice(&buf[..n]);
+            }
+        };
+        tokio::time::timeout(wait, read)
+            .await
+            .unwrap_or_else(|_| panic!("no whole event within {wait:?}"))
+    }
+
+    /// The next event, skipping comments (10 s at most).
+    pub async fn next_event(&mut self) -> SseEvent {
+        loop {
+            match self.next_frame(Duration::from_secs(10)).await {
+                Some(Frame::Event(event)) => return event,
+                Some(Frame::Comment(_)) => {}
+                None => panic!("the stream ended"),
+            }
+        }
+    }
+
+    /// `n` events, skipping comments.
+    pub async fn events(&mut self, n: usize) -> Vec<SseEvent> {
+        let mut events = Vec::with_capacity(n);
+        for _ in 0..n {
+            events.push(self.next_event().await);
+        }
+        events
+    }
+
+    /// Asserts that the stream ends (after comments only) within 10 s.
+    pub async fn assert_ends(&mut self) {
+        loop {
+            match self.next_frame(Duration::from_secs(10)).await {
+                Some(Frame::Comment(_)) => {}
+                Some(Frame::Event(event)) => panic!("an event after the end: {event:?}"),
+                None => return,
+            }
+        }
+    }
+
+    /// Asserts that no event arrives within `wait` (comments may).
+    pub async fn assert_quiet(&mut self, wait: Duration) {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            let next = tokio::time::timeout(left, self.next_frame(wait * 2)).await;
+            match next {
+                Err(_) => return,
+                Ok(Some(Frame::Comment(_))) => {}
+                Ok(other) => panic!("expected nothing, got {other:?}"),
+            }
+        }
+    }
+}
+
+/// One block of an event stream, its blank line included.
+fn frame(block: &str) -> Frame {
+    let mut id = None;
+    let mut event = String::from("message");
+    let mut data: Vec<&str> = Vec::new();
+    let mut comments = Vec::new();
+    for line in block.split('\n').filter(|l| !l.is_empty()) {
+        let (field, value) = line.split_once(':').unwrap_or((line, ""));
+        let value = value.strip_prefix(' ').unwrap_or(value);
+        match field {
+            "" => comments.push(value.to_owned()),
+            "id" => id = Some(value.to_owned()),
+            "event" => event = value.to_owned(),
+            "data" => data.push(value),
+            other => panic!("unknown field {other:?} in {block:?}"),
+        }
+    }
+    if data.is_empty() && id.is_none() {
+        return Frame::Comment(comments.join("\n"));
+    }
+    Frame::Event(SseEvent {
+        id,
+        event,
+        data: data.join("\n"),
+    })
 }

@@ -1,0 +1,380 @@
+//! `GET /threads/{id}/stream`: a thread's steps as server-sent events, the
+//! backlog after the resume point first, then each step as it is committed
+//! (by this process or any other on the same database), through
+//! [`Store::watch`].
+//!
+//! Per step: an `updates` event (what it wrote, as LangGraph's
+//! `{node: update}` chunks), a `values` event (the state after it), or
+//! both, the step's seq as the `id:` of its last event only, so that a
+//! client resuming from its last id never gets half a step. The stream
+//! ends with `event: end` when the thread is deleted, or `event: error`
+//! (the JSON error body) when the store fails.
+
+use crate::error::ApiError;
+use crate::extract::{Query, ThreadId};
+use crate::routes::App;
+use axum::extract::State as Shared;
+use axum::http::HeaderMap;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::{Stream, StreamExt};
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::{Map, Value, json};
+use state_core::State;
+use state_store::{StepKind, StepRecord, StepStream, Store, StoreError};
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::pin::Pin;
+
+/// The header a reconnecting `EventSource` sends: the last `id:` it saw.
+const LAST_EVENT_ID: &str = "last-event-id";
+
+/// The state after a step, as JSON.
+type ValuesFuture = Pin<Box<dyn Future<Output = Result<Value, Stop>> + Send>>;
+
+/// How the typed router rebuilds the state after step `seq` of a thread;
+/// the untyped router has none.
+pub(crate) type ValuesFn = fn(Store, String, u64) -> ValuesFuture;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StreamQuery {
+    mode: Option<String>,
+    after: Option<u64>,
+    /// The token of a client that cannot send a header (a browser's
+    /// `EventSource`): the guard checks it, the handler ignores it.
+    #[serde(rename = "access_token")]
+    _access_token: Option<IgnoredAny>,
+}
+
+/// Which events each step is sent as.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Modes {
+    updates: bool,
+    values: bool,
+}
+
+impl Modes {
+    /// `updates` (the default), `values`, or both, comma-separated.
+    fn parse(mode: Option<&str>) -> Result<Modes, ApiError> {
+        let Some(mode) = mode else {
+            return Ok(Modes {
+                updates: true,
+                values: false,
+            });
+        };
+        let mut modes = Modes {
+            updates: false,
+            values: false,
+        };
+        for name in mode.split(',') {
+            match name.trim() {
+                "updates" => modes.updates = true,
+                "values" => modes.values = true,
+                other => {
+                    return Err(ApiError::bad_query(format!(
+                        "mode must be updates, values or updates,values, got {other:?}"
+                    )));
+                }
+            }
+        }
+        Ok(modes)
+    }
+}
+
+/// The step to start after: `Last-Event-ID` when a client sends one (a
+/// reconnecting `EventSource` repeats its first URL, `?after=` included,
+/// so the header is the later position), else `?after=`, else 0 (the
+/// whole log).
+fn resume_point(headers: &HeaderMap, after: Option<u64>) -> Result<u64, ApiError> {
+    let Some(value) = headers.get(LAST_EVENT_ID) else {
+        return Ok(after.unwrap_or(0));
+    };
+    let text = value.to_str().unwrap_or("\u{fffd}").trim();
+    if text.is_empty() {
+        // What an `EventSource` that saw no id yet would mean.
+        return Ok(after.unwrap_or(0));
+    }
+    text.parse().map_err(|_| {
+        ApiError::bad_header(format!(
+            "Last-Event-ID must be a step number (the id: of an event of this stream), got {text:?}"
+        ))
+    })
+}
+
+/// `GET /threads/{id}/stream` on the typed router: `updates` and `values`.
+pub(crate) async fn stream<S>(
+    Shared(app): Shared<App>,
+    ThreadId(id): ThreadId,
+    headers: HeaderMap,
+    Query(query): Query<StreamQuery>,
+) -> Result<Response, ApiError>
+where
+    S: State + serde::Serialize + Send + 'static,
+    S::Delta: serde::Serialize + Send,
+{
+    open(app, id, &headers, query, Some(values_of::<S>)).await
+}
+
+/// `GET /threads/{id}/stream` without a state type: `updates` only.
+pub(crate) async fn stream_untyped(
+    Shared(app): Shared<App>,
+    ThreadId(id): ThreadId,
+    headers: HeaderMap,
+    Query(query): Query<StreamQuery>,
+) -> Result<Response, ApiError> {
+    open(app, id, &headers, query, None).await
+}
+
+/// Checks the request (a bad one is a JSON 4xx before any event), then
+/// answers with the stream.
+async fn open(
+    app: App,
+    id: String,
+    headers: &HeaderMap,
+    query: StreamQuery,
+    values: Option<ValuesFn>,
+) -> Result<Response, ApiError> {
+    let modes = Modes::parse(query.mode.as_deref())?;
+    let values = match (modes.values, values) {
+        (true, None) => return Err(ApiError::no_state_type_values()),
+        (true, Some(values)) => Some((values, app.store.clone(), id.clone())),
+        (false, _) => None,
+    };
+    let after = resume_point(headers, query.after)?;
+    // An id the store cannot hold is a 400 now, not an error event; a
+    // thread that does not exist yet is waited for, as `watch` does.
+    match app.store.thread_info(&id).await {
+        Ok(_) | Err(StoreError::ThreadNotFound { .. }) => {}
+        Err(error) => return Err(error.into()),
+    }
+    let follow = Follow {
+        steps: app.store.watch(&id, after),
+        modes,
+        values,
+        queue: VecDeque::new(),
+        done: false,
+    };
+    let keep_alive = KeepAlive::new().interval(app.keep_alive).text("keep-alive");
+    Ok(Sse::new(follow.events())
+        .keep_alive(keep_alive)
+        .into_response())
+}
+
+/// Why a stream ends early.
+pub(crate) enum Stop {
+    /// The thread was deleted: `event: end`.
+    Deleted,
+    /// The store failed: `event: error`.
+    Error(ApiError),
+}
+
+impl From<StoreError> for Stop {
+    fn from(error: StoreError) -> Stop {
+        match error {
+            StoreError::ThreadDeleted { .. } | StoreError::ThreadNotFound { .. } => Stop::Deleted,
+            other => Stop::Error(other.into()),
+        }
+    }
+}
+
+/// The state after step `seq`, rebuilt by the store (its latest snapshot
+/// at or before `seq`, then the steps after it), as JSON.
+fn values_of<S>(store: Store, id: String, seq: u64) -> ValuesFuture
+where
+    S: State + serde::Serialize + Send + 'static,
+    S::Delta: serde::Serialize + Send,
+{
+    Box::pin(async move {
+        let state = store.state_at::<S>(&id, seq).await?;
+        state
+            .to_json()
+            .map_err(|error| Stop::Error(ApiError::encode(&id, seq, &error)))
+    })
+}
+
+/// One connection's stream: its watcher, and the events of the step being
+/// sent.
+struct Follow {
+    steps: StepStream,
+    modes: Modes,
+    values: Option<(ValuesFn, Store, String)>,
+    /// Events made, not yet sent (at most a step's two, or the last one).
+    queue: VecDeque<Event>,
+    done: bool,
+}
+
+impl Follow {
+    /// The events, read from the log only as fast as the client takes
+    /// them: a client that stops reading holds one step, never a backlog,
+    /// and never slows a writer.
+    fn events(self) -> impl Stream<Item = Result<Event, Infallible>> + Send + 'static {
+        futures::stream::unfold(self, |mut follow| async move {
+            loop {
+                if let Some(event) = follow.queue.pop_front() {
+                    return Some((Ok(event), follow));
+                }
+                if follow.done {
+                    return None;
+                }
+                follow.pull().await;
+            }
+        })
+    }
+
+    /// Reads the next step (waiting for one) into events.
+    async fn pull(&mut self) {
+        let stop = match self.steps.next().await {
+            Some(Ok(step)) => match self.step(&step).await {
+                Ok(()) => return,
+                Err(stop) => stop,
+            },
+            Some(Err(error)) => error.into(),
+            // The watcher ends only after an error, sent already.
+            None => {
+                self.done = true;
+                return;
+            }
+        };
+        let event = match stop {
+            Stop::Deleted => Event::default()
+                .event("end")
+                .data(json!({"reason": "deleted"}).to_string()),
+            Stop::Error(error) => Event::default()
+                .event("error")
+                .data(error.body().to_string()),
+        };
+        self.queue.push_back(event);
+        self.done = true;
+    }
+
+    /// A step's events: `updates`, `values`, or both; its seq is the id of
+    /// the last one.
+    async fn step(&mut self, step: &StepRecord) -> Result<(), Stop> {
+        let mut events = Vec::with_capacity(2);
+        if self.modes.updates {
+            events.push(
+                Event::default()
+                    .event("updates")
+                    .data(updates(step).to_string()),
+            );
+        }
+        if let Some((values, store, id)) = &self.values {
+            let state = values(store.clone(), id.clone(), step.seq).await?;
+            events.push(Event::default().event("values").data(state.to_string()));
+        }
+        let last = events.pop().map(|event| event.id(step.seq.to_string()));
+        self.queue.extend(events.into_iter().chain(last));
+        Ok(())
+    }
+}
+
+/// The `data:` of a step's `updates` event: always a JSON array of
+/// LangGraph chunks, each an object with one key, in order:
+/// - a superstep: `{node: delta}` per node (a worker sent to several
+///   times: one chunk per send); without node names, `{"__superstep__":
+///   [delta, ..]}`;
+/// - a turn begun with input: `{"__start__": input}`;
+/// - a paused superstep: `{"__interrupt__": [{"value", "id"}, ..]}` (its
+///   finished nodes' deltas come with the superstep when it resumes);
+/// - an `apply` by one named node: `{node: delta}`;
+/// - anything else: `{"__<kind>__": body}` (`__apply__`, `__begin_turn__`
+///   with `null`, `__set__` with `{"key", "value"}`, `__pending__`).
+pub(crate) fn updates(step: &StepRecord) -> Value {
+    let nodes = step.nodes();
+    let body = &step.body;
+    let chunks = match step.kind {
+        StepKind::Superstep => match body.as_array() {
+            Some(deltas) if deltas.len() == nodes.len() => nodes
+                .iter()
+                .zip(deltas)
+                .map(|(node, delta)| chunk(node, delta.clone()))
+                .collect(),
+            _ => Vec::new(),
+        },
+        StepKind::BeginTurn if !body.is_null() => vec![chunk("__start__", body.clone())],
+        StepKind::Apply if nodes.len() == 1 => vec![chunk(nodes[0], body.clone())],
+        StepKind::Pending => interrupts(body)
+            .map(|list| vec![chunk("__interrupt__", list)])
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    let chunks = if chunks.is_empty() {
+        vec![chunk(&format!("__{}__", step.kind.as_str()), body.clone())]
+    } else {
+        chunks
+    };
+    Value::Array(chunks)
+}
+
+fn chunk(name: &str, update: Value) -> Value {
+    let mut map = Map::new();
+    map.insert(name.to_owned(), update);
+    Value::Object(map)
+}
+
+/// A pending step's interrupts, as LangGraph streams them:
+/// `[{"value", "id"}, ..]`; `None` when it has none (a failure paused it).
+fn interrupts(body: &Value) -> Option<Value> {
+    let list = body.get("interrupts")?.as_array()?;
+    if list.is_empty() {
+        return None;
+    }
+    let list = list
+        .iter()
+        .map(|interrupt| {
+            json!({
+                "value": interrupt.get("value").cloned().unwrap_or(Value::Null),
+                "id": interrupt.get("id").cloned().unwrap_or(Value::Null),
+            })
+        })
+        .collect();
+    Some(Value::Array(list))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    #[test]
+    fn modes_parse_or_say_why_not() {
+        let both = Modes {
+            updates: true,
+            values: true,
+        };
+        assert_eq!(
+            Modes::parse(None).ok(),
+            Some(Modes {
+                updates: true,
+                values: false
+            })
+        );
+        assert_eq!(Modes::parse(Some("values,updates")).ok(), Some(both));
+        assert_eq!(Modes::parse(Some("updates, values")).ok(), Some(both));
+        assert_eq!(
+            Modes::parse(Some("values")).ok(),
+            Some(Modes {
+                updates: false,
+                values: true
+            })
+        );
+        for bad in ["", "foo", "updates,", "messages"] {
+            assert!(Modes::parse(Some(bad)).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn last_event_id_wins_over_after() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(resume_point(&headers, None).ok(), Some(0));
+        assert_eq!(resume_point(&headers, Some(4)).ok(), Some(4));
+        headers.insert(LAST_EVENT_ID, HeaderValue::from_static("7"));
+        assert_eq!(resume_point(&headers, Some(4)).ok(), Some(7));
+        headers.insert(LAST_EVENT_ID, HeaderValue::from_static(""));
+        assert_eq!(resume_point(&headers, Some(4)).ok(), Some(4));
+        headers.insert(LAST_EVENT_ID, HeaderValue::from_static("-1"));
+        assert!(resume_point(&headers, None).is_err());
+    }
+}
