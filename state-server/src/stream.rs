@@ -31,11 +31,18 @@ use std::pin::Pin;
 const LAST_EVENT_ID: &str = "last-event-id";
 
 /// The state after a step, as JSON.
-type ValuesFuture = Pin<Box<dyn Future<Output = Result<Value, Stop>> + Send>>;
+type ValuesFuture<'a> = Pin<Box<dyn Future<Output = Result<Value, Stop>> + Send + 'a>>;
 
-/// How the typed router rebuilds the state after step `seq` of a thread;
-/// the untyped router has none.
-pub(crate) type ValuesFn = fn(Store, String, u64) -> ValuesFuture;
+/// One connection's source of `values`: the state after each step it
+/// streams, in order.
+pub(crate) trait Values: Send {
+    /// The state after `step`, the next step streamed.
+    fn after<'a>(&'a mut self, step: &'a StepRecord) -> ValuesFuture<'a>;
+}
+
+/// How the typed router makes a connection's [`Values`] (for the store
+/// and thread id); the untyped router has none.
+pub(crate) type ValuesFn = fn(Store, String) -> Box<dyn Values>;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -114,7 +121,7 @@ where
     S: State + serde::Serialize + Send + 'static,
     S::Delta: serde::Serialize + Send,
 {
-    open(app, id, &headers, query, Some(values_of::<S>)).await
+    open(app, id, &headers, query, Some(Replayed::<S>::boxed)).await
 }
 
 /// `GET /threads/{id}/stream` without a state type: `updates` only.
@@ -139,7 +146,7 @@ async fn open(
     let modes = Modes::parse(query.mode.as_deref())?;
     let values = match (modes.values, values) {
         (true, None) => return Err(ApiError::no_state_type_values()),
-        (true, Some(values)) => Some((values, app.store.clone(), id.clone())),
+        (true, Some(values)) => Some(values(app.store.clone(), id.clone())),
         (false, _) => None,
     };
     let after = resume_point(headers, query.after)?;
@@ -179,19 +186,60 @@ impl From<StoreError> for Stop {
     }
 }
 
-/// The state after step `seq`, rebuilt by the store (its latest snapshot
-/// at or before `seq`, then the steps after it), as JSON.
-fn values_of<S>(store: Store, id: String, seq: u64) -> ValuesFuture
+/// A connection's `values` for state `S`: the state after the last step
+/// streamed, kept, and each next step replayed onto it
+/// ([`StepRecord::replay_onto`], what loading the thread does), so a
+/// long-lived stream pays one step's replay per step, not a load. The first
+/// step, one that does not follow the kept state (a gap) and one whose
+/// replay is refused are rebuilt by the store instead
+/// ([`Store::state_at`]: its latest snapshot at or before the step, then
+/// the steps after it), which also has the last word on an error.
+struct Replayed<S> {
+    store: Store,
+    id: String,
+    /// The state after step `.0`.
+    last: Option<(u64, S)>,
+}
+
+impl<S> Replayed<S>
 where
     S: State + serde::Serialize + Send + 'static,
     S::Delta: serde::Serialize + Send,
 {
-    Box::pin(async move {
-        let state = store.state_at::<S>(&id, seq).await?;
-        state
-            .to_json()
-            .map_err(|error| Stop::Error(ApiError::encode(&id, seq, &error)))
-    })
+    fn boxed(store: Store, id: String) -> Box<dyn Values> {
+        Box::new(Replayed::<S> {
+            store,
+            id,
+            last: None,
+        })
+    }
+}
+
+impl<S> Values for Replayed<S>
+where
+    S: State + serde::Serialize + Send + 'static,
+    S::Delta: serde::Serialize + Send,
+{
+    fn after<'a>(&'a mut self, step: &'a StepRecord) -> ValuesFuture<'a> {
+        Box::pin(async move {
+            let replayed = match self.last.take() {
+                Some((seq, mut state)) if seq + 1 == step.seq => step
+                    .replay_onto(&self.id, &mut state)
+                    .is_ok()
+                    .then_some(state),
+                _ => None,
+            };
+            let state = match replayed {
+                Some(state) => state,
+                None => self.store.state_at::<S>(&self.id, step.seq).await?,
+            };
+            let json = state
+                .to_json()
+                .map_err(|error| Stop::Error(ApiError::encode(&self.id, step.seq, &error)))?;
+            self.last = Some((step.seq, state));
+            Ok(json)
+        })
+    }
 }
 
 /// One connection's stream: its watcher, and the events of the step being
@@ -199,7 +247,7 @@ where
 struct Follow {
     steps: StepStream,
     modes: Modes,
-    values: Option<(ValuesFn, Store, String)>,
+    values: Option<Box<dyn Values>>,
     /// Events made, not yet sent (at most a step's two, or the last one).
     queue: VecDeque<Event>,
     done: bool,
@@ -260,8 +308,8 @@ impl Follow {
                     .data(updates(step).to_string()),
             );
         }
-        if let Some((values, store, id)) = &self.values {
-            let state = values(store.clone(), id.clone(), step.seq).await?;
+        if let Some(values) = &mut self.values {
+            let state = values.after(step).await?;
             events.push(Event::default().event("values").data(state.to_string()));
         }
         let last = events.pop().map(|event| event.id(step.seq.to_string()));
@@ -363,6 +411,59 @@ mod tests {
         for bad in ["", "foo", "updates,", "messages"] {
             assert!(Modes::parse(Some(bad)).is_err(), "{bad:?}");
         }
+    }
+
+    #[tokio::test]
+    async fn values_replay_in_order_and_rebuild_otherwise() {
+        use state_core::AgentState;
+
+        #[derive(AgentState, Debug, Clone, PartialEq)]
+        struct S {
+            #[reducer(append)]
+            log: Vec<String>,
+            next: String,
+        }
+
+        let store = Store::memory();
+        let mut t = store.thread::<S>("t").await.unwrap();
+        for word in ["a", "b", "c", "d"] {
+            t.apply(S::delta().log(vec![word.to_owned()]).next(word))
+                .await
+                .unwrap();
+        }
+        let history = store.history("t", ..).await.unwrap();
+        let expected = |seq: u64| {
+            let store = store.clone();
+            async move {
+                store
+                    .state_at::<S>("t", seq)
+                    .await
+                    .unwrap()
+                    .to_json()
+                    .unwrap()
+            }
+        };
+        let values = |values: Result<Value, Stop>| match values {
+            Ok(value) => value,
+            Err(_) => panic!("no values"),
+        };
+
+        let mut replayed = Replayed::<S>::boxed(store.clone(), "t".to_owned());
+        // In order from step 2: rebuilt once, then replayed.
+        for step in &history[1..3] {
+            let got = values(replayed.after(step).await);
+            assert_eq!(got, expected(step.seq).await, "step {}", step.seq);
+        }
+        // A refused replay is rebuilt by the store (the log is fine).
+        let mut corrupt = history[3].clone();
+        corrupt.body = json!({"log": "not a list"});
+        let got = values(replayed.after(&corrupt).await);
+        assert_eq!(got, expected(4).await);
+        // A gap (back to step 2) is rebuilt too.
+        let got = values(replayed.after(&history[1]).await);
+        assert_eq!(got, expected(2).await);
+        let got = values(replayed.after(&history[2]).await);
+        assert_eq!(got, expected(3).await);
     }
 
     #[test]

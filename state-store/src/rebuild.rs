@@ -62,10 +62,8 @@ where
         if row.seq != seq + 1 {
             return Err(missing_step(backend, id, target, seq + 1).await);
         }
-        let from = migrations.check::<S>(id, "step", row.seq, row.state_version)?;
-        replay(id, &mut state, row, |data| {
-            migrations.apply::<S>(from, data)
-        })?;
+        let migrate = migrations.for_step::<S>(id, row.seq, row.state_version)?;
+        replay(id, &mut state, row, migrate)?;
         seq = row.seq;
         log.add(row.size());
     }
@@ -114,13 +112,13 @@ fn decode_snapshot<S: State>(
 
 /// What reading stored data of `S` needs: its schema version, and whether
 /// any field has a former name (then even current data is looked at).
-struct Migrations {
+pub(crate) struct Migrations {
     current: u32,
     aliases: bool,
 }
 
 impl Migrations {
-    fn of<S: State>() -> Migrations {
+    pub(crate) fn of<S: State>() -> Migrations {
         let schema = S::schema();
         Migrations {
             current: schema.version(),
@@ -147,6 +145,21 @@ impl Migrations {
                 known: i64::from(self.current),
             }),
         }
+    }
+
+    /// How to bring the field maps of step `seq`, written with `version`,
+    /// up to the current version; refused if `version` is newer than the
+    /// code. Loading and [`StepRecord::replay_onto`] both go through here.
+    ///
+    /// [`StepRecord::replay_onto`]: crate::StepRecord::replay_onto
+    pub(crate) fn for_step<S: State>(
+        &self,
+        id: &str,
+        seq: u64,
+        version: i64,
+    ) -> Result<impl Fn(&mut Value) -> Result<(), String> + '_, StoreError> {
+        let from = self.check::<S>(id, "step", seq, version)?;
+        Ok(move |data: &mut Value| self.apply::<S>(from, data))
     }
 
     /// Brings one stored field map up to the current version.

@@ -3,6 +3,7 @@
 
 use crate::backend::StepRow;
 use crate::error::StoreError;
+use crate::rebuild::Migrations;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use state_core::{Delta, State, StateError};
@@ -115,6 +116,53 @@ impl StepRecord {
         }
     }
 
+    /// Applies this step, logged in thread `thread` (named in errors), to
+    /// `state`, the state right before it, as loading the thread does: the
+    /// same replay through the reducers, with the stored data migrated to
+    /// the current schema of `S` (a step written by a newer version of `S`
+    /// is refused, as loading refuses it). A pending step changes nothing.
+    ///
+    /// All or nothing: on error `state` is unchanged. Replaying a thread's
+    /// [`history`](crate::Store::history) in order from `S::default()`
+    /// (or from [`state_at`](crate::Store::state_at) the step before)
+    /// reaches the state after each step without loading the thread again,
+    /// which is how a follower of [`watch`](crate::Store::watch) keeps a
+    /// thread's state current.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// # use state_core::{AgentState, State};
+    /// # #[derive(AgentState, Debug, PartialEq)]
+    /// # struct S { #[reducer(append)] log: Vec<String>, next: String }
+    /// let store = state_store::Store::memory();
+    /// let mut t = store.thread::<S>("t").await?;
+    /// t.apply(S::delta().log(vec!["a".into()]).next("x")).await?;
+    /// t.apply_nodes([("x", S::delta().log(vec!["b".into()])), ("y", S::delta().next("z"))])
+    ///     .await?;
+    ///
+    /// let mut state = S::default();
+    /// for step in store.history("t", ..).await? {
+    ///     step.replay_onto("t", &mut state)?;
+    /// }
+    /// assert_eq!(&state, t.state());
+    /// assert_eq!((state.log.len(), state.next.as_str()), (2, "z"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn replay_onto<S: State>(&self, thread: &str, state: &mut S) -> Result<(), StoreError> {
+        let migrations = Migrations::of::<S>();
+        let migrate = migrations.for_step::<S>(thread, self.seq, i64::from(self.state_version))?;
+        replay_value(
+            thread,
+            self.seq,
+            self.kind,
+            self.body.clone(),
+            state,
+            migrate,
+        )
+    }
+
     pub(crate) fn from_row(thread: &str, row: StepRow) -> Result<StepRecord, StoreError> {
         let corrupt = |detail: String| StoreError::corrupt(thread, "step", row.seq, detail);
         let kind = StepKind::parse(&row.kind)
@@ -222,9 +270,10 @@ fn to_text<T: Serialize + ?Sized>(
     })
 }
 
-/// Replays one logged step onto `state` through its reducers, each stored
-/// field map first brought up to the current schema by `migrate`. On error
-/// the state is unchanged (every entry point used is all-or-nothing).
+/// Replays one logged step, as stored (its text), onto `state`: decodes
+/// it, then [`replay_value`]. `migrate` brings a stored field map up to the
+/// current schema (the caller has checked the row's version). On error the
+/// state is unchanged.
 pub(crate) fn replay<S: State>(
     thread: &str,
     state: &mut S,
@@ -236,12 +285,29 @@ pub(crate) fn replay<S: State>(
         .ok_or_else(|| corrupt(format!("unknown step kind {:?}", row.kind)))?;
     let body: Value =
         serde_json::from_str(&row.body).map_err(|e| corrupt(format!("body is not JSON: {e}")))?;
+    replay_value(thread, row.seq, kind, body, state, migrate)
+}
+
+/// Replays one decoded step (step `seq` of `thread`, its `kind` and JSON
+/// `body`) onto `state` through its reducers, each stored field map first
+/// brought up to the current schema by `migrate`: the one implementation
+/// behind loading a thread and [`StepRecord::replay_onto`]. On error the
+/// state is unchanged (every entry point used is all-or-nothing).
+fn replay_value<S: State>(
+    thread: &str,
+    seq: u64,
+    kind: StepKind,
+    body: Value,
+    state: &mut S,
+    migrate: impl Fn(&mut Value) -> Result<(), String>,
+) -> Result<(), StoreError> {
+    let corrupt = |detail: String| StoreError::corrupt(thread, "step", seq, detail);
     let refused = |e: StateError| corrupt(e.to_string());
     let migrated = |mut data: Value| {
         migrate(&mut data).map_err(|message| StoreError::Migration {
             thread: thread.to_owned(),
             what: "step",
-            seq: row.seq,
+            seq,
             message,
         })?;
         Ok::<Value, StoreError>(data)

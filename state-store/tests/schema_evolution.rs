@@ -126,6 +126,71 @@ async fn new_steps_are_written_as_version_two_and_old_code_refuses_them() {
 }
 
 #[tokio::test]
+async fn replaying_old_steps_one_by_one_migrates_them_as_loading_does() {
+    let (_dir, path) = fixture_copy();
+    let store = Store::sqlite(&path).await.unwrap();
+    let mut t = store.thread::<Profile>("ada").await.unwrap();
+    t.apply(Profile::delta().score(10).level(4u32))
+        .await
+        .unwrap();
+    let history = store.history("ada", ..).await.unwrap();
+    assert_eq!(history.len(), 6);
+    assert!(history[..5].iter().all(|s| s.state_version == 1));
+
+    // Version 2 replays the version-1 steps (renamed field, changed type,
+    // the set step included) and its own.
+    let mut state = Profile::default();
+    for step in &history {
+        step.replay_onto("ada", &mut state).unwrap();
+        let loaded: Profile = store.state_at("ada", step.seq).await.unwrap();
+        assert_eq!(state, loaded, "after step {}", step.seq);
+    }
+    assert_eq!(&state, t.state());
+
+    // A migration that fails is the same error as loading's, state intact.
+    let mut bad = history[3].clone();
+    bad.body = json!({"key": "score", "value": "nine"});
+    let before: Profile = store.state_at("ada", 3).await.unwrap();
+    let mut at_3 = before.clone();
+    let err = bad.replay_onto("ada", &mut at_3).unwrap_err();
+    assert!(matches!(err, StoreError::Migration { seq: 4, .. }), "{err}");
+    assert_eq!(at_3, before);
+
+    // Version 1 replays its own steps and refuses version 2's, whole and
+    // with loading's words.
+    let mut old = profile_v1::Profile::default();
+    for step in &history[..5] {
+        step.replay_onto("ada", &mut old).unwrap();
+    }
+    assert_eq!(
+        old,
+        store
+            .state_at::<profile_v1::Profile>("ada", 5)
+            .await
+            .unwrap()
+    );
+    let kept = old.clone();
+    let err = history[5].replay_onto("ada", &mut old).unwrap_err();
+    let loading = store
+        .thread::<profile_v1::Profile>("ada")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::TooNew {
+                found: 2,
+                known: 1,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(err.to_string(), loading.to_string());
+    assert_eq!(old, kept);
+}
+
+#[tokio::test]
 async fn a_migration_that_fails_names_the_row() {
     let (_dir, path) = fixture_copy();
     let raw = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))

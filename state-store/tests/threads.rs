@@ -806,6 +806,105 @@ async fn start_turn_is_one_step_all_or_nothing(ts: TestStore) {
     assert_eq!(replayed.state(), t.state());
 }
 
+/// `StepRecord::replay_onto` replays the history, step by step from the
+/// default state, exactly as loading does: every step kind, each
+/// intermediate state equal to `state_at`; a refused step (a corrupt body,
+/// a newer schema version) leaves the state as it was.
+async fn history_replays_step_by_step(ts: TestStore) {
+    let mut t = ts.store.thread::<Chat>("t").await.unwrap();
+    run_turns(&mut t).await;
+    t.start_turn(
+        Chat::delta()
+            .messages(vec![Message::human("go")])
+            .next("agent"),
+    )
+    .await
+    .unwrap();
+    t.log_pending(json!({"writes": {"agent": {"budget": 1}}, "interrupts": []}))
+        .await
+        .unwrap();
+    t.with_metadata(json!({"by": "test"}))
+        .apply_nodes([("agent", Chat::delta().budget(5))])
+        .await
+        .unwrap();
+    let history = ts.store.history("t", ..).await.unwrap();
+    let kinds: Vec<_> = history.iter().map(|s| s.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            StepKind::Apply,
+            StepKind::Superstep,
+            StepKind::BeginTurn,
+            StepKind::Set,
+            StepKind::Apply,
+            StepKind::BeginTurn,
+            StepKind::Pending,
+            StepKind::Superstep,
+        ],
+        "{}",
+        ts.name
+    );
+    assert!(history[2].body.is_null() && !history[5].body.is_null());
+
+    let mut state = Chat::default();
+    for step in &history {
+        let before = state.clone();
+        step.replay_onto("t", &mut state).unwrap();
+        let expected: Chat = ts.store.state_at("t", step.seq).await.unwrap();
+        assert_eq!(state, expected, "{}: after step {}", ts.name, step.seq);
+        if step.kind == StepKind::Pending {
+            assert_eq!(state, before, "a pending step changes nothing");
+        }
+    }
+    assert_eq!(&state, t.state(), "{}", ts.name);
+
+    // Refused steps: the state is left exactly as it was.
+    let before = state.clone();
+    let mut corrupt = history[0].clone();
+    corrupt.body = json!({"budget": "lots"});
+    let err = corrupt.replay_onto("t", &mut state).unwrap_err();
+    assert!(matches!(err, StoreError::Corrupt { seq: 1, .. }), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("thread \"t\", step 1: stored data is corrupt: "),
+        "{err}"
+    );
+    assert_eq!(state, before);
+
+    // A superstep whose second delta is refused applies none of them.
+    let mut corrupt = history[1].clone();
+    corrupt.body = json!([{"budget": 1}, {"next": 5}]);
+    assert!(matches!(
+        corrupt.replay_onto("t", &mut state),
+        Err(StoreError::Corrupt { seq: 2, .. })
+    ));
+    assert_eq!(state, before);
+
+    // A turn begun with refused input does not reset the turn either.
+    let mut corrupt = history[5].clone();
+    corrupt.body = json!({"transcript": "not a list"});
+    assert!(corrupt.replay_onto("t", &mut state).is_err());
+    assert_eq!(state, before);
+
+    for body in [json!([1]), json!({"key": 1, "value": 2})] {
+        let mut corrupt = history[3].clone();
+        corrupt.body = body;
+        assert!(corrupt.replay_onto("t", &mut state).is_err());
+        assert_eq!(state, before);
+    }
+    let mut corrupt = history[6].clone();
+    corrupt.body = json!("not an object");
+    assert!(corrupt.replay_onto("t", &mut state).is_err());
+    assert_eq!(state, before);
+
+    // Written by a newer version of the state: refused, as loading is.
+    let mut newer = history[4].clone();
+    newer.state_version = Chat::schema().version() + 1;
+    let err = newer.replay_onto("t", &mut state).unwrap_err();
+    assert!(matches!(err, StoreError::TooNew { .. }), "{err}");
+    assert_eq!(state, before);
+}
+
 on_every_backend!(
     reload_equals_live_state,
     steps_are_logged_with_kind_and_metadata,
@@ -822,4 +921,5 @@ on_every_backend!(
     pending_steps_change_no_state,
     pending_steps_count_toward_snapshots_and_compact,
     start_turn_is_one_step_all_or_nothing,
+    history_replays_step_by_step,
 );
