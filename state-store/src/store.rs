@@ -288,10 +288,10 @@ impl Store {
     ///   it is lost (a server restart) it is opened again and every
     ///   watcher reads the log again from its last step: nothing is lost.
     /// - SQLite: while a store has watchers it polls the file's
-    ///   `PRAGMA data_version` every 50 ms, then reads the heads of the
-    ///   watched threads when the file changed: another process's step
-    ///   reaches a watcher within 50 ms of its commit, plus the time to
-    ///   read it. Steps committed through any store on the same file in
+    ///   `PRAGMA data_version` every 25 ms (a query that reads no table),
+    ///   then reads the heads of the watched threads when the file changed:
+    ///   another process's step reaches a watcher within 25 ms of its
+    ///   commit, plus the time to read it. Steps committed through any store on the same file in
     ///   this process (stores opened on one file share their watchers)
     ///   arrive at once.
     /// - memory: in this process, at once.

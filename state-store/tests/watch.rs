@@ -439,7 +439,7 @@ async fn watch_the_child(store: &Store, db: &str) -> Duration {
 }
 
 /// Another process writes to the SQLite file: the watcher sees each step
-/// within the documented bound (one 50 ms poll, plus the time to read it;
+/// within the documented bound (one 25 ms poll, plus the time to read it;
 /// checked with room for a loaded machine).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_steps_of_another_process() {

@@ -18,7 +18,7 @@
 //! - PostgreSQL: one `LISTEN` connection per store, started with its first
 //!   watcher and stopped with its last (`postgres.rs`);
 //! - SQLite: a poll of `PRAGMA data_version` per database file, every
-//!   50 ms while there are watchers (`sqlite.rs`).
+//!   25 ms while there are watchers (`sqlite.rs`).
 
 #[cfg(feature = "postgres")]
 mod postgres;

@@ -26,7 +26,7 @@ use tokio::sync::oneshot;
 /// How often a pump looks for other processes' commits: their steps reach
 /// a watcher within this much time of their commit, plus the time to read
 /// them (documented on `Store::watch`).
-pub(crate) const POLL: Duration = Duration::from_millis(50);
+pub(crate) const POLL: Duration = Duration::from_millis(25);
 
 /// The hubs of this process's SQLite files, by canonical path.
 static HUBS: Mutex<Vec<(PathBuf, Weak<Hub>)>> = Mutex::new(Vec::new());
