@@ -46,7 +46,8 @@ pub(crate) struct StepJson<'a> {
     kind: &'static str,
     metadata: &'a Map<String, Value>,
     body: &'a Value,
-    recorded_at: String,
+    /// When it was committed (DESIGN.md's `time`).
+    time: String,
     state_version: u32,
 }
 
@@ -57,7 +58,7 @@ impl<'a> StepJson<'a> {
             kind: step.kind.as_str(),
             metadata: &step.metadata,
             body: &step.body,
-            recorded_at: rfc3339(step.recorded_at),
+            time: rfc3339(step.recorded_at),
             state_version: step.state_version,
         }
     }

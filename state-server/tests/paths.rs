@@ -130,7 +130,7 @@ async fn history_paged_by_seq(ts: TestStore) {
     assert_eq!(first["body"], json!({"log": ["1"]}));
     assert_eq!(first["metadata"], json!({}));
     assert_eq!(first["state_version"], Notes::schema().version());
-    assert_time(&first["recorded_at"]);
+    assert_time(&first["time"]);
     let fields: HashSet<&str> = first
         .as_object()
         .unwrap()
@@ -139,14 +139,7 @@ async fn history_paged_by_seq(ts: TestStore) {
         .collect();
     assert_eq!(
         fields,
-        HashSet::from([
-            "seq",
-            "kind",
-            "metadata",
-            "body",
-            "recorded_at",
-            "state_version"
-        ])
+        HashSet::from(["seq", "kind", "metadata", "body", "time", "state_version"])
     );
     assert_eq!(steps[23]["metadata"], json!({"nodes": ["writer"]}));
     assert_eq!(steps[23]["body"], json!({"title": "draft"}));
