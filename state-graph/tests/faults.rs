@@ -13,13 +13,14 @@ use state_core::{AgentState, State};
 use state_graph::{
     CompiledGraph, Ctx, END, GraphError, NodeError, Panicked, RetryPolicy, START, StateGraph,
 };
-use state_store::{StepKind, StepRecord, Store};
+use state_store::{StepKind, Store};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::time::{Duration, Instant};
 use support::backends::TestStore;
+use support::log::{history, reloaded, summary};
 use tokio::sync::{Barrier, Notify, watch};
 
 #[derive(AgentState, Debug, Clone, PartialEq)]
@@ -81,27 +82,6 @@ impl std::fmt::Display for Boom {
 }
 
 impl std::error::Error for Boom {}
-
-async fn history(store: &Store, thread: &str) -> Vec<StepRecord> {
-    store.history(thread, ..).await.unwrap()
-}
-
-/// Each step as (seq, kind, metadata "nodes").
-fn summary(steps: &[StepRecord]) -> Vec<(u64, StepKind, Value)> {
-    steps
-        .iter()
-        .map(|s| {
-            let nodes = s.metadata.get("nodes").cloned().unwrap_or(Value::Null);
-            (s.seq, s.kind, nodes)
-        })
-        .collect()
-}
-
-/// The thread as a fresh handle loads it: its seq and state.
-async fn reloaded(store: &Store, thread: &str) -> (u64, Run) {
-    let t = store.thread::<Run>(thread).await.unwrap();
-    (t.seq(), t.into_state())
-}
 
 /// What every run below logs first: its turn with its input, "prep".
 fn prepared() -> Vec<(u64, StepKind, Value)> {
@@ -167,7 +147,10 @@ async fn a_failed_node_keeps_its_siblings_write_and_continue_runs_only_it(ts: Te
     expected.push((3, StepKind::Pending, json!(["flaky", "steady"])));
     assert_eq!(summary(&steps), expected, "{}", ts.name);
     let after_prep = state(&["input", "prep"]);
-    assert_eq!(reloaded(&ts.store, "t").await, (3, after_prep.clone()));
+    assert_eq!(
+        reloaded::<Run>(&ts.store, "t").await,
+        (3, after_prep.clone())
+    );
     assert_eq!(ts.store.state_at::<Run>("t", 2).await.unwrap(), after_prep);
     assert_eq!((flaky.get(), steady.get()), (1, 1));
 
@@ -196,7 +179,10 @@ async fn a_failed_node_keeps_its_siblings_write_and_continue_runs_only_it(ts: Te
         json!([{"log": ["flaky"]}, {"log": ["steady"]}])
     );
     assert_eq!(out.seq(), 5);
-    assert_eq!(reloaded(&ts.store, "t").await, (5, out.state().clone()));
+    assert_eq!(
+        reloaded::<Run>(&ts.store, "t").await,
+        (5, out.state().clone())
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -240,7 +226,7 @@ async fn a_panicking_node_fails_the_run_and_leaves_the_thread_intact(ts: TestSto
     assert_eq!(panicked.message, "kaboom 42");
 
     // The thread: as after "prep", whoever loads it.
-    let (seq, reloaded_state) = reloaded(&ts.store, "t").await;
+    let (seq, reloaded_state) = reloaded::<Run>(&ts.store, "t").await;
     assert_eq!(reloaded_state, state(&["input", "prep"]), "{}", ts.name);
     assert_eq!(seq, 3);
     let mut expected = prepared();
@@ -490,7 +476,7 @@ async fn one_wins(
         "{}: no fork",
         ts.name
     );
-    let (seq, stored) = reloaded(&ts.store, "t").await;
+    let (seq, stored) = reloaded::<Run>(&ts.store, "t").await;
     assert_eq!(seq, out.seq());
     assert_eq!(
         &stored,
@@ -663,7 +649,7 @@ async fn a_run_dropped_mid_superstep_stores_nothing_of_it(ts: TestStore) {
         ts.name
     );
     assert_eq!(
-        reloaded(&ts.store, "t").await,
+        reloaded::<Run>(&ts.store, "t").await,
         (2, state(&["input", "prep"]))
     );
 
@@ -675,7 +661,10 @@ async fn a_run_dropped_mid_superstep_stores_nothing_of_it(ts: TestStore) {
     let mut expected = prepared();
     expected.push((3, StepKind::Superstep, json!(["quick", "slow"])));
     assert_eq!(summary(&history(&ts.store, "t").await), expected);
-    assert_eq!(reloaded(&ts.store, "t").await, (3, out.state().clone()));
+    assert_eq!(
+        reloaded::<Run>(&ts.store, "t").await,
+        (3, out.state().clone())
+    );
 }
 
 on_every_backend!(
@@ -808,7 +797,10 @@ async fn killed_mid_superstep(ts: TestStore) {
         "{}",
         ts.name
     );
-    assert_eq!(reloaded(&store, "t").await, (2, state(&["input", "first"])));
+    assert_eq!(
+        reloaded::<Run>(&store, "t").await,
+        (2, state(&["input", "first"]))
+    );
 
     let first = Count::default();
     let app = crash_graph(store.clone(), None, &first);
@@ -827,7 +819,7 @@ async fn killed_mid_superstep(ts: TestStore) {
         ]
     );
     assert_eq!(out.seq(), 4);
-    assert_eq!(reloaded(&store, "t").await, (4, done));
+    assert_eq!(reloaded::<Run>(&store, "t").await, (4, done));
 }
 
 /// SQLite and PostgreSQL only: a memory store dies with its process.

@@ -11,6 +11,7 @@ use state_store::{StepKind, StepRecord, Store};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use support::backends::TestStore;
+use support::log::{history, reloaded, summary};
 
 #[derive(AgentState, Debug, Clone, PartialEq)]
 struct Run {
@@ -43,27 +44,6 @@ impl Count {
     fn get(&self) -> usize {
         self.0.load(SeqCst)
     }
-}
-
-async fn history(store: &Store, thread: &str) -> Vec<StepRecord> {
-    store.history(thread, ..).await.unwrap()
-}
-
-/// Each step as (seq, kind, metadata "nodes").
-fn summary(steps: &[StepRecord]) -> Vec<(u64, StepKind, Value)> {
-    steps
-        .iter()
-        .map(|s| {
-            let nodes = s.metadata.get("nodes").cloned().unwrap_or(Value::Null);
-            (s.seq, s.kind, nodes)
-        })
-        .collect()
-}
-
-/// The thread as a fresh handle loads it: its seq and state.
-async fn reloaded(store: &Store, thread: &str) -> (u64, Run) {
-    let t = store.thread::<Run>(thread).await.unwrap();
-    (t.seq(), t.into_state())
 }
 
 fn answer_text(v: &Value) -> String {
@@ -143,7 +123,7 @@ async fn invoke_thread_logs_turn_input_and_one_step_per_superstep(ts: TestStore)
         [json!(["merge"]), json!(["joke x"]), json!(["joke y"])]
     );
     assert_eq!(out.seq(), 3);
-    let (seq, state) = reloaded(&ts.store, "t").await;
+    let (seq, state) = reloaded::<Run>(&ts.store, "t").await;
     assert_eq!(seq, out.seq(), "{}: out.seq() is the thread's seq", ts.name);
     assert_eq!(
         &state,
@@ -180,7 +160,7 @@ async fn invoke_thread_logs_turn_input_and_one_step_per_superstep(ts: TestStore)
         ]
     );
     assert_eq!(out.seq(), 6);
-    let (seq, state) = reloaded(&ts.store, "t").await;
+    let (seq, state) = reloaded::<Run>(&ts.store, "t").await;
     assert_eq!((seq, &state), (6, out.state()));
 }
 
@@ -254,7 +234,7 @@ async fn resume_in_another_worker_reruns_only_the_paused_node(ts: TestStore) {
     let before: Run = ts.store.state_at("t", 1).await.unwrap();
     let at_pending: Run = ts.store.state_at("t", 2).await.unwrap();
     assert_eq!(at_pending, before);
-    assert_eq!(reloaded(&ts.store, "t").await, (2, before.clone()));
+    assert_eq!(reloaded::<Run>(&ts.store, "t").await, (2, before.clone()));
 
     // Another worker: its own store connection, its own compiled graph.
     let there = ApprovalCounts::default();
@@ -308,7 +288,10 @@ async fn resume_in_another_worker_reruns_only_the_paused_node(ts: TestStore) {
         ])
     );
     assert_eq!(out.seq(), 4);
-    assert_eq!(reloaded(&ts.store, "t").await, (4, out.state().clone()));
+    assert_eq!(
+        reloaded::<Run>(&ts.store, "t").await,
+        (4, out.state().clone())
+    );
     assert!(other.pending_interrupts("t").await.unwrap().is_empty());
     assert!(app.pending_interrupts("t").await.unwrap().is_empty());
 }
@@ -382,7 +365,10 @@ async fn a_node_that_interrupts_twice_gets_each_answer_in_call_order(ts: TestSto
             (4, StepKind::Superstep, json!(["ask"])),
         ]
     );
-    assert_eq!(reloaded(&ts.store, "t").await, (4, out.state().clone()));
+    assert_eq!(
+        reloaded::<Run>(&ts.store, "t").await,
+        (4, out.state().clone())
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -487,7 +473,10 @@ async fn parallel_interrupts_are_answered_by_id(ts: TestStore) {
         ]
     );
     assert!(app.pending_interrupts("t").await.unwrap().is_empty());
-    assert_eq!(reloaded(&ts.store, "t").await, (4, out.state().clone()));
+    assert_eq!(
+        reloaded::<Run>(&ts.store, "t").await,
+        (4, out.state().clone())
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -618,7 +607,10 @@ async fn paused_fan_out_workers_resume_by_id(ts: TestStore) {
             ),
         ]
     );
-    assert_eq!(reloaded(&ts.store, "t").await, (4, out.state().clone()));
+    assert_eq!(
+        reloaded::<Run>(&ts.store, "t").await,
+        (4, out.state().clone())
+    );
 }
 
 // ---------------------------------------------------------------------------

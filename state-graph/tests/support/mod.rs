@@ -7,3 +7,37 @@
 pub mod backends;
 #[path = "../../../state-store/tests/support/postgres.rs"]
 pub mod postgres;
+
+/// Reading a thread back, as the graph tests check it.
+pub mod log {
+    use serde::Serialize;
+    use serde_json::Value;
+    use state_core::State;
+    use state_store::{StepKind, StepRecord, Store};
+
+    /// Every logged step of `thread`.
+    pub async fn history(store: &Store, thread: &str) -> Vec<StepRecord> {
+        store.history(thread, ..).await.unwrap()
+    }
+
+    /// Each step as (seq, kind, metadata "nodes").
+    pub fn summary(steps: &[StepRecord]) -> Vec<(u64, StepKind, Value)> {
+        steps
+            .iter()
+            .map(|s| {
+                let nodes = s.metadata.get("nodes").cloned().unwrap_or(Value::Null);
+                (s.seq, s.kind, nodes)
+            })
+            .collect()
+    }
+
+    /// The thread as a fresh handle loads it: its seq and state.
+    pub async fn reloaded<S>(store: &Store, thread: &str) -> (u64, S)
+    where
+        S: State + Serialize + Send + 'static,
+        S::Delta: Serialize + Send,
+    {
+        let t = store.thread::<S>(thread).await.unwrap();
+        (t.seq(), t.into_state())
+    }
+}
