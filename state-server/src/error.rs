@@ -101,6 +101,45 @@ impl ApiError {
         )
     }
 
+    /// 404: a step past the end of a thread, as a page asks for it.
+    pub(crate) fn not_found(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::NOT_FOUND, "no_such_step", message)
+    }
+
+    /// 400: a form that does not parse.
+    pub(crate) fn bad_form(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, "bad_form", message)
+    }
+
+    /// 403: a write to a server that serves read-only.
+    pub(crate) fn read_only() -> ApiError {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "read_only",
+            "this server is read-only: start it with --allow-writes \
+             (Server::allow_writes) to fork threads from the inspector",
+        )
+    }
+
+    /// 403: a write posted from a page of another origin.
+    pub(crate) fn cross_origin() -> ApiError {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "cross_origin",
+            "a write must come from this server's own pages (the Origin header names another site)",
+        )
+    }
+
+    /// The status of this error.
+    pub(crate) fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The words of this error, for people.
+    pub(crate) fn message(&self) -> &str {
+        &self.message
+    }
+
     /// The JSON body of this error, `{"error": .., "kind": ..}`: an
     /// answer's body, or an `error` event's data.
     pub(crate) fn body(&self) -> serde_json::Value {
@@ -122,6 +161,7 @@ impl From<StoreError> for ApiError {
         let (status, kind) = match &error {
             StoreError::ThreadNotFound { .. } => (StatusCode::NOT_FOUND, "thread_not_found"),
             StoreError::InvalidThreadId { .. } => (StatusCode::BAD_REQUEST, "invalid_thread_id"),
+            StoreError::ThreadExists { .. } => (StatusCode::CONFLICT, "thread_exists"),
             // Past the end of the log, or compacted away: that state is
             // not there (any more).
             StoreError::NoSuchStep { .. } => (StatusCode::NOT_FOUND, "no_such_step"),

@@ -14,10 +14,26 @@ pub(crate) struct Guard {
     pub token: Option<Box<[u8]>>,
     /// The largest request body accepted, in bytes.
     pub body_limit: usize,
-    /// Whether the token may also come as `?access_token=` (the event
-    /// stream only: a browser's `EventSource` cannot send a header).
-    pub query_token: bool,
+    /// Whether the token may also come as `?access_token=`.
+    pub query_token: QueryToken,
 }
+
+/// Where a route takes the token besides `Authorization` and the cookie.
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum QueryToken {
+    /// Nowhere else (the JSON routes).
+    No,
+    /// `?access_token=` too (the event stream: a browser's `EventSource`
+    /// cannot send a header).
+    Accepted,
+    /// `?access_token=` too, and the answer keeps it as a cookie (the
+    /// inspector's pages: a browser opens the first page by its URL, and
+    /// its links, script and forms then carry the cookie).
+    KeptAsCookie,
+}
+
+/// The cookie that carries the token for a browser.
+pub(crate) const TOKEN_COOKIE: &str = "state_server_token";
 
 /// The query parameter that may carry the token where `query_token` is set.
 #[derive(serde::Deserialize)]
@@ -34,7 +50,20 @@ pub(crate) async fn guard(
     next: Next,
 ) -> Response {
     let mut response = match check(&guard, request.uri(), request.headers()) {
-        Ok(()) => next.run(request).await,
+        Ok(via) => {
+            let mut response = next.run(request).await;
+            if via == Via::Query
+                && guard.query_token == QueryToken::KeptAsCookie
+                && let Some(token) = &guard.token
+                && let Ok(cookie) = HeaderValue::try_from(format!(
+                    "{TOKEN_COOKIE}={}; Path=/; HttpOnly; SameSite=Strict",
+                    String::from_utf8_lossy(token)
+                ))
+            {
+                response.headers_mut().append(header::SET_COOKIE, cookie);
+            }
+            response
+        }
         Err(error) => error.into_response(),
     };
     let headers = response.headers_mut();
@@ -46,14 +75,24 @@ pub(crate) async fn guard(
     response
 }
 
-fn check(guard: &Guard, uri: &Uri, headers: &HeaderMap) -> Result<(), ApiError> {
+/// How a request carried the token.
+#[derive(Clone, Copy, PartialEq)]
+enum Via {
+    /// No token is needed, or it came in a header or the cookie.
+    Other,
+    /// As `?access_token=`.
+    Query,
+}
+
+fn check(guard: &Guard, uri: &Uri, headers: &HeaderMap) -> Result<Via, ApiError> {
+    let mut via = Via::Other;
     if let Some(token) = &guard.token {
         let in_query = || {
             let Query(query) = Query::<TokenQuery>::try_from_uri(uri).ok()?;
             query.access_token
         };
         match headers.get(header::AUTHORIZATION) {
-            None if guard.query_token
+            None if guard.query_token != QueryToken::No
                 && let Some(given) = in_query() =>
             {
                 if !same_bytes(given.as_bytes(), token) {
@@ -62,7 +101,9 @@ fn check(guard: &Guard, uri: &Uri, headers: &HeaderMap) -> Result<(), ApiError> 
                         "Bearer realm=\"state-server\", error=\"invalid_token\"",
                     ));
                 }
+                via = Via::Query;
             }
+            None if cookie(headers).is_some_and(|given| same_bytes(given, token)) => {}
             None => {
                 return Err(ApiError::unauthorized(
                     "this server requires a bearer token: send `Authorization: Bearer <token>`",
@@ -87,8 +128,21 @@ fn check(guard: &Guard, uri: &Uri, headers: &HeaderMap) -> Result<(), ApiError> 
         Some(length) if length > guard.body_limit as u64 => {
             Err(ApiError::too_large(length, guard.body_limit))
         }
-        _ => Ok(()),
+        _ => Ok(via),
     }
+}
+
+/// The token cookie's value, if the request carries it.
+fn cookie(headers: &HeaderMap) -> Option<&[u8]> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .flat_map(|value| value.as_bytes().split(|&b| b == b';'))
+        .find_map(|pair| {
+            let pair = pair.trim_ascii();
+            let value = pair.strip_prefix(TOKEN_COOKIE.as_bytes())?;
+            value.strip_prefix(b"=")
+        })
 }
 
 /// Whether `Authorization: <value>` is `Bearer <token>` (the scheme in any
@@ -116,6 +170,23 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_token_cookie_is_found_among_others() {
+        let mut headers = HeaderMap::new();
+        headers.append(
+            header::COOKIE,
+            HeaderValue::from_static("a=1; state_server_token=s3cret; b=2"),
+        );
+        assert_eq!(cookie(&headers), Some(&b"s3cret"[..]));
+        let mut other = HeaderMap::new();
+        other.append(
+            header::COOKIE,
+            HeaderValue::from_static("state_server_token_x=1"),
+        );
+        assert_eq!(cookie(&other), None);
+        assert_eq!(cookie(&HeaderMap::new()), None);
+    }
 
     #[test]
     fn only_the_bearer_scheme_with_the_exact_token_matches() {

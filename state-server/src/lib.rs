@@ -5,13 +5,16 @@
 mod error;
 mod extract;
 mod guard;
+mod inspect;
 mod json;
+mod listing;
 mod routes;
 mod stream;
+mod typed;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{MethodRouter, get};
+use axum::routing::{MethodRouter, get, post};
 use routes::App;
 use serde::Serialize;
 use state_core::State;
@@ -19,6 +22,7 @@ use state_store::Store;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
+use typed::Typed;
 
 /// The page size of `GET /threads` and `GET /threads/{id}/history` when a
 /// request names no `limit` (or the largest page, if that is smaller).
@@ -103,6 +107,7 @@ pub struct Server {
     max_page_size: usize,
     body_limit: usize,
     keep_alive: Duration,
+    allow_writes: bool,
 }
 
 impl Server {
@@ -119,6 +124,7 @@ impl Server {
             max_page_size: MAX_PAGE_SIZE,
             body_limit: DEFAULT_BODY_LIMIT,
             keep_alive: DEFAULT_KEEP_ALIVE,
+            allow_writes: false,
         }
     }
 
@@ -204,6 +210,22 @@ impl Server {
         self
     }
 
+    /// Lets the inspector change the store (off by default: every route
+    /// reads only): with it, the thread page of the
+    /// [typed router](Server::router) forks a thread at any step
+    /// (`POST /inspect/{id}/fork`, from the page's form). A write must come
+    /// from the server's own pages: a browser's cross-site post is refused
+    /// by its `Origin`.
+    ///
+    /// ```
+    /// let server = state_server::Server::new(state_store::Store::memory()).allow_writes(true);
+    /// ```
+    #[must_use]
+    pub fn allow_writes(mut self, allow: bool) -> Server {
+        self.allow_writes = allow;
+        self
+    }
+
     /// The routes, the state rebuilt as an `S`: `GET /threads`,
     /// `GET /threads/{id}/history`, `GET /threads/{id}/state`,
     /// `GET /threads/{id}/stream` (`?mode=updates`, `values` or both). See
@@ -221,7 +243,11 @@ impl Server {
         S: State + Serialize + Send + 'static,
         S::Delta: Serialize + Send,
     {
-        self.routes(get(routes::state::<S>), get(stream::stream::<S>))
+        self.routes(
+            get(routes::state::<S>),
+            get(stream::stream::<S>),
+            Some(Typed::of::<S>()),
+        )
     }
 
     /// The routes without a state type: the same paths, but
@@ -234,17 +260,24 @@ impl Server {
     /// let routes = state_server::Server::new(state_store::Store::memory()).untyped_router();
     /// ```
     pub fn untyped_router(&self) -> Router {
-        self.routes(get(routes::no_state), get(stream::stream_untyped))
+        self.routes(get(routes::no_state), get(stream::stream_untyped), None)
     }
 
-    fn routes(&self, state: MethodRouter<App>, stream: MethodRouter<App>) -> Router {
+    fn routes(
+        &self,
+        state: MethodRouter<App>,
+        stream: MethodRouter<App>,
+        typed: Option<Typed>,
+    ) -> Router {
         let app = App {
             store: self.store.clone(),
             default_page: DEFAULT_PAGE_SIZE.min(self.max_page_size),
             max_page: self.max_page_size,
             keep_alive: self.keep_alive,
+            typed,
+            allow_writes: self.allow_writes,
         };
-        let guarded = |routes: Router<App>, query_token: bool| {
+        let guarded = |routes: Router<App>, query_token: guard::QueryToken| {
             let guard = Arc::new(guard::Guard {
                 token: self.token.as_deref().map(|t| t.as_bytes().into()),
                 body_limit: self.body_limit,
@@ -266,8 +299,18 @@ impl Server {
         // The stream alone may take the token as `?access_token=`: a
         // browser's `EventSource` cannot send a header.
         let live = Router::new().route(&format!("/threads/{{{id}}}/stream"), stream);
-        guarded(json, false)
-            .merge(guarded(live, true))
+        // The inspector's pages: a browser opens the first with
+        // `?access_token=`, which the answer keeps as a cookie for the rest.
+        let pages = Router::new()
+            .route("/", get(inspect::home))
+            .route(&format!("/inspect/{{{id}}}"), get(inspect::thread))
+            .route(&format!("/inspect/{{{id}}}/live"), get(inspect::live))
+            .route(&format!("/inspect/{{{id}}}/fork"), post(inspect::fork))
+            .route("/inspector.js", get(inspect::script))
+            .route("/inspector.css", get(inspect::style));
+        guarded(json, guard::QueryToken::No)
+            .merge(guarded(live, guard::QueryToken::Accepted))
+            .merge(guarded(pages, guard::QueryToken::KeptAsCookie))
             .with_state(app)
     }
 }
@@ -280,6 +323,7 @@ impl fmt::Debug for Server {
             .field("max_page_size", &self.max_page_size)
             .field("body_limit", &self.body_limit)
             .field("keep_alive", &self.keep_alive)
+            .field("allow_writes", &self.allow_writes)
             .finish()
     }
 }

@@ -4,15 +4,15 @@
 
 use crate::error::ApiError;
 use crate::extract::{Query, ThreadId};
-use crate::json::{StateJson, StepJson, ThreadJson, millis, percent_encode};
+use crate::json::{StateJson, StepJson, ThreadJson, percent_encode};
+use crate::listing;
 use axum::Json;
 use axum::extract::State as Shared;
 use axum::http::{HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use state_core::State;
-use state_store::{Store, ThreadInfo};
-use std::cmp::Ordering;
+use state_store::Store;
 
 /// What every handler shares: the store and the page sizes.
 #[derive(Clone)]
@@ -24,11 +24,15 @@ pub(crate) struct App {
     pub max_page: usize,
     /// How long an event stream may be silent before a keep-alive comment.
     pub keep_alive: std::time::Duration,
+    /// The state type, for the typed router.
+    pub typed: Option<crate::typed::Typed>,
+    /// Whether the inspector may change the store (fork).
+    pub allow_writes: bool,
 }
 
 impl App {
     /// The page size asked for (`limit`), checked against the bounds.
-    fn page(&self, limit: Option<u64>) -> Result<usize, ApiError> {
+    pub(crate) fn page(&self, limit: Option<u64>) -> Result<usize, ApiError> {
         match limit {
             None => Ok(self.default_page),
             Some(n) => match usize::try_from(n) {
@@ -58,68 +62,16 @@ pub(crate) async fn threads(
     Query(query): Query<ThreadsQuery>,
 ) -> Result<Response, ApiError> {
     let limit = app.page(query.limit)?;
-    let before = query.before.as_deref().map(Cursor::parse).transpose()?;
-    let mut listed: Vec<(u64, ThreadInfo)> = app
-        .store
-        .threads()
-        .await?
-        .into_iter()
-        .map(|info| (millis(info.updated_at), info))
-        .filter(|(updated, info)| {
-            before.as_ref().is_none_or(|cursor| {
-                newest_first((*updated, &info.id), (cursor.updated, &cursor.id))
-                    == Ordering::Greater
-            })
-        })
-        .collect();
-    let more = listed.len() > limit;
-    if more {
-        // The page's threads, unordered, in O(threads); then sort the page.
-        listed.select_nth_unstable_by(limit, |(ua, a), (ub, b)| {
-            newest_first((*ua, &a.id), (*ub, &b.id))
-        });
-        listed.truncate(limit);
-    }
-    listed.sort_unstable_by(|(ua, a), (ub, b)| newest_first((*ua, &a.id), (*ub, &b.id)));
-    let next = match listed.last() {
-        Some((updated, last)) if more => Some(format!(
-            "before={}&limit={limit}",
-            percent_encode(&format!("{updated}:{}", last.id))
-        )),
-        _ => None,
-    };
+    let listed = listing::page(&app.store, query.before.as_deref(), limit, None).await?;
+    let next = listed
+        .next
+        .map(|cursor| format!("before={}&limit={limit}", percent_encode(&cursor)));
     let page: Vec<ThreadJson<'_>> = listed
+        .threads
         .iter()
         .map(|(_, info)| ThreadJson::new(info))
         .collect();
     Ok(with_next(page, next))
-}
-
-/// The order of `GET /threads`: `Less` when `a` is listed before `b`.
-fn newest_first(a: (u64, &str), b: (u64, &str)) -> Ordering {
-    b.cmp(&a)
-}
-
-/// Where a page of threads starts: after this thread.
-struct Cursor {
-    updated: u64,
-    id: String,
-}
-
-impl Cursor {
-    fn parse(text: &str) -> Result<Cursor, ApiError> {
-        let bad = || {
-            ApiError::bad_query(
-                "before must be <updated_at in milliseconds>:<thread id>, \
-                 as the Link header of the previous page gives it",
-            )
-        };
-        let (updated, id) = text.split_once(':').ok_or_else(bad)?;
-        Ok(Cursor {
-            updated: updated.parse().map_err(|_| bad())?,
-            id: id.to_owned(),
-        })
-    }
 }
 
 #[derive(Deserialize)]
@@ -202,25 +154,4 @@ pub(crate) async fn no_state() -> ApiError {
 /// A method other than `GET` (or `HEAD`) on one of these paths.
 pub(crate) async fn method_not_allowed(method: Method) -> ApiError {
     ApiError::method_not_allowed(&method)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cursors_split_at_the_first_colon() {
-        let cursor = Cursor::parse("17:a:b").ok().unwrap();
-        assert_eq!((cursor.updated, cursor.id.as_str()), (17, "a:b"));
-        assert!(Cursor::parse("17").is_err());
-        assert!(Cursor::parse("x:a").is_err());
-        assert!(Cursor::parse("-1:a").is_err());
-    }
-
-    #[test]
-    fn newest_first_breaks_ties_by_id_descending() {
-        assert_eq!(newest_first((2, "a"), (1, "z")), Ordering::Less);
-        assert_eq!(newest_first((1, "b"), (1, "a")), Ordering::Less);
-        assert_eq!(newest_first((1, "a"), (1, "a")), Ordering::Equal);
-    }
 }

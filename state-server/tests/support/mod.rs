@@ -7,6 +7,7 @@
 
 #[path = "../../../state-store/tests/support/backends.rs"]
 pub mod backends;
+pub mod desk;
 #[path = "../../../state-store/tests/support/postgres.rs"]
 pub mod postgres;
 
