@@ -117,7 +117,17 @@ impl ApiError {
             StatusCode::FORBIDDEN,
             "read_only",
             "this server is read-only: start it with --allow-writes \
-             (Server::allow_writes) to fork threads from the inspector",
+             (Server::allow_writes) to fork threads and answer interrupts from the inspector",
+        )
+    }
+
+    /// 501: an answer to an interrupt on a server that has no graph.
+    pub(crate) fn no_graph() -> ApiError {
+        ApiError::new(
+            StatusCode::NOT_IMPLEMENTED,
+            "no_graph",
+            "this server has no graph to resume: give it with Server::graph(compiled_graph) \
+             (and serve the typed router) to answer interrupts from the inspector",
         )
     }
 
@@ -128,6 +138,32 @@ impl ApiError {
             "cross_origin",
             "a write must come from this server's own pages (the Origin header names another site)",
         )
+    }
+
+    /// 409: an answer to an interrupt that is not pending (answered
+    /// already, or never asked).
+    pub(crate) fn not_pending(thread: &str, id: &str) -> ApiError {
+        ApiError::new(
+            StatusCode::CONFLICT,
+            "not_pending",
+            format!(
+                "thread {thread:?} has no pending interrupt {id:?}: it was answered already, \
+                 or the run moved on"
+            ),
+        )
+    }
+
+    /// A graph's error while reading what is pending.
+    #[cfg(feature = "graph")]
+    pub(crate) fn graph(error: state_graph::GraphError) -> ApiError {
+        match error {
+            state_graph::GraphError::Store(store) => ApiError::from(store),
+            other => ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "graph",
+                other.to_string(),
+            ),
+        }
     }
 
     /// The status of this error.

@@ -2,6 +2,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod answer;
 mod error;
 mod extract;
 mod guard;
@@ -108,6 +109,7 @@ pub struct Server {
     body_limit: usize,
     keep_alive: Duration,
     allow_writes: bool,
+    answerer: Option<answer::Answerer>,
 }
 
 impl Server {
@@ -125,6 +127,7 @@ impl Server {
             body_limit: DEFAULT_BODY_LIMIT,
             keep_alive: DEFAULT_KEEP_ALIVE,
             allow_writes: false,
+            answerer: None,
         }
     }
 
@@ -226,6 +229,46 @@ impl Server {
         self
     }
 
+    /// The graph whose runs pause on this store's threads: with
+    /// [`allow_writes`](Server::allow_writes), the inspector shows a form
+    /// under each pending interrupt, and an answer resumes the run
+    /// (`POST /inspect/{id}/answer`; the run goes on in the background,
+    /// and the page follows it live). The answer is JSON when it parses as
+    /// JSON (`true`, `42`, `{"ok": true}`), else the text as typed.
+    ///
+    /// The graph must run on the served store, and its state type must be
+    /// the [router](Server::router)'s.
+    ///
+    /// ```
+    /// # use state_core::{AgentState, State};
+    /// # #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// # struct Chat { approved: bool }
+    /// use state_graph::{END, START, StateGraph};
+    ///
+    /// let store = state_store::Store::memory();
+    /// let mut g = StateGraph::<Chat>::new();
+    /// g.add_node("approve", |_: &Chat| Chat::delta().approved(true));
+    /// g.add_edge(START, "approve");
+    /// g.add_edge("approve", END);
+    /// let graph = g.compile()?.with_store(store.clone());
+    ///
+    /// let routes = state_server::Server::new(store)
+    ///     .allow_writes(true)
+    ///     .graph(graph)
+    ///     .router::<Chat>();
+    /// # Ok::<(), state_graph::GraphError>(())
+    /// ```
+    #[cfg(feature = "graph")]
+    #[must_use]
+    pub fn graph<S>(mut self, graph: state_graph::CompiledGraph<S>) -> Server
+    where
+        S: State + Clone + Serialize + Send + Sync + 'static,
+        S::Delta: Serialize + Clone + Send + Sync + 'static,
+    {
+        self.answerer = Some(answer::Answerer::of(graph));
+        self
+    }
+
     /// The routes, the state rebuilt as an `S`: `GET /threads`,
     /// `GET /threads/{id}/history`, `GET /threads/{id}/state`,
     /// `GET /threads/{id}/stream` (`?mode=updates`, `values` or both). See
@@ -238,11 +281,24 @@ impl Server {
     /// let routes = state_server::Server::new(state_store::Store::memory()).router::<Chat>();
     /// let app = axum::Router::new().nest("/agent", routes);
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// If a [`graph`](Server::graph) was given for another state type.
     pub fn router<S>(&self) -> Router
     where
         S: State + Serialize + Send + 'static,
         S::Delta: Serialize + Send,
     {
+        if let Some(answerer) = &self.answerer {
+            assert!(
+                answerer.state == std::any::TypeId::of::<S>(),
+                "state_server::Server::router::<{}>: the graph given to Server::graph runs \
+                 {}; serve the graph's own state type",
+                std::any::type_name::<S>(),
+                answerer.state_name,
+            );
+        }
         self.routes(
             get(routes::state::<S>),
             get(stream::stream::<S>),
@@ -274,6 +330,10 @@ impl Server {
             default_page: DEFAULT_PAGE_SIZE.min(self.max_page_size),
             max_page: self.max_page_size,
             keep_alive: self.keep_alive,
+            // The untyped router has no state to check a graph against.
+            answer: typed
+                .and(self.answerer.as_ref())
+                .map(|answerer| answerer.answer.clone()),
             typed,
             allow_writes: self.allow_writes,
         };
@@ -306,6 +366,7 @@ impl Server {
             .route(&format!("/inspect/{{{id}}}"), get(inspect::thread))
             .route(&format!("/inspect/{{{id}}}/live"), get(inspect::live))
             .route(&format!("/inspect/{{{id}}}/fork"), post(inspect::fork))
+            .route(&format!("/inspect/{{{id}}}/answer"), post(inspect::answer))
             .route("/inspector.js", get(inspect::script))
             .route("/inspector.css", get(inspect::style));
         guarded(json, guard::QueryToken::No)
@@ -324,6 +385,7 @@ impl fmt::Debug for Server {
             .field("body_limit", &self.body_limit)
             .field("keep_alive", &self.keep_alive)
             .field("allow_writes", &self.allow_writes)
+            .field("graph", &self.answerer.as_ref().map(|a| a.state_name))
             .finish()
     }
 }

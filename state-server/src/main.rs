@@ -19,9 +19,10 @@ const DEFAULT_BIND: &str = "127.0.0.1:8123";
 const TOKEN_ENV: &str = "STATE_SERVER_TOKEN";
 
 const USAGE: &str = "\
-Serve a state-store's threads over HTTP: GET /threads, /threads/{id}/history,
-/threads/{id}/stream (server-sent events, live; ?mode=updates) (and
-/threads/{id}/state, which needs your state type: mount
+Serve a state-store's threads over HTTP: the inspector at / (every thread,
+then each thread step by step, live), and GET /threads,
+/threads/{id}/history, /threads/{id}/stream (server-sent events, live;
+?mode=updates) as JSON (the state at a step needs your state type: mount
 state_server::router::<YourState>(store) in your own program for it).
 
 Usage: state-server [OPTIONS] <SQLITE_FILE>
@@ -33,6 +34,7 @@ Options:
   --token <TOKEN>   require `Authorization: Bearer <TOKEN>` on every request
                     (or set STATE_SERVER_TOKEN, which `ps` does not show)
   --postgres <URL>  serve a PostgreSQL store instead of a SQLite file
+  --allow-writes    let the inspector fork threads (read-only otherwise)
   -h, --help        print this help
   -V, --version     print the version";
 
@@ -42,6 +44,7 @@ struct Options {
     bind: SocketAddr,
     token: Option<String>,
     source: Source,
+    allow_writes: bool,
 }
 
 #[derive(Debug, PartialEq)]
@@ -65,6 +68,7 @@ fn parse(args: Vec<OsString>, env_token: Option<OsString>) -> Result<Command, St
     let mut token = None;
     let mut postgres = None;
     let mut sqlite = None;
+    let mut allow_writes = false;
     let mut args = args.into_iter();
     let mut flags_done = false;
     while let Some(arg) = args.next() {
@@ -93,6 +97,11 @@ fn parse(args: Vec<OsString>, env_token: Option<OsString>) -> Result<Command, St
             }
             "-h" | "--help" => return Ok(Command::Help),
             "-V" | "--version" => return Ok(Command::Version),
+            "--allow-writes" if inline.is_none() => {
+                allow_writes = true;
+                continue;
+            }
+            "--allow-writes" => return Err("--allow-writes takes no value".to_owned()),
             "--bind" => &mut bind,
             "--token" => &mut token,
             "--postgres" => &mut postgres,
@@ -148,6 +157,7 @@ fn parse(args: Vec<OsString>, env_token: Option<OsString>) -> Result<Command, St
         bind,
         token,
         source,
+        allow_writes,
     }))
 }
 
@@ -180,7 +190,7 @@ async fn main() -> ExitCode {
 
 async fn serve(options: Options) -> Result<(), Box<dyn Error>> {
     let (store, what) = open(&options.source).await?;
-    let mut server = Server::new(store);
+    let mut server = Server::new(store).allow_writes(options.allow_writes);
     if let Some(token) = &options.token {
         server = server.token(token.as_str());
     }
@@ -199,7 +209,12 @@ async fn serve(options: Options) -> Result<(), Box<dyn Error>> {
     } else {
         "no token"
     };
-    println!("state-server: serving {what} on http://{addr} ({guarded})");
+    let writes = if options.allow_writes {
+        "writes allowed"
+    } else {
+        "read-only"
+    };
+    println!("state-server: serving {what} on http://{addr} ({guarded}, {writes})");
     axum::serve(listener, server.untyped_router())
         .with_graceful_shutdown(stop_signal())
         .await?;
@@ -323,6 +338,8 @@ mod tests {
         assert!(options.bind.ip().is_loopback());
         assert_eq!(options.source, Source::Sqlite("agent.db".into()));
         assert_eq!(options.token, None);
+        assert!(!options.allow_writes, "read-only unless told");
+        assert!(serve(&["--allow-writes", "agent.db"]).allow_writes);
     }
 
     #[test]
@@ -376,6 +393,10 @@ mod tests {
         );
         assert!(refused(&["a.db", "--token", ""]).contains("non-empty"));
         assert!(refused(&["a.db", "--token", "a b"]).contains("visible ASCII"));
+        assert_eq!(
+            refused(&["a.db", "--allow-writes=yes"]),
+            "--allow-writes takes no value"
+        );
     }
 
     #[test]

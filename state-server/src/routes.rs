@@ -26,8 +26,10 @@ pub(crate) struct App {
     pub keep_alive: std::time::Duration,
     /// The state type, for the typed router.
     pub typed: Option<crate::typed::Typed>,
-    /// Whether the inspector may change the store (fork).
+    /// Whether the inspector may change the store (fork, answer).
     pub allow_writes: bool,
+    /// How the inspector answers a pending interrupt, if it can.
+    pub answer: Option<crate::answer::AnswerFn>,
 }
 
 impl App {

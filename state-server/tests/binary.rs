@@ -90,7 +90,7 @@ async fn serves_a_sqlite_file() {
     assert!(addr.ip().is_loopback());
     assert_eq!(
         line,
-        format!("state-server: serving SQLite file {file} on http://{addr} (no token)")
+        format!("state-server: serving SQLite file {file} on http://{addr} (no token, read-only)")
     );
 
     let threads = get(addr, "/threads").await;
@@ -120,6 +120,50 @@ async fn serves_a_sqlite_file() {
         "{message}"
     );
     child.kill().await.unwrap();
+}
+
+/// `POST target` with a form body.
+async fn post_form(addr: SocketAddr, target: &str, form: &str) -> support::Response {
+    let headers = [("Content-Type", "application/x-www-form-urlencoded")];
+    support::request(addr, "POST", target, &headers, form.as_bytes()).await
+}
+
+#[tokio::test]
+async fn serves_the_inspector_and_forks_only_when_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = store_file(dir.path()).await;
+    let file = path.to_str().unwrap();
+
+    let (mut child, addr, _) = start(command(&["--bind", "127.0.0.1:0", file])).await;
+    let home = get(addr, "/").await;
+    assert_eq!(home.status, 200);
+    let html = String::from_utf8(home.body).unwrap();
+    assert!(html.contains(r#"<a href="/inspect/a">a</a>"#), "{html}");
+    let thread = String::from_utf8(get(addr, "/inspect/a").await.body).unwrap();
+    assert!(thread.contains(r#"id="step-2""#), "{thread}");
+    assert!(!thread.contains("Fork at step"), "read-only: {thread}");
+    let refused = post_form(addr, "/inspect/a/fork", "seq=1&to=copy").await;
+    assert_eq!(refused.status, 403);
+    child.kill().await.unwrap();
+
+    let (mut child, addr, line) =
+        start(command(&["--bind", "127.0.0.1:0", "--allow-writes", file])).await;
+    assert!(line.ends_with("(no token, writes allowed)"), "{line}");
+    let thread = String::from_utf8(get(addr, "/inspect/a?seq=1").await.body).unwrap();
+    assert!(thread.contains("Fork at step 1"), "{thread}");
+    let forked = post_form(addr, "/inspect/a/fork", "seq=1&to=copy").await;
+    assert_eq!(forked.status, 303);
+    assert_eq!(forked.header("location"), Some("/inspect/copy"));
+    child.kill().await.unwrap();
+
+    // Forked in the file, as another program sees it.
+    let store = Store::sqlite(&path).await.unwrap();
+    let copy = store.thread::<support::Notes>("copy").await.unwrap();
+    assert_eq!(copy.state().log, ["1"]);
+    assert_eq!(
+        store.thread_info("copy").await.unwrap().forked_from,
+        Some(("a".to_owned(), 1))
+    );
 }
 
 #[tokio::test]
@@ -157,7 +201,10 @@ async fn a_token_from_the_flag_or_the_environment() {
         file,
     ]))
     .await;
-    assert!(line.ends_with("(bearer token required)"), "{line}");
+    assert!(
+        line.ends_with("(bearer token required, read-only)"),
+        "{line}"
+    );
     assert!(!line.contains("fl4g"), "{line}");
     for path in ["/threads", "/threads/a/history", "/threads/a/state"] {
         get(addr, path).await.error(401, "unauthorized");

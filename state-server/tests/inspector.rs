@@ -401,7 +401,7 @@ async fn pages_carry_a_strict_content_security_policy_and_their_assets() {
     let csp = response.header("content-security-policy").expect("a CSP");
     assert!(csp.contains("script-src 'self'"), "{csp}");
     assert!(!csp.contains("unsafe-inline"), "{csp}");
-    assert_eq!(response.header("referrer-policy"), Some("no-referrer"));
+    assert_eq!(response.header("referrer-policy"), Some("same-origin"));
     let html = text(&response);
     assert!(!html.contains("<script>"), "no inline script: {html}");
     assert!(!html.contains(" style="), "no inline style: {html}");
@@ -470,6 +470,39 @@ async fn post_form(addr: SocketAddr, target: &str, form: &str, origin: Option<&s
 }
 
 #[tokio::test]
+async fn a_browser_posting_from_another_site_is_refused_by_sec_fetch_site() {
+    let store = Store::memory();
+    desk_thread(&store, "trip").await;
+    let addr = serve(
+        Server::new(store.clone())
+            .allow_writes(true)
+            .router::<Desk>(),
+    )
+    .await;
+    let form = "seq=3&to=copy";
+    for (site, status) in [
+        ("cross-site", 403),
+        ("same-site", 403),
+        ("same-origin", 303),
+    ] {
+        let headers = [
+            ("Content-Type", "application/x-www-form-urlencoded"),
+            ("Sec-Fetch-Site", site),
+        ];
+        let response = request(
+            addr,
+            "POST",
+            "/inspect/trip/fork",
+            &headers,
+            form.as_bytes(),
+        )
+        .await;
+        assert_eq!(response.status, status, "{site}: {}", text(&response));
+    }
+    assert_eq!(store.threads().await.unwrap().len(), 2);
+}
+
+#[tokio::test]
 async fn forking_from_the_page_needs_writes_allowed() {
     let store = Store::memory();
     desk_thread(&store, "trip").await;
@@ -531,15 +564,32 @@ async fn forking_from_the_page_needs_writes_allowed() {
     }
     assert_eq!(store.threads().await.unwrap().len(), 2);
 
-    // The untyped router cannot rebuild a state to fork.
+    // The fork is a copy of the log: its page shows the steps before it.
+    let html = page(addr, "/inspect/copy").await;
+    assert_eq!(
+        attributes(&html, "data-kind"),
+        ["begin_turn", "apply", "superstep"]
+    );
+    assert!(
+        html.contains(r#"forked from <a href="/inspect/trip?seq=3">trip</a> at step 3"#),
+        "{html}"
+    );
+
+    // The untyped router forks as well: no state type is needed.
     let addr = serve(
         Server::new(store.clone())
             .allow_writes(true)
             .untyped_router(),
     )
     .await;
-    let response = post_form(addr, "/inspect/trip/fork", "seq=3&to=other", None).await;
-    assert_eq!(response.status, 501);
+    assert!(
+        page(addr, "/inspect/trip?seq=8")
+            .await
+            .contains("Fork at step 8")
+    );
+    let response = post_form(addr, "/inspect/trip/fork", "seq=8&to=other", None).await;
+    assert_eq!(response.status, 303, "{}", text(&response));
+    assert_eq!(store.thread_info("other").await.unwrap().seq, 8);
 }
 
 #[tokio::test]
@@ -605,4 +655,124 @@ async fn ids_and_values_are_escaped_everywhere() {
         assert!(html.contains("a&quot;b&lt;c&gt;&amp;d"), "{target}: {html}");
     }
     let _ = json!(null);
+}
+
+#[tokio::test]
+async fn a_pending_interrupt_is_answered_from_the_page() {
+    use futures::StreamExt;
+    let store = Store::memory();
+    desk_thread(&store, "trip").await;
+    let id = interrupt_id(&store, "trip").await;
+    let form = format!("interrupt={id}&answer=yes");
+
+    // Without writes allowed, or without the graph: no form, refused.
+    let addr = serve(
+        Server::new(store.clone())
+            .graph(support::desk::graph(&store))
+            .router::<Desk>(),
+    )
+    .await;
+    assert!(
+        !page(addr, "/inspect/trip")
+            .await
+            .contains("Answer and resume")
+    );
+    assert_eq!(
+        post_form(addr, "/inspect/trip/answer", &form, None)
+            .await
+            .status,
+        403
+    );
+    let addr = serve(
+        Server::new(store.clone())
+            .allow_writes(true)
+            .router::<Desk>(),
+    )
+    .await;
+    assert!(
+        !page(addr, "/inspect/trip")
+            .await
+            .contains("Answer and resume")
+    );
+    let response = post_form(addr, "/inspect/trip/answer", &form, None).await;
+    assert_eq!(response.status, 501);
+    assert!(text(&response).contains("Server::graph"));
+
+    let addr = serve(
+        Server::new(store.clone())
+            .allow_writes(true)
+            .graph(support::desk::graph(&store))
+            .router::<Desk>(),
+    )
+    .await;
+    let html = page(addr, "/inspect/trip").await;
+    assert!(html.contains("Answer and resume"), "{html}");
+    assert!(
+        html.contains(&format!(r#"name="interrupt" value="{id}""#)),
+        "{html}"
+    );
+
+    // Refused, nothing resumed: another site, an unknown id.
+    let response = post_form(
+        addr,
+        "/inspect/trip/answer",
+        &form,
+        Some("http://evil.example"),
+    )
+    .await;
+    assert_eq!(response.status, 403);
+    let response = post_form(
+        addr,
+        "/inspect/trip/answer",
+        "interrupt=nope&answer=yes",
+        None,
+    )
+    .await;
+    assert_eq!(response.status, 409, "{}", text(&response));
+    assert_eq!(store.thread_info("trip").await.unwrap().seq, 8);
+
+    // The answer resumes the run; the page comes back at once.
+    let mut steps = store.watch("trip", 8);
+    let response = post_form(
+        addr,
+        "/inspect/trip/answer",
+        &form,
+        Some(&format!("http://{addr}")),
+    )
+    .await;
+    assert_eq!(response.status, 303, "{}", text(&response));
+    assert_eq!(response.header("location"), Some("/inspect/trip"));
+    let resumed = tokio::time::timeout(std::time::Duration::from_secs(10), steps.next())
+        .await
+        .expect("the run goes on")
+        .expect("a step")
+        .expect("readable");
+    assert_eq!(resumed.seq, 9);
+    assert_eq!(resumed.nodes(), ["approve"]);
+    let state = store.state_at::<Desk>("trip", 9).await.unwrap();
+    assert_eq!(state.log.last().map(String::as_str), Some("approved: yes"));
+    // Answered: the same answer again is a conflict, and no form is left.
+    let response = post_form(addr, "/inspect/trip/answer", &form, None).await;
+    assert_eq!(response.status, 409);
+    assert!(
+        !page(addr, "/inspect/trip")
+            .await
+            .contains("Answer and resume")
+    );
+}
+
+#[test]
+fn a_graph_of_another_state_type_is_refused_when_the_router_is_made() {
+    let store = Store::memory();
+    let server = Server::new(store.clone()).graph(support::desk::graph(&store));
+    let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        server.router::<support::Notes>()
+    }))
+    .expect_err("a graph of Desk on a router of Notes");
+    let message = refused
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(message.contains("Server::graph runs"), "{message}");
+    assert!(message.contains("Desk"), "{message}");
 }

@@ -5,7 +5,7 @@
 //! encodings here: a snapshot's JSON text and the schema version stored
 //! with every step and snapshot.
 
-use crate::backend::{Backend, SnapshotRow};
+use crate::backend::{Backend, ForkRows, SnapshotRow};
 use crate::error::StoreError;
 use crate::snapshot::LogSinceSnapshot;
 use crate::step::replay;
@@ -71,6 +71,42 @@ where
         return Err(missing_step(backend, id, target, seq + 1).await);
     }
     Ok(Rebuilt { state, seq, log })
+}
+
+/// Thread `id`'s stored rows up to step `upto`, as they are, checked to be
+/// whole (a snapshot, then every step after it): what a fork copies
+/// without rebuilding the state, so without knowing its type.
+pub(crate) async fn rows_upto(
+    backend: &Backend,
+    id: &str,
+    upto: u64,
+) -> Result<ForkRows, StoreError> {
+    let Some(tail) = backend.load(id, Some(upto)).await? else {
+        return Err(StoreError::ThreadNotFound {
+            thread: id.to_owned(),
+        });
+    };
+    if upto > tail.head {
+        return Err(StoreError::NoSuchStep {
+            thread: id.to_owned(),
+            seq: upto,
+            reason: format!("its last step is {}", tail.head),
+        });
+    }
+    let mut seq = tail.snapshot.as_ref().map_or(0, |snapshot| snapshot.seq);
+    for row in &tail.steps {
+        if row.seq != seq + 1 {
+            return Err(missing_step(backend, id, upto, seq + 1).await);
+        }
+        seq = row.seq;
+    }
+    if seq != upto {
+        return Err(missing_step(backend, id, upto, seq + 1).await);
+    }
+    Ok(ForkRows {
+        snapshot: tail.snapshot,
+        steps: tail.steps,
+    })
 }
 
 /// The error for a state at `target` whose replay needs step `needed`, which

@@ -5,9 +5,9 @@
 //! each other's type, which is the shape of the API. What both need to
 //! load a state from the log is in `rebuild.rs`.
 
-use crate::backend::{Backend, Memory, SnapshotRow};
+use crate::backend::{Backend, ForkRows, Memory, SnapshotRow};
 use crate::error::StoreError;
-use crate::rebuild::{rebuild, state_text, version_of};
+use crate::rebuild::{rebuild, rows_upto, state_text, version_of};
 use crate::snapshot::SnapshotPolicy;
 use crate::step::{StepRecord, from_millis, now_millis};
 use crate::thread::Thread;
@@ -217,7 +217,16 @@ impl Store {
             state_version: version_of::<S>(),
             recorded_at: now_millis(),
         };
-        if !self.backend.create_from(to, &snapshot, (from, seq)).await? {
+        let state_len = snapshot.state.len();
+        let fork = ForkRows {
+            snapshot: Some(snapshot),
+            steps: Vec::new(),
+        };
+        if !self
+            .backend
+            .create_from(to, &fork, (from, seq), now_millis())
+            .await?
+        {
             return Err(StoreError::ThreadExists {
                 thread: to.to_owned(),
             });
@@ -228,8 +237,52 @@ impl Store {
             to.to_owned(),
             rebuilt.state,
             seq,
-            snapshot.state.len(),
+            state_len,
         ))
+    }
+
+    /// [`fork`](Store::fork) without the state type: the new thread `to`
+    /// gets a copy of `from`'s stored log up to step `seq` (its latest
+    /// snapshot at or before `seq`, and the steps after it), so its state
+    /// is that of `from` after `seq`, and its [`history`](Store::history)
+    /// shows the steps that led there. What a program that does not know
+    /// the state type (the `state-server` binary) forks with. Fails if
+    /// `to` exists, or if `from` has no step `seq` (or it was compacted
+    /// away).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// # use state_core::{AgentState, State};
+    /// # #[derive(AgentState, Debug, PartialEq)]
+    /// # struct S { #[reducer(append)] log: Vec<String> }
+    /// let store = state_store::Store::memory();
+    /// let mut t = store.thread::<S>("main").await?;
+    /// t.apply(S::delta().log(vec!["a".into()])).await?;
+    /// t.apply(S::delta().log(vec!["b".into()])).await?;
+    ///
+    /// store.fork_log("main", 1, "retry").await?;
+    /// let retry = store.thread::<S>("retry").await?;
+    /// assert_eq!((retry.seq(), &retry.state().log), (1, &vec!["a".to_owned()]));
+    /// assert_eq!(store.history("retry", 1..=1).await?.len(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn fork_log(&self, from: &str, seq: u64, to: &str) -> Result<(), StoreError> {
+        check_id(from)?;
+        check_id(to)?;
+        let rows = rows_upto(&self.backend, from, seq).await?;
+        if !self
+            .backend
+            .create_from(to, &rows, (from, seq), now_millis())
+            .await?
+        {
+            return Err(StoreError::ThreadExists {
+                thread: to.to_owned(),
+            });
+        }
+        self.hub.announce(to, seq);
+        Ok(())
     }
 
     /// The logged steps of thread `id` whose numbers fall in `range`, in

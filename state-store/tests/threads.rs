@@ -273,6 +273,63 @@ async fn time_travel_and_fork(ts: TestStore) {
     assert_eq!(threads[1].seq, 3);
 }
 
+/// `fork_log`: the log copied, no state type needed; the same state as
+/// `fork` gives, the history up to the fork, with or without snapshots.
+async fn fork_by_copying_the_log(ts: TestStore) {
+    let store = ts
+        .store
+        .clone()
+        .with_snapshot_policy(SnapshotPolicy::every(NonZeroU64::new(3).unwrap()));
+    let mut t = store.thread::<Chat>("main").await.unwrap();
+    run_turns(&mut t).await;
+    for word in ["one", "two", "three", "four", "five"] {
+        t.apply(Chat::delta().transcript(vec![word.to_string()]))
+            .await
+            .unwrap();
+    }
+    let head = t.seq();
+    assert!(head > 6, "{head}");
+    for seq in [1, 3, 4, head - 1, head] {
+        let to = format!("copy-{seq}");
+        store.fork_log("main", seq, &to).await.unwrap();
+        let copy = store.thread::<Chat>(&to).await.unwrap();
+        let expected: Chat = store.state_at("main", seq).await.unwrap();
+        assert_eq!((copy.seq(), copy.state()), (seq, &expected), "at {seq}");
+        let info = store.thread_info(&to).await.unwrap();
+        assert_eq!(info.forked_from, Some(("main".to_string(), seq)));
+        // The copied steps are the original's, byte for byte.
+        let copied = store.history(&to, ..).await.unwrap();
+        let original = store.history("main", ..=seq).await.unwrap();
+        assert!(!copied.is_empty() || seq % 3 == 0, "at {seq}");
+        assert_eq!(
+            copied[..],
+            original[original.len() - copied.len()..],
+            "at {seq}"
+        );
+    }
+    // A copy goes on by itself; the original is untouched.
+    let mut copy = store.thread::<Chat>("copy-4").await.unwrap();
+    copy.apply(Chat::delta().next("elsewhere")).await.unwrap();
+    assert_eq!(copy.seq(), 5);
+    assert_eq!(store.thread_info("main").await.unwrap().seq, head);
+
+    // Refused, with nothing created.
+    let before = thread_ids(&store).await;
+    let err = store.fork_log("main", 1, "copy-1").await.unwrap_err();
+    assert!(matches!(err, StoreError::ThreadExists { .. }), "{err}");
+    let err = store.fork_log("main", head + 1, "later").await.unwrap_err();
+    assert!(matches!(err, StoreError::NoSuchStep { .. }), "{err}");
+    let err = store.fork_log("nope", 1, "x").await.unwrap_err();
+    assert!(matches!(err, StoreError::ThreadNotFound { .. }), "{err}");
+    let err = store.fork_log("main", 1, "").await.unwrap_err();
+    assert!(matches!(err, StoreError::InvalidThreadId { .. }), "{err}");
+    // Compacted away: the steps before the latest snapshot are gone.
+    store.compact("main").await.unwrap();
+    let err = store.fork_log("main", 1, "gone").await.unwrap_err();
+    assert!(matches!(err, StoreError::NoSuchStep { .. }), "{err}");
+    assert_eq!(thread_ids(&store).await, before);
+}
+
 async fn delete_and_list(ts: TestStore) {
     let mut a = ts.store.thread::<Chat>("a").await.unwrap();
     a.apply(Chat::delta().next("x")).await.unwrap();
@@ -911,6 +968,7 @@ on_every_backend!(
     refused_steps_leave_no_trace,
     stale_writers_conflict_then_reload,
     time_travel_and_fork,
+    fork_by_copying_the_log,
     delete_and_list,
     snapshots_and_compaction,
     default_policy_snapshots_by_size,

@@ -62,9 +62,12 @@ fn html(status: StatusCode, markup: Markup) -> Response {
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(CONTENT_SECURITY_POLICY),
     );
+    // A link away from the inspector never carries its URL (which may hold
+    // `?access_token=`); within it, requests keep their origin (a form's
+    // `Origin` is checked).
     headers.insert(
         header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
+        HeaderValue::from_static("same-origin"),
     );
     response
 }
@@ -188,10 +191,13 @@ pub(crate) async fn thread(
     let panel = match app.typed {
         None => Panel::Untyped,
         Some(typed) => {
-            let (state, before) = futures::join!(
-                (typed.state)(app.store.clone(), id.clone(), seq),
-                (typed.state)(app.store.clone(), id.clone(), compare),
-            );
+            let (before, state) = if compare <= seq {
+                (typed.states)(app.store.clone(), id.clone(), compare, seq).await
+            } else {
+                let (state, before) =
+                    (typed.states)(app.store.clone(), id.clone(), seq, compare).await;
+                (before, state)
+            };
             Panel::States {
                 schema: typed.schema,
                 state: state.map_err(|e| e.message().to_owned()),
@@ -200,7 +206,8 @@ pub(crate) async fn thread(
         }
     };
     let schema = app.typed.map(|typed| typed.schema);
-    let can_fork = app.allow_writes && app.typed.is_some();
+    let can_fork = app.allow_writes;
+    let can_answer = app.allow_writes && app.answer.is_some();
 
     // The window: WINDOW steps ending at `upto`, by default centred on the
     // selected step (ending at the last step when it is among the last).
@@ -228,6 +235,7 @@ pub(crate) async fn thread(
         panel,
         schema,
         can_fork,
+        can_answer,
     };
     if only_panel {
         return Ok(html(StatusCode::OK, view::panel(&view)));
@@ -283,7 +291,8 @@ pub(crate) async fn live(
     };
     let pending = pending_step(&app, &id, info.seq, &steps).await?;
     let schema = app.typed.map(|typed| typed.schema);
-    let markup = view::live(&base, &info, &steps, pending.as_ref(), schema);
+    let can_answer = app.allow_writes && app.answer.is_some();
+    let markup = view::live(&base, &info, &steps, pending.as_ref(), schema, can_answer);
     Ok(html(StatusCode::OK, markup))
 }
 
@@ -295,8 +304,10 @@ pub(crate) struct ForkForm {
 }
 
 /// `POST /inspect/{id}/fork` (`seq`, `to`): a new thread `to` with the
-/// state after step `seq`; then its page. Only when the server allows
-/// writes and knows the state type.
+/// state after step `seq` ([`Store::fork_log`]); then its page. Only when
+/// the server allows writes.
+///
+/// [`Store::fork_log`]: state_store::Store::fork_log
 pub(crate) async fn fork(
     Shared(app): Shared<App>,
     base: Base,
@@ -311,24 +322,68 @@ pub(crate) async fn fork(
     if !app.allow_writes {
         return Err(fail(ApiError::read_only()));
     }
-    let Some(typed) = app.typed else {
-        return Err(fail(ApiError::no_state_type()));
-    };
     same_origin(&headers).map_err(&fail)?;
     let Form(form) = form.map_err(|rejection| fail(ApiError::bad_form(rejection.body_text())))?;
     let to = form.to.trim().to_owned();
-    (typed.fork)(app.store.clone(), id, form.seq, to.clone())
+    // A copy of the log: exact, no state type needed, and the new thread's
+    // page shows the steps that led to the fork.
+    app.store
+        .fork_log(&id, form.seq, &to)
         .await
-        .map_err(&fail)?;
+        .map_err(|error| fail(error.into()))?;
     Ok(Redirect::to(&base.thread(&to)))
 }
 
-/// A write must come from a page of this server: a browser names the page's
-/// origin in `Origin`, which must be this host (a form posted from another
-/// site is refused even if it carries the cookie).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AnswerForm {
+    interrupt: String,
+    answer: String,
+}
+
+/// `POST /inspect/{id}/answer` (`interrupt`, `answer`): resumes the run
+/// with the answer to that pending interrupt (in the background), then
+/// the thread's page, which follows the run live. Only when the server
+/// allows writes and has the graph.
+pub(crate) async fn answer(
+    Shared(app): Shared<App>,
+    base: Base,
+    headers: HeaderMap,
+    ThreadId(id): ThreadId,
+    form: Result<Form<AnswerForm>, axum::extract::rejection::FormRejection>,
+) -> Result<Redirect, PageError> {
+    let fail = |error: ApiError| PageError {
+        base: base.clone(),
+        error,
+    };
+    if !app.allow_writes {
+        return Err(fail(ApiError::read_only()));
+    }
+    let Some(answer) = app.answer.clone() else {
+        return Err(fail(ApiError::no_graph()));
+    };
+    same_origin(&headers).map_err(&fail)?;
+    let Form(form) = form.map_err(|rejection| fail(ApiError::bad_form(rejection.body_text())))?;
+    let value = crate::answer::parse_answer(&form.answer);
+    answer(id.clone(), form.interrupt, value)
+        .await
+        .map_err(&fail)?;
+    Ok(Redirect::to(&base.thread(&id)))
+}
+
+/// A write must come from a page of this server. A browser says where a
+/// request comes from: `Sec-Fetch-Site` (every current browser), else
+/// `Origin`, which must name this host; a form posted from another site is
+/// refused even though it carries the cookie. A client that sends neither
+/// is not a browser acting for another site (curl, a script).
 fn same_origin(headers: &HeaderMap) -> Result<(), ApiError> {
+    if let Some(site) = headers.get("sec-fetch-site") {
+        return match site.as_bytes() {
+            b"same-origin" | b"none" => Ok(()),
+            _ => Err(ApiError::cross_origin()),
+        };
+    }
     let Some(origin) = headers.get(header::ORIGIN) else {
-        // Not a browser's cross-site request (browsers send Origin on POST).
         return Ok(());
     };
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
@@ -339,6 +394,7 @@ fn same_origin(headers: &HeaderMap) -> Result<(), ApiError> {
         .map(|(_, rest)| rest);
     match (origin_host, host) {
         (Some(origin), Some(host)) if origin.eq_ignore_ascii_case(host) => Ok(()),
+        // `Origin: null` too: a sandboxed or privacy-stripped request.
         _ => Err(ApiError::cross_origin()),
     }
 }

@@ -41,7 +41,7 @@ pub(crate) fn page(base: &Base, title: &str, main: Markup) -> Markup {
             head {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
-                meta name="referrer" content="no-referrer";
+                meta name="referrer" content="same-origin";
                 title { (title) " · state inspector" }
                 link rel="stylesheet" href=(base.asset("inspector.css"));
                 script defer src=(base.asset("inspector.js")) {}
@@ -148,6 +148,8 @@ pub(crate) struct ThreadView<'a> {
     pub schema: Option<&'static Schema>,
     /// Whether the page may fork (the server allows writes, knows the type).
     pub can_fork: bool,
+    /// Whether the page may answer interrupts (writes allowed, a graph).
+    pub can_answer: bool,
 }
 
 /// The state side of the thread page.
@@ -177,7 +179,7 @@ pub(crate) fn thread(view: &ThreadView<'_>) -> Markup {
                 " · forked from " a href={ (view.base.thread(from)) "?seq=" (seq) } { (from) } " at step " (seq)
             }
         }
-        (interrupts(view.pending))
+        (interrupts(view.base, id, view.pending, view.can_answer))
         div.layout {
             section.timeline aria-labelledby="steps-title" {
                 h2 #steps-title { "Steps" }
@@ -204,8 +206,14 @@ pub(crate) fn thread(view: &ThreadView<'_>) -> Markup {
 }
 
 /// The pending interrupts, as a section (empty when there are none), with
-/// a stable id the script replaces when the thread moves on.
-pub(crate) fn interrupts(pending: Option<&StepRecord>) -> Markup {
+/// a stable id the script replaces when the thread moves on; a form under
+/// each when the page may answer.
+pub(crate) fn interrupts(
+    base: &Base,
+    id: &str,
+    pending: Option<&StepRecord>,
+    can_answer: bool,
+) -> Markup {
     let list = pending
         .map(|step| writes::interrupts(&step.body))
         .unwrap_or_default();
@@ -213,8 +221,23 @@ pub(crate) fn interrupts(pending: Option<&StepRecord>) -> Markup {
         section #interrupts aria-live="polite" {
             @if !list.is_empty() {
                 h2 { "Waiting for an answer" }
-                p.note { "The run paused at step " (pending.map_or(0, |s| s.seq)) "; it goes on when the graph resumes with an answer." }
-                @for interrupt in list { (writes::question(interrupt)) }
+                p.note {
+                    "The run paused at step " (pending.map_or(0, |s| s.seq))
+                    "; it goes on when the graph resumes with an answer."
+                }
+                @for (i, interrupt) in list.iter().enumerate() {
+                    (writes::question(interrupt))
+                    @if can_answer {
+                        @let field = format!("answer-{i}");
+                        form.answer method="post" action={ (base.thread(id)) "/answer" } {
+                            input type="hidden" name="interrupt"
+                                value=(interrupt.get("id").and_then(Value::as_str).unwrap_or(""));
+                            label for=(field) { "Answer (JSON, or plain text)" }
+                            textarea id=(field) name="answer" rows="2" required {}
+                            button type="submit" { "Answer and resume" }
+                        }
+                    }
+                }
             }
         }
     }
@@ -264,6 +287,7 @@ pub(crate) fn panel(view: &ThreadView<'_>) -> Markup {
                     "This server does not know the threads' state type, so it shows what each step wrote but cannot rebuild a state. "
                     "Serve the store with " code { "state_server::router::<YourState>(store)" } " to see the state at any step and the difference between two."
                 }
+                @if view.can_fork { (fork_form(view)) }
             }
         },
         Panel::States {
@@ -280,14 +304,7 @@ pub(crate) fn panel(view: &ThreadView<'_>) -> Markup {
                     Ok(state) => (state_fields(schema, state)),
                     Err(message) => p.error role="alert" { (message) },
                 }
-                @if view.can_fork {
-                    form.fork method="post" action={ (view.base.thread(id)) "/fork" } {
-                        input type="hidden" name="seq" value=(seq);
-                        label for="fork-to" { "Fork at step " (seq) " into a new thread" }
-                        input #fork-to type="text" name="to" required placeholder="new thread id";
-                        button type="submit" { "Fork" }
-                    }
-                }
+                @if view.can_fork { (fork_form(view)) }
             }
             section #diff data-from=(compare) data-to=(seq) aria-labelledby="diff-title" {
                 h2 #diff-title { "Changes from step " (compare) " to step " (seq) }
@@ -303,6 +320,19 @@ pub(crate) fn panel(view: &ThreadView<'_>) -> Markup {
                 }
             }
         },
+    }
+}
+
+/// The form that forks the thread at the selected step.
+fn fork_form(view: &ThreadView<'_>) -> Markup {
+    let seq = view.seq;
+    html! {
+        form.fork method="post" action={ (view.base.thread(&view.info.id)) "/fork" } {
+            input type="hidden" name="seq" value=(seq);
+            label for="fork-to" { "Fork at step " (seq) " into a new thread" }
+            input #fork-to type="text" name="to" required placeholder="new thread id";
+            button type="submit" { "Fork" }
+        }
     }
 }
 
@@ -434,11 +464,12 @@ pub(crate) fn live(
     steps: &[StepRecord],
     pending: Option<&StepRecord>,
     schema: Option<&Schema>,
+    can_answer: bool,
 ) -> Markup {
     html! {
         ol #new-steps data-head=(info.seq) data-after=(steps.last().map_or(0, |s| s.seq)) {
             @for step in steps { (step_item(base, &info.id, step, 0, schema)) }
         }
-        (interrupts(pending))
+        (interrupts(base, &info.id, pending, can_answer))
     }
 }

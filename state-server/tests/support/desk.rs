@@ -37,6 +37,10 @@ fn plan(_: &Desk) -> DeskDelta {
 
 fn approve(_: &Desk, ctx: &Ctx) -> Result<DeskDelta, NodeError> {
     let answer = ctx.interrupt(json!(QUESTION))?;
+    let answer = match answer {
+        serde_json::Value::String(text) => text,
+        other => other.to_string(),
+    };
     Ok(Desk::delta().log(vec![format!("approved: {answer}")]))
 }
 

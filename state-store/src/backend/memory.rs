@@ -2,7 +2,7 @@
 //! one lock, so that tests and short-lived programs behave exactly as with a
 //! database (conflicts, compaction, corrupt rows included).
 
-use super::{Appended, LogTail, Removed, SnapshotRow, StepRow, Tail, ThreadRow};
+use super::{Appended, ForkRows, LogTail, Removed, SnapshotRow, StepRow, Tail, ThreadRow};
 use crate::error::StoreError;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -151,8 +151,9 @@ impl Memory {
     pub fn create_from(
         &self,
         thread: &str,
-        snapshot: &SnapshotRow,
+        fork: &ForkRows,
         (parent, parent_seq): (&str, u64),
+        now: i64,
     ) -> Result<bool, StoreError> {
         let mut threads = self.lock();
         if threads.get(thread).is_some_and(|t| t.row.is_some()) {
@@ -161,14 +162,19 @@ impl Memory {
         let mut t = MemThread {
             row: Some(ThreadRow {
                 id: thread.to_owned(),
-                head: snapshot.seq,
-                created_at: snapshot.recorded_at,
-                updated_at: snapshot.recorded_at,
+                head: parent_seq,
+                created_at: now,
+                updated_at: now,
                 parent: Some((parent.to_owned(), parent_seq)),
             }),
             ..MemThread::default()
         };
-        t.snapshots.insert(snapshot.seq, snapshot.clone());
+        if let Some(snapshot) = &fork.snapshot {
+            t.snapshots.insert(snapshot.seq, snapshot.clone());
+        }
+        for step in &fork.steps {
+            t.steps.insert(step.seq, step.clone());
+        }
         threads.insert(thread.to_owned(), t);
         Ok(true)
     }

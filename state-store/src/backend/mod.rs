@@ -56,6 +56,14 @@ pub(crate) struct LogTail {
     pub steps: Vec<StepRow>,
 }
 
+/// What a fork starts with: a snapshot, the steps after it (up to the
+/// fork's step), or both.
+#[derive(Debug, Default)]
+pub(crate) struct ForkRows {
+    pub snapshot: Option<SnapshotRow>,
+    pub steps: Vec<StepRow>,
+}
+
 /// What a watcher reads ([`Backend::tail`]): the thread's row and its
 /// first stored steps from some step on, read consistently.
 #[derive(Debug)]
@@ -196,15 +204,17 @@ impl Backend {
         dispatch!(self, b => b.delete(thread))
     }
 
-    /// Creates `thread` holding only `snapshot` (its head at the snapshot's
-    /// step), forked from `parent`. False: the thread exists already.
+    /// Creates `thread` forked from `parent` at its step `parent.1`, which
+    /// becomes the new thread's head: holding `fork`'s snapshot (if any)
+    /// and steps, created at `now`. False: the thread exists already.
     pub async fn create_from(
         &self,
         thread: &str,
-        snapshot: &SnapshotRow,
+        fork: &ForkRows,
         parent: (&str, u64),
+        now: i64,
     ) -> Result<bool, StoreError> {
-        dispatch!(self, b => b.create_from(thread, snapshot, parent))
+        dispatch!(self, b => b.create_from(thread, fork, parent, now))
     }
 
     /// Drops the steps at or before the latest snapshot and the older

@@ -5,7 +5,7 @@
 //! Every value is bound as a parameter: thread ids, JSON and numbers are
 //! data, never SQL.
 
-use super::{Appended, LogTail, Removed, SnapshotRow, StepRow, Tail, ThreadRow};
+use super::{Appended, ForkRows, LogTail, Removed, SnapshotRow, StepRow, Tail, ThreadRow};
 use crate::error::StoreError;
 
 /// The version of the tables below. A database written by a newer version
@@ -405,16 +405,17 @@ macro_rules! sql_backend {
             pub async fn create_from(
                 &self,
                 thread: &str,
-                snapshot: &SnapshotRow,
+                fork: &ForkRows,
                 (parent, parent_seq): (&str, u64),
+                now: i64,
             ) -> Result<bool, StoreError> {
                 let _queued = self.queue().await;
                 let context = || format!("forking thread \"{parent}\" at step {parent_seq} into \"{thread}\"");
                 let mut tx = self.pool.begin_with($write).await.map_err(db_error(context()))?;
                 let created = sqlx::query($create_fork)
                     .bind(thread)
-                    .bind(to_db(snapshot.seq))
-                    .bind(snapshot.recorded_at)
+                    .bind(to_db(parent_seq))
+                    .bind(now)
                     .bind(parent)
                     .bind(to_db(parent_seq))
                     .execute(&mut *tx)
@@ -424,7 +425,22 @@ macro_rules! sql_backend {
                 if created != 1 {
                     return Ok(false);
                 }
-                insert_snapshot(&mut *tx, thread, snapshot).await.map_err(db_error(context()))?;
+                if let Some(snapshot) = &fork.snapshot {
+                    insert_snapshot(&mut *tx, thread, snapshot).await.map_err(db_error(context()))?;
+                }
+                for step in &fork.steps {
+                    sqlx::query(INSERT_STEP)
+                        .bind(thread)
+                        .bind(to_db(step.seq))
+                        .bind(&step.kind)
+                        .bind(&step.body)
+                        .bind(&step.metadata)
+                        .bind(step.state_version)
+                        .bind(step.recorded_at)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(db_error(context()))?;
+                }
                 tx.commit().await.map_err(db_error(context()))?;
                 Ok(true)
             }
