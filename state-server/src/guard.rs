@@ -119,8 +119,9 @@ fn check(guard: &Guard, uri: &Uri, headers: &HeaderMap) -> Result<Via, ApiError>
             Some(_) => {}
         }
     }
-    // Handlers read no body; one declared over the limit is refused before
-    // it is read (and `DefaultBodyLimit` bounds any extractor that reads).
+    // Few handlers read a body (the inspector's forms); one declared over
+    // the limit is refused before it is read (and `DefaultBodyLimit`
+    // bounds any extractor that reads).
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|value| value.to_str().ok()?.trim().parse::<u64>().ok());

@@ -34,8 +34,8 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 pub const MAX_PAGE_SIZE: usize = 1000;
 
 /// The largest request body accepted, in bytes, unless
-/// [`Server::body_limit`] says otherwise; a larger one is a 413. (No route
-/// reads a body today: every path is a `GET`.)
+/// [`Server::body_limit`] says otherwise; a larger one is a 413. (Only the
+/// inspector's two forms, fork and answer, read a body.)
 pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024;
 
 /// How long `GET /threads/{id}/stream` may be silent before it sends a
@@ -45,8 +45,9 @@ pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// The routes over `store`, with the default options (no token, pages of
 /// [`DEFAULT_PAGE_SIZE`] up to [`MAX_PAGE_SIZE`]): `GET /threads`,
 /// `GET /threads/{id}/history`, `GET /threads/{id}/state` (the state
-/// rebuilt as an `S` through its reducers) and `GET /threads/{id}/stream`
-/// (the steps as server-sent events, live).
+/// rebuilt as an `S` through its reducers), `GET /threads/{id}/stream`
+/// (the steps as server-sent events, live), and the inspector's pages,
+/// `GET /` and `GET /inspect/{id}` (read-only).
 ///
 /// An [`axum::Router`] to serve as it is or to mount beside an app's own
 /// routes with [`Router::merge`] or [`Router::nest`]; the same as
@@ -271,8 +272,10 @@ impl Server {
 
     /// The routes, the state rebuilt as an `S`: `GET /threads`,
     /// `GET /threads/{id}/history`, `GET /threads/{id}/state`,
-    /// `GET /threads/{id}/stream` (`?mode=updates`, `values` or both). See
-    /// the crate's documentation for what each answers.
+    /// `GET /threads/{id}/stream` (`?mode=updates`, `values` or both), the
+    /// inspector (`GET /`, `GET /inspect/{id}`, its script and styles, and
+    /// with [`allow_writes`](Server::allow_writes) its forms). See the
+    /// crate's documentation for what each answers.
     ///
     /// ```
     /// # use state_core::{AgentState, State};

@@ -183,3 +183,55 @@ async fn a_router_typed_with_the_wrong_state() {
     let initial = get(addr, "/threads/t/state?seq=0").await;
     assert_eq!(initial.json(), json!({"seq": 0, "values": {"count": 0}}));
 }
+
+/// The inspector's pages over damaged rows: a step that is not JSON is a
+/// 500 page naming it; a state the reducers refuse is said in the state
+/// panel while the steps are shown; bodies of unexpected shapes are shown
+/// as they are.
+#[tokio::test]
+async fn the_inspector_over_damaged_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (addr, raw) = served(dir.path(), SnapshotPolicy::never()).await;
+    let page = |target: &'static str| async move {
+        let response = get(addr, target).await;
+        (response.status, String::from_utf8(response.body).unwrap())
+    };
+
+    // Not JSON: the window through it cannot be read; the page says which.
+    exec(
+        &raw,
+        "UPDATE state_store_steps SET body = '{\"log\": [' WHERE seq = 2",
+    )
+    .await;
+    let (status, html) = page("/inspect/t").await;
+    assert_eq!(status, 500, "{html}");
+    assert!(
+        html.contains("thread &quot;t&quot;, step 2: stored data is corrupt"),
+        "{html}"
+    );
+    assert!(page("/").await.1.contains(r#"data-thread="t""#));
+
+    // Refused by the reducers: the steps are shown, the state says why.
+    exec(
+        &raw,
+        "UPDATE state_store_steps SET body = '{\"lgo\": [\"x\"]}' WHERE seq = 2",
+    )
+    .await;
+    let (status, html) = page("/inspect/t").await;
+    assert_eq!(status, 200, "{html}");
+    assert!(
+        html.contains(r#"data-field="lgo""#),
+        "the step as stored: {html}"
+    );
+    assert!(html.contains(r#"<p class="error" role="alert">"#), "{html}");
+    assert!(html.contains("step 2"), "{html}");
+
+    // Shapes the inspector does not expect: shown as JSON, no panic.
+    exec(&raw, "UPDATE state_store_steps SET kind = 'superstep', body = '{\"not\": \"a list\"}' WHERE seq = 1").await;
+    exec(&raw, "UPDATE state_store_steps SET kind = 'pending', body = '{\"interrupts\": 7, \"writes\": [{\"task\": 1}]}' WHERE seq = 3").await;
+    let (status, html) = page("/inspect/t?seq=1").await;
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("a list"), "{html}");
+    let (status, html) = page("/inspect/t/live?after=0").await;
+    assert_eq!(status, 200, "{html}");
+}
