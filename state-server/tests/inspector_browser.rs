@@ -29,6 +29,10 @@ use tokio::task::JoinHandle;
 /// reconnection delay (Chromium waits about 3 s) plus a loaded machine.
 const LIVE: Duration = Duration::from_secs(30);
 
+/// One browser at a time: four Chromiums at once on a 2-core CI machine
+/// would make every wait race the others' start-up.
+static ONE_BROWSER_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// A SQLite file with the desk threads "trip" and "trip-2" and two more.
 async fn store(dir: &std::path::Path) -> Store {
     let store = Store::sqlite(dir.join("inspector.db")).await.unwrap();
@@ -99,6 +103,7 @@ fn assert_readable(page: &Page<'_>) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_thread_list_and_its_filter() {
+    let _turn = ONE_BROWSER_AT_A_TIME.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let store = store(dir.path()).await;
     let addr = inspector(&store).await;
@@ -137,6 +142,7 @@ async fn the_thread_list_and_its_filter() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_thread_step_by_step() {
+    let _turn = ONE_BROWSER_AT_A_TIME.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let store = store(dir.path()).await;
     let addr = inspector(&store).await;
@@ -301,6 +307,7 @@ impl Proxy {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_page_follows_the_thread_live() {
+    let _turn = ONE_BROWSER_AT_A_TIME.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let store = store(dir.path()).await;
     let proxy = Proxy::start(inspector(&store).await).await;
@@ -353,6 +360,7 @@ async fn the_page_follows_the_thread_live() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_interrupt_answered_from_the_page() {
+    let _turn = ONE_BROWSER_AT_A_TIME.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let store = store(dir.path()).await;
     let addr = inspector(&store).await;
