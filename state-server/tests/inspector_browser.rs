@@ -4,8 +4,8 @@
 //! writes, selecting a step (click and keyboard) to see its state, a step
 //! committed while the page is open appearing without a reload, an
 //! interrupt answered from the page, the event stream resuming with
-//! `Last-Event-ID` after its connection is cut, a phone's width, and text
-//! contrast. Screenshots go to `target/test-artifacts/inspector/`.
+//! `Last-Event-ID` after its connection is cut, the pages with JavaScript
+//! off, a phone's width, and text contrast. Screenshots go to `target/test-artifacts/inspector/`.
 
 #[path = "support/browser.rs"]
 mod browser;
@@ -303,6 +303,49 @@ impl Proxy {
             task.abort();
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_javascript_every_view_is_a_link_or_a_form_away() {
+    let _turn = ONE_BROWSER_AT_A_TIME.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path()).await;
+    let addr = inspector(&store).await;
+    let browser = Browser::launch();
+    let page = browser.open("about:blank");
+    page.disable_scripts();
+    page.goto(&format!("http://{addr}/"));
+    page.expect_navigation(|page| page.click("#threads a[href='/inspect/trip']"));
+    assert_eq!(page.count("#timeline li.step"), 8);
+    assert_eq!(page.text("#live"), "", "no script: not following live");
+    // Selecting a step is a new page with that step's state.
+    page.expect_navigation(|page| page.click("#step-3 a.select"));
+    assert!(
+        page.url().ends_with("/inspect/trip?seq=3"),
+        "{}",
+        page.url()
+    );
+    assert_eq!(
+        page.eval_json("document.querySelector('#state').dataset.seq"),
+        json!("3")
+    );
+    assert!(page.text("#diff").contains("Changes from step 2 to step 3"));
+    page.fill("#compare", "1");
+    page.expect_navigation(|page| page.click("form.compare button"));
+    assert!(page.text("#diff").contains("Changes from step 1 to step 3"));
+    // Answering works as a plain form too.
+    page.fill("#answer-0", "yes");
+    page.expect_navigation(|page| page.click("form.answer button"));
+    // The run goes on in the background; without a script, reloading
+    // shows it.
+    let thread = page.url();
+    let deadline = std::time::Instant::now() + LIVE;
+    while page.count("#step-9") == 0 {
+        assert!(std::time::Instant::now() < deadline, "step 9 never came");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        page.goto(&thread);
+    }
+    assert!(page.text("#step-9").contains("approved: yes"));
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -652,6 +652,17 @@ impl Page<'_> {
         self.emulate(width, height, true);
     }
 
+    /// Turns the page's own scripts off (as a browser with JavaScript
+    /// disabled), from the next document on; this driver's calls still run.
+    #[track_caller]
+    pub fn disable_scripts(&self) {
+        ok(
+            self.tab
+                .call_method(Emulation::SetScriptExecutionDisabled { value: true }),
+            "disable the page's scripts",
+        );
+    }
+
     #[track_caller]
     fn emulate(&self, width: u32, height: u32, mobile: bool) {
         ok(
