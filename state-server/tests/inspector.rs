@@ -308,8 +308,25 @@ async fn errors_are_pages_that_say_what_is_wrong() {
             "{target}: {html}"
         );
     }
+    // Edges that are no errors: the empty state, a window before the
+    // first step, a live point past the end, a thread with no steps yet.
+    for target in [
+        "/inspect/t?seq=0",
+        "/inspect/t?upto=0",
+        "/inspect/t?seq=1&upto=18446744073709551615",
+        "/inspect/t/live?after=18446744073709551615",
+    ] {
+        let response = get(addr, target).await;
+        assert_eq!(response.status, 200, "{target}: {}", text(&response));
+    }
+    let html = page(addr, "/inspect/t?seq=0").await;
+    assert!(html.contains("State after step 0"), "{html}");
+    store.thread::<support::Notes>("empty").await.unwrap();
+    let html = page(addr, "/inspect/empty").await;
+    assert!(html.contains("0 steps"), "{html}");
+    assert_eq!(attributes(&html, "data-kind").len(), 0);
     // Nothing was created by looking.
-    assert_eq!(store.threads().await.unwrap().len(), 1);
+    assert_eq!(store.threads().await.unwrap().len(), 2);
 }
 
 #[tokio::test]
