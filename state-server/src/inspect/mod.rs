@@ -17,6 +17,7 @@ use crate::error::ApiError;
 use crate::extract::{Query, ThreadId};
 use crate::routes::App;
 use axum::Form;
+use axum::extract::rejection::FormRejection;
 use axum::extract::{FromRequestParts, NestedPath, State as Shared};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -86,16 +87,23 @@ impl IntoResponse for PageError {
     }
 }
 
+impl Base {
+    /// `error` as a page of this site.
+    fn error(&self, error: ApiError) -> PageError {
+        PageError {
+            base: self.clone(),
+            error,
+        }
+    }
+}
+
 trait OrPage<T> {
     fn or_page(self, base: &Base) -> Result<T, PageError>;
 }
 
 impl<T, E: Into<ApiError>> OrPage<T> for Result<T, E> {
     fn or_page(self, base: &Base) -> Result<T, PageError> {
-        self.map_err(|error| PageError {
-            base: base.clone(),
-            error: error.into(),
-        })
+        self.map_err(|error| base.error(error.into()))
     }
 }
 
@@ -163,11 +171,10 @@ pub(crate) async fn thread(
     let Query(query) = query.or_page(&base)?;
     let info = app.store.thread_info(&id).await.or_page(&base)?;
     let head = info.seq;
-    let past = |what: &str, seq: u64| PageError {
-        base: base.clone(),
-        error: ApiError::not_found(format!(
+    let past = |what: &str, seq: u64| {
+        base.error(ApiError::not_found(format!(
             "thread {id:?} has {head} steps: there is no step {seq} ({what})"
-        )),
+        )))
     };
     let seq = query.seq.unwrap_or(head);
     if seq > head {
@@ -181,10 +188,9 @@ pub(crate) async fn thread(
         None => false,
         Some("panel") => true,
         Some(other) => {
-            return Err(PageError {
-                base,
-                error: ApiError::bad_query(format!("part must be panel, got {other:?}")),
-            });
+            return Err(base.error(ApiError::bad_query(format!(
+                "part must be panel, got {other:?}"
+            ))));
         }
     };
 
@@ -313,24 +319,16 @@ pub(crate) async fn fork(
     base: Base,
     headers: HeaderMap,
     ThreadId(id): ThreadId,
-    form: Result<Form<ForkForm>, axum::extract::rejection::FormRejection>,
+    form: Result<Form<ForkForm>, FormRejection>,
 ) -> Result<Redirect, PageError> {
-    let fail = |error: ApiError| PageError {
-        base: base.clone(),
-        error,
-    };
-    if !app.allow_writes {
-        return Err(fail(ApiError::read_only()));
-    }
-    same_origin(&headers).map_err(&fail)?;
-    let Form(form) = form.map_err(|rejection| fail(ApiError::bad_form(rejection.body_text())))?;
+    let form = writable(&app, &headers, form).map_err(|e| base.error(e))?;
     let to = form.to.trim().to_owned();
     // A copy of the log: exact, no state type needed, and the new thread's
     // page shows the steps that led to the fork.
     app.store
         .fork_log(&id, form.seq, &to)
         .await
-        .map_err(|error| fail(error.into()))?;
+        .map_err(|e| base.error(e.into()))?;
     Ok(Redirect::to(&base.thread(&to)))
 }
 
@@ -350,25 +348,32 @@ pub(crate) async fn answer(
     base: Base,
     headers: HeaderMap,
     ThreadId(id): ThreadId,
-    form: Result<Form<AnswerForm>, axum::extract::rejection::FormRejection>,
+    form: Result<Form<AnswerForm>, FormRejection>,
 ) -> Result<Redirect, PageError> {
-    let fail = |error: ApiError| PageError {
-        base: base.clone(),
-        error,
-    };
-    if !app.allow_writes {
-        return Err(fail(ApiError::read_only()));
-    }
+    let form = writable(&app, &headers, form).map_err(|e| base.error(e))?;
     let Some(answer) = app.answer.clone() else {
-        return Err(fail(ApiError::no_graph()));
+        return Err(base.error(ApiError::no_graph()));
     };
-    same_origin(&headers).map_err(&fail)?;
-    let Form(form) = form.map_err(|rejection| fail(ApiError::bad_form(rejection.body_text())))?;
     let value = crate::answer::parse_answer(&form.answer);
     answer(id.clone(), form.interrupt, value)
         .await
-        .map_err(&fail)?;
+        .map_err(|e| base.error(e))?;
     Ok(Redirect::to(&base.thread(&id)))
+}
+
+/// What every write checks first, in this order: the server allows
+/// writes, the request comes from its own pages, the form reads.
+fn writable<T>(
+    app: &App,
+    headers: &HeaderMap,
+    form: Result<Form<T>, FormRejection>,
+) -> Result<T, ApiError> {
+    if !app.allow_writes {
+        return Err(ApiError::read_only());
+    }
+    same_origin(headers)?;
+    form.map(|Form(form)| form)
+        .map_err(|rejection| ApiError::bad_form(rejection.body_text()))
 }
 
 /// A write must come from a page of this server. A browser says where a

@@ -307,17 +307,7 @@ macro_rules! sql_backend {
                         None => Appended::NoThread,
                     });
                 }
-                sqlx::query(INSERT_STEP)
-                    .bind(thread)
-                    .bind(to_db(step.seq))
-                    .bind(&step.kind)
-                    .bind(&step.body)
-                    .bind(&step.metadata)
-                    .bind(step.state_version)
-                    .bind(step.recorded_at)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(db_error(context()))?;
+                insert_step(&mut *tx, thread, step).await.map_err(db_error(context()))?;
                 tx.commit().await.map_err(db_error(context()))?;
                 Ok(Appended::Committed)
             }
@@ -429,17 +419,7 @@ macro_rules! sql_backend {
                     insert_snapshot(&mut *tx, thread, snapshot).await.map_err(db_error(context()))?;
                 }
                 for step in &fork.steps {
-                    sqlx::query(INSERT_STEP)
-                        .bind(thread)
-                        .bind(to_db(step.seq))
-                        .bind(&step.kind)
-                        .bind(&step.body)
-                        .bind(&step.metadata)
-                        .bind(step.state_version)
-                        .bind(step.recorded_at)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(db_error(context()))?;
+                    insert_step(&mut *tx, thread, step).await.map_err(db_error(context()))?;
                 }
                 tx.commit().await.map_err(db_error(context()))?;
                 Ok(true)
@@ -482,6 +462,25 @@ macro_rules! sql_backend {
             pub fn pool(&self) -> &$pool {
                 &self.pool
             }
+        }
+
+        // Shared by `append` and `create_from` (each in its transaction).
+        async fn insert_step(
+            conn: &mut <$db as sqlx::Database>::Connection,
+            thread: &str,
+            step: &StepRow,
+        ) -> Result<(), sqlx::Error> {
+            sqlx::query(INSERT_STEP)
+                .bind(thread)
+                .bind(to_db(step.seq))
+                .bind(&step.kind)
+                .bind(&step.body)
+                .bind(&step.metadata)
+                .bind(step.state_version)
+                .bind(step.recorded_at)
+                .execute(conn)
+                .await?;
+            Ok(())
         }
 
         // Shared by `snapshot` (on a pooled connection) and `create_from`
