@@ -5,6 +5,9 @@
 //! - `apply`: a typical node delta (3 of 40 fields, one of them messages);
 //! - `apply_plain`: a delta of 3 plain replace fields (an integer, a string
 //!   and a bool; no messages, no reducer work), on the same state;
+//! - `apply_plain40`: the same 3 writes on a state of the same 40 fields
+//!   all `replace` (`Plain`), against the plainest hand-written code:
+//!   `if let Some(v) = d.f { s.f = v }` for each field (issue 29, item 7);
 //! - `apply_all`: one superstep of 4 parallel deltas, on a 10,000-message
 //!   history (the LangGraph script runs the same superstep);
 //! - `begin_turn`: reset the 35 turn-scoped fields;
@@ -16,16 +19,32 @@
 //! untimed, which keeps the history within 10% of its nominal size and its
 //! buffers at their capacity (no reallocation is timed).
 //!
+//! After criterion's runs, `apply`, `apply_plain` and `apply_plain40` run
+//! again interleaved (`apply_paired`): rounds of 100 calls of each side in
+//! turn, ABBA, so that the machine's load hits both alike; it prints the
+//! time per call of each side, their ratio and the load average. It runs
+//! when no filter is given or the filter is part of `apply_paired`;
+//! `APPLY_PAIRED=0` or `1` decides instead, `APPLY_PAIRED_ROUNDS` sets the
+//! rounds (default 20,000).
+//!
+//! For instruction counts, which machine load does not move:
+//! `APPLY_DRIVER=apply_plain40/generated` (or `/hand_written`, or another
+//! workload of the three) runs `APPLY_DRIVER_CALLS` calls (default
+//! 100,000) of that side only and exits; under
+//! `valgrind --tool=callgrind --toggle-collect='*timed_calls*'` the count is
+//! of the timed loop alone (the deltas are built outside it).
+//!
 //! Run: `cargo bench -p state-core --bench apply`.
 
 mod common;
 
 use common::{
-    Berkeley, HandBerkeley, busy_hand_state, busy_state, history_vec, parallel_deltas,
-    parallel_hand_deltas, plain_delta, plain_hand_delta, typical_delta, typical_delta_json,
+    Berkeley, HandBerkeley, HandPlain, Plain, busy_hand_state, busy_state, history_vec, interleave,
+    load_average, paired_wanted, parallel_deltas, parallel_hand_deltas, plain_delta,
+    plain_hand_delta, plain40_delta, plain40_hand_delta, typical_delta, typical_delta_json,
     typical_hand_delta,
 };
-use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion};
 use state_core::reducer::add_messages;
 use state_core::{Message, Messages, State};
 use std::hint::black_box;
@@ -74,96 +93,225 @@ fn chunked<S, I>(
     while done < iters {
         let n = (iters - done).min(chunk) as usize;
         let inputs: Vec<I> = (0..n).map(&mut input).collect();
-        let start = Instant::now();
-        for item in inputs {
-            run(black_box(&mut *state), black_box(item));
-        }
-        total += start.elapsed();
+        total += timed_calls(state, inputs, &mut run);
         restore(state, n);
         done += n as u64;
     }
     total
 }
 
-fn bench_apply(c: &mut Criterion) {
-    const CHUNK: u64 = 100;
+/// The timed loop of [`chunked`], out of line so that callgrind can count
+/// it alone (`--toggle-collect='*timed_calls*'`). The inputs come out of a
+/// `Vec` built elsewhere, opaque to this loop, so they are not passed
+/// through `black_box`: that forced one more copy of each input (1.3 KB
+/// for a delta of the 40-field states) into memory per call, the same on
+/// both sides, which made ratios look closer to 1 than the code's are.
+#[inline(never)]
+fn timed_calls<S, I>(state: &mut S, inputs: Vec<I>, run: &mut impl FnMut(&mut S, I)) -> Duration {
+    let start = Instant::now();
+    for item in inputs {
+        run(black_box(&mut *state), item);
+    }
+    start.elapsed()
+}
+
+/// Calls of one side of a workload, each side on a state of its own: times
+/// `iters` calls (in chunks, as [`chunked`]).
+type Side = Box<dyn FnMut(u64) -> Duration>;
+
+/// The workloads that run both in criterion and interleaved.
+const PAIRED: [&str; 3] = ["apply", "apply_plain", "apply_plain40"];
+
+/// Calls per chunk (and per interleaved round).
+const CHUNK: u64 = 100;
+
+/// Side `which` (`generated` or `hand_written`) of `workload`.
+fn side(workload: &str, which: &str) -> Side {
     let spare = CHUNK as usize;
-    let mut group = c.benchmark_group("apply");
-    group.bench_function("generated", |b| {
-        let mut state = Berkeley {
-            messages: history_with_room(HISTORY, spare),
-            ..Berkeley::default()
-        };
-        b.iter_custom(|iters| {
-            chunked(
-                iters,
-                CHUNK,
-                &mut state,
-                typical_delta,
-                |s, d| s.apply(d).unwrap(),
-                |s, n| drop_appended(&mut s.messages, n),
-            )
-        })
-    });
-    group.bench_function("hand_written", |b| {
-        let mut state = HandBerkeley {
-            messages: history_with_room(HISTORY, spare),
-            ..HandBerkeley::default()
-        };
-        b.iter_custom(|iters| {
-            chunked(
-                iters,
-                CHUNK,
-                &mut state,
-                typical_hand_delta,
-                |s, d| s.apply(d).unwrap(),
-                |s, n| drop_appended(&mut s.messages, n),
-            )
-        })
-    });
+    match (workload, which) {
+        ("apply", "generated") => {
+            let mut state = Berkeley {
+                messages: history_with_room(HISTORY, spare),
+                ..Berkeley::default()
+            };
+            Box::new(move |iters| {
+                chunked(
+                    iters,
+                    CHUNK,
+                    &mut state,
+                    typical_delta,
+                    |s, d| s.apply(d).unwrap(),
+                    |s, n| drop_appended(&mut s.messages, n),
+                )
+            })
+        }
+        ("apply", "hand_written") => {
+            let mut state = HandBerkeley {
+                messages: history_with_room(HISTORY, spare),
+                ..HandBerkeley::default()
+            };
+            Box::new(move |iters| {
+                chunked(
+                    iters,
+                    CHUNK,
+                    &mut state,
+                    typical_hand_delta,
+                    |s, d| s.apply(d).unwrap(),
+                    |s, n| drop_appended(&mut s.messages, n),
+                )
+            })
+        }
+        // Nothing is appended, so nothing needs undoing after a chunk; the
+        // chunks keep the deltas' construction untimed, as in `apply`. The
+        // state does not grow: each delta overwrites the same three fields
+        // (checked between chunks, untimed).
+        ("apply_plain", "generated") => {
+            let mut state = Berkeley {
+                messages: history_with_room(HISTORY, 0),
+                ..Berkeley::default()
+            };
+            Box::new(move |iters| {
+                chunked(
+                    iters,
+                    CHUNK,
+                    &mut state,
+                    |_| plain_delta(),
+                    |s, d| s.apply(d).unwrap(),
+                    |s, _| assert_eq!(s.messages.len(), HISTORY),
+                )
+            })
+        }
+        ("apply_plain", "hand_written") => {
+            let mut state = HandBerkeley {
+                messages: history_with_room(HISTORY, 0),
+                ..HandBerkeley::default()
+            };
+            Box::new(move |iters| {
+                chunked(
+                    iters,
+                    CHUNK,
+                    &mut state,
+                    |_| plain_hand_delta(),
+                    |s, d| s.apply(d).unwrap(),
+                    |s, _| assert_eq!(s.messages.len(), HISTORY),
+                )
+            })
+        }
+        // The same three writes, on a state whose 40 fields are all
+        // `replace`; the history is the same size, and no write touches it.
+        ("apply_plain40", "generated") => {
+            let mut state = Plain {
+                messages: history_with_room(HISTORY, 0),
+                ..Plain::default()
+            };
+            Box::new(move |iters| {
+                chunked(
+                    iters,
+                    CHUNK,
+                    &mut state,
+                    |_| plain40_delta(),
+                    |s, d| s.apply(d).unwrap(),
+                    |s, _| assert_eq!(s.planning_current_step_index, 7),
+                )
+            })
+        }
+        ("apply_plain40", "hand_written") => {
+            let mut state = HandPlain {
+                messages: history_with_room(HISTORY, 0),
+                ..HandPlain::default()
+            };
+            Box::new(move |iters| {
+                chunked(
+                    iters,
+                    CHUNK,
+                    &mut state,
+                    |_| plain40_hand_delta(),
+                    |s, d| s.apply(d),
+                    |s, _| assert_eq!(s.planning_current_step_index, 7),
+                )
+            })
+        }
+        _ => panic!("no side {which:?} of workload {workload:?}"),
+    }
+}
+
+/// Criterion's `generated` and `hand_written` of `workload`.
+fn bench_sides(c: &mut Criterion, workload: &str) {
+    let mut group = c.benchmark_group(workload);
+    for which in ["generated", "hand_written"] {
+        let mut side = side(workload, which);
+        group.bench_function(which, |b| b.iter_custom(&mut side));
+    }
     group.finish();
 }
 
+/// The workloads of [`PAIRED`] interleaved: rounds of [`CHUNK`] calls of
+/// each side in turn (ABBA), printed with the load average before and
+/// after.
+fn apply_paired() {
+    let rounds = std::env::var("APPLY_PAIRED_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
+    eprintln!();
+    eprintln!(
+        "apply_paired: generated and hand_written interleaved (ABBA), {rounds} rounds of {CHUNK} calls each"
+    );
+    for workload in PAIRED {
+        let before = load_average();
+        let (mut a, mut b) = (side(workload, "generated"), side(workload, "hand_written"));
+        let paired = interleave(
+            rounds,
+            || (a(CHUNK), CHUNK as usize),
+            || (b(CHUNK), CHUNK as usize),
+        );
+        eprintln!(
+            "  {workload:<14} generated {:>6.1} ns (median {:>6.1}), hand_written {:>6.1} ns (median {:>6.1}); \
+             ratio of means {:.3}x, of medians {:.3}x, median of the rounds {:.3}x; load {before} -> {}",
+            common::Paired::mean(&paired.a) * 1e9,
+            common::Paired::median(&paired.a) * 1e9,
+            common::Paired::mean(&paired.b) * 1e9,
+            common::Paired::median(&paired.b) * 1e9,
+            paired.ratio_of_means(),
+            paired.ratio_of_medians(),
+            paired.median_pair_ratio(),
+            load_average(),
+        );
+    }
+}
+
+/// `APPLY_DRIVER=<workload>/<side>`: that side's calls alone, for
+/// callgrind. Returns whether it ran.
+fn driver() -> bool {
+    let Ok(which) = std::env::var("APPLY_DRIVER") else {
+        return false;
+    };
+    let calls: u64 = std::env::var("APPLY_DRIVER_CALLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000);
+    let (workload, side_name) = which
+        .split_once('/')
+        .expect("APPLY_DRIVER is <workload>/<generated|hand_written>");
+    let mut side = side(workload, side_name);
+    let took = side(calls);
+    eprintln!(
+        "{which}: {calls} calls, {:.1} ns each",
+        took.as_secs_f64() * 1e9 / calls as f64
+    );
+    true
+}
+
+fn bench_apply(c: &mut Criterion) {
+    bench_sides(c, "apply");
+}
+
 fn bench_apply_plain(c: &mut Criterion) {
-    // Nothing is appended, so nothing needs undoing after a chunk; the
-    // chunks keep the deltas' construction untimed, as in `apply`. The
-    // state does not grow: each delta overwrites the same three fields
-    // (checked between chunks, untimed).
-    const CHUNK: u64 = 100;
-    let mut group = c.benchmark_group("apply_plain");
-    group.bench_function("generated", |b| {
-        let mut state = Berkeley {
-            messages: history_with_room(HISTORY, 0),
-            ..Berkeley::default()
-        };
-        b.iter_custom(|iters| {
-            chunked(
-                iters,
-                CHUNK,
-                &mut state,
-                |_| plain_delta(),
-                |s, d| s.apply(d).unwrap(),
-                |s, _| assert_eq!(s.messages.len(), HISTORY),
-            )
-        })
-    });
-    group.bench_function("hand_written", |b| {
-        let mut state = HandBerkeley {
-            messages: history_with_room(HISTORY, 0),
-            ..HandBerkeley::default()
-        };
-        b.iter_custom(|iters| {
-            chunked(
-                iters,
-                CHUNK,
-                &mut state,
-                |_| plain_hand_delta(),
-                |s, d| s.apply(d).unwrap(),
-                |s, _| assert_eq!(s.messages.len(), HISTORY),
-            )
-        })
-    });
-    group.finish();
+    bench_sides(c, "apply_plain");
+}
+
+fn bench_apply_plain40(c: &mut Criterion) {
+    bench_sides(c, "apply_plain40");
 }
 
 fn bench_apply_all(c: &mut Criterion) {
@@ -279,9 +427,19 @@ fn config() -> Criterion {
         .measurement_time(Duration::from_secs(2))
 }
 
-criterion_group! {
-    name = benches;
-    config = config();
-    targets = bench_apply, bench_apply_plain, bench_apply_all, bench_begin_turn, bench_apply_json
+fn main() {
+    if driver() {
+        return;
+    }
+    let mut c = config().configure_from_args();
+    bench_apply(&mut c);
+    bench_apply_plain(&mut c);
+    bench_apply_plain40(&mut c);
+    bench_apply_all(&mut c);
+    bench_begin_turn(&mut c);
+    bench_apply_json(&mut c);
+    c.final_summary();
+    if paired_wanted("APPLY_PAIRED", "apply_paired") {
+        apply_paired();
+    }
 }
-criterion_main!(benches);

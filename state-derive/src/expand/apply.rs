@@ -90,6 +90,19 @@ pub fn table_methods(p: &TokenStream, body: TokenStream) -> TokenStream {
 /// The last step that can fail applies at once, since on its error nothing
 /// else has changed yet: the last base if there is one (its own apply is
 /// atomic), else the last reducer field.
+///
+/// Not `#[inline]`, unlike the state's other `State` methods: compiled like a
+/// hand-written `apply`, in the crate that declares the state, and inlined
+/// only where LLVM would inline that. `#[inline]` got the whole body
+/// inlined into a caller that calls it once (a node loop, a runner), where
+/// LLVM copied the delta (1.3 KB for 40 fields) into the inlined body and
+/// each write into a stack temporary before testing it: 1.12x-1.5x the
+/// instructions of `if let Some(v) = d.f { s.f = v }` for each field
+/// (BENCHMARKS.md, section 1, `apply_plain40`). Out of line, it reads the
+/// caller's delta in place. (A hidden generic `#[inline(never)]` method
+/// would keep the code generation in the callers, for more compile
+/// instructions in all, in the declaring crate's type checking:
+/// BENCHMARKS.md, section 5.)
 fn apply(model: &Model) -> TokenStream {
     let p = private(model);
     let writes = field_moves(model);
@@ -120,7 +133,6 @@ fn apply(model: &Model) -> TokenStream {
         .filter(|(i, _)| now != Some(*i))
         .map(|(_, commit)| commit);
     quote! {
-        #[inline]
         fn apply(&mut self, delta: Self::Delta) -> #p::Result<(), #p::StateError> {
             #stages
             #at_once
