@@ -5,7 +5,7 @@
 //! encodings here: a snapshot's JSON text and the schema version stored
 //! with every step and snapshot.
 
-use crate::backend::{Backend, ForkRows, SnapshotRow};
+use crate::backend::{Backend, ForkRows, LogTail, SnapshotRow};
 use crate::error::StoreError;
 use crate::snapshot::LogSinceSnapshot;
 use crate::step::replay;
@@ -35,19 +35,7 @@ pub(crate) async fn rebuild<S>(
 where
     S: State + Serialize,
 {
-    let Some(tail) = backend.load(id, upto).await? else {
-        return Err(StoreError::ThreadNotFound {
-            thread: id.to_owned(),
-        });
-    };
-    let target = upto.unwrap_or(tail.head);
-    if target > tail.head {
-        return Err(StoreError::NoSuchStep {
-            thread: id.to_owned(),
-            seq: target,
-            reason: format!("its last step is {}", tail.head),
-        });
-    }
+    let (tail, target) = load(backend, id, upto).await?;
     let migrations = Migrations::of::<S>();
     let (mut state, mut seq, snapshot_bytes) = match &tail.snapshot {
         Some(snapshot) => (
@@ -81,18 +69,7 @@ pub(crate) async fn rows_upto(
     id: &str,
     upto: u64,
 ) -> Result<ForkRows, StoreError> {
-    let Some(tail) = backend.load(id, Some(upto)).await? else {
-        return Err(StoreError::ThreadNotFound {
-            thread: id.to_owned(),
-        });
-    };
-    if upto > tail.head {
-        return Err(StoreError::NoSuchStep {
-            thread: id.to_owned(),
-            seq: upto,
-            reason: format!("its last step is {}", tail.head),
-        });
-    }
+    let (tail, _) = load(backend, id, Some(upto)).await?;
     let mut seq = tail.snapshot.as_ref().map_or(0, |snapshot| snapshot.seq);
     for row in &tail.steps {
         if row.seq != seq + 1 {
@@ -107,6 +84,30 @@ pub(crate) async fn rows_upto(
         snapshot: tail.snapshot,
         steps: tail.steps,
     })
+}
+
+/// Thread `id`'s latest snapshot at or before step `upto` (default: its
+/// head) and the steps after it, with the step they are read up to:
+/// refused when there is no such thread or that step is past its head.
+async fn load(
+    backend: &Backend,
+    id: &str,
+    upto: Option<u64>,
+) -> Result<(LogTail, u64), StoreError> {
+    let Some(tail) = backend.load(id, upto).await? else {
+        return Err(StoreError::ThreadNotFound {
+            thread: id.to_owned(),
+        });
+    };
+    let target = upto.unwrap_or(tail.head);
+    if target > tail.head {
+        return Err(StoreError::NoSuchStep {
+            thread: id.to_owned(),
+            seq: target,
+            reason: format!("its last step is {}", tail.head),
+        });
+    }
+    Ok((tail, target))
 }
 
 /// The error for a state at `target` whose replay needs step `needed`, which

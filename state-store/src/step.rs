@@ -122,7 +122,16 @@ impl StepRecord {
     /// the current schema of `S` (a step written by a newer version of `S`
     /// is refused, as loading refuses it). A pending step changes nothing.
     ///
-    /// All or nothing: on error `state` is unchanged. Replaying a thread's
+    /// All or nothing, with one exception: on error `state` is unchanged,
+    /// except when a turn begun with input ([`StepKind::BeginTurn`] with a
+    /// body) has input the reducers refuse: the turn-scoped fields are
+    /// then already reset (undoing that would need `S: Clone`). A
+    /// committed step is never refused so, since its input was checked on
+    /// the reset state before it was logged; only a damaged row or a
+    /// reducer changed since can be. After any error, rebuild the state
+    /// ([`state_at`](crate::Store::state_at)), as this crate's callers do.
+    ///
+    /// Replaying a thread's
     /// [`history`](crate::Store::history) in order from `S::default()`
     /// (or from [`state_at`](crate::Store::state_at) the step before)
     /// reaches the state after each step without loading the thread again,

@@ -211,27 +211,19 @@ impl Store {
         check_id(from)?;
         check_id(to)?;
         let rebuilt = rebuild::<S>(&self.backend, from, Some(seq)).await?;
+        let now = now_millis();
         let snapshot = SnapshotRow {
             seq,
             state: state_text(to, &rebuilt.state)?,
             state_version: version_of::<S>(),
-            recorded_at: now_millis(),
+            recorded_at: now,
         };
         let state_len = snapshot.state.len();
         let fork = ForkRows {
             snapshot: Some(snapshot),
             steps: Vec::new(),
         };
-        if !self
-            .backend
-            .create_from(to, &fork, (from, seq), now_millis())
-            .await?
-        {
-            return Err(StoreError::ThreadExists {
-                thread: to.to_owned(),
-            });
-        }
-        self.hub.announce(to, seq);
+        self.create_fork((from, seq), to, &fork, now).await?;
         Ok(Thread::from_snapshot(
             self.clone(),
             to.to_owned(),
@@ -272,11 +264,20 @@ impl Store {
         check_id(from)?;
         check_id(to)?;
         let rows = rows_upto(&self.backend, from, seq).await?;
-        if !self
-            .backend
-            .create_from(to, &rows, (from, seq), now_millis())
-            .await?
-        {
+        self.create_fork((from, seq), to, &rows, now_millis()).await
+    }
+
+    /// Creates `to` forked from `from` at step `seq`, holding `rows`, and
+    /// wakes its watchers: what [`fork`](Store::fork) and
+    /// [`fork_log`](Store::fork_log) share once they have the rows.
+    async fn create_fork(
+        &self,
+        (from, seq): (&str, u64),
+        to: &str,
+        rows: &ForkRows,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        if !self.backend.create_from(to, rows, (from, seq), now).await? {
             return Err(StoreError::ThreadExists {
                 thread: to.to_owned(),
             });

@@ -539,34 +539,20 @@ fn tail(thread: &str, rows: Vec<TailTuple>) -> Result<Option<Tail>, StoreError> 
     let Some(&(head, created_at, ..)) = rows.first() else {
         return Ok(None);
     };
-    let mut steps = Vec::with_capacity(rows.len());
-    for (_, _, seq, kind, body, metadata, state_version, recorded_at) in rows {
-        // Step columns are all NULL (no step) or all set (NOT NULL columns).
-        if let (
-            Some(seq),
-            Some(kind),
-            Some(body),
-            Some(metadata),
-            Some(state_version),
-            Some(recorded_at),
-        ) = (seq, kind, body, metadata, state_version, recorded_at)
-        {
-            steps.push(StepRow {
-                seq: from_db(thread, "step", seq)?,
-                kind,
-                body,
-                metadata,
-                state_version,
-                recorded_at,
-            });
-        }
-    }
+    // Step columns are all NULL (no step) or all set (NOT NULL columns).
+    let steps: Vec<StepTuple> = rows
+        .into_iter()
+        .filter_map(|(_, _, seq, kind, body, metadata, version, at)| {
+            Some((seq?, kind?, body?, metadata?, version?, at?))
+        })
+        .collect();
     Ok(Some(Tail {
         head: from_db(thread, "thread head", head)?,
         created_at,
-        steps,
+        steps: step_rows(thread, steps)?,
     }))
 }
+
 type ThreadTuple = (String, i64, i64, i64, Option<String>, Option<i64>);
 
 fn step_rows(thread: &str, rows: Vec<StepTuple>) -> Result<Vec<StepRow>, StoreError> {
