@@ -9,7 +9,6 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use state_core::StateError;
 use state_store::StoreError;
-use std::error::Error as _;
 
 /// An error answer: a status, a machine kind and a message for people.
 #[derive(Debug)]
@@ -208,25 +207,8 @@ impl From<StoreError> for ApiError {
             StoreError::Backend { .. } => (StatusCode::SERVICE_UNAVAILABLE, "backend"),
             _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
-        ApiError::new(status, kind, chain(&error))
+        ApiError::new(status, kind, crate::report::chain(&error))
     }
-}
-
-/// An error and its sources, `: `-separated (the driver's words are what
-/// tells an operator why the database failed).
-fn chain(error: &StoreError) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        // Drivers often repeat their source's words in their own.
-        let words = cause.to_string();
-        if !text.contains(&words) {
-            text.push_str(": ");
-            text.push_str(&words);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 impl IntoResponse for ApiError {

@@ -71,6 +71,16 @@ pub(crate) struct StateJson {
     pub values: Value,
 }
 
+/// The interrupts a pending step's body lists: the runner's shape,
+/// `{"interrupts": [{"id", "task": {"node"}, "value"}, ..]}` (empty for any
+/// other body: a failure, or a shape this version does not know).
+pub(crate) fn pending_interrupts(body: &Value) -> &[Value] {
+    body.get("interrupts")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
 /// Milliseconds since the Unix epoch (the store's precision; 0 before it).
 pub(crate) fn millis(time: SystemTime) -> u64 {
     let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();

@@ -9,6 +9,7 @@ mod guard;
 mod inspect;
 mod json;
 mod listing;
+mod report;
 mod routes;
 mod stream;
 mod typed;

@@ -7,6 +7,9 @@
 //! state-server --postgres postgres://user@host/db --bind 127.0.0.1:9000
 //! ```
 
+mod report;
+
+use report::chain;
 use state_server::Server;
 use state_store::Store;
 use std::error::Error;
@@ -294,22 +297,6 @@ async fn stop_signal() {
         () = ctrl_c => {}
         () = term => {}
     }
-}
-
-/// An error and its sources, `: `-separated, each said once.
-fn chain(error: &dyn Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        // Drivers often repeat their source's words in their own.
-        let words = cause.to_string();
-        if !text.contains(&words) {
-            text.push_str(": ");
-            text.push_str(&words);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

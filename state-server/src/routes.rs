@@ -140,10 +140,7 @@ where
         Some(seq) => seq,
         None => app.store.thread_info(&id).await?.seq,
     };
-    let state = app.store.state_at::<S>(&id, seq).await?;
-    let values = state
-        .to_json()
-        .map_err(|error| ApiError::encode(&id, seq, &error))?;
+    let values = crate::typed::state_json::<S>(&app.store, &id, seq).await?;
     Ok(Json(StateJson { seq, values }))
 }
 

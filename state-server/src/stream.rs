@@ -365,7 +365,7 @@ fn chunk(name: &str, update: Value) -> Value {
 /// A pending step's interrupts, as LangGraph streams them:
 /// `[{"value", "id"}, ..]`; `None` when it has none (a failure paused it).
 fn interrupts(body: &Value) -> Option<Value> {
-    let list = body.get("interrupts")?.as_array()?;
+    let list = crate::json::pending_interrupts(body);
     if list.is_empty() {
         return None;
     }

@@ -97,7 +97,9 @@ where
     }
 }
 
-async fn state_json<S>(store: &Store, id: &str, seq: u64) -> Rebuilt
+/// The state after step `seq` (0: the default state of an existing
+/// thread) as JSON: `GET /threads/{id}/state` and the inspector's panel.
+pub(crate) async fn state_json<S>(store: &Store, id: &str, seq: u64) -> Rebuilt
 where
     S: State + Serialize + Send + 'static,
     S::Delta: Serialize + Send,

@@ -75,9 +75,12 @@ pub(crate) fn message_role(value: &Value) -> Option<&str> {
 
 /// Whether `value` is a non-empty list of messages.
 pub(crate) fn is_messages(value: &Value) -> bool {
-    value
-        .as_array()
-        .is_some_and(|items| !items.is_empty() && items.iter().all(|m| message_role(m).is_some()))
+    value.as_array().is_some_and(|list| all_messages(list))
+}
+
+/// Whether `list` is non-empty and every item is a message.
+fn all_messages(list: &[Value]) -> bool {
+    !list.is_empty() && list.iter().all(|item| message_role(item).is_some())
 }
 
 /// The class and label of a role: people see "user", "assistant".
@@ -175,6 +178,28 @@ pub(crate) fn items(items: &[Value], latest: bool) -> Markup {
         @if latest && left > 0 { p.cut { (left) " earlier items not shown" } }
         ul.items { @for item in shown { li { (value(item)) } } }
         @if !latest && left > 0 { p.cut { "… " (left) " more items" } }
+    }
+}
+
+/// A list: a conversation when every item is a message, else items (at
+/// most [`MAX_ITEMS`], the last ones when `latest`).
+pub(crate) fn list(list: &[Value], latest: bool) -> Markup {
+    if all_messages(list) {
+        conversation(list, latest)
+    } else {
+        items(list, latest)
+    }
+}
+
+/// A map's keys and values, at most [`MAX_ITEMS`] of them.
+pub(crate) fn keys(map: &serde_json::Map<String, Value>) -> Markup {
+    html! {
+        dl.keys {
+            @for (key, value) in map.iter().take(MAX_ITEMS) {
+                dt { (key) } dd { (self::value(value)) }
+            }
+            @if map.len() > MAX_ITEMS { dt { "…" } dd { (map.len() - MAX_ITEMS) " more keys" } }
+        }
     }
 }
 

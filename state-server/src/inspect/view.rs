@@ -215,7 +215,7 @@ pub(crate) fn interrupts(
     can_answer: bool,
 ) -> Markup {
     let list = pending
-        .map(|step| writes::interrupts(&step.body))
+        .map(|step| crate::json::pending_interrupts(&step.body))
         .unwrap_or_default();
     html! {
         section #interrupts aria-live="polite" {
@@ -365,14 +365,8 @@ fn state_fields(schema: &Schema, state: &Value) -> Markup {
                         @if let Value::Array(list) = value { " " span.count { "(" (list.len()) ")" } }
                     }
                     @match value {
-                        Value::Array(list) if show::is_messages(value) => (show::conversation(list, true)),
-                        Value::Array(list) if !list.is_empty() => (show::items(list, true)),
-                        Value::Object(map) if !map.is_empty() => dl.keys {
-                            @for (key, value) in map.iter().take(show::MAX_ITEMS) {
-                                dt { (key) } dd { (show::value(value)) }
-                            }
-                            @if map.len() > show::MAX_ITEMS { dt { "…" } dd { (map.len() - show::MAX_ITEMS) " more keys" } }
-                        },
+                        Value::Array(list) if !list.is_empty() => (show::list(list, true)),
+                        Value::Object(map) if !map.is_empty() => (show::keys(map)),
                         other => (show::value(other)),
                     }
                 }
@@ -424,8 +418,8 @@ fn change_markup(change: &Change<'_>) -> Markup {
                 @if removed.is_empty() { "+" (added.len()) " at the end (from index " (at) ")" }
                 @else { "−" (removed.len()) " +" (added.len()) " at index " (at) }
             }
-            @if !removed.is_empty() { div.was { span.label { "removed" } (list(removed)) } }
-            @if !added.is_empty() { div.now { span.label { "added" } (list(added)) } }
+            @if !removed.is_empty() { div.was { span.label { "removed" } (show::list(removed, false)) } }
+            @if !added.is_empty() { div.now { span.label { "added" } (show::list(added, false)) } }
         },
         Change::Keys(keys) => html! {
             span.op { (keys.len()) " keys changed" }
@@ -445,14 +439,6 @@ fn change_markup(change: &Change<'_>) -> Markup {
                 }
             }
         },
-    }
-}
-
-fn list(items: &[Value]) -> Markup {
-    if items.iter().all(|item| show::message_role(item).is_some()) {
-        show::conversation(items, false)
-    } else {
-        show::items(items, false)
     }
 }
 

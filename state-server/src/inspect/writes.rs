@@ -4,6 +4,7 @@
 //! waiting for an answer and the writes held until it resumes.
 
 use super::show;
+use crate::json::pending_interrupts as interrupts;
 use maud::{Markup, html};
 use serde_json::{Map, Value};
 use state_core::{ReducerKind, Schema, Scope};
@@ -28,15 +29,6 @@ pub(crate) fn kind_label(step: &StepRecord) -> &'static str {
         }
         _ => "step",
     }
-}
-
-/// The interrupts a pending step's body lists (the runner's shape:
-/// `{"interrupts": [{"id", "task": {"node"}, "value"}]}`).
-pub(crate) fn interrupts(body: &Value) -> &[Value] {
-    body.get("interrupts")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
 }
 
 /// The node a runner task names (`{"node", "send"}`): `node`, or
@@ -177,14 +169,8 @@ fn field(name: &str, update: &Value, schema: Option<&Schema>, op: Option<Op>) ->
         div class={ "field op-" (class) } data-field=(name) {
             span.field-name { (name) } " " span.op { (label) } " "
             @match (op, update) {
-                (Op::Merge, Value::Object(map)) => dl.keys {
-                    @for (key, value) in map.iter().take(show::MAX_ITEMS) {
-                        dt { (key) } dd { (show::value(value)) }
-                    }
-                    @if map.len() > show::MAX_ITEMS { dt { "…" } dd { (map.len() - show::MAX_ITEMS) " more keys" } }
-                },
-                (_, Value::Array(list)) if show::is_messages(update) => (show::conversation(list, false)),
-                (Op::Append | Op::Messages, Value::Array(list)) => (show::items(list, false)),
+                (Op::Merge, Value::Object(map)) => (show::keys(map)),
+                (Op::Append | Op::Messages, Value::Array(list)) => (show::list(list, false)),
                 _ => (show::value(update)),
             }
         }
