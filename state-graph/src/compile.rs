@@ -163,10 +163,7 @@ impl<S: State> Plan<S> {
             ) else {
                 continue;
             };
-            let o = match src {
-                None => &mut start,
-                Some(i) => &mut out[i],
-            };
+            let o = out_of(&mut start, &mut out, src);
             if !o.edges.contains(&dst) {
                 o.edges.push(dst);
             }
@@ -186,11 +183,7 @@ impl<S: State> Plan<S> {
                 }
             }
             if let Some(src) = src {
-                let o = match src {
-                    None => &mut start,
-                    Some(i) => &mut out[i],
-                };
-                o.branches.push(Branch {
+                out_of(&mut start, &mut out, src).branches.push(Branch {
                     router: branch.router,
                     targets,
                 });
@@ -210,11 +203,7 @@ impl<S: State> Plan<S> {
                 }
             };
             if let (Some(src), Some(worker)) = (src, worker) {
-                let o = match src {
-                    None => &mut start,
-                    Some(i) => &mut out[i],
-                };
-                o.fan_outs.push(FanOut {
+                out_of(&mut start, &mut out, src).fan_outs.push(FanOut {
                     router: fan_out.router,
                     worker,
                 });
@@ -320,6 +309,14 @@ impl<S: State> Plan<S> {
             None => START,
             Some(i) => &self.nodes[i].name,
         }
+    }
+}
+
+/// The edges out of `source`, while they are being built.
+fn out_of<'a, S>(start: &'a mut Out<S>, out: &'a mut [Out<S>], source: Source) -> &'a mut Out<S> {
+    match source {
+        None => start,
+        Some(i) => &mut out[i],
     }
 }
 

@@ -510,16 +510,20 @@ async fn collect(mut stream: RunStream<Graph>) -> (Result<Outcome<Graph>, GraphE
     )
 }
 
-/// The thread's last step (0 when it has none or does not exist).
-async fn head(store: &Store) -> u64 {
-    let threads = store.threads().await.expect("threads");
-    threads.iter().find(|t| t.id == THREAD).map_or(0, |t| t.seq)
+/// The thread's last step; `None` when the thread does not exist (read
+/// without creating it).
+async fn head(store: &Store) -> Option<u64> {
+    match store.thread_info(THREAD).await {
+        Ok(info) => Some(info.seq),
+        Err(StoreError::ThreadNotFound { .. }) => None,
+        Err(e) => panic!("thread_info: {e}"),
+    }
 }
 
-/// The supersteps logged after step `after`.
-async fn logged_steps(store: &Store, after: u64) -> Vec<Step> {
+/// The supersteps logged after step `after`, up to `head`.
+async fn logged_steps(store: &Store, after: u64, head: u64) -> Vec<Step> {
     let mut steps = Vec::new();
-    if head(store).await <= after {
+    if head <= after {
         return steps;
     }
     for record in store.history(THREAD, after + 1..).await.expect("history") {
@@ -586,7 +590,7 @@ impl Session {
     async fn request(&self, run: &Value) -> Observed {
         let app = &self.app;
         let modes = StreamMode::UPDATES | StreamMode::VALUES;
-        let seq_before = head(self.store()).await;
+        let seq_before = head(self.store()).await.unwrap_or(0);
         self.calls.lock().unwrap().clear();
         let (result, streamed) = if let Some(input) = run.get("input") {
             if input.is_null() {
@@ -618,17 +622,11 @@ impl Session {
             panic!("a run without a request: {run}");
         };
         let executed = std::mem::take(&mut *self.calls.lock().unwrap());
-        let seq_after = head(self.store()).await;
-        let logged = logged_steps(self.store(), seq_before).await;
         // Read without creating the thread: a refused resume on a fresh
         // thread must leave none behind.
-        let exists = self
-            .store()
-            .threads()
-            .await
-            .expect("threads")
-            .iter()
-            .any(|t| t.id == THREAD);
+        let after = head(self.store()).await;
+        let (seq_after, exists) = (after.unwrap_or(0), after.is_some());
+        let logged = logged_steps(self.store(), seq_before, seq_after).await;
         let (state, pending) = if exists {
             let thread = self
                 .store()

@@ -17,8 +17,9 @@ use state_store::{StepKind, Store};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::time::{Duration, Instant};
+use support::Count;
 use support::backends::TestStore;
 use support::log::{history, reloaded, summary};
 use tokio::sync::{Barrier, Notify, watch};
@@ -38,19 +39,6 @@ fn log(entry: impl Into<String>) -> RunDelta {
 
 fn input() -> RunDelta {
     log("input")
-}
-
-/// Calls of one node, counted by its closure.
-#[derive(Clone, Default)]
-struct Count(Arc<AtomicUsize>);
-
-impl Count {
-    fn hit(&self) -> usize {
-        self.0.fetch_add(1, SeqCst) + 1
-    }
-    fn get(&self) -> usize {
-        self.0.load(SeqCst)
-    }
 }
 
 /// A switch shared by a test and its nodes.

@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use state_core::{AgentState, State};
 use state_graph::{CompiledGraph, Ctx, END, GraphError, NodeError, Resume, START, StateGraph};
 use state_store::{StepKind, StepRecord, Store};
-use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
+use support::Count;
 use support::backends::TestStore;
 use support::log::{history, reloaded, summary};
 
@@ -31,19 +31,6 @@ struct Run {
 
 fn log(entry: impl Into<String>) -> RunDelta {
     Run::delta().log(vec![entry.into()])
-}
-
-/// Calls of one node, counted by its closure.
-#[derive(Clone, Default)]
-struct Count(Arc<AtomicUsize>);
-
-impl Count {
-    fn hit(&self) {
-        self.0.fetch_add(1, SeqCst);
-    }
-    fn get(&self) -> usize {
-        self.0.load(SeqCst)
-    }
 }
 
 fn answer_text(v: &Value) -> String {

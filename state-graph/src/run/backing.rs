@@ -63,22 +63,7 @@ where
         };
         let result = match self {
             Backing::Memory(state) => {
-                let mut merged = S::delta();
-                let mut result = Ok(());
-                for (_, delta) in nodes {
-                    match merged.merge(delta) {
-                        Ok(m) => merged = m,
-                        Err(e) => {
-                            result = Err(e);
-                            merged = S::delta();
-                            break;
-                        }
-                    }
-                }
-                match result {
-                    Ok(()) => Arc::make_mut(state).apply(merged),
-                    Err(e) => Err(e),
-                }
+                Arc::make_mut(state).apply_all(nodes.into_iter().map(|(_, delta)| delta))
             }
             Backing::Thread(thread) => match thread.apply_nodes(nodes).await {
                 Ok(_) => Ok(()),

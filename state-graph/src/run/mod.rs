@@ -400,6 +400,15 @@ where
         let mut interrupts = Vec::new();
         for (task, done) in tasks.iter().zip(done) {
             let key = superstep::key(plan, task);
+            // A task that paused or failed runs again: it keeps its answers.
+            if !matches!(done, Done::Wrote(_))
+                && let Some(values) = prior.answers.remove(&key)
+            {
+                body.answers.push(TaskAnswers {
+                    task: key.clone(),
+                    values,
+                });
+            }
             match done {
                 Done::Wrote(delta) => {
                     let delta =
@@ -413,12 +422,6 @@ where
                     body.writes.push(PendingWrite { task: key, delta });
                 }
                 Done::Paused { id, value } => {
-                    if let Some(values) = prior.answers.remove(&key) {
-                        body.answers.push(TaskAnswers {
-                            task: key.clone(),
-                            values,
-                        });
-                    }
                     interrupts.push(Interrupt {
                         id: id.clone(),
                         node: key.node.clone(),
@@ -431,14 +434,6 @@ where
                     });
                 }
                 Done::Failed(error) => {
-                    // An answered node that failed keeps its answers for
-                    // the retry.
-                    if let Some(values) = prior.answers.remove(&key) {
-                        body.answers.push(TaskAnswers {
-                            task: key.clone(),
-                            values,
-                        });
-                    }
                     if failure.is_none() {
                         body.failed = Some(Failure {
                             task: key.clone(),

@@ -48,6 +48,7 @@ where
     let mut runs = Vec::with_capacity(tasks.len());
     let mut done: Vec<Option<Done<S::Delta>>> = Vec::with_capacity(tasks.len());
     for task in tasks {
+        let mut answers = Vec::new();
         // A task's key is only needed when something was pending.
         if !prior.is_empty() {
             let key = key(plan, task);
@@ -63,25 +64,16 @@ where
                 continue;
             }
             // Answers belong to this superstep's run of the task only.
-            let answers = prior.answers.get(&key).cloned().unwrap_or_default();
-            runs.push(run_task(
-                plan,
-                task,
-                state.clone(),
-                answers,
-                thread,
-                emit.cloned(),
-            ));
-        } else {
-            runs.push(run_task(
-                plan,
-                task,
-                state.clone(),
-                Vec::new(),
-                thread,
-                emit.cloned(),
-            ));
+            answers = prior.answers.get(&key).cloned().unwrap_or_default();
         }
+        runs.push(run_task(
+            plan,
+            task,
+            state.clone(),
+            answers,
+            thread,
+            emit.cloned(),
+        ));
         done.push(None);
     }
     drop(state);

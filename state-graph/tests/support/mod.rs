@@ -8,6 +8,25 @@ pub mod backends;
 #[path = "../../../state-store/tests/support/postgres.rs"]
 pub mod postgres;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+
+/// Calls of one node, counted by its closure.
+#[derive(Clone, Default)]
+pub struct Count(Arc<AtomicUsize>);
+
+impl Count {
+    /// Counts a call; returns how many there were, this one included.
+    pub fn hit(&self) -> usize {
+        self.0.fetch_add(1, SeqCst) + 1
+    }
+
+    /// The calls so far.
+    pub fn get(&self) -> usize {
+        self.0.load(SeqCst)
+    }
+}
+
 /// Reading a thread back, as the graph tests check it.
 pub mod log {
     use serde::Serialize;
