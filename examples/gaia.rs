@@ -95,7 +95,7 @@ use state_examples::gaia::graph as gaia_graph;
 use state_examples::gaia::{self, Gaia, GaiaState, GaiaStateDelta, MessageRequestWithHistory, Run};
 use state_graph::{CompiledGraph, Event, START};
 use state_store::{StepRecord, Store};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use gaia::demo::{NOW, THREAD, USER_ID, config, remembered};
 
@@ -121,8 +121,8 @@ async fn main() {
     // The checkpointer. GAIA's PostgresSaver ↔ `Store::postgres(url)` in
     // production, with the same calls; here `Store::sqlite` on a file in a
     // fresh temporary directory, removed at the end.
-    let dir = fresh_dir();
-    let path = dir.join("checkpoints.db");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("checkpoints.db");
     let store = Store::sqlite(&path).await.expect("the SQLite store opens");
 
     // builder.compile(checkpointer=checkpointer): the nodes read the
@@ -167,17 +167,7 @@ async fn main() {
     );
 
     drop((app, store));
-    std::fs::remove_dir_all(&dir).expect("the temporary directory is removed");
-}
-
-/// A new directory under the system's temporary one, unique to this run.
-fn fresh_dir() -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_nanos());
-    let dir = std::env::temp_dir().join(format!("gaia-example-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temporary directory");
-    dir
+    dir.close().expect("the temporary directory is removed");
 }
 
 fn first_input() -> GaiaStateDelta {
@@ -392,13 +382,7 @@ async fn resume(app: &CompiledGraph<GaiaState>, store: &Store, path: &Path) {
 
 /// `seq kind nodes` of one logged step.
 fn describe(step: &StepRecord) -> String {
-    let nodes: Vec<&str> = step
-        .metadata
-        .get("nodes")
-        .and_then(Value::as_array)
-        .map(|nodes| nodes.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    match nodes.as_slice() {
+    match step.nodes().as_slice() {
         [] => format!("{} {}", step.seq, step.kind),
         [START] => format!("{} input ({})", step.seq, step.kind),
         nodes => format!("{} {} {}", step.seq, step.kind, nodes.join("+")),

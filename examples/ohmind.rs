@@ -409,7 +409,7 @@ async fn checkpoint_log(session: &Session, plans: &Session, live: &AgentState) {
 /// A logged step: its number, and its nodes (a superstep or the input) or
 /// its kind (a turn start, a pause).
 fn describe(step: &StepRecord) -> String {
-    let nodes = graph::logged_nodes(step);
+    let nodes = step.nodes();
     match step.kind {
         StepKind::Pending => format!("{} pending (interrupt)", step.seq),
         _ if nodes == [START] => format!("{} input", step.seq),

@@ -57,7 +57,7 @@ keys independently. Parallel extractors write simultaneously without racing.
 
 use serde_json::Value;
 use state_core::{Delta, State};
-use state_examples::therapy::graph::{self as therapy_graph, logged_nodes};
+use state_examples::therapy::graph as therapy_graph;
 use state_examples::therapy::{
     self, AgentInput, Channel, Diagnostics, Message, TherapyState, Turn, WorkflowContext,
 };
@@ -95,8 +95,8 @@ async fn main() {
 
     // The checkpointer: a SQLite file in a fresh temporary directory,
     // removed at the end (`Store::postgres(url)` takes the same calls).
-    let dir = fresh_dir();
-    let store = Store::sqlite(dir.join("sessions.db"))
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let store = Store::sqlite(dir.path().join("sessions.db"))
         .await
         .expect("the SQLite store opens");
     let ctx = Arc::new(therapy::demo_context());
@@ -144,17 +144,7 @@ async fn main() {
     stored_log(&store).await;
 
     drop((app, store));
-    std::fs::remove_dir_all(&dir).expect("the temporary directory is removed");
-}
-
-/// A new directory under the system's temporary one, unique to this run.
-fn fresh_dir() -> std::path::PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_nanos());
-    let dir = std::env::temp_dir().join(format!("therapy-example-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temporary directory");
-    dir
+    dir.close().expect("the temporary directory is removed");
 }
 
 /// One turn of the checkpointed session: one `invoke_thread`.
@@ -289,7 +279,7 @@ async fn stored_log(store: &Store) {
     );
     let mut turns: Vec<Vec<String>> = Vec::new();
     for step in &history {
-        let nodes = logged_nodes(step);
+        let nodes = step.nodes();
         if nodes == [START] {
             turns.push(vec![format!("input ({})", step.kind)]);
         } else if let Some(turn) = turns.last_mut().filter(|_| !nodes.is_empty()) {

@@ -10,6 +10,7 @@ pub mod agentflow;
 pub mod alpha_berkeley;
 pub mod gaia;
 pub mod langgraph;
+pub mod logged;
 pub mod ohmind;
 pub mod persistent_agent;
 pub mod persistent_chat;

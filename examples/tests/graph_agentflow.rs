@@ -13,34 +13,15 @@ use state_examples::agentflow::{
 use state_store::{StepKind, StepRecord, Store};
 use std::path::Path;
 
+mod common;
+use common::log;
+
 async fn open(path: &Path) -> (Store, Agent<OrderState>) {
     let store = Store::sqlite(path).await.expect("the file opens");
     let agent = agentflow::order_graph()
         .compile(store.clone())
         .expect("the graph compiles");
     (store, agent)
-}
-
-/// The steps of `thread` from `from`, one line each: a new run's turn
-/// reset with its input (`begin_turn __start__`), a node's superstep (its
-/// name, from the metadata), a pause (`pending`).
-async fn log(store: &Store, thread: &str, from: u64) -> Vec<String> {
-    history(store, thread, from)
-        .await
-        .iter()
-        .map(|step| {
-            let names = step.nodes();
-            match step.kind {
-                // A new run: the turn reset and the input, one step.
-                StepKind::BeginTurn => format!("begin_turn {}", names.join(",")),
-                StepKind::Pending => "pending".to_owned(),
-                _ => {
-                    assert_eq!(names.len(), 1, "one node per superstep: {step:?}");
-                    names.join(",")
-                }
-            }
-        })
-        .collect()
 }
 
 async fn history(store: &Store, thread: &str, from: u64) -> Vec<StepRecord> {

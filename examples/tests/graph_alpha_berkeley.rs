@@ -9,8 +9,11 @@ use state_core::{Message, State};
 use state_examples::alpha_berkeley::AgentState;
 use state_examples::alpha_berkeley::graph::{self, Turn, conversation};
 use state_graph::CompiledGraph;
-use state_store::{StepKind, Store};
+use state_store::Store;
 use std::path::Path;
+
+mod common;
+use common::log;
 
 const THREAD: &str = "als-operator";
 
@@ -24,28 +27,6 @@ async fn open(path: &Path) -> (Store, CompiledGraph<AgentState>) {
 
 fn say(turn: &Turn) -> state_examples::alpha_berkeley::StateUpdate {
     AgentState::delta().messages(vec![Message::human(turn.user_input)])
-}
-
-/// The thread's steps `from..`, one line each: a new turn's reset with
-/// its input (`begin_turn __start__`), a node's superstep (its name, from
-/// the metadata), a pause (`pending`).
-async fn log(store: &Store, from: u64) -> Vec<String> {
-    let steps = store.history(THREAD, from..).await.expect("the log reads");
-    steps
-        .iter()
-        .map(|step| {
-            let names = step.nodes();
-            match step.kind {
-                // A new run: the turn reset and the input, one step.
-                StepKind::BeginTurn => format!("begin_turn {}", names.join(",")),
-                StepKind::Pending => "pending".to_owned(),
-                _ => {
-                    assert_eq!(names.len(), 1, "one node per superstep: {step:?}");
-                    names.join(",")
-                }
-            }
-        })
-        .collect()
 }
 
 fn messages(state: &AgentState, key: &str, field: &str) -> Vec<String> {
@@ -69,7 +50,7 @@ async fn three_turns_with_an_approval_resumed_from_a_second_store() {
     let first = app.invoke_thread(THREAD, say(&turns[0])).await.unwrap();
     assert!(!first.is_interrupted());
     assert_eq!(
-        log(&store, 1).await,
+        log(&store, THREAD, 1).await,
         [
             "begin_turn __start__",
             "task_extraction",
@@ -90,7 +71,7 @@ async fn three_turns_with_an_approval_resumed_from_a_second_store() {
     let paused = app.invoke_thread(THREAD, say(&turns[1])).await.unwrap();
     assert!(paused.is_interrupted());
     assert_eq!(
-        log(&store, turn_two).await,
+        log(&store, THREAD, turn_two).await,
         [
             "begin_turn __start__",
             "task_extraction",
@@ -188,7 +169,7 @@ async fn three_turns_with_an_approval_resumed_from_a_second_store() {
     assert_eq!(state.messages.len(), 4);
     let resumed_at = paused.seq() + 1;
     assert_eq!(
-        log(&other_store, resumed_at).await,
+        log(&other_store, THREAD, resumed_at).await,
         ["approval", "python_executor", "respond"]
     );
     // The first process reads what the second one wrote.
@@ -226,7 +207,7 @@ async fn three_turns_with_an_approval_resumed_from_a_second_store() {
     );
     assert_eq!(state.messages.len(), 6);
     assert_eq!(
-        log(&store, resumed.seq() + 1).await,
+        log(&store, THREAD, resumed.seq() + 1).await,
         [
             "begin_turn __start__",
             "task_extraction",
@@ -261,7 +242,10 @@ async fn a_rejected_approval_kills_the_run_and_the_next_turn_starts_clean() {
     );
     assert!(state.ui_captured_figures.is_empty(), "the code never ran");
     assert_eq!(state.messages.len(), 3, "no answer");
-    assert_eq!(log(&store, paused.seq() + 1).await, ["approval", "kill"]);
+    assert_eq!(
+        log(&store, THREAD, paused.seq() + 1).await,
+        ["approval", "kill"]
+    );
 
     // The kill is execution state: the next turn runs as usual.
     let next = app.invoke_thread(THREAD, say(&turns[2])).await.unwrap();

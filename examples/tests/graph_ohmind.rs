@@ -43,7 +43,7 @@ async fn log(store: &Store, thread: &str) -> Vec<String> {
     history
         .iter()
         .filter_map(|step| {
-            let nodes = graph::logged_nodes(step);
+            let nodes = step.nodes();
             match step.kind {
                 _ if nodes == [START] => Some(START.to_owned()),
                 StepKind::Superstep => {

@@ -5,7 +5,7 @@
 //! supersteps and output the same as the hand-written sequence's; and the
 //! stored log, one step per superstep, its nodes in the metadata.
 
-use state_examples::therapy::graph::{self, logged_nodes};
+use state_examples::therapy::graph;
 use state_examples::therapy::{
     self, AgentInput, CRISIS_GATE, CRISIS_RESPONSE, Channel, Checkpointer, EXTRACT_FACTS,
     EXTRACT_PROCEDURAL, FINALIZE_TURN, LOAD_MEMORY, Message, ROUTE_CRISIS, ROUTE_THERAPEUTIC,
@@ -84,7 +84,7 @@ async fn each_turn_is_one_run_routed_by_the_crisis_gate_and_logged() {
         let logged = store.history(SESSION, before + 1..).await.unwrap();
         let input = logged
             .iter()
-            .position(|step| logged_nodes(step) == [START])
+            .position(|step| step.nodes() == [START])
             .expect("the input is logged");
         assert!(
             logged[..input]
@@ -92,11 +92,11 @@ async fn each_turn_is_one_run_routed_by_the_crisis_gate_and_logged() {
                 .all(|step| step.kind == StepKind::BeginTurn),
             "nothing but a turn start before it"
         );
-        let nodes: Vec<Vec<String>> = logged[input + 1..]
+        let nodes: Vec<Vec<&str>> = logged[input + 1..]
             .iter()
             .map(|step| {
                 assert_eq!(step.kind, StepKind::Superstep);
-                logged_nodes(step)
+                step.nodes()
             })
             .collect();
         assert_eq!(nodes, supersteps(&turn), "turn {}: the log", i + 1);

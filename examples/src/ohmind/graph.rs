@@ -35,7 +35,7 @@ use super::{
 use serde_json::{Value, json};
 use state_core::{Delta, State};
 use state_graph::{CompiledGraph, Ctx, END, GraphError, NodeError, START, StateGraph};
-use state_store::{StepKind, StepRecord, Store};
+use state_store::Store;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The simulated app, shared by the graph's nodes (and by the caller, who
@@ -200,51 +200,9 @@ pub async fn logged_steps(
 ) -> Result<Vec<Step>, GraphError> {
     let mut steps = Vec::new();
     for record in store.history(thread, after + 1..).await? {
-        for (node, delta) in superstep(thread, &record)? {
+        for (node, delta) in crate::logged::node_deltas(thread, record)? {
             steps.push(Step { node, delta });
         }
     }
     Ok(steps)
-}
-
-/// The node names in a logged step's metadata (`StepRecord::nodes`), owned.
-pub fn logged_nodes(record: &StepRecord) -> Vec<String> {
-    record.nodes().into_iter().map(str::to_owned).collect()
-}
-
-/// The nodes and deltas of one logged superstep; none for any other step.
-fn superstep(
-    thread: &str,
-    record: &StepRecord,
-) -> Result<Vec<(String, AgentStateDelta)>, GraphError> {
-    let nodes = logged_nodes(record);
-    let bodies: Vec<Value> = match (record.kind, &record.body) {
-        (StepKind::Superstep, Value::Array(deltas)) => deltas.clone(),
-        (StepKind::Apply, delta) => vec![delta.clone()],
-        _ => return Ok(Vec::new()),
-    };
-    if nodes.is_empty() || nodes == [START] {
-        return Ok(Vec::new());
-    }
-    let unreadable = |reason: String| GraphError::Log {
-        thread: thread.to_owned(),
-        seq: record.seq,
-        reason,
-    };
-    if nodes.len() != bodies.len() {
-        return Err(unreadable(format!(
-            "{} nodes named for {} deltas",
-            nodes.len(),
-            bodies.len()
-        )));
-    }
-    nodes
-        .into_iter()
-        .zip(bodies)
-        .map(|(node, body)| {
-            let delta = AgentStateDelta::from_json(body)
-                .map_err(|e| unreadable(format!("the delta of {node} does not decode: {e}")))?;
-            Ok((node, delta))
-        })
-        .collect()
 }

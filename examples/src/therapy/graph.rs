@@ -30,10 +30,8 @@ use super::{
     state_to_output, therapeutic_response_node,
 };
 use futures::StreamExt;
-use serde_json::Value;
-use state_core::Delta;
 use state_graph::{CompiledGraph, END, Event, GraphError, START, StateGraph, StreamMode};
-use state_store::{StepKind, StepRecord, Store};
+use state_store::{StepRecord, Store};
 use std::sync::Arc;
 
 /// Every node of the graph.
@@ -169,7 +167,7 @@ pub async fn run_turn(
         writes: vec![(BUILD_INITIAL_STATE, initial)],
     }];
     for record in store.history(session, before + 1..).await? {
-        if let Some(step) = logged_step(session, &record)? {
+        if let Some(step) = logged_step(session, record)? {
             steps.push(step);
         }
     }
@@ -227,41 +225,24 @@ fn known(node: &str) -> Result<&'static str, GraphError> {
     node_name(node).ok_or_else(|| GraphError::Invalid(format!("unknown node {node:?}")))
 }
 
-/// The node names in a logged step's metadata (`StepRecord::nodes`), owned.
-pub fn logged_nodes(record: &StepRecord) -> Vec<String> {
-    record.nodes().into_iter().map(str::to_owned).collect()
-}
-
 /// A logged superstep as a [`Step`]: its nodes and their deltas, decoded;
 /// `None` for the input, a turn start, or a pending step.
-fn logged_step(thread: &str, record: &StepRecord) -> Result<Option<Step>, GraphError> {
-    let bodies: Vec<Value> = match (record.kind, &record.body) {
-        (StepKind::Superstep, Value::Array(deltas)) => deltas.clone(),
-        (StepKind::Apply, delta) => vec![delta.clone()],
-        _ => return Ok(None),
-    };
-    let nodes = logged_nodes(record);
-    if nodes.is_empty() || nodes == [START] {
+fn logged_step(thread: &str, record: StepRecord) -> Result<Option<Step>, GraphError> {
+    let seq = record.seq;
+    let writes = crate::logged::node_deltas::<TherapyStateDelta>(thread, record)?;
+    if writes.is_empty() {
         return Ok(None);
     }
-    let unreadable = |reason: String| GraphError::Log {
-        thread: thread.to_owned(),
-        seq: record.seq,
-        reason,
-    };
-    if nodes.len() != bodies.len() {
-        return Err(unreadable(format!(
-            "{} nodes named for {} deltas",
-            nodes.len(),
-            bodies.len()
-        )));
-    }
-    let mut writes = Vec::with_capacity(nodes.len());
-    for (node, body) in nodes.iter().zip(bodies) {
-        let name = node_name(node).ok_or_else(|| unreadable(format!("unknown node {node:?}")))?;
-        let delta = TherapyStateDelta::from_json(body)
-            .map_err(|e| unreadable(format!("the delta of {node} does not decode: {e}")))?;
-        writes.push((name, delta));
-    }
+    let writes = writes
+        .into_iter()
+        .map(|(node, delta)| match node_name(&node) {
+            Some(name) => Ok((name, delta)),
+            None => Err(GraphError::Log {
+                thread: thread.to_owned(),
+                seq,
+                reason: format!("unknown node {node:?}"),
+            }),
+        })
+        .collect::<Result<_, _>>()?;
     Ok(Some(Step { writes }))
 }
