@@ -36,16 +36,14 @@
 #[path = "../tests/support/mod.rs"]
 mod support;
 
-use state_core::State;
 use state_store::Store;
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use support::backends::TestStore;
-use support::{EventStream, Notes, open_stream, serve};
+use support::{Notes, serve, step, stream};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// Set in the writer child: `sqlite` or `postgres`.
@@ -203,17 +201,6 @@ fn summarize(mut micros: Vec<f64>) -> Latency {
 
 fn ms(micros: f64) -> String {
     format!("{:.2} ms", micros / 1000.0)
-}
-
-async fn stream(addr: SocketAddr, target: &str) -> EventStream {
-    match open_stream(addr, target, &[]).await {
-        Ok(stream) => stream,
-        Err(response) => panic!("{target}: {}", response.status),
-    }
-}
-
-fn step(k: u64) -> <Notes as State>::Delta {
-    Notes::delta().log(vec![k.to_string()])
 }
 
 /// One writer task and one HTTP subscriber in this process.

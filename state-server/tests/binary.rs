@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
-use support::{get, get_with_token, thread_with_steps};
+use support::{get, get_with_token, post_form, thread_with_steps};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, Command};
 
@@ -38,25 +38,35 @@ fn command(args: &[&str]) -> Command {
     command
 }
 
+/// The child's first line on stdout (within 30 s), or `None` if it
+/// exited without one.
+async fn first_line(child: &mut Child) -> Option<String> {
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await
+        .expect("state-server says where it listens within 30 s")
+        .unwrap()
+}
+
+/// All the child's stderr, to its end.
+async fn stderr(child: &mut Child) -> String {
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .await
+        .unwrap();
+    stderr
+}
+
 /// Spawns the binary and waits for its "serving ... on http://ADDR" line.
 async fn start(mut command: Command) -> (Child, SocketAddr, String) {
     let mut child = command.spawn().expect("spawn state-server");
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-        .await
-        .expect("state-server says where it listens within 30 s")
-        .unwrap();
-    let Some(line) = line else {
-        let mut stderr = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .await
-            .unwrap();
-        panic!("state-server exited: {stderr}");
+    let Some(line) = first_line(&mut child).await else {
+        panic!("state-server exited: {}", stderr(&mut child).await);
     };
     let addr = line
         .split("http://")
@@ -122,12 +132,6 @@ async fn serves_a_sqlite_file() {
     child.kill().await.unwrap();
 }
 
-/// `POST target` with a form body.
-async fn post_form(addr: SocketAddr, target: &str, form: &str) -> support::Response {
-    let headers = [("Content-Type", "application/x-www-form-urlencoded")];
-    support::request(addr, "POST", target, &headers, form.as_bytes()).await
-}
-
 #[tokio::test]
 async fn serves_the_inspector_and_forks_only_when_allowed() {
     let dir = tempfile::tempdir().unwrap();
@@ -142,7 +146,7 @@ async fn serves_the_inspector_and_forks_only_when_allowed() {
     let thread = String::from_utf8(get(addr, "/inspect/a").await.body).unwrap();
     assert!(thread.contains(r#"id="step-2""#), "{thread}");
     assert!(!thread.contains("Fork at step"), "read-only: {thread}");
-    let refused = post_form(addr, "/inspect/a/fork", "seq=1&to=copy").await;
+    let refused = post_form(addr, "/inspect/a/fork", "seq=1&to=copy", None).await;
     assert_eq!(refused.status, 403);
     child.kill().await.unwrap();
 
@@ -151,7 +155,7 @@ async fn serves_the_inspector_and_forks_only_when_allowed() {
     assert!(line.ends_with("(no token, writes allowed)"), "{line}");
     let thread = String::from_utf8(get(addr, "/inspect/a?seq=1").await.body).unwrap();
     assert!(thread.contains("Fork at step 1"), "{thread}");
-    let forked = post_form(addr, "/inspect/a/fork", "seq=1&to=copy").await;
+    let forked = post_form(addr, "/inspect/a/fork", "seq=1&to=copy", None).await;
     assert_eq!(forked.status, 303);
     assert_eq!(forked.header("location"), Some("/inspect/copy"));
     child.kill().await.unwrap();
@@ -246,25 +250,13 @@ async fn the_default_address_is_loopback() {
     // No --bind: 127.0.0.1:8123. If that port is taken on this machine,
     // the refusal names the address instead; either way, loopback.
     let mut child = command(&[path.to_str().unwrap()]).spawn().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
-    let line = tokio::time::timeout(Duration::from_secs(30), stdout.next_line())
-        .await
-        .unwrap()
-        .unwrap();
-    match line {
+    match first_line(&mut child).await {
         Some(line) => {
             assert!(line.contains("on http://127.0.0.1:8123 "), "{line}");
             child.kill().await.unwrap();
         }
         None => {
-            let mut stderr = String::new();
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut stderr)
-                .await
-                .unwrap();
+            let stderr = stderr(&mut child).await;
             assert!(
                 stderr.contains("cannot listen on 127.0.0.1:8123"),
                 "{stderr}"
@@ -283,14 +275,7 @@ async fn a_non_loopback_address_without_a_token_is_warned_about() {
         start(command(&["--bind", "0.0.0.0:0", path.to_str().unwrap()])).await;
     assert!(addr.ip().is_unspecified());
     child.kill().await.unwrap();
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .await
-        .unwrap();
+    let stderr = stderr(&mut child).await;
     assert!(
         stderr.contains("is not a loopback address and no token is set"),
         "{stderr}"

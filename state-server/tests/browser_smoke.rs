@@ -6,6 +6,7 @@
 
 #[path = "support/browser.rs"]
 mod browser;
+mod support;
 
 use axum::Router;
 use axum::extract::Query;
@@ -98,14 +99,7 @@ async fn serve() -> SocketAddr {
         .route("/", get(|| async { Html(HOME) }))
         .route("/search", get(search))
         .route("/errors", get(|| async { Html(ERRORS) }));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind a loopback port");
-    let addr = listener.local_addr().expect("its address");
-    tokio::spawn(async move {
-        axum::serve(listener, router).await.expect("serve");
-    });
-    addr
+    support::serve(router).await
 }
 
 /// A PNG file's width and height, from its header.

@@ -43,15 +43,39 @@ async fn store(dir: &std::path::Path) -> Store {
     store
 }
 
-/// The inspector with writes allowed and the desk graph, on loopback.
-async fn inspector(store: &Store) -> SocketAddr {
-    serve(
-        Server::new(store.clone())
-            .allow_writes(true)
-            .graph(graph(store))
-            .router::<Desk>(),
-    )
-    .await
+/// What each test starts from: the desk threads in a fresh SQLite file,
+/// the inspector serving them (writes allowed, the desk graph) and a
+/// browser, while the test has its turn.
+struct Setup {
+    // Fields drop in order: the browser ends before the store and its
+    // file go, and the turn passes on last.
+    browser: Browser,
+    store: Store,
+    dir: tempfile::TempDir,
+    addr: SocketAddr,
+    _turn: tokio::sync::MutexGuard<'static, ()>,
+}
+
+impl Setup {
+    async fn new() -> Setup {
+        let turn = ONE_BROWSER_AT_A_TIME.lock().await;
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(dir.path()).await;
+        let addr = serve(
+            Server::new(store.clone())
+                .allow_writes(true)
+                .graph(graph(&store))
+                .router::<Desk>(),
+        )
+        .await;
+        Setup {
+            browser: Browser::launch(),
+            store,
+            dir,
+            addr,
+            _turn: turn,
+        }
+    }
 }
 
 fn texts(page: &Page<'_>, selector: &str) -> Vec<String> {
@@ -103,11 +127,8 @@ fn assert_readable(page: &Page<'_>) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_thread_list_and_its_filter() {
-    let _turn = ONE_BROWSER_AT_A_TIME.lock().await;
-    let dir = tempfile::tempdir().unwrap();
-    let store = store(dir.path()).await;
-    let addr = inspector(&store).await;
-    let browser = Browser::launch();
+    let setup = Setup::new().await;
+    let Setup { browser, addr, .. } = &setup;
     let page = browser.open(&format!("http://{addr}/"));
 
     let rows = page.eval_json(
@@ -142,11 +163,8 @@ async fn the_thread_list_and_its_filter() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_thread_step_by_step() {
-    let _turn = ONE_BROWSER_AT_A_TIME.lock().await;
-    let dir = tempfile::tempdir().unwrap();
-    let store = store(dir.path()).await;
-    let addr = inspector(&store).await;
-    let browser = Browser::launch();
+    let setup = Setup::new().await;
+    let Setup { browser, addr, .. } = &setup;
     let page = browser.open(&format!("http://{addr}/inspect/trip"));
 
     // Every step, with its nodes and what each wrote.
@@ -307,11 +325,8 @@ impl Proxy {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn without_javascript_every_view_is_a_link_or_a_form_away() {
-    let _turn = ONE_BROWSER_AT_A_TIME.lock().await;
-    let dir = tempfile::tempdir().unwrap();
-    let store = store(dir.path()).await;
-    let addr = inspector(&store).await;
-    let browser = Browser::launch();
+    let setup = Setup::new().await;
+    let Setup { browser, addr, .. } = &setup;
     let page = browser.open("about:blank");
     page.disable_scripts();
     page.goto(&format!("http://{addr}/"));
@@ -350,11 +365,9 @@ async fn without_javascript_every_view_is_a_link_or_a_form_away() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_page_follows_the_thread_live() {
-    let _turn = ONE_BROWSER_AT_A_TIME.lock().await;
-    let dir = tempfile::tempdir().unwrap();
-    let store = store(dir.path()).await;
-    let proxy = Proxy::start(inspector(&store).await).await;
-    let browser = Browser::launch();
+    let setup = Setup::new().await;
+    let Setup { browser, dir, .. } = &setup;
+    let proxy = Proxy::start(setup.addr).await;
     let page = browser.open(&format!("http://{}/inspect/trip", proxy.addr));
     page.wait_for_within(
         "document.querySelector('#live')?.dataset.state === 'open'",
@@ -403,11 +416,13 @@ async fn the_page_follows_the_thread_live() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_interrupt_answered_from_the_page() {
-    let _turn = ONE_BROWSER_AT_A_TIME.lock().await;
-    let dir = tempfile::tempdir().unwrap();
-    let store = store(dir.path()).await;
-    let addr = inspector(&store).await;
-    let browser = Browser::launch();
+    let setup = Setup::new().await;
+    let Setup {
+        browser,
+        store,
+        addr,
+        ..
+    } = &setup;
     let page = browser.open(&format!("http://{addr}/inspect/trip-2"));
     assert!(page.text("#interrupts").contains(QUESTION));
     page.screenshot("interrupt");

@@ -10,21 +10,13 @@ use serde_json::{Value, json};
 use state_core::{AgentState, State};
 use state_server::Server;
 use state_store::Store;
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use support::backends::TestStore;
-use support::{EventStream, Frame, Notes, get, open_stream, serve, thread_with_steps};
+use support::{Frame, Notes, get, open_stream, serve, step, stream, thread_with_steps};
 
 /// The `updates` data of step k of `thread_with_steps`.
 fn appended(k: u64) -> Value {
     json!([{"__apply__": {"log": [k.to_string()]}}])
-}
-
-async fn stream(addr: SocketAddr, target: &str) -> EventStream {
-    match open_stream(addr, target, &[]).await {
-        Ok(stream) => stream,
-        Err(response) => panic!("{target}: {} {:?}", response.status, response.json()),
-    }
 }
 
 /// Appends steps `from..=to` (as `thread_with_steps` numbers them).
@@ -32,10 +24,7 @@ async fn append(store: &Store, id: &str, from: u64, to: u64) {
     let mut thread = store.thread::<Notes>(id).await.expect("open thread");
     assert_eq!(thread.seq(), from - 1);
     for k in from..=to {
-        thread
-            .apply(Notes::delta().log(vec![k.to_string()]))
-            .await
-            .expect("apply");
+        thread.apply(step(k)).await.expect("apply");
     }
 }
 

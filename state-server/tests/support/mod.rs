@@ -27,14 +27,16 @@ pub struct Notes {
     pub title: String,
 }
 
+/// Step k of [`thread_with_steps`]: appends `"k"` to the log.
+pub fn step(k: u64) -> NotesDelta {
+    Notes::delta().log(vec![k.to_string()])
+}
+
 /// Thread `id` with `n` steps: step k appends `"k"` to the log.
 pub async fn thread_with_steps(store: &Store, id: &str, n: u64) {
     let mut thread = store.thread::<Notes>(id).await.expect("open thread");
     for k in 1..=n {
-        thread
-            .apply(Notes::delta().log(vec![k.to_string()]))
-            .await
-            .expect("apply");
+        thread.apply(step(k)).await.expect("apply");
     }
 }
 
@@ -58,13 +60,18 @@ pub struct Response {
     pub body: Vec<u8>,
 }
 
+/// The first of `headers` called `name` (any case).
+fn find_header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
 impl Response {
     /// The first header called `name` (any case).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        find_header(&self.headers, name)
     }
 
     /// The body as JSON (panics, showing it, if it is not).
@@ -113,6 +120,20 @@ pub async fn get(addr: SocketAddr, target: &str) -> Response {
 pub async fn get_with_token(addr: SocketAddr, target: &str, token: &str) -> Response {
     let auth = format!("Bearer {token}");
     request(addr, "GET", target, &[("Authorization", &auth)], b"").await
+}
+
+/// `POST target` with a form body, and an `Origin` header if given.
+pub async fn post_form(
+    addr: SocketAddr,
+    target: &str,
+    form: &str,
+    origin: Option<&str>,
+) -> Response {
+    let mut headers = vec![("Content-Type", "application/x-www-form-urlencoded")];
+    if let Some(origin) = origin {
+        headers.push(("Origin", origin));
+    }
+    request(addr, "POST", target, &headers, form.as_bytes()).await
 }
 
 /// One request on a new connection (`Connection: close`); the target is
@@ -167,18 +188,14 @@ fn parse(raw: &[u8], head_only: bool) -> Response {
         })
         .collect();
     let rest = &raw[end + 4..];
-    let chunked = headers
-        .iter()
-        .any(|(n, v)| n.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    let chunked = find_header(&headers, "transfer-encoding").is_some_and(|v| v.contains("chunked"));
     let body = if chunked && !rest.is_empty() {
         dechunk(rest)
     } else {
         rest.to_vec()
     };
-    let length = headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"));
-    if let (Some((_, length)), false) = (length, head_only) {
+    let length = find_header(&headers, "content-length");
+    if let (Some(length), false) = (length, head_only) {
         assert_eq!(
             length.parse::<usize>().ok(),
             Some(body.len()),
@@ -192,23 +209,32 @@ fn parse(raw: &[u8], head_only: bool) -> Response {
     }
 }
 
+/// A whole chunked body, decoded.
 fn dechunk(mut rest: &[u8]) -> Vec<u8> {
     let mut body = Vec::new();
     loop {
-        let line_end = rest
-            .windows(2)
-            .position(|w| w == b"\r\n")
-            .expect("chunk size");
-        let size_text = std::str::from_utf8(&rest[..line_end]).expect("ASCII size");
-        let size = usize::from_str_radix(size_text.split(';').next().unwrap().trim(), 16)
-            .expect("hex size");
-        rest = &rest[line_end + 2..];
-        if size == 0 {
+        let (used, data) = next_chunk(rest).expect("a whole chunk");
+        if data.is_empty() {
             return body;
         }
-        body.extend_from_slice(&rest[..size]);
-        rest = &rest[size + 2..];
+        body.extend_from_slice(data);
+        rest = &rest[used..];
     }
+}
+
+/// The chunk `raw` starts with, if it is whole: how many bytes it takes
+/// up, and its data (empty for the last chunk, whose trailer is not read).
+fn next_chunk(raw: &[u8]) -> Option<(usize, &[u8])> {
+    let line_end = raw.windows(2).position(|w| w == b"\r\n")?;
+    let size_text = std::str::from_utf8(&raw[..line_end]).expect("ASCII size");
+    let size =
+        usize::from_str_radix(size_text.split(';').next().unwrap().trim(), 16).expect("hex size");
+    let start = line_end + 2;
+    if size == 0 {
+        return Some((start, &[]));
+    }
+    let data = raw.get(start..start + size)?;
+    (raw.len() >= start + size + 2).then_some((start + size + 2, data))
 }
 
 /// Every page of a list, following the `Link` headers from `first`:
@@ -362,35 +388,35 @@ pub async fn open_stream(
         .expect("the server answers within 30 s")
 }
 
+/// `GET target`, which must answer with an event stream (panics, showing
+/// the answer, if it does not).
+pub async fn stream(addr: SocketAddr, target: &str) -> EventStream {
+    match open_stream(addr, target, &[]).await {
+        Ok(stream) => stream,
+        Err(response) => panic!(
+            "{target}: {} {}",
+            response.status,
+            String::from_utf8_lossy(&response.body)
+        ),
+    }
+}
+
 impl EventStream {
     /// The first header called `name` (any case).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        find_header(&self.headers, name)
     }
 
     /// Moves whole chunks from `raw` to `body`.
     fn dechunk(&mut self) {
-        loop {
-            let Some(line_end) = self.raw.windows(2).position(|w| w == b"\r\n") else {
-                return;
-            };
-            let size_text = std::str::from_utf8(&self.raw[..line_end]).expect("ASCII size");
-            let size = usize::from_str_radix(size_text.split(';').next().unwrap().trim(), 16)
-                .expect("hex size");
-            if size == 0 {
+        while let Some((used, data)) = next_chunk(&self.raw) {
+            if data.is_empty() {
                 self.ended = true;
                 self.raw.clear();
                 return;
             }
-            let start = line_end + 2;
-            if self.raw.len() < start + size + 2 {
-                return;
-            }
-            self.body.extend_from_slice(&self.raw[start..start + size]);
-            self.raw.drain(..start + size + 2);
+            self.body.extend_from_slice(data);
+            self.raw.drain(..used);
         }
     }
 
