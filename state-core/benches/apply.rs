@@ -38,11 +38,11 @@
 
 mod common;
 
+use common::paired::{Paired, interleave, load_average, paired_wanted};
 use common::{
-    Berkeley, HandBerkeley, HandPlain, Plain, busy_hand_state, busy_state, history_vec, interleave,
-    load_average, paired_wanted, parallel_deltas, parallel_hand_deltas, plain_delta,
-    plain_hand_delta, plain40_delta, plain40_hand_delta, typical_delta, typical_delta_json,
-    typical_hand_delta,
+    Berkeley, HandBerkeley, HandPlain, Plain, busy_hand_state, busy_state, history_vec,
+    parallel_deltas, parallel_hand_deltas, plain_delta, plain_hand_delta, plain40_delta,
+    plain40_hand_delta, typical_delta, typical_delta_json, typical_hand_delta,
 };
 use criterion::{BatchSize, Criterion};
 use state_core::reducer::add_messages;
@@ -125,112 +125,82 @@ const PAIRED: [&str; 3] = ["apply", "apply_plain", "apply_plain40"];
 /// Calls per chunk (and per interleaved round).
 const CHUNK: u64 = 100;
 
+/// A [`Side`] on `state` of its own: chunks of [`CHUNK`] calls, as
+/// [`chunked`] runs them. The closures capture nothing (`Copy`), so each
+/// chunk gets them by value, as a direct call of `chunked` would.
+fn side_of<S: 'static, I: 'static>(
+    mut state: S,
+    input: impl FnMut(usize) -> I + Copy + 'static,
+    run: impl FnMut(&mut S, I) + Copy + 'static,
+    restore: impl FnMut(&mut S, usize) + Copy + 'static,
+) -> Side {
+    Box::new(move |iters| chunked(iters, CHUNK, &mut state, input, run, restore))
+}
+
 /// Side `which` (`generated` or `hand_written`) of `workload`.
 fn side(workload: &str, which: &str) -> Side {
     let spare = CHUNK as usize;
     match (workload, which) {
-        ("apply", "generated") => {
-            let mut state = Berkeley {
+        ("apply", "generated") => side_of(
+            Berkeley {
                 messages: history_with_room(HISTORY, spare),
                 ..Berkeley::default()
-            };
-            Box::new(move |iters| {
-                chunked(
-                    iters,
-                    CHUNK,
-                    &mut state,
-                    typical_delta,
-                    |s, d| s.apply(d).unwrap(),
-                    |s, n| drop_appended(&mut s.messages, n),
-                )
-            })
-        }
-        ("apply", "hand_written") => {
-            let mut state = HandBerkeley {
+            },
+            typical_delta,
+            |s, d| s.apply(d).unwrap(),
+            |s, n| drop_appended(&mut s.messages, n),
+        ),
+        ("apply", "hand_written") => side_of(
+            HandBerkeley {
                 messages: history_with_room(HISTORY, spare),
                 ..HandBerkeley::default()
-            };
-            Box::new(move |iters| {
-                chunked(
-                    iters,
-                    CHUNK,
-                    &mut state,
-                    typical_hand_delta,
-                    |s, d| s.apply(d).unwrap(),
-                    |s, n| drop_appended(&mut s.messages, n),
-                )
-            })
-        }
+            },
+            typical_hand_delta,
+            |s, d| s.apply(d).unwrap(),
+            |s, n| drop_appended(&mut s.messages, n),
+        ),
         // Nothing is appended, so nothing needs undoing after a chunk; the
         // chunks keep the deltas' construction untimed, as in `apply`. The
         // state does not grow: each delta overwrites the same three fields
         // (checked between chunks, untimed).
-        ("apply_plain", "generated") => {
-            let mut state = Berkeley {
+        ("apply_plain", "generated") => side_of(
+            Berkeley {
                 messages: history_with_room(HISTORY, 0),
                 ..Berkeley::default()
-            };
-            Box::new(move |iters| {
-                chunked(
-                    iters,
-                    CHUNK,
-                    &mut state,
-                    |_| plain_delta(),
-                    |s, d| s.apply(d).unwrap(),
-                    |s, _| assert_eq!(s.messages.len(), HISTORY),
-                )
-            })
-        }
-        ("apply_plain", "hand_written") => {
-            let mut state = HandBerkeley {
+            },
+            |_| plain_delta(),
+            |s, d| s.apply(d).unwrap(),
+            |s, _| assert_eq!(s.messages.len(), HISTORY),
+        ),
+        ("apply_plain", "hand_written") => side_of(
+            HandBerkeley {
                 messages: history_with_room(HISTORY, 0),
                 ..HandBerkeley::default()
-            };
-            Box::new(move |iters| {
-                chunked(
-                    iters,
-                    CHUNK,
-                    &mut state,
-                    |_| plain_hand_delta(),
-                    |s, d| s.apply(d).unwrap(),
-                    |s, _| assert_eq!(s.messages.len(), HISTORY),
-                )
-            })
-        }
+            },
+            |_| plain_hand_delta(),
+            |s, d| s.apply(d).unwrap(),
+            |s, _| assert_eq!(s.messages.len(), HISTORY),
+        ),
         // The same three writes, on a state whose 40 fields are all
         // `replace`; the history is the same size, and no write touches it.
-        ("apply_plain40", "generated") => {
-            let mut state = Plain {
+        ("apply_plain40", "generated") => side_of(
+            Plain {
                 messages: history_with_room(HISTORY, 0),
                 ..Plain::default()
-            };
-            Box::new(move |iters| {
-                chunked(
-                    iters,
-                    CHUNK,
-                    &mut state,
-                    |_| plain40_delta(),
-                    |s, d| s.apply(d).unwrap(),
-                    |s, _| assert_eq!(s.planning_current_step_index, 7),
-                )
-            })
-        }
-        ("apply_plain40", "hand_written") => {
-            let mut state = HandPlain {
+            },
+            |_| plain40_delta(),
+            |s, d| s.apply(d).unwrap(),
+            |s, _| assert_eq!(s.planning_current_step_index, 7),
+        ),
+        ("apply_plain40", "hand_written") => side_of(
+            HandPlain {
                 messages: history_with_room(HISTORY, 0),
                 ..HandPlain::default()
-            };
-            Box::new(move |iters| {
-                chunked(
-                    iters,
-                    CHUNK,
-                    &mut state,
-                    |_| plain40_hand_delta(),
-                    |s, d| s.apply(d),
-                    |s, _| assert_eq!(s.planning_current_step_index, 7),
-                )
-            })
-        }
+            },
+            |_| plain40_hand_delta(),
+            |s, d| s.apply(d),
+            |s, _| assert_eq!(s.planning_current_step_index, 7),
+        ),
         _ => panic!("no side {which:?} of workload {workload:?}"),
     }
 }
@@ -268,10 +238,10 @@ fn apply_paired() {
         eprintln!(
             "  {workload:<14} generated {:>6.1} ns (median {:>6.1}), hand_written {:>6.1} ns (median {:>6.1}); \
              ratio of means {:.3}x, of medians {:.3}x, median of the rounds {:.3}x; load {before} -> {}",
-            common::Paired::mean(&paired.a) * 1e9,
-            common::Paired::median(&paired.a) * 1e9,
-            common::Paired::mean(&paired.b) * 1e9,
-            common::Paired::median(&paired.b) * 1e9,
+            Paired::mean(&paired.a) * 1e9,
+            Paired::median(&paired.a) * 1e9,
+            Paired::mean(&paired.b) * 1e9,
+            Paired::median(&paired.b) * 1e9,
             paired.ratio_of_means(),
             paired.ratio_of_medians(),
             paired.median_pair_ratio(),
@@ -300,18 +270,6 @@ fn driver() -> bool {
         took.as_secs_f64() * 1e9 / calls as f64
     );
     true
-}
-
-fn bench_apply(c: &mut Criterion) {
-    bench_sides(c, "apply");
-}
-
-fn bench_apply_plain(c: &mut Criterion) {
-    bench_sides(c, "apply_plain");
-}
-
-fn bench_apply_plain40(c: &mut Criterion) {
-    bench_sides(c, "apply_plain40");
 }
 
 fn bench_apply_all(c: &mut Criterion) {
@@ -432,9 +390,9 @@ fn main() {
         return;
     }
     let mut c = config().configure_from_args();
-    bench_apply(&mut c);
-    bench_apply_plain(&mut c);
-    bench_apply_plain40(&mut c);
+    for workload in PAIRED {
+        bench_sides(&mut c, workload);
+    }
     bench_apply_all(&mut c);
     bench_begin_turn(&mut c);
     bench_apply_json(&mut c);

@@ -7,6 +7,8 @@
 //! `session_id`, and three of its fields made persistent
 //! (`runtime_checkpoint_metadata`, `runtime_info`, `ui_agent_context`), so
 //! that it has 40 fields of which 35 are turn-scoped.
+//!
+//! `paired` runs two sides of a workload interleaved.
 
 #![allow(dead_code)]
 
@@ -15,6 +17,8 @@ use serde_json::{Map, Value, json};
 use state_core::reducer::{AddMessages, Reducer, Writes, add_messages};
 use state_core::{AgentState, Message, Messages, State, StateError};
 use std::collections::BTreeMap;
+
+pub mod paired;
 
 pub type JsonObject = Map<String, Value>;
 pub type ContextFields = JsonObject;
@@ -147,50 +151,68 @@ pub struct Berkeley {
     pub runtime_info: Option<JsonObject>,
 }
 
-/// The same state written by hand: a plain struct.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HandBerkeley {
-    pub messages: Messages,
-    pub capability_context_data: CapabilityContextData,
-    pub session_id: Option<String>,
-    pub agent_control: JsonObject,
-    pub status_updates: Vec<JsonObject>,
-    pub progress_events: Vec<JsonObject>,
-    pub task_current_task: Option<String>,
-    pub task_depends_on_chat_history: bool,
-    pub task_depends_on_user_memory: bool,
-    pub task_custom_message: Option<String>,
-    pub planning_active_capabilities: Vec<String>,
-    pub planning_execution_plan: Option<ExecutionPlan>,
-    pub planning_current_step_index: usize,
-    pub execution_step_results: JsonObject,
-    pub execution_last_result: Option<ExecutionResult>,
-    pub execution_pending_approvals: BTreeMap<String, ApprovalRequest>,
-    pub execution_start_time: Option<f64>,
-    pub execution_total_time: Option<f64>,
-    pub approval_approved: Option<bool>,
-    pub approved_payload: Option<JsonObject>,
-    pub control_needs_reclassification: bool,
-    pub control_reclassification_reason: Option<String>,
-    pub control_reclassification_count: u32,
-    pub control_plans_created_count: u32,
-    pub control_current_step_retry_count: u32,
-    pub control_retry_count: u32,
-    pub control_has_error: bool,
-    pub control_error_info: Option<JsonObject>,
-    pub control_last_error: Option<JsonObject>,
-    pub control_max_retries: u32,
-    pub control_is_killed: bool,
-    pub control_kill_reason: Option<String>,
-    pub control_is_awaiting_validation: bool,
-    pub control_validation_context: Option<JsonObject>,
-    pub control_validation_timestamp: Option<f64>,
-    pub ui_notebook_links: Vec<String>,
-    pub ui_captured_figures: Vec<String>,
-    pub ui_agent_context: Option<JsonObject>,
-    pub runtime_checkpoint_metadata: Option<JsonObject>,
-    pub runtime_info: Option<JsonObject>,
+/// The 40 fields of [`Berkeley`], name and type, declared once for the
+/// states that have no attributes on them ([`HandBerkeley`], [`Plain`],
+/// [`HandPlain`]): calls `$then! { field: Type, ... }`.
+macro_rules! berkeley_fields {
+    ($then:ident) => {
+        $then! {
+            messages: Messages,
+            capability_context_data: CapabilityContextData,
+            session_id: Option<String>,
+            agent_control: JsonObject,
+            status_updates: Vec<JsonObject>,
+            progress_events: Vec<JsonObject>,
+            task_current_task: Option<String>,
+            task_depends_on_chat_history: bool,
+            task_depends_on_user_memory: bool,
+            task_custom_message: Option<String>,
+            planning_active_capabilities: Vec<String>,
+            planning_execution_plan: Option<ExecutionPlan>,
+            planning_current_step_index: usize,
+            execution_step_results: JsonObject,
+            execution_last_result: Option<ExecutionResult>,
+            execution_pending_approvals: BTreeMap<String, ApprovalRequest>,
+            execution_start_time: Option<f64>,
+            execution_total_time: Option<f64>,
+            approval_approved: Option<bool>,
+            approved_payload: Option<JsonObject>,
+            control_needs_reclassification: bool,
+            control_reclassification_reason: Option<String>,
+            control_reclassification_count: u32,
+            control_plans_created_count: u32,
+            control_current_step_retry_count: u32,
+            control_retry_count: u32,
+            control_has_error: bool,
+            control_error_info: Option<JsonObject>,
+            control_last_error: Option<JsonObject>,
+            control_max_retries: u32,
+            control_is_killed: bool,
+            control_kill_reason: Option<String>,
+            control_is_awaiting_validation: bool,
+            control_validation_context: Option<JsonObject>,
+            control_validation_timestamp: Option<f64>,
+            ui_notebook_links: Vec<String>,
+            ui_captured_figures: Vec<String>,
+            ui_agent_context: Option<JsonObject>,
+            runtime_checkpoint_metadata: Option<JsonObject>,
+            runtime_info: Option<JsonObject>,
+        }
+    };
 }
+
+/// Declares [`HandBerkeley`] from the field list.
+macro_rules! hand_berkeley {
+    ($($field:ident: $ty:ty,)*) => {
+        /// The same state written by hand: a plain struct.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct HandBerkeley {
+            $(pub $field: $ty,)*
+        }
+    };
+}
+
+berkeley_fields!(hand_berkeley);
 
 impl Default for HandBerkeley {
     fn default() -> Self {
@@ -973,268 +995,44 @@ fn fill_turn_fields(task: &mut Option<String>, updates: &mut Vec<JsonObject>) {
 // one `replace` (no reducer, no scope or default), against the plainest
 // hand-written code.
 
-/// The 40 fields of [`Berkeley`], every one `replace`: an `apply` of it
-/// has no reducer work at all.
-#[derive(AgentState, Debug, Clone, PartialEq)]
-pub struct Plain {
-    pub messages: Messages,
-    pub capability_context_data: CapabilityContextData,
-    pub session_id: Option<String>,
-    pub agent_control: JsonObject,
-    pub status_updates: Vec<JsonObject>,
-    pub progress_events: Vec<JsonObject>,
-    pub task_current_task: Option<String>,
-    pub task_depends_on_chat_history: bool,
-    pub task_depends_on_user_memory: bool,
-    pub task_custom_message: Option<String>,
-    pub planning_active_capabilities: Vec<String>,
-    pub planning_execution_plan: Option<ExecutionPlan>,
-    pub planning_current_step_index: usize,
-    pub execution_step_results: JsonObject,
-    pub execution_last_result: Option<ExecutionResult>,
-    pub execution_pending_approvals: BTreeMap<String, ApprovalRequest>,
-    pub execution_start_time: Option<f64>,
-    pub execution_total_time: Option<f64>,
-    pub approval_approved: Option<bool>,
-    pub approved_payload: Option<JsonObject>,
-    pub control_needs_reclassification: bool,
-    pub control_reclassification_reason: Option<String>,
-    pub control_reclassification_count: u32,
-    pub control_plans_created_count: u32,
-    pub control_current_step_retry_count: u32,
-    pub control_retry_count: u32,
-    pub control_has_error: bool,
-    pub control_error_info: Option<JsonObject>,
-    pub control_last_error: Option<JsonObject>,
-    pub control_max_retries: u32,
-    pub control_is_killed: bool,
-    pub control_kill_reason: Option<String>,
-    pub control_is_awaiting_validation: bool,
-    pub control_validation_context: Option<JsonObject>,
-    pub control_validation_timestamp: Option<f64>,
-    pub ui_notebook_links: Vec<String>,
-    pub ui_captured_figures: Vec<String>,
-    pub ui_agent_context: Option<JsonObject>,
-    pub runtime_checkpoint_metadata: Option<JsonObject>,
-    pub runtime_info: Option<JsonObject>,
+/// Declares the plain states from the field list: [`Plain`], derived with
+/// every field `replace`, and [`HandPlain`] with its delta and `apply`.
+macro_rules! plain_states {
+    ($($field:ident: $ty:ty,)*) => {
+        /// The 40 fields of [`Berkeley`], every one `replace`: an `apply`
+        /// of it has no reducer work at all.
+        #[derive(AgentState, Debug, Clone, PartialEq)]
+        pub struct Plain {
+            $(pub $field: $ty,)*
+        }
+
+        /// The same state written by hand.
+        #[derive(Debug, Clone, Default, PartialEq)]
+        pub struct HandPlain {
+            $(pub $field: $ty,)*
+        }
+
+        /// The hand-written delta of [`HandPlain`]: one `Option` per field.
+        #[derive(Debug, Clone, Default, PartialEq)]
+        pub struct HandPlainDelta {
+            $(pub $field: Option<$ty>,)*
+        }
+
+        impl HandPlain {
+            /// The plainest `apply`: `if let Some(v) = d.f { s.f = v }` for
+            /// each of the 40 fields (no error, nothing to stage).
+            pub fn apply(&mut self, d: HandPlainDelta) {
+                $(
+                    if let Some(v) = d.$field {
+                        self.$field = v;
+                    }
+                )*
+            }
+        }
+    };
 }
 
-/// The same state written by hand.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct HandPlain {
-    pub messages: Messages,
-    pub capability_context_data: CapabilityContextData,
-    pub session_id: Option<String>,
-    pub agent_control: JsonObject,
-    pub status_updates: Vec<JsonObject>,
-    pub progress_events: Vec<JsonObject>,
-    pub task_current_task: Option<String>,
-    pub task_depends_on_chat_history: bool,
-    pub task_depends_on_user_memory: bool,
-    pub task_custom_message: Option<String>,
-    pub planning_active_capabilities: Vec<String>,
-    pub planning_execution_plan: Option<ExecutionPlan>,
-    pub planning_current_step_index: usize,
-    pub execution_step_results: JsonObject,
-    pub execution_last_result: Option<ExecutionResult>,
-    pub execution_pending_approvals: BTreeMap<String, ApprovalRequest>,
-    pub execution_start_time: Option<f64>,
-    pub execution_total_time: Option<f64>,
-    pub approval_approved: Option<bool>,
-    pub approved_payload: Option<JsonObject>,
-    pub control_needs_reclassification: bool,
-    pub control_reclassification_reason: Option<String>,
-    pub control_reclassification_count: u32,
-    pub control_plans_created_count: u32,
-    pub control_current_step_retry_count: u32,
-    pub control_retry_count: u32,
-    pub control_has_error: bool,
-    pub control_error_info: Option<JsonObject>,
-    pub control_last_error: Option<JsonObject>,
-    pub control_max_retries: u32,
-    pub control_is_killed: bool,
-    pub control_kill_reason: Option<String>,
-    pub control_is_awaiting_validation: bool,
-    pub control_validation_context: Option<JsonObject>,
-    pub control_validation_timestamp: Option<f64>,
-    pub ui_notebook_links: Vec<String>,
-    pub ui_captured_figures: Vec<String>,
-    pub ui_agent_context: Option<JsonObject>,
-    pub runtime_checkpoint_metadata: Option<JsonObject>,
-    pub runtime_info: Option<JsonObject>,
-}
-
-/// The hand-written delta of [`HandPlain`]: one `Option` per field.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct HandPlainDelta {
-    pub messages: Option<Messages>,
-    pub capability_context_data: Option<CapabilityContextData>,
-    pub session_id: Option<Option<String>>,
-    pub agent_control: Option<JsonObject>,
-    pub status_updates: Option<Vec<JsonObject>>,
-    pub progress_events: Option<Vec<JsonObject>>,
-    pub task_current_task: Option<Option<String>>,
-    pub task_depends_on_chat_history: Option<bool>,
-    pub task_depends_on_user_memory: Option<bool>,
-    pub task_custom_message: Option<Option<String>>,
-    pub planning_active_capabilities: Option<Vec<String>>,
-    pub planning_execution_plan: Option<Option<ExecutionPlan>>,
-    pub planning_current_step_index: Option<usize>,
-    pub execution_step_results: Option<JsonObject>,
-    pub execution_last_result: Option<Option<ExecutionResult>>,
-    pub execution_pending_approvals: Option<BTreeMap<String, ApprovalRequest>>,
-    pub execution_start_time: Option<Option<f64>>,
-    pub execution_total_time: Option<Option<f64>>,
-    pub approval_approved: Option<Option<bool>>,
-    pub approved_payload: Option<Option<JsonObject>>,
-    pub control_needs_reclassification: Option<bool>,
-    pub control_reclassification_reason: Option<Option<String>>,
-    pub control_reclassification_count: Option<u32>,
-    pub control_plans_created_count: Option<u32>,
-    pub control_current_step_retry_count: Option<u32>,
-    pub control_retry_count: Option<u32>,
-    pub control_has_error: Option<bool>,
-    pub control_error_info: Option<Option<JsonObject>>,
-    pub control_last_error: Option<Option<JsonObject>>,
-    pub control_max_retries: Option<u32>,
-    pub control_is_killed: Option<bool>,
-    pub control_kill_reason: Option<Option<String>>,
-    pub control_is_awaiting_validation: Option<bool>,
-    pub control_validation_context: Option<Option<JsonObject>>,
-    pub control_validation_timestamp: Option<Option<f64>>,
-    pub ui_notebook_links: Option<Vec<String>>,
-    pub ui_captured_figures: Option<Vec<String>>,
-    pub ui_agent_context: Option<Option<JsonObject>>,
-    pub runtime_checkpoint_metadata: Option<Option<JsonObject>>,
-    pub runtime_info: Option<Option<JsonObject>>,
-}
-
-impl HandPlain {
-    /// The plainest `apply`: `if let Some(v) = d.f { s.f = v }` for each
-    /// of the 40 fields (no error, nothing to stage).
-    pub fn apply(&mut self, d: HandPlainDelta) {
-        if let Some(v) = d.messages {
-            self.messages = v;
-        }
-        if let Some(v) = d.capability_context_data {
-            self.capability_context_data = v;
-        }
-        if let Some(v) = d.session_id {
-            self.session_id = v;
-        }
-        if let Some(v) = d.agent_control {
-            self.agent_control = v;
-        }
-        if let Some(v) = d.status_updates {
-            self.status_updates = v;
-        }
-        if let Some(v) = d.progress_events {
-            self.progress_events = v;
-        }
-        if let Some(v) = d.task_current_task {
-            self.task_current_task = v;
-        }
-        if let Some(v) = d.task_depends_on_chat_history {
-            self.task_depends_on_chat_history = v;
-        }
-        if let Some(v) = d.task_depends_on_user_memory {
-            self.task_depends_on_user_memory = v;
-        }
-        if let Some(v) = d.task_custom_message {
-            self.task_custom_message = v;
-        }
-        if let Some(v) = d.planning_active_capabilities {
-            self.planning_active_capabilities = v;
-        }
-        if let Some(v) = d.planning_execution_plan {
-            self.planning_execution_plan = v;
-        }
-        if let Some(v) = d.planning_current_step_index {
-            self.planning_current_step_index = v;
-        }
-        if let Some(v) = d.execution_step_results {
-            self.execution_step_results = v;
-        }
-        if let Some(v) = d.execution_last_result {
-            self.execution_last_result = v;
-        }
-        if let Some(v) = d.execution_pending_approvals {
-            self.execution_pending_approvals = v;
-        }
-        if let Some(v) = d.execution_start_time {
-            self.execution_start_time = v;
-        }
-        if let Some(v) = d.execution_total_time {
-            self.execution_total_time = v;
-        }
-        if let Some(v) = d.approval_approved {
-            self.approval_approved = v;
-        }
-        if let Some(v) = d.approved_payload {
-            self.approved_payload = v;
-        }
-        if let Some(v) = d.control_needs_reclassification {
-            self.control_needs_reclassification = v;
-        }
-        if let Some(v) = d.control_reclassification_reason {
-            self.control_reclassification_reason = v;
-        }
-        if let Some(v) = d.control_reclassification_count {
-            self.control_reclassification_count = v;
-        }
-        if let Some(v) = d.control_plans_created_count {
-            self.control_plans_created_count = v;
-        }
-        if let Some(v) = d.control_current_step_retry_count {
-            self.control_current_step_retry_count = v;
-        }
-        if let Some(v) = d.control_retry_count {
-            self.control_retry_count = v;
-        }
-        if let Some(v) = d.control_has_error {
-            self.control_has_error = v;
-        }
-        if let Some(v) = d.control_error_info {
-            self.control_error_info = v;
-        }
-        if let Some(v) = d.control_last_error {
-            self.control_last_error = v;
-        }
-        if let Some(v) = d.control_max_retries {
-            self.control_max_retries = v;
-        }
-        if let Some(v) = d.control_is_killed {
-            self.control_is_killed = v;
-        }
-        if let Some(v) = d.control_kill_reason {
-            self.control_kill_reason = v;
-        }
-        if let Some(v) = d.control_is_awaiting_validation {
-            self.control_is_awaiting_validation = v;
-        }
-        if let Some(v) = d.control_validation_context {
-            self.control_validation_context = v;
-        }
-        if let Some(v) = d.control_validation_timestamp {
-            self.control_validation_timestamp = v;
-        }
-        if let Some(v) = d.ui_notebook_links {
-            self.ui_notebook_links = v;
-        }
-        if let Some(v) = d.ui_captured_figures {
-            self.ui_captured_figures = v;
-        }
-        if let Some(v) = d.ui_agent_context {
-            self.ui_agent_context = v;
-        }
-        if let Some(v) = d.runtime_checkpoint_metadata {
-            self.runtime_checkpoint_metadata = v;
-        }
-        if let Some(v) = d.runtime_info {
-            self.runtime_info = v;
-        }
-    }
-}
+berkeley_fields!(plain_states);
 
 /// A delta of [`Plain`] writing 3 of its 40 fields, as [`plain_delta`]
 /// does on [`Berkeley`]: an integer, an `Option<String>` and a bool.
@@ -1253,131 +1051,4 @@ pub fn plain40_hand_delta() -> HandPlainDelta {
         control_has_error: Some(true),
         ..HandPlainDelta::default()
     }
-}
-
-// ---------------------------------------------------------------------------
-// Interleaved measurement (BENCHMARKS.md, section 1): criterion measures one
-// side, then the other, seconds apart, and the machine's load moves between
-// them; rounds of each side in turn (ABBA) see the same load.
-
-/// Whether to run a bench's interleaved measurements (only when
-/// benchmarking): `var` (`0` or `1`) if set, or else, unless criterion
-/// only tests, lists or profiles, when its filter (its one positional
-/// argument) is absent or part of `name`.
-pub fn paired_wanted(var: &str, name: &str) -> bool {
-    if let Ok(v) = std::env::var(var) {
-        return v != "0";
-    }
-    // Criterion's options that take a value, as `--opt value`.
-    const WITH_VALUE: [&str; 19] = [
-        "--sample-size",
-        "--warm-up-time",
-        "--measurement-time",
-        "--nresamples",
-        "--noise-threshold",
-        "--confidence-level",
-        "--significance-level",
-        "--save-baseline",
-        "-s",
-        "--baseline",
-        "-b",
-        "--baseline-lenient",
-        "--load-baseline",
-        "--profile-time",
-        "--output-format",
-        "--color",
-        "-c",
-        "--format",
-        "--logfile",
-    ];
-    let args: Vec<String> = std::env::args().collect();
-    if !args.iter().any(|a| a == "--bench") {
-        return false;
-    }
-    // Criterion's modes that measure nothing (or profile).
-    if args
-        .iter()
-        .any(|a| ["--test", "--list", "--profile-time"].contains(&a.as_str()))
-    {
-        return false;
-    }
-    let mut rest = args.iter().skip(1);
-    let mut filter = None;
-    while let Some(arg) = rest.next() {
-        if WITH_VALUE.contains(&arg.as_str()) {
-            rest.next();
-        } else if !arg.starts_with('-') {
-            filter = Some(arg);
-        }
-    }
-    filter.is_none_or(|f| name.contains(f.as_str()))
-}
-
-/// The machine's load average (`/proc/loadavg`'s first three figures), to
-/// print beside a measurement.
-pub fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|| "unknown".to_owned())
-}
-
-/// What [`interleave`] measured: seconds per call of each side.
-pub struct Paired {
-    pub a: Vec<f64>,
-    pub b: Vec<f64>,
-}
-
-impl Paired {
-    pub fn mean(v: &[f64]) -> f64 {
-        v.iter().sum::<f64>() / v.len() as f64
-    }
-
-    pub fn median(v: &[f64]) -> f64 {
-        let mut v = v.to_vec();
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    }
-
-    /// A / B of the mean times.
-    pub fn ratio_of_means(&self) -> f64 {
-        Self::mean(&self.a) / Self::mean(&self.b)
-    }
-
-    /// A / B of the median times.
-    pub fn ratio_of_medians(&self) -> f64 {
-        Self::median(&self.a) / Self::median(&self.b)
-    }
-
-    /// The median of each round's A / B.
-    pub fn median_pair_ratio(&self) -> f64 {
-        let ratios: Vec<f64> = self.a.iter().zip(&self.b).map(|(x, y)| x / y).collect();
-        Self::median(&ratios)
-    }
-}
-
-/// `rounds` rounds of `a` and `b` in turn, ABBA (A first in even rounds, B
-/// first in odd ones), after `rounds / 10` untimed rounds of each as a
-/// warm-up. Each call returns the time of one round and the calls it made.
-pub fn interleave(
-    rounds: usize,
-    mut a: impl FnMut() -> (std::time::Duration, usize),
-    mut b: impl FnMut() -> (std::time::Duration, usize),
-) -> Paired {
-    for _ in 0..rounds / 10 {
-        a();
-        b();
-    }
-    let per_call = |(d, n): (std::time::Duration, usize)| d.as_secs_f64() / n as f64;
-    let (mut ta, mut tb) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
-    for i in 0..rounds {
-        if i % 2 == 0 {
-            ta.push(per_call(a()));
-            tb.push(per_call(b()));
-        } else {
-            tb.push(per_call(b()));
-            ta.push(per_call(a()));
-        }
-    }
-    Paired { a: ta, b: tb }
 }

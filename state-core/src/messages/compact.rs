@@ -108,13 +108,18 @@ fn tool_call_in<E: de::Error>(call: ToolCallIn) -> Result<ToolCall, E> {
     })
 }
 
+/// A message's extra keys but the reserved ones, as a JSON object, read
+/// in place (no copy of the keys or values).
+struct Extras<'a>(&'a Map<String, Value>);
+
+impl Serialize for Extras<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().filter(|(key, _)| !is_reserved_key(key)))
+    }
+}
+
 pub(super) fn serialize_message<S: Serializer>(message: &Message, s: S) -> Result<S::Ok, S::Error> {
-    let extras: Map<String, Value> = message
-        .extra
-        .iter()
-        .filter(|(key, _)| !is_reserved_key(key))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let has_extras = message.extra.keys().any(|key| !is_reserved_key(key));
     MessageOut {
         kind: message.kind.as_str(),
         content: content_out(&message.content)?,
@@ -127,10 +132,10 @@ pub(super) fn serialize_message<S: Serializer>(message: &Message, s: S) -> Resul
             .map(tool_call_out)
             .collect::<Result<_, _>>()?,
         tool_call_id: message.tool_call_id.as_deref(),
-        extra: if extras.is_empty() {
-            None
+        extra: if has_extras {
+            Some(json_text(&Extras(&message.extra))?)
         } else {
-            Some(json_text(&extras)?)
+            None
         },
     }
     .serialize(s)
