@@ -303,7 +303,7 @@ fn dropping_the_browser_ends_chromium_and_removes_its_profile() {
 }
 
 #[test]
-#[should_panic(expected = ".ci/install-chromium.sh")]
+#[should_panic(expected = "scripts/install/chromium.sh")]
 fn a_missing_chromium_fails_naming_the_install_script() {
     Browser::launch_at(Path::new("/nonexistent/chromium"));
 }

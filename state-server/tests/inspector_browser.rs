@@ -1,5 +1,5 @@
 //! The inspector in a real headless Chromium (Debian's, installed by
-//! `.ci/install-chromium.sh`), served over loopback from SQLite files: the
+//! `scripts/install/chromium.sh`), served over loopback from SQLite files: the
 //! thread list and its filter, a thread's steps with their nodes and
 //! writes, selecting a step (click and keyboard) to see its state, a step
 //! committed while the page is open appearing without a reload, an

@@ -21,7 +21,7 @@
 //!
 //! The browser is the system's Chromium (`/usr/bin/chromium`, or the path
 //! in `CHROMIUM`), driven over the DevTools protocol by `headless_chrome`;
-//! `.ci/install-chromium.sh` installs it. Without it the tests fail, they
+//! `scripts/install/chromium.sh` installs it. Without it the tests fail, they
 //! are not skipped.
 #![allow(dead_code)]
 
@@ -124,7 +124,7 @@ impl Browser {
         if !path.is_file() {
             panic!(
                 "no Chromium at {}: the browser tests need headless Chromium \
-                 (install it with `bash .ci/install-chromium.sh`, Debian's `chromium`, \
+                 (install it with `bash scripts/install/chromium.sh`, Debian's `chromium`, \
                  or set CHROMIUM to its path; the default is {DEFAULT_CHROMIUM})",
                 path.display()
             );

@@ -70,7 +70,7 @@ pub const HOST: &str = "127.0.0.1";
 
 /// How to install PostgreSQL; part of every "binaries not found" message.
 pub const INSTALL_HINT: &str = "Install PostgreSQL: on Debian or Ubuntu run \
-     `apt-get install -y postgresql` as root (or `bash .ci/install-postgres.sh`); \
+     `apt-get install -y postgresql` as root (or `bash scripts/install/postgres.sh`); \
      on Fedora or RHEL `dnf install -y postgresql-server`; on macOS \
      `brew install postgresql`. Or set STATE_STORE_PG_BIN to the folder that \
      holds initdb, pg_ctl and psql.";

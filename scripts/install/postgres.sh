@@ -14,4 +14,4 @@ for initdb in /usr/lib/postgresql/*/bin/initdb; do
 done
 
 # Debian's package also creates and starts a 'main' cluster; the tests do not use it.
-bash "$(dirname "$0")/apt-install.sh" "for the state-store tests" postgresql
+bash "$(dirname "$0")/apt.sh" "for the state-store tests" postgresql

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs Debian packages for CI: `apt-install.sh "<what they are for>" pkg...`.
+# Installs Debian packages the tests need: `apt.sh "<what they are for>" pkg...`.
 # Uses sudo when not root; says what to install by hand when it cannot.
 set -euo pipefail
 

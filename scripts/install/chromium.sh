@@ -9,7 +9,7 @@ find_chromium() {
 }
 
 if [ -z "$(find_chromium)" ]; then
-  bash "$(dirname "$0")/apt-install.sh" "for state-server's browser tests" chromium
+  bash "$(dirname "$0")/apt.sh" "for state-server's browser tests" chromium
 fi
 browser="$(find_chromium)"
 if [ -z "$browser" ]; then

@@ -8,4 +8,4 @@ if command -v python3 >/dev/null 2>&1 && python3 -c 'import venv, ensurepip' >/d
   exit 0
 fi
 
-bash "$(dirname "$0")/apt-install.sh" "for the MSRV and LangChain message checks" python3 python3-venv
+bash "$(dirname "$0")/apt.sh" "for the MSRV and LangChain message checks" python3 python3-venv

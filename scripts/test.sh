@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Every test of the workspace, on a fresh machine: installs what the tests
+# need when it is missing, says what and why, then runs them all.
+#
+#   PostgreSQL  state-store's and state-graph's tests start servers of their own
+#   Chromium    state-server's inspector is tested in a real headless browser
+#   Python 3    a venv (target/venv) with the pinned langchain-core, which
+#               checks our LangChain message JSON both ways
+#
+# Installing needs apt-get and root (or sudo); where that is missing, the
+# install step fails saying what to install by hand. Arguments are passed
+# to `cargo test` (a package, a test name filter).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install/postgres.sh
+bash scripts/install/python.sh
+bash scripts/install/chromium.sh
+
+if [ "$#" -gt 0 ]; then
+  exec cargo test "$@"
+fi
+
+cargo test --workspace
+# The workspace unifies features (the tests turn state-core's defaults on):
+# state-core alone, without them, builds and passes its own tests.
+cargo test -p state-core --no-default-features --lib --quiet
+
+# Both directions against real langchain-core: the checked-in fixtures are
+# what it writes (the Rust tests read them), and it loads what state-core
+# writes back as the original messages.
+python="$(bash scripts/install/venv.sh tests/fixtures/langchain/requirements.txt)"
+cargo run --quiet -p state-tests --example write_langchain_messages -- \
+  tests/fixtures/langchain/messages.json target/langchain/written.json
+"$python" tests/fixtures/langchain/generate.py check --written target/langchain/written.json
+echo "every test passed" >&2
