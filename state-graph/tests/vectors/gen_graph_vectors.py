@@ -214,9 +214,11 @@ def err_str(e: BaseException) -> str:
 TOKEN = re.compile(r"\$(item|answer[0-9]*)")
 
 
-def subst(t: Any, env: dict[str, Any]) -> Any:
+def subst(t: Any, env: dict[str, Any], token: re.Pattern = TOKEN) -> Any:
+    """Substitutes the tokens of `env` in template `t` (see TEMPLATES in FORMAT). `token` is the
+    token regex; gen_agent_vectors.py passes one that also knows `$remaining`."""
     if isinstance(t, str):
-        m = TOKEN.fullmatch(t)
+        m = token.fullmatch(t)
         if m and m.group(0) in env:
             return json.loads(json.dumps(env[m.group(0)]))  # a copy
 
@@ -227,11 +229,11 @@ def subst(t: Any, env: dict[str, Any]) -> Any:
             val = env[tok]
             return val if isinstance(val, str) else json.dumps(val, separators=(",", ":"))
 
-        return TOKEN.sub(rep, t)
+        return token.sub(rep, t)
     if isinstance(t, dict):
-        return {subst(k, env): subst(x, env) for k, x in t.items()}
+        return {subst(k, env, token): subst(x, env, token) for k, x in t.items()}
     if isinstance(t, list):
-        return [subst(x, env) for x in t]
+        return [subst(x, env, token) for x in t]
     return t
 
 
