@@ -893,7 +893,7 @@ where
                     let update = serde_json::to_value(&delta).unwrap_or(Value::Null);
                     events.push(Event::Node { node, update });
                 }
-                state_graph::Event::Message { node, chunk } => events.push(Event::Chunk {
+                state_graph::Event::Message { node, chunk, .. } => events.push(Event::Chunk {
                     node: self.name(&node),
                     text: chunk.text(),
                 }),

@@ -1,97 +1,22 @@
-//! [`Plan`]: a checked graph, with names resolved to indices, and the one
-//! question the runner asks of it: which tasks come next.
+//! Checking a graph as built ([`Spec`]) and resolving it into a [`Plan`]:
+//! every problem is collected, so `compile` names them all at once.
 
 use crate::error::GraphError;
-use crate::graph::{Body, END, NodeSpec, START, StateGraph};
-use crate::route::{AnyInput, FanOutFn, RouterFn};
+use crate::plan::{Branch, Destinations, FanOut, Join, Out, Plan, Source, Target};
+use crate::spec::{Body, END, NodeSpec, START, Spec};
 use state_core::State;
 use std::collections::HashMap;
-use std::sync::Arc;
 
-/// Where an edge leads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Target {
-    Node(usize),
-    End,
-}
-
-/// Where an edge starts: `START` or a node.
-pub(crate) type Source = Option<usize>;
-
-struct Branch<S> {
-    router: RouterFn<S>,
-    targets: Vec<(String, Target)>,
-}
-
-struct FanOut<S> {
-    router: FanOutFn<S>,
-    worker: usize,
-}
-
-/// The edges out of one source.
-struct Out<S> {
-    edges: Vec<Target>,
-    branches: Vec<Branch<S>>,
-    fan_outs: Vec<FanOut<S>>,
-}
-
-impl<S> Default for Out<S> {
-    fn default() -> Self {
-        Out {
-            edges: Vec::new(),
-            branches: Vec::new(),
-            fan_outs: Vec::new(),
-        }
-    }
-}
-
-impl<S> Out<S> {
-    fn is_empty(&self) -> bool {
-        self.edges.is_empty() && self.branches.is_empty() && self.fan_outs.is_empty()
-    }
-
-    /// Every target this source may lead to.
-    fn reach(&self) -> impl Iterator<Item = Target> + '_ {
-        self.edges
-            .iter()
-            .copied()
-            .chain(
-                self.branches
-                    .iter()
-                    .flat_map(|b| b.targets.iter().map(|t| t.1)),
-            )
-            .chain(self.fan_outs.iter().map(|f| Target::Node(f.worker)))
-    }
-}
-
-/// One run of a node in a superstep.
-#[derive(Clone)]
-pub(crate) struct Task {
-    pub node: usize,
-    /// For a worker: its place among the sends to it in this superstep,
-    /// and its input.
-    pub send: Option<(usize, Arc<AnyInput>)>,
-}
-
-/// A checked graph.
-pub(crate) struct Plan<S: State> {
-    pub nodes: Vec<NodeSpec<S>>,
-    by_name: HashMap<String, usize>,
-    /// Each node's place in code-point order of the names: the order in
-    /// which a superstep's deltas apply (LangGraph's).
-    rank: Vec<usize>,
-    start: Out<S>,
-    out: Vec<Out<S>>,
-}
-
-impl<S: State> Plan<S> {
-    pub fn build(graph: StateGraph<S>) -> Result<Plan<S>, GraphError> {
-        let StateGraph {
+impl<S: State, C> Plan<S, C> {
+    pub fn build(spec: Spec<S, C>) -> Result<Plan<S, C>, GraphError> {
+        let Spec {
             nodes,
             edges,
             branches,
             fan_outs,
-        } = graph;
+            interrupt_before,
+            interrupt_after,
+        } = spec;
         let mut problems = Vec::new();
         let mut by_name = HashMap::new();
         for (i, node) in nodes.iter().enumerate() {
@@ -106,71 +31,80 @@ impl<S: State> Plan<S> {
                 problems.push(format!("two nodes are named \"{}\"", node.name));
             }
         }
-        let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
-        let unknown = |name: &str, role: &str| -> String {
-            let mut message = format!("{role} \"{name}\" is not a node");
-            if let Some(close) = names
-                .iter()
-                .filter(|n| strsim::jaro_winkler(n, name) > 0.8)
-                .max_by(|a, b| {
-                    strsim::jaro_winkler(a, name).total_cmp(&strsim::jaro_winkler(b, name))
-                })
-            {
-                message.push_str(&format!(" (did you mean \"{close}\"?)"));
-            }
-            message
-        };
-        let source = |name: &str, problems: &mut Vec<String>, what: &str| -> Option<Source> {
-            if name == START {
-                Some(None)
-            } else if name == END {
-                problems.push(format!("{what} starts at END, which has no way out"));
-                None
-            } else if let Some(&i) = by_name.get(name) {
-                Some(Some(i))
-            } else {
-                problems.push(unknown(name, &format!("the source of {what}")));
-                None
-            }
-        };
-        let target = |name: &str, problems: &mut Vec<String>, what: &str| -> Option<Target> {
-            if name == END {
-                Some(Target::End)
-            } else if name == START {
-                problems.push(format!("{what} leads to START, which no edge may enter"));
-                None
-            } else if let Some(&i) = by_name.get(name) {
-                if matches!(nodes[i].body, Body::Worker(_)) {
-                    problems.push(format!(
-                        "{what} leads to worker \"{name}\", which runs only on the inputs a fan-out sends it; use add_fan_out"
-                    ));
-                    return None;
-                }
-                Some(Target::Node(i))
-            } else {
-                problems.push(unknown(name, &format!("the target of {what}")));
-                None
-            }
+        let names = Names {
+            nodes: &nodes,
+            by_name: &by_name,
         };
 
         let mut start = Out::default();
-        let mut out: Vec<Out<S>> = nodes.iter().map(|_| Out::default()).collect();
-        for (from, to) in &edges {
-            let what = format!("edge \"{from}\" -> \"{to}\"");
-            let (Some(src), Some(dst)) = (
-                source(from, &mut problems, &what),
-                target(to, &mut problems, &what),
-            ) else {
-                continue;
+        let mut out: Vec<Out<S, C>> = nodes.iter().map(|_| Out::default()).collect();
+        let mut joins = Vec::new();
+        for edge in &edges {
+            let what = format!("edge {:?} -> \"{}\"", edge.from, edge.to);
+            let what = if edge.from.len() == 1 {
+                format!("edge \"{}\" -> \"{}\"", edge.from[0], edge.to)
+            } else {
+                what
             };
-            let o = out_of(&mut start, &mut out, src);
-            if !o.edges.contains(&dst) {
-                o.edges.push(dst);
+            let dst = names.target(&edge.to, &mut problems, &what);
+            match edge.from.as_slice() {
+                [] => problems.push(format!("{what} has no source")),
+                [from] => {
+                    let (Some(src), Some(dst)) = (names.source(from, &mut problems, &what), dst)
+                    else {
+                        continue;
+                    };
+                    let o = out_of(&mut start, &mut out, src);
+                    if !o.edges.contains(&dst) {
+                        o.edges.push(dst);
+                    }
+                }
+                many => {
+                    let mut sources = Vec::new();
+                    for from in many {
+                        match names.source(from, &mut problems, &what) {
+                            Some(Some(i)) if !sources.contains(&i) => sources.push(i),
+                            Some(Some(_)) => {
+                                problems.push(format!("{what} names \"{from}\" twice"))
+                            }
+                            Some(None) => problems.push(format!(
+                                "{what} waits for START, which is never waited for; start the branches from START instead"
+                            )),
+                            None => {}
+                        }
+                    }
+                    match dst {
+                        Some(Target::Node(target)) if sources.len() == many.len() => {
+                            let index = joins.len();
+                            for &source in &sources {
+                                out[source].joins.push(index);
+                            }
+                            let key = format!(
+                                "{}:{}",
+                                sources
+                                    .iter()
+                                    .map(|&s| nodes[s].name.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join("+"),
+                                nodes[target].name
+                            );
+                            joins.push(Join {
+                                sources,
+                                target,
+                                key,
+                            });
+                        }
+                        Some(Target::End) => problems.push(format!(
+                            "{what} leads to END; join the branches in a node, or give each an edge to END"
+                        )),
+                        _ => {}
+                    }
+                }
             }
         }
         for branch in branches {
             let what = format!("the conditional edges of \"{}\"", branch.from);
-            let src = source(&branch.from, &mut problems, &what);
+            let src = names.source(&branch.from, &mut problems, &what);
             if branch.targets.is_empty() {
                 problems.push(format!(
                     "{what} declare no target: list every name the router may return"
@@ -178,7 +112,7 @@ impl<S: State> Plan<S> {
             }
             let mut targets = Vec::new();
             for name in &branch.targets {
-                if let Some(t) = target(name, &mut problems, &what) {
+                if let Some(t) = names.target(name, &mut problems, &what) {
                     targets.push((name.clone(), t));
                 }
             }
@@ -191,7 +125,7 @@ impl<S: State> Plan<S> {
         }
         for fan_out in fan_outs {
             let what = format!("the fan-out of \"{}\"", fan_out.from);
-            let src = source(&fan_out.from, &mut problems, &what);
+            let src = names.source(&fan_out.from, &mut problems, &what);
             let worker = match by_name.get(&fan_out.worker) {
                 Some(&i) if matches!(nodes[i].body, Body::Worker(_)) => Some(i),
                 _ => {
@@ -209,9 +143,12 @@ impl<S: State> Plan<S> {
                 });
             }
         }
+        let destinations = resolve_destinations(&names, &mut problems);
+        let before = breakpoints(&names, &interrupt_before, "interrupt_before", &mut problems);
+        let after = breakpoints(&names, &interrupt_after, "interrupt_after", &mut problems);
 
         if problems.is_empty() {
-            check_paths(&nodes, &start, &out, &mut problems);
+            check_paths(&nodes, &start, &out, &joins, &destinations, &mut problems);
         }
         if !problems.is_empty() {
             return Err(GraphError::Invalid(problems.join("; ")));
@@ -228,114 +165,183 @@ impl<S: State> Plan<S> {
             rank,
             start,
             out,
+            joins,
+            destinations,
+            before,
+            after,
         })
     }
+}
 
-    /// The node named `name`.
-    pub fn node(&self, name: &str) -> Option<usize> {
-        self.by_name.get(name).copied()
-    }
+/// Name lookups with the errors `compile` reports.
+struct Names<'a, S: State, C> {
+    nodes: &'a [NodeSpec<S, C>],
+    by_name: &'a HashMap<String, usize>,
+}
 
-    /// The tasks of the superstep after `sources` ran, on `state` (their
-    /// superstep applied): ordinary nodes once each, in name order, then
-    /// the sends of each source's fan-outs in order.
-    pub fn next(&self, sources: &[Source], state: &S) -> Result<Vec<Task>, GraphError> {
-        let mut pulls: Vec<Task> = Vec::new();
-        let mut pushes = Vec::new();
-        let mut sent: Vec<usize> = Vec::new();
-        for &source in sources {
-            let out = match source {
-                None => &self.start,
-                Some(i) => &self.out[i],
-            };
-            for target in &out.edges {
-                if let Target::Node(n) = *target {
-                    pulls.push(Task {
-                        node: n,
-                        send: None,
-                    });
-                }
-            }
-            for branch in &out.branches {
-                let mut undeclared = None;
-                (branch.router)(state, &mut |name: &str| match branch
-                    .targets
-                    .iter()
-                    .find(|(declared, _)| declared == name)
-                {
-                    Some((_, Target::Node(n))) => {
-                        pulls.push(Task {
-                            node: *n,
-                            send: None,
-                        });
-                    }
-                    Some((_, Target::End)) => {}
-                    None => {
-                        undeclared.get_or_insert_with(|| name.to_owned());
-                    }
-                });
-                if let Some(target) = undeclared {
-                    return Err(GraphError::UndeclaredTarget {
-                        from: self.source_name(source).to_owned(),
-                        target,
-                        declared: branch.targets.iter().map(|t| t.0.clone()).collect(),
-                    });
-                }
-            }
-            for fan_out in &out.fan_outs {
-                if sent.is_empty() {
-                    sent = vec![0usize; self.nodes.len()];
-                }
-                for input in (fan_out.router)(state) {
-                    let index = sent[fan_out.worker];
-                    sent[fan_out.worker] += 1;
-                    pushes.push(Task {
-                        node: fan_out.worker,
-                        send: Some((index, input)),
-                    });
-                }
-            }
+impl<S: State, C> Names<'_, S, C> {
+    fn unknown(&self, name: &str, role: &str) -> String {
+        let mut message = format!("{role} \"{name}\" is not a node");
+        if let Some(close) = self
+            .nodes
+            .iter()
+            .map(|n| n.name.as_str())
+            .filter(|n| strsim::jaro_winkler(n, name) > 0.8)
+            .max_by(|a, b| strsim::jaro_winkler(a, name).total_cmp(&strsim::jaro_winkler(b, name)))
+        {
+            message.push_str(&format!(" (did you mean \"{close}\"?)"));
         }
-        let mut tasks = pulls;
-        tasks.sort_unstable_by_key(|t| self.rank[t.node]);
-        tasks.dedup_by_key(|t| t.node);
-        tasks.extend(pushes);
-        Ok(tasks)
+        message
     }
 
-    /// A source's name, as logged.
-    pub fn source_name(&self, source: Source) -> &str {
-        match source {
-            None => START,
-            Some(i) => &self.nodes[i].name,
+    fn source(&self, name: &str, problems: &mut Vec<String>, what: &str) -> Option<Source> {
+        if name == START {
+            Some(None)
+        } else if name == END {
+            problems.push(format!("{what} starts at END, which has no way out"));
+            None
+        } else if let Some(&i) = self.by_name.get(name) {
+            Some(Some(i))
+        } else {
+            problems.push(self.unknown(name, &format!("the source of {what}")));
+            None
+        }
+    }
+
+    fn target(&self, name: &str, problems: &mut Vec<String>, what: &str) -> Option<Target> {
+        if name == END {
+            Some(Target::End)
+        } else if name == START {
+            problems.push(format!("{what} leads to START, which no edge may enter"));
+            None
+        } else if let Some(&i) = self.by_name.get(name) {
+            if matches!(self.nodes[i].body, Body::Worker(_)) {
+                problems.push(format!(
+                    "{what} leads to worker \"{name}\", which runs only on the inputs a fan-out or a command sends it; use add_fan_out or Worker::send"
+                ));
+                return None;
+            }
+            Some(Target::Node(i))
+        } else {
+            problems.push(self.unknown(name, &format!("the target of {what}")));
+            None
         }
     }
 }
 
+/// Each node's declared command targets, resolved.
+fn resolve_destinations<S: State, C>(
+    names: &Names<'_, S, C>,
+    problems: &mut Vec<String>,
+) -> Vec<Destinations> {
+    names
+        .nodes
+        .iter()
+        .map(|node| {
+            let mut resolved = Destinations::default();
+            let what = format!("the destinations of \"{}\"", node.name);
+            for destination in node.destinations.iter().flatten() {
+                let name = destination.name.as_str();
+                match names.by_name.get(name) {
+                    Some(&i) if matches!(names.nodes[i].body, Body::Worker(_)) => {
+                        match destination.decode {
+                            Some(decode) => resolved.workers.push((i, decode)),
+                            None => problems.push(format!(
+                                "{what} name worker \"{name}\" by name: declare it as Destination::from(&worker), so the inputs sent to it can be read back from the log"
+                            )),
+                        }
+                    }
+                    _ => {
+                        if let Some(target) = names.target(name, problems, &what)
+                            && !resolved.targets.iter().any(|(n, _)| n == name)
+                        {
+                            resolved.targets.push((name.to_owned(), target));
+                        }
+                    }
+                }
+            }
+            resolved
+        })
+        .collect()
+}
+
+/// One flag per node: whether `listed` names it.
+fn breakpoints<S: State, C>(
+    names: &Names<'_, S, C>,
+    listed: &[String],
+    what: &str,
+    problems: &mut Vec<String>,
+) -> Vec<bool> {
+    let mut flags = vec![false; names.nodes.len()];
+    for name in listed {
+        match names.by_name.get(name) {
+            Some(&i) => flags[i] = true,
+            None => problems.push(names.unknown(name, what)),
+        }
+    }
+    flags
+}
+
 /// The edges out of `source`, while they are being built.
-fn out_of<'a, S>(start: &'a mut Out<S>, out: &'a mut [Out<S>], source: Source) -> &'a mut Out<S> {
+fn out_of<'a, S, C>(
+    start: &'a mut Out<S, C>,
+    out: &'a mut [Out<S, C>],
+    source: Source,
+) -> &'a mut Out<S, C> {
     match source {
         None => start,
         Some(i) => &mut out[i],
     }
 }
 
+/// Every target a source may lead to (a join's target counts as reached
+/// from each of its sources).
+fn reach<'a, S, C>(
+    out: &'a Out<S, C>,
+    joins: &'a [Join],
+    destinations: Option<&'a Destinations>,
+) -> impl Iterator<Item = Target> + 'a {
+    out.edges
+        .iter()
+        .copied()
+        .chain(
+            out.branches
+                .iter()
+                .flat_map(|b| b.targets.iter().map(|t| t.1)),
+        )
+        .chain(out.fan_outs.iter().map(|f| Target::Node(f.worker)))
+        .chain(out.joins.iter().map(|&j| Target::Node(joins[j].target)))
+        .chain(destinations.into_iter().flat_map(|d| {
+            d.targets
+                .iter()
+                .map(|t| t.1)
+                .chain(d.workers.iter().map(|(w, _)| Target::Node(*w)))
+        }))
+}
+
 /// Every node is reached from START, has a way out, and can reach END.
-fn check_paths<S: State>(
-    nodes: &[NodeSpec<S>],
-    start: &Out<S>,
-    out: &[Out<S>],
+fn check_paths<S: State, C>(
+    nodes: &[NodeSpec<S, C>],
+    start: &Out<S, C>,
+    out: &[Out<S, C>],
+    joins: &[Join],
+    destinations: &[Destinations],
     problems: &mut Vec<String>,
 ) {
-    if start.is_empty() {
+    if reach(start, joins, None).next().is_none() {
         problems.push("no edge leaves START: add g.add_edge(START, \"first node\")".to_owned());
         return;
     }
-    for (i, o) in out.iter().enumerate() {
-        if o.is_empty() {
+    let way_out = |n: usize| {
+        reach(&out[n], joins, Some(&destinations[n]))
+            .next()
+            .is_some()
+    };
+    for (n, node) in nodes.iter().enumerate() {
+        if !way_out(n) {
             problems.push(format!(
                 "node \"{}\" has no edge out: add g.add_edge(\"{0}\", END) to end there",
-                nodes[i].name
+                node.name
             ));
         }
     }
@@ -350,11 +356,11 @@ fn check_paths<S: State>(
             todo.push(n);
         }
     };
-    for t in start.reach() {
+    for t in reach(start, joins, None) {
         visit(t, &mut reached, &mut todo);
     }
     while let Some(n) = todo.pop() {
-        for t in out[n].reach() {
+        for t in reach(&out[n], joins, Some(&destinations[n])) {
             visit(t, &mut reached, &mut todo);
         }
     }
@@ -377,7 +383,7 @@ fn check_paths<S: State>(
         changed = false;
         for n in 0..nodes.len() {
             if !ends[n]
-                && out[n].reach().any(|t| match t {
+                && reach(&out[n], joins, Some(&destinations[n])).any(|t| match t {
                     Target::End => true,
                     Target::Node(m) => ends[m],
                 })
@@ -388,7 +394,7 @@ fn check_paths<S: State>(
         }
     }
     let stuck: Vec<&str> = (0..nodes.len())
-        .filter(|&n| reached[n] && !ends[n] && !out[n].is_empty())
+        .filter(|&n| reached[n] && !ends[n] && way_out(n))
         .map(|n| nodes[n].name.as_str())
         .collect();
     if !stuck.is_empty() {

@@ -1,16 +1,22 @@
 //! [`Ctx`]: what a node can do besides reading the state: pause for a
-//! person, stream custom data and message chunks.
+//! person, stream custom data and message chunks, read the run's context
+//! and the store's items.
 
 use serde_json::Value;
 use state_core::Message;
+use state_store::Store;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// A node's context: its name, interrupts, and the custom and message
-/// stream modes.
+/// A node's context: its name, interrupts, the custom and message stream
+/// modes, the run's context value `C` (see
+/// [`with_context`](crate::CompiledGraph::with_context)), the store's
+/// items, and how many supersteps the run has left.
 ///
-/// Sync nodes take it as `&Ctx`, async nodes as `Ctx` (a cheap clone, so the
-/// future can own it).
+/// Sync nodes take it as `&Ctx<C>`, async nodes as `Ctx<C>` (a cheap
+/// clone, so the future can own it). `C` is the graph's context type
+/// (`StateGraph<S, C>`), `()` when the graph has none: a node expecting
+/// another context type is not a node of the graph.
 ///
 /// ```
 /// use serde_json::json;
@@ -29,15 +35,34 @@ use std::sync::{Arc, Mutex};
 /// }
 /// # let _ = approve;
 /// ```
-#[derive(Debug, Clone)]
-pub struct Ctx {
+pub struct Ctx<C = ()> {
     inner: Arc<Inner>,
+    context: Arc<C>,
+}
+
+impl<C> Clone for Ctx<C> {
+    fn clone(&self) -> Self {
+        Ctx {
+            inner: self.inner.clone(),
+            context: self.context.clone(),
+        }
+    }
+}
+
+impl<C> std::fmt::Debug for Ctx<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.inner.fmt(f)
+    }
 }
 
 struct Inner {
-    node: String,
+    task: TaskInfo,
     /// The thread of a stored run; `None` in memory.
     thread: Option<String>,
+    /// The run's store, for items.
+    store: Option<Store>,
+    /// Supersteps the run may still take after this one.
+    remaining: usize,
     /// Answers to this task's interrupts so far, in call order.
     answers: Vec<Value>,
     /// `interrupt` calls made in this run of the node.
@@ -45,6 +70,74 @@ struct Inner {
     /// The value of the first unanswered interrupt, once raised.
     raised: Mutex<Option<Value>>,
     events: Option<EmitFn>,
+    /// Whether the stream carries the `messages` mode.
+    messages: bool,
+}
+
+/// Which task a [`Ctx`] belongs to, as LangGraph's stream metadata names
+/// it.
+#[derive(Debug, Clone)]
+pub(crate) struct TaskInfo {
+    pub node: String,
+    /// The task's id: the same for the same task of the same superstep of
+    /// the same thread, in any process (see [`task_id`]).
+    pub id: String,
+    /// The superstep's number in the thread (the step's `seq` once
+    /// committed).
+    pub step: u64,
+    /// What scheduled the task (LangGraph's `langgraph_triggers`).
+    pub triggers: Vec<String>,
+    /// The namespace of the graph the task runs in: `node:task-id`
+    /// segments of the subgraph tasks above it, outermost first (empty at
+    /// the top).
+    pub namespace: Vec<String>,
+    /// The place among the sends to a worker, if it is one.
+    pub send: Option<usize>,
+    /// The thread, for the stream's metadata.
+    pub thread: Option<String>,
+}
+
+impl TaskInfo {
+    /// The task's own namespace segment, `node:id` (LangGraph's
+    /// `checkpoint_ns` of what runs inside it).
+    pub fn segment(&self) -> String {
+        format!("{}:{}", self.node, self.id)
+    }
+}
+
+/// A task's id, derived from what identifies it (a UUID-shaped FNV-1a
+/// hash: stable across processes and versions, so a subgraph's namespace
+/// is the same when a crashed run goes on elsewhere).
+pub(crate) fn task_id(
+    thread: &str,
+    namespace: &[String],
+    step: u64,
+    node: &str,
+    send: Option<usize>,
+) -> String {
+    const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
+    const PRIME: u128 = 0x0000000001000000000000000000013B;
+    let mut hash = OFFSET;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes {
+            hash ^= u128::from(b);
+            hash = hash.wrapping_mul(PRIME);
+        }
+        hash ^= 0xff;
+        hash = hash.wrapping_mul(PRIME);
+    };
+    eat(thread.as_bytes());
+    for segment in namespace {
+        eat(segment.as_bytes());
+    }
+    eat(&step.to_le_bytes());
+    eat(node.as_bytes());
+    eat(&send.map_or(u64::MAX, |s| s as u64).to_le_bytes());
+    // A version 8 (custom) UUID: its version and variant bits set.
+    let mut bytes = hash.to_be_bytes();
+    bytes[6] = (bytes[6] & 0x0f) | 0x80;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    uuid::Uuid::from_bytes(bytes).to_string()
 }
 
 /// Where a node's custom data and message chunks go: the run's stream.
@@ -53,8 +146,9 @@ pub(crate) type EmitFn = Arc<dyn Fn(Emitted) + Send + Sync>;
 impl std::fmt::Debug for Inner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ctx")
-            .field("node", &self.node)
+            .field("node", &self.task.node)
             .field("thread", &self.thread)
+            .field("remaining_steps", &self.remaining)
             .field("answers", &self.answers)
             .finish_non_exhaustive()
     }
@@ -63,9 +157,17 @@ impl std::fmt::Debug for Inner {
 /// What a node emitted through its [`Ctx`], for the stream.
 #[derive(Debug)]
 pub(crate) enum Emitted {
-    Custom { node: String, value: Value },
-    Message { node: String, chunk: Message },
+    Custom { task: TaskInfo, value: Value },
+    Message { task: TaskInfo, chunk: Message },
 }
+
+/// The error [`Ctx::store`] returns when the graph has no store: give it
+/// one with [`with_store`](crate::CompiledGraph::with_store).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the node asked for the store's items, but the graph has no store: compile it with with_store(..)"
+)]
+pub struct NoStore;
 
 /// The error [`Ctx::interrupt`] returns to pause the run: return it (with
 /// `?`) so the node stops there.
@@ -78,34 +180,95 @@ pub(crate) enum Emitted {
 #[error("the node paused for a person (ctx.interrupt); resume the thread to continue")]
 pub struct Interrupted;
 
-impl Ctx {
-    pub(crate) fn new(
-        node: &str,
-        thread: Option<&str>,
-        answers: Vec<Value>,
-        events: Option<EmitFn>,
-    ) -> Ctx {
+/// What a [`Ctx`] is made of, from the runner.
+pub(crate) struct CtxParts<'a> {
+    pub task: TaskInfo,
+    pub thread: Option<&'a str>,
+    pub store: Option<&'a Store>,
+    pub remaining: usize,
+    pub answers: Vec<Value>,
+    pub events: Option<EmitFn>,
+    pub messages: bool,
+}
+
+impl<C> Ctx<C> {
+    pub(crate) fn new(parts: CtxParts<'_>, context: Arc<C>) -> Ctx<C> {
         Ctx {
             inner: Arc::new(Inner {
-                node: node.to_owned(),
-                thread: thread.map(str::to_owned),
-                answers,
+                task: parts.task,
+                thread: parts.thread.map(str::to_owned),
+                store: parts.store.cloned(),
+                remaining: parts.remaining,
+                answers: parts.answers,
                 calls: AtomicUsize::new(0),
                 raised: Mutex::new(None),
-                events,
+                events: parts.events,
+                messages: parts.messages,
             }),
+            context,
         }
     }
 
     /// The name of the node running.
     pub fn node(&self) -> &str {
-        &self.inner.node
+        &self.inner.task.node
     }
 
     /// The thread the run is on (LangGraph's `config["configurable"]
     /// ["thread_id"]`); `None` for a run in memory.
     pub fn thread(&self) -> Option<&str> {
         self.inner.thread.as_deref()
+    }
+
+    /// The run's context (LangGraph's `runtime.context`): the value bound
+    /// with [`with_context`](crate::CompiledGraph::with_context), typed as
+    /// the graph's `C`. Not stored in the thread: each run is given it.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_graph::GraphError> {
+    /// use state_core::{AgentState, State};
+    /// use state_graph::{Ctx, END, START, StateGraph};
+    ///
+    /// #[derive(AgentState, Debug, Clone)]
+    /// struct Chat {
+    ///     greeting: String,
+    /// }
+    /// struct User {
+    ///     name: String,
+    /// }
+    ///
+    /// fn greet(_: &Chat, ctx: &Ctx<User>) -> ChatDelta {
+    ///     Chat::delta().greeting(format!("hello, {}", ctx.context().name))
+    /// }
+    ///
+    /// let mut g = StateGraph::<Chat, User>::new();
+    /// g.add_node("greet", greet);
+    /// g.add_edge(START, "greet");
+    /// g.add_edge("greet", END);
+    /// let app = g.compile()?;
+    /// let out = app.with_context(User { name: "Ada".into() }).invoke(Chat::delta()).await?;
+    /// assert_eq!(out.greeting, "hello, Ada");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn context(&self) -> &C {
+        &self.context
+    }
+
+    /// The store of the run, for long-term memory (LangGraph's
+    /// `runtime.store`): items by namespace, shared across threads. An
+    /// error (which `?` turns into the node's failure) when the graph has
+    /// no store ([`with_store`](crate::CompiledGraph::with_store)).
+    pub fn store(&self) -> Result<&Store, NoStore> {
+        self.inner.store.as_ref().ok_or(NoStore)
+    }
+
+    /// Supersteps the run may still take after this one before it reaches
+    /// its recursion limit (LangGraph's `RemainingSteps`): a node can wrap
+    /// up (answer with what it has) when few are left.
+    pub fn remaining_steps(&self) -> usize {
+        self.inner.remaining
     }
 
     /// Pauses the run for a person, showing them `value` (a question, a
@@ -136,21 +299,29 @@ impl Ctx {
     pub fn write_custom(&self, value: impl Into<Value>) {
         if let Some(events) = &self.inner.events {
             events(Emitted::Custom {
-                node: self.inner.node.clone(),
+                task: self.inner.task.clone(),
                 value: value.into(),
             });
         }
     }
 
     /// Sends a message chunk (an LLM's tokens, say) to the stream's
-    /// `messages` mode, with this node's name. A no-op when nobody streams.
+    /// `messages` mode, with this node's name and LangGraph's metadata. A
+    /// no-op when nobody streams. A message the node then returns in its
+    /// delta with the same id is not streamed again.
     pub fn write_message(&self, chunk: Message) {
         if let Some(events) = &self.inner.events {
             events(Emitted::Message {
-                node: self.inner.node.clone(),
+                task: self.inner.task.clone(),
                 chunk,
             });
         }
+    }
+
+    /// Whether anybody streams the `messages` mode: a model client can
+    /// skip streaming its tokens when nobody reads them.
+    pub fn streams_messages(&self) -> bool {
+        self.inner.messages
     }
 
     /// The value of the interrupt this run of the node raised, if any.

@@ -9,6 +9,10 @@ use std::fmt;
 /// A boxed error, as a node's failure keeps it.
 pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 
+/// What a node returns when it can fail: `Result<D, NodeError>`, named
+/// once (an async closure's `Ok(..)` needs its error type written out).
+pub type NodeResult<D> = Result<D, NodeError>;
+
 /// What a node returns when it cannot produce its delta: its own error, or
 /// a pause for a person ([`Ctx::interrupt`](crate::Ctx::interrupt)).
 ///
@@ -129,6 +133,40 @@ pub enum GraphError {
         declared: Vec<String>,
     },
 
+    /// A node returned a [`Command`](crate::Command) going to a target it
+    /// did not declare with [`destinations`](crate::NodeOptions::destinations).
+    #[error(
+        "node \"{node}\" returned a Command going to \"{target}\", which is not among its destinations {declared:?}; declare it with .destinations([..])"
+    )]
+    UndeclaredDestination {
+        /// The node.
+        node: String,
+        /// Where its command went.
+        target: String,
+        /// What `destinations` declared.
+        declared: Vec<String>,
+    },
+
+    /// The graph's nodes read a context (`StateGraph<S, C>`), and the run
+    /// was given none.
+    #[error(
+        "the graph's runs carry a context of type {context}, and none was given: call with_context(..) on the compiled graph"
+    )]
+    NoContext {
+        /// The context type.
+        context: &'static str,
+    },
+
+    /// A static breakpoint was reached in a run without a store: a pause
+    /// must be stored to be continued.
+    #[error(
+        "the run reached a breakpoint at \"{node}\", but pausing needs a store: compile the graph with with_store(..) and run it with invoke_thread"
+    )]
+    BreakpointWithoutStore {
+        /// The node.
+        node: String,
+    },
+
     /// Two nodes of one superstep wrote one field that has no reducer (or
     /// two overwrites of one field). Nothing of the superstep was applied.
     #[error(
@@ -179,6 +217,49 @@ pub enum GraphError {
         thread: String,
         /// What does not fit.
         reason: String,
+    },
+
+    /// `continue_thread` (or another method reading where a run stands)
+    /// found nothing to go on from.
+    #[error("cannot {method} thread \"{thread}\": {reason}")]
+    Continue {
+        /// The method called.
+        method: &'static str,
+        /// The thread.
+        thread: String,
+        /// Why.
+        reason: String,
+    },
+
+    /// A node returned a [`Command`](crate::Command) for the parent graph
+    /// (`to_parent`) in a graph that is not a subgraph.
+    #[error(
+        "node \"{node}\" returned a Command for the parent graph (to_parent), but its graph is not a subgraph"
+    )]
+    NoParent {
+        /// The node.
+        node: String,
+    },
+
+    /// A method was given a node name the graph does not have.
+    #[error("{method}: \"{node}\" is not a node of this graph")]
+    UnknownNode {
+        /// The method called.
+        method: &'static str,
+        /// The name given.
+        node: String,
+    },
+
+    /// `update_state` without `as_node` after a superstep of several
+    /// nodes: which one wrote the edit is for the caller to say.
+    #[error(
+        "update_state on thread \"{thread}\" needs as_node: its last step was written by several nodes ({nodes:?})"
+    )]
+    AmbiguousUpdate {
+        /// The thread.
+        thread: String,
+        /// The nodes of the last step.
+        nodes: Vec<String>,
     },
 
     /// A thread method on a graph compiled without `with_store`.

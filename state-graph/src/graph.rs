@@ -1,56 +1,28 @@
-//! [`StateGraph`]: the builder. It only records what it is told; every
-//! check happens in [`compile`](StateGraph::compile), so the errors come
-//! together and name what they are about.
+//! [`StateGraph`]: the builder. It only records what it is told (in
+//! `spec.rs`); every check happens in [`compile`](StateGraph::compile), so
+//! the errors come together and name what they are about.
 
-use crate::compile::Plan;
 use crate::error::{GraphError, NodeError};
+use crate::graph_state::GraphState;
 use crate::node::{Call, IntoNode, Node};
+use crate::plan::Plan;
 use crate::retry::RetryPolicy;
-use crate::route::{AnyInput, FanOutFn, IntoRouter, RouterFn, Worker};
+use crate::route::{AnyInput, IntoRouter, Worker};
 use crate::run::CompiledGraph;
+use crate::spec::{Body, BranchSpec, Destination, EdgeSpec, FanOutSpec, NodeSpec, Spec};
 use state_core::State;
 use std::any::type_name;
 use std::sync::Arc;
 
-/// The entry of a graph: `add_edge(START, "first")`.
-pub const START: &str = "__start__";
-
-/// The exit of a graph: `add_edge("last", END)`, or a router's answer.
-pub const END: &str = "__end__";
-
-/// What a node reads: the state, or (a worker) its own input.
-pub(crate) enum Body<S: State> {
-    State(Node<S, S::Delta>),
-    Worker(Node<AnyInput, S::Delta>),
-}
-
-/// One node as added.
-pub(crate) struct NodeSpec<S: State> {
-    pub name: String,
-    pub body: Body<S>,
-    pub retry: Option<RetryPolicy>,
-}
-
-/// A conditional edge as added: its source, router and declared targets.
-pub(crate) struct BranchSpec<S> {
-    pub from: String,
-    pub router: RouterFn<S>,
-    pub targets: Vec<String>,
-}
-
-/// A fan-out as added: its source, router and worker.
-pub(crate) struct FanOutSpec<S> {
-    pub from: String,
-    pub router: FanOutFn<S>,
-    pub worker: String,
-}
-
-/// A graph of nodes over the state `S`, LangGraph's `StateGraph`, typed.
+/// A graph of nodes over the state `S`, LangGraph's `StateGraph`, typed;
+/// its runs carry a context of type `C` (`()` by default: see
+/// [`with_context`](CompiledGraph::with_context)).
 ///
-/// Nodes are plain functions that read the state and return a delta;
-/// edges and routers pick the next nodes. All nodes of a superstep see the
-/// same state, and their deltas are applied together, in the order of
-/// their names (LangGraph's), whichever finished first.
+/// Nodes are plain functions that read the state and return a delta (or a
+/// [`Command`](crate::Command)); edges and routers pick the next nodes.
+/// All nodes of a superstep see the same state, and their deltas are
+/// applied together, in the order of their names (LangGraph's), whichever
+/// finished first.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -84,44 +56,53 @@ pub(crate) struct FanOutSpec<S> {
 /// # Ok(())
 /// # }
 /// ```
-pub struct StateGraph<S: State> {
-    pub(crate) nodes: Vec<NodeSpec<S>>,
-    pub(crate) edges: Vec<(String, String)>,
-    pub(crate) branches: Vec<BranchSpec<S>>,
-    pub(crate) fan_outs: Vec<FanOutSpec<S>>,
+pub struct StateGraph<S: State, C = ()> {
+    pub(crate) spec: Spec<S, C>,
 }
 
-impl<S: State> Default for StateGraph<S> {
+impl<S: State, C> Default for StateGraph<S, C> {
     fn default() -> Self {
         StateGraph {
-            nodes: Vec::new(),
-            edges: Vec::new(),
-            branches: Vec::new(),
-            fan_outs: Vec::new(),
+            spec: Spec::default(),
         }
     }
 }
 
-impl<S: State> std::fmt::Debug for StateGraph<S> {
+impl<S: State, C> std::fmt::Debug for StateGraph<S, C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StateGraph")
             .field(
                 "nodes",
-                &self.nodes.iter().map(|n| &n.name).collect::<Vec<_>>(),
+                &self.spec.nodes.iter().map(|n| &n.name).collect::<Vec<_>>(),
             )
-            .field("edges", &self.edges)
+            .field(
+                "edges",
+                &self
+                    .spec
+                    .edges
+                    .iter()
+                    .map(|e| (&e.from, &e.to))
+                    .collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }
 
 /// A node just added, to set its options: see [`StateGraph::add_node`].
-#[derive(Debug)]
-pub struct NodeOptions<'g, S: State> {
-    graph: &'g mut StateGraph<S>,
+pub struct NodeOptions<'g, S: State, C> {
+    graph: &'g mut StateGraph<S, C>,
     index: usize,
 }
 
-impl<S: State> NodeOptions<'_, S> {
+impl<S: State, C> std::fmt::Debug for NodeOptions<'_, S, C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NodeOptions")
+            .field("node", &self.graph.spec.nodes[self.index].name)
+            .finish()
+    }
+}
+
+impl<S: State, C> NodeOptions<'_, S, C> {
     /// Retries the node when it fails, as `policy` says (LangGraph's
     /// `retry_policy=`).
     ///
@@ -136,15 +117,87 @@ impl<S: State> NodeOptions<'_, S> {
     /// g.add_node("flaky", flaky).retry(RetryPolicy::new(3));
     /// ```
     pub fn retry(self, policy: RetryPolicy) -> Self {
-        self.graph.nodes[self.index].retry = Some(policy);
+        self.graph.spec.nodes[self.index].retry = Some(policy);
+        self
+    }
+
+    /// Where a [`Command`](crate::Command) the node returns may go
+    /// (LangGraph's `destinations=`): node names, [`END`](crate::END), and
+    /// the workers it sends to (`Destination::from(&worker)`). `compile`
+    /// counts them as the node's edges out, to prove every node reachable
+    /// and every loop able to end; a command going anywhere else fails the
+    /// run with an error naming the target. Called again, it adds to the
+    /// list.
+    ///
+    /// ```
+    /// # use state_core::{AgentState, State};
+    /// # #[derive(AgentState, Debug, Clone)]
+    /// # struct S { n: u32 }
+    /// use state_graph::{Command, END, StateGraph};
+    ///
+    /// fn supervisor(s: &S) -> Command<SDelta> {
+    ///     Command::goto(if s.n < 3 { "worker" } else { END })
+    /// }
+    /// let mut g = StateGraph::<S>::new();
+    /// g.add_node("supervisor", supervisor).destinations(["worker", END]);
+    /// ```
+    pub fn destinations<T: Into<Destination>>(self, targets: impl IntoIterator<Item = T>) -> Self {
+        let declared = self.graph.spec.nodes[self.index]
+            .destinations
+            .get_or_insert_with(Vec::new);
+        declared.extend(targets.into_iter().map(Into::into));
         self
     }
 }
 
-impl<S> StateGraph<S>
+/// The sources of an edge: one node name (or [`START`](crate::START)), or
+/// several (a join edge: its target runs once all of them ran).
+pub trait EdgeSources {
+    /// The source names.
+    #[doc(hidden)]
+    fn into_sources(self) -> Vec<String>;
+}
+
+impl EdgeSources for &str {
+    fn into_sources(self) -> Vec<String> {
+        vec![self.to_owned()]
+    }
+}
+
+impl EdgeSources for String {
+    fn into_sources(self) -> Vec<String> {
+        vec![self]
+    }
+}
+
+impl EdgeSources for &String {
+    fn into_sources(self) -> Vec<String> {
+        vec![self.clone()]
+    }
+}
+
+impl<T: AsRef<str>, const N: usize> EdgeSources for [T; N] {
+    fn into_sources(self) -> Vec<String> {
+        self.iter().map(|s| s.as_ref().to_owned()).collect()
+    }
+}
+
+impl<T: AsRef<str>> EdgeSources for Vec<T> {
+    fn into_sources(self) -> Vec<String> {
+        self.iter().map(|s| s.as_ref().to_owned()).collect()
+    }
+}
+
+impl<T: AsRef<str>> EdgeSources for &[T] {
+    fn into_sources(self) -> Vec<String> {
+        self.iter().map(|s| s.as_ref().to_owned()).collect()
+    }
+}
+
+impl<S, C> StateGraph<S, C>
 where
-    S: State + Clone + serde::Serialize + Send + Sync + 'static,
-    S::Delta: serde::Serialize + Clone + Send + Sync + 'static,
+    S: GraphState,
+    C: Send + Sync + 'static,
 {
     /// An empty graph.
     pub fn new() -> Self {
@@ -152,22 +205,25 @@ where
     }
 
     /// Adds a node named `name`: a function of the state returning a
-    /// delta, in any of the forms of [`IntoNode`] (sync or async, fallible
-    /// or not, with or without a [`Ctx`](crate::Ctx)). A duplicate or
-    /// reserved name is reported by [`compile`](StateGraph::compile).
+    /// delta or a [`Command`](crate::Command), in any of the forms of
+    /// [`IntoNode`] (sync or async, fallible or not, with or without a
+    /// [`Ctx`](crate::Ctx)). A duplicate or reserved name is reported by
+    /// [`compile`](StateGraph::compile).
     pub fn add_node<M>(
         &mut self,
         name: impl Into<String>,
-        node: impl IntoNode<S, S::Delta, M>,
-    ) -> NodeOptions<'_, S> {
+        node: impl IntoNode<S, C, S::Delta, M>,
+    ) -> NodeOptions<'_, S, C> {
         self.push(name.into(), Body::State(node.into_node()))
     }
 
     /// Adds a worker: a node that reads its own input `I` instead of the
-    /// state, run once per input a fan-out sends it (LangGraph's `Send`).
-    /// It accepts the same forms as a node, over `I`: `fn(&I) -> R`,
-    /// `async fn(Arc<I>) -> R`, with or without a context. Its handle is
-    /// what [`add_fan_out`](StateGraph::add_fan_out) sends to.
+    /// state, run once per input a fan-out (or a
+    /// [`Command`](crate::Command)'s [`send`](Worker::send)) sends it
+    /// (LangGraph's `Send`). It accepts the same forms as a node, over
+    /// `I`: `fn(&I) -> R`, `async fn(Arc<I>) -> R`, with or without a
+    /// context. Its handle is what
+    /// [`add_fan_out`](StateGraph::add_fan_out) sends to.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -197,14 +253,14 @@ where
     pub fn add_worker<I, M>(
         &mut self,
         name: impl Into<String>,
-        worker: impl IntoNode<I, S::Delta, M>,
+        worker: impl IntoNode<I, C, S::Delta, M>,
     ) -> Worker<I>
     where
         I: Send + Sync + 'static,
     {
         let name = name.into();
         let call = match worker.into_node().call {
-            Call::Sync(f) => Call::Sync(Box::new(move |input: &AnyInput, ctx: &crate::Ctx| {
+            Call::Sync(f) => Call::Sync(Box::new(move |input: &AnyInput, ctx: &crate::Ctx<C>| {
                 match input.downcast_ref::<I>() {
                     Some(input) => f(input, ctx),
                     None => Err(wrong_input::<I>()),
@@ -221,44 +277,87 @@ where
         Worker::new(name)
     }
 
-    fn push(&mut self, name: String, body: Body<S>) -> NodeOptions<'_, S> {
-        self.nodes.push(NodeSpec {
+    fn push(&mut self, name: String, body: Body<S, C>) -> NodeOptions<'_, S, C> {
+        self.spec.nodes.push(NodeSpec {
             name,
             body,
             retry: None,
+            destinations: None,
         });
         NodeOptions {
-            index: self.nodes.len() - 1,
+            index: self.spec.nodes.len() - 1,
             graph: self,
         }
     }
 
-    /// An edge: after `from` runs, `to` runs in the next superstep.
-    /// `from` may be [`START`], `to` may be [`END`]. Several edges into one
-    /// node in one superstep run it once.
-    pub fn add_edge(&mut self, from: impl Into<String>, to: impl Into<String>) -> &mut Self {
-        self.edges.push((from.into(), to.into()));
+    /// An edge: after `from` runs, `to` runs in the next superstep. `from`
+    /// may be [`START`](crate::START), `to` may be [`END`](crate::END).
+    /// Several edges into one node in one superstep run it once.
+    ///
+    /// With several sources (`add_edge(["a", "b"], "c")`, LangGraph's join
+    /// edge), `to` runs once, in the superstep after the last of them ran,
+    /// however long each branch is; then it waits for all of them again.
+    /// What ran is logged with each step, so a join holds across a pause
+    /// or a crash.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_graph::GraphError> {
+    /// use state_core::{AgentState, State};
+    /// use state_graph::{END, START, StateGraph};
+    ///
+    /// #[derive(AgentState, Debug, Clone)]
+    /// struct Log {
+    ///     #[reducer(append)]
+    ///     ran: Vec<String>,
+    /// }
+    /// fn node(name: &'static str) -> impl Fn(&Log) -> LogDelta {
+    ///     move |_| Log::delta().ran(vec![name.to_owned()])
+    /// }
+    ///
+    /// let mut g = StateGraph::<Log>::new();
+    /// for name in ["a", "a2", "b", "join"] {
+    ///     g.add_node(name, node(name));
+    /// }
+    /// g.add_edge(START, "a").add_edge("a", "a2").add_edge(START, "b");
+    /// g.add_edge(["a2", "b"], "join");
+    /// g.add_edge("join", END);
+    /// let out = g.compile()?.invoke(Log::delta()).await?;
+    /// assert_eq!(out.ran, ["a", "b", "a2", "join"]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn add_edge(&mut self, from: impl EdgeSources, to: impl Into<String>) -> &mut Self {
+        self.spec.edges.push(EdgeSpec {
+            from: from.into_sources(),
+            to: to.into(),
+        });
         self
     }
 
     /// Conditional edges: after `from` runs (and its superstep is applied),
-    /// `router` reads the state and names the next node(s), or [`END`].
-    /// `targets` lists every name it may return: `compile` checks them, and
-    /// a router returning another name at run time is an error naming it.
+    /// `router` reads the state (and, in the `fn(&S, &C)` form, the run's
+    /// context) and names the next node(s), or [`END`](crate::END).
+    /// `targets` lists every name it may return: `compile` checks them,
+    /// and a router returning another name at run time is an error naming
+    /// it.
     ///
     /// Unlike LangGraph, whose router sees only its own node's writes on
     /// top of the previous state, ours sees the whole superstep applied:
-    /// what the next superstep will read.
+    /// what the next superstep will read. (A router deciding on a state
+    /// its own next superstep will not see would be deciding on stale
+    /// data; and seeing one node's writes alone would cost a copy of the
+    /// state per router.)
     pub fn add_conditional_edges<M, T>(
         &mut self,
         from: impl Into<String>,
-        router: impl IntoRouter<S, M>,
+        router: impl IntoRouter<S, C, M>,
         targets: impl IntoIterator<Item = T>,
     ) -> &mut Self
     where
         T: Into<String>,
     {
-        self.branches.push(BranchSpec {
+        self.spec.branches.push(BranchSpec {
             from: from.into(),
             router: router.into_router().0,
             targets: targets.into_iter().map(Into::into).collect(),
@@ -281,7 +380,7 @@ where
         F: Fn(&S) -> It + Send + Sync + 'static,
         It: IntoIterator<Item = I>,
     {
-        self.fan_outs.push(FanOutSpec {
+        self.spec.fan_outs.push(FanOutSpec {
             from: from.into(),
             router: Box::new(move |state| {
                 router(state)
@@ -294,13 +393,43 @@ where
         self
     }
 
+    /// Static breakpoints (LangGraph's `interrupt_before=`): a run on a
+    /// thread pauses before a superstep that would run any of `nodes`, as
+    /// if interrupted; [`continue_thread`](CompiledGraph::continue_thread)
+    /// runs it (after, say, an
+    /// [`update_state`](CompiledGraph::update_state) that edits what the
+    /// node will read). A run in memory cannot pause: it fails, saying so.
+    pub fn interrupt_before<T: Into<String>>(
+        &mut self,
+        nodes: impl IntoIterator<Item = T>,
+    ) -> &mut Self {
+        self.spec
+            .interrupt_before
+            .extend(nodes.into_iter().map(Into::into));
+        self
+    }
+
+    /// Static breakpoints (LangGraph's `interrupt_after=`): a run on a
+    /// thread pauses after a superstep that ran any of `nodes` (its writes
+    /// committed); [`continue_thread`](CompiledGraph::continue_thread) goes
+    /// on.
+    pub fn interrupt_after<T: Into<String>>(
+        &mut self,
+        nodes: impl IntoIterator<Item = T>,
+    ) -> &mut Self {
+        self.spec
+            .interrupt_after
+            .extend(nodes.into_iter().map(Into::into));
+        self
+    }
+
     /// Checks the graph and makes it runnable. A wrong graph is an error
-    /// naming what is wrong, every problem at once: an edge or target that
-    /// is not a node, a duplicate or reserved name, no edge from `START`, a
-    /// node no edge reaches, a node with no edge out, a node that can never
-    /// reach `END`.
-    pub fn compile(self) -> Result<CompiledGraph<S>, GraphError> {
-        Plan::build(self).map(CompiledGraph::new)
+    /// naming what is wrong, every problem at once: an edge, target or
+    /// destination that is not a node, a duplicate or reserved name, no
+    /// edge from `START`, a node no edge reaches, a node with no edge out,
+    /// a node that can never reach `END`, a breakpoint on no node.
+    pub fn compile(self) -> Result<CompiledGraph<S, C>, GraphError> {
+        Plan::build(self.spec).map(CompiledGraph::new)
     }
 }
 

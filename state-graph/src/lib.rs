@@ -2,26 +2,34 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod command;
 mod compile;
 mod ctx;
 mod error;
 mod graph;
+mod graph_state;
+mod mermaid;
 mod node;
 mod outcome;
+mod plan;
 mod retry;
 mod route;
 mod run;
+mod spec;
 mod stream;
 
-pub use ctx::{Ctx, Interrupted};
-pub use error::{BoxError, GraphError, NodeError, Panicked};
-pub use graph::{END, NodeOptions, START, StateGraph};
+pub use command::{Command, Dispatch, IntoGoto};
+pub use ctx::{Ctx, Interrupted, NoStore};
+pub use error::{BoxError, GraphError, NodeError, NodeResult, Panicked};
+pub use graph::{EdgeSources, NodeOptions, StateGraph};
+pub use graph_state::GraphState;
 pub use node::{IntoNode, Node, NodeOutput, markers};
 pub use outcome::{Interrupt, Outcome, Resume};
 pub use retry::RetryPolicy;
 pub use route::{IntoRouter, Router, Targets, Worker};
-pub use run::{CompiledGraph, DEFAULT_RECURSION_LIMIT};
-pub use stream::{Event, RunStream, StreamMode};
+pub use run::{CompiledGraph, DEFAULT_RECURSION_LIMIT, History, Snapshot};
+pub use spec::{Destination, END, START};
+pub use stream::{Event, MessageMetadata, RunStream, StreamMode};
 
 /// The router forms' markers (inferred; never written).
 pub mod router_markers {

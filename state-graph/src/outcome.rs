@@ -59,6 +59,8 @@ pub struct Outcome<S> {
     pub(crate) state: S,
     pub(crate) seq: u64,
     pub(crate) interrupts: Vec<Interrupt>,
+    /// The nodes that run when the thread goes on; empty at `END`.
+    pub(crate) next: Vec<String>,
 }
 
 impl<S> Outcome<S> {
@@ -82,9 +84,19 @@ impl<S> Outcome<S> {
         &self.thread
     }
 
-    /// Whether the run paused for a person (see [`interrupts`](Outcome::interrupts)).
+    /// Whether the run paused for a person: a node's interrupt (see
+    /// [`interrupts`](Outcome::interrupts)) or a static breakpoint
+    /// (`interrupt_before` / `interrupt_after`, with no interrupt listed).
+    /// [`next`](Outcome::next) says what runs when the thread goes on.
     pub fn is_interrupted(&self) -> bool {
-        !self.interrupts.is_empty()
+        !self.next.is_empty()
+    }
+
+    /// The nodes that run when the thread goes on (LangGraph's
+    /// `get_state().next`): those paused, or those after a breakpoint;
+    /// empty when the run reached `END`.
+    pub fn next(&self) -> &[String] {
+        &self.next
     }
 
     /// The pending interrupts, in the superstep's order; empty when the run

@@ -5,8 +5,9 @@ use std::any::Any;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-/// A router, erased: calls `each` once per target name it returns.
-pub(crate) type RouterFn<S> = Box<dyn Fn(&S, &mut dyn FnMut(&str)) + Send + Sync>;
+/// A router, erased: reads the state and the run's context, and calls
+/// `each` once per target name it returns.
+pub(crate) type RouterFn<S, C> = Box<dyn Fn(&S, &C, &mut dyn FnMut(&str)) + Send + Sync>;
 
 /// A worker's input, erased (the worker's typed handle makes it the right
 /// type).
@@ -73,42 +74,58 @@ pub mod markers {
     pub struct Owned<R>(PhantomData<R>);
     /// `fn(&S) -> &str` borrowing from the state.
     pub struct Borrowed;
+    /// `fn(&S, &C) -> R`: a router that reads the run's context.
+    pub struct WithContext<R>(PhantomData<R>);
 }
 
 /// A function `add_conditional_edges` accepts as a router: `fn(&S) -> R`
-/// with `R` a [`Targets`], or `fn(&S) -> &str` returning a field of the
-/// state (`|s| s.next.as_str()` as a `fn`).
+/// with `R` a [`Targets`], `fn(&S) -> &str` returning a field of the
+/// state (`|s| s.next.as_str()` as a `fn`), or `fn(&S, &C) -> R`, which
+/// also reads the run's context (see
+/// [`with_context`](crate::CompiledGraph::with_context)).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a router of this graph",
     label = "not a router",
-    note = "a router is `fn(&S) -> R` where R is a target name (`&str`, `String`, `END`) or a list of them"
+    note = "a router is `fn(&S) -> R` or `fn(&S, &C) -> R` (C: the graph's context type), where R is a target name (`&str`, `String`, `END`) or a list of them"
 )]
-pub trait IntoRouter<S, M>: Send + Sync + 'static {
+pub trait IntoRouter<S, C, M>: Send + Sync + 'static {
     /// The erased router.
     #[doc(hidden)]
-    fn into_router(self) -> Router<S>;
+    fn into_router(self) -> Router<S, C>;
 }
 
 /// A router, erased.
 #[doc(hidden)]
-pub struct Router<S>(pub(crate) RouterFn<S>);
+pub struct Router<S, C>(pub(crate) RouterFn<S, C>);
 
-impl<S, F, R> IntoRouter<S, markers::Owned<R>> for F
+impl<S, C, F, R> IntoRouter<S, C, markers::Owned<R>> for F
 where
     F: Fn(&S) -> R + Send + Sync + 'static,
     R: Targets,
 {
-    fn into_router(self) -> Router<S> {
-        Router(Box::new(move |state, each| self(state).each(each)))
+    fn into_router(self) -> Router<S, C> {
+        Router(Box::new(move |state, _, each| self(state).each(each)))
     }
 }
 
-impl<S, F> IntoRouter<S, markers::Borrowed> for F
+impl<S, C, F> IntoRouter<S, C, markers::Borrowed> for F
 where
     F: for<'a> Fn(&'a S) -> &'a str + Send + Sync + 'static,
 {
-    fn into_router(self) -> Router<S> {
-        Router(Box::new(move |state, each| each(self(state))))
+    fn into_router(self) -> Router<S, C> {
+        Router(Box::new(move |state, _, each| each(self(state))))
+    }
+}
+
+impl<S, C, F, R> IntoRouter<S, C, markers::WithContext<R>> for F
+where
+    F: Fn(&S, &C) -> R + Send + Sync + 'static,
+    R: Targets,
+{
+    fn into_router(self) -> Router<S, C> {
+        Router(Box::new(move |state, context, each| {
+            self(state, context).each(each)
+        }))
     }
 }
 

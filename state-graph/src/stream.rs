@@ -8,10 +8,11 @@ use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender};
 use futures::{FutureExt, Stream, StreamExt};
 use serde_json::{Map, Value, json};
 use state_core::{Message, State, StateError};
+use std::collections::HashSet;
 use std::fmt;
 use std::ops::BitOr;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 /// Which events a stream carries: LangGraph's `stream_mode`, combined with
@@ -100,12 +101,15 @@ pub enum Event<S: State> {
         /// The value.
         value: Value,
     },
-    /// A message chunk a node wrote with `Ctx::write_message` (`messages`).
+    /// A message chunk a node wrote with `Ctx::write_message`, or a
+    /// message it returned in its delta (`messages`).
     Message {
         /// The node.
         node: String,
         /// The chunk.
         chunk: Message,
+        /// LangGraph's metadata of the event (boxed: events stay small).
+        metadata: Box<MessageMetadata>,
     },
     /// The run paused: the pending interrupts.
     Interrupt(Vec<Interrupt>),
@@ -145,9 +149,13 @@ impl<S: State> Event<S> {
             }
             Event::Values(state) => state.to_json()?,
             Event::Custom { value, .. } => value.clone(),
-            Event::Message { node, chunk } => {
+            Event::Message {
+                node,
+                chunk,
+                metadata,
+            } => {
                 let chunk = state_core::json::to_value(chunk).map_err(|e| unwritable(node, e))?;
-                json!([chunk, {"langgraph_node": node}])
+                json!([chunk, metadata.to_json()])
             }
             Event::Interrupt(interrupts) => {
                 let list: Vec<Value> = interrupts
@@ -158,6 +166,78 @@ impl<S: State> Event<S> {
             }
             Event::End(_) => Value::Null,
         })
+    }
+}
+
+/// The metadata LangGraph sends with each `messages` event: which task of
+/// which superstep produced the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MessageMetadata {
+    /// The superstep (LangGraph's `langgraph_step`): the thread's step
+    /// number it commits as, or its count in a run in memory.
+    pub step: u64,
+    /// The node (`langgraph_node`).
+    pub node: String,
+    /// What scheduled it (`langgraph_triggers`): `branch:to:<node>` for a
+    /// node an edge, router or command led to, `join:<a+b:c>` for a
+    /// join's target, `__pregel_push` for a worker's run.
+    pub triggers: Vec<String>,
+    /// The task's path (`langgraph_path`): `["__pregel_pull", node]`, or
+    /// `["__pregel_push", index]` for a worker's run.
+    pub path: Value,
+    /// The task's namespace (`langgraph_checkpoint_ns`): `node:task-id`
+    /// segments, those of the subgraph tasks it runs in first, joined by
+    /// `|`.
+    pub task_namespace: String,
+    /// The namespace of the graph it runs in (`checkpoint_ns`): empty at
+    /// the top, when the key is not sent.
+    pub namespace: String,
+    /// The thread (`thread_id`), for a run on one.
+    pub thread: Option<String>,
+}
+
+impl MessageMetadata {
+    pub(crate) fn of(task: &crate::ctx::TaskInfo) -> MessageMetadata {
+        let namespace = task.namespace.join("|");
+        let task_namespace = if namespace.is_empty() {
+            task.segment()
+        } else {
+            format!("{namespace}|{}", task.segment())
+        };
+        MessageMetadata {
+            step: task.step,
+            node: task.node.clone(),
+            triggers: task.triggers.clone(),
+            path: match task.send {
+                Some(index) => json!(["__pregel_push", index]),
+                None => json!(["__pregel_pull", task.node]),
+            },
+            task_namespace,
+            namespace,
+            thread: task.thread.clone(),
+        }
+    }
+
+    /// As LangGraph sends it.
+    pub fn to_json(&self) -> Value {
+        let mut map = Map::new();
+        if !self.namespace.is_empty() {
+            map.insert("checkpoint_ns".to_owned(), json!(self.namespace));
+        }
+        map.insert(
+            "langgraph_checkpoint_ns".to_owned(),
+            json!(self.task_namespace),
+        );
+        map.insert("langgraph_node".to_owned(), json!(self.node));
+        map.insert("langgraph_path".to_owned(), self.path.clone());
+        map.insert("langgraph_step".to_owned(), json!(self.step));
+        map.insert("langgraph_triggers".to_owned(), json!(self.triggers));
+        map.insert("ls_integration".to_owned(), json!("langgraph"));
+        if let Some(thread) = &self.thread {
+            map.insert("thread_id".to_owned(), json!(thread));
+        }
+        Value::Object(map)
     }
 }
 
@@ -173,12 +253,83 @@ fn unwritable(node: &str, error: serde_json::Error) -> StateError {
 pub(crate) struct Sink<S: State> {
     pub tx: UnboundedSender<Event<S>>,
     pub modes: StreamMode,
+    /// The ids of the messages this run streamed: a message is streamed
+    /// once (as LangGraph does), whether as chunks or from a delta.
+    pub streamed: Arc<Mutex<HashSet<String>>>,
 }
 
 impl<S: State> Sink<S> {
+    pub fn new(tx: UnboundedSender<Event<S>>, modes: StreamMode) -> Sink<S> {
+        Sink {
+            tx,
+            modes,
+            streamed: Arc::default(),
+        }
+    }
+
     pub fn send(&self, event: Event<S>) {
         // A dropped stream has dropped the run too; nobody is left to tell.
         let _ = self.tx.unbounded_send(event);
+    }
+
+    /// The events of the messages `delta` writes (its `add_messages`
+    /// fields), those not streamed before, as written by `task`: sent once
+    /// the superstep is committed.
+    pub fn delta_messages(
+        &self,
+        task: &crate::ctx::TaskInfo,
+        delta: &S::Delta,
+        events: &mut Vec<Event<S>>,
+    ) where
+        S::Delta: serde::Serialize,
+    {
+        let fields: Vec<&str> = S::schema()
+            .fields
+            .iter()
+            .filter(|f| f.reducer_kind() == state_core::ReducerKind::AddingMessages)
+            .map(|f| f.name)
+            .collect();
+        if fields.is_empty() {
+            return;
+        }
+        let Ok(Value::Object(written)) = state_core::json::to_value(delta) else {
+            return;
+        };
+        let mut streamed = self.streamed.lock().unwrap_or_else(|e| e.into_inner());
+        for field in fields {
+            let Some(value) = written.get(field) else {
+                continue;
+            };
+            // One write, the writes of a merged step, or an overwrite.
+            let lists: Vec<&Value> = match value {
+                Value::Object(o) if o.contains_key("__writes__") => {
+                    o["__writes__"].as_array().into_iter().flatten().collect()
+                }
+                Value::Object(o) if o.contains_key("__overwrite__") => vec![&o["__overwrite__"]],
+                other => vec![other],
+            };
+            for message in lists
+                .into_iter()
+                .flat_map(|l| l.as_array().into_iter().flatten())
+            {
+                let Ok(message) = serde_json::from_value::<Message>(message.clone()) else {
+                    continue;
+                };
+                if message.is_removal() {
+                    continue;
+                }
+                if let Some(id) = message.id()
+                    && !streamed.insert(id.to_owned())
+                {
+                    continue;
+                }
+                events.push(Event::Message {
+                    node: task.node.clone(),
+                    chunk: message,
+                    metadata: Box::new(MessageMetadata::of(task)),
+                });
+            }
+        }
     }
 }
 

@@ -49,7 +49,26 @@ async fn collect(stream: state_graph::RunStream<Chat>) -> Vec<(String, Value)> {
 async fn every_mode_in_order_with_langgraph_json() {
     let app = graph().compile().unwrap();
     let input = Chat::delta().messages(vec![Message::human("hi").with_id("q")]);
-    let events = collect(app.stream(input, StreamMode::ALL)).await;
+    let mut events = collect(app.stream(input, StreamMode::ALL)).await;
+    // A chunk's metadata: LangGraph's keys; its task id checked apart.
+    let mut task_namespaces = Vec::new();
+    for (mode, data) in &mut events {
+        if mode == "messages" {
+            let metadata = data[1].as_object_mut().expect("metadata");
+            task_namespaces.push(metadata.remove("langgraph_checkpoint_ns").unwrap());
+            assert_eq!(
+                Value::Object(metadata.clone()),
+                json!({"langgraph_node": "agent", "langgraph_path": ["__pregel_pull", "agent"],
+                       "langgraph_step": 1, "langgraph_triggers": ["branch:to:agent"],
+                       "ls_integration": "langgraph"})
+            );
+            data[1] = json!({"langgraph_node": "agent"});
+        }
+    }
+    // Both chunks of one task: one namespace, `node:task-id`.
+    assert_eq!(task_namespaces.len(), 2);
+    assert_eq!(task_namespaces[0], task_namespaces[1]);
+    assert!(task_namespaces[0].as_str().unwrap().starts_with("agent:"));
     let q = json!({"type": "human", "content": "hi", "id": "q"});
     let reply = json!({"type": "ai", "content": "Hello", "id": "reply"});
     let expected = vec![

@@ -2,8 +2,8 @@
 //! every superstep is one logged step.
 
 use crate::error::GraphError;
-use serde::Serialize;
-use serde_json::{Value, json};
+use crate::graph_state::GraphState;
+use serde_json::{Map, Value, json};
 use state_core::{Delta, State, StateError};
 use state_store::{StoreError, Thread};
 use std::sync::Arc;
@@ -13,11 +13,7 @@ pub(crate) enum Backing<S: State> {
     Thread(Thread<S>),
 }
 
-impl<S> Backing<S>
-where
-    S: State + Clone + Serialize + Send + Sync + 'static,
-    S::Delta: Serialize + Send,
-{
+impl<S: GraphState> Backing<S> {
     /// The state, shared with the superstep's nodes (no copy).
     pub fn shared(&mut self) -> Arc<S> {
         match self {
@@ -53,8 +49,13 @@ where
         }
     }
 
-    /// Applies one superstep's deltas, in order, all or nothing.
-    pub async fn commit(&mut self, nodes: Vec<(&str, S::Delta)>) -> Result<(), GraphError> {
+    /// Applies one superstep's deltas, in order, all or nothing; with a
+    /// store, logged with `routes` (and the node names) as its metadata.
+    pub async fn commit(
+        &mut self,
+        nodes: Vec<(&str, S::Delta)>,
+        routes: Map<String, Value>,
+    ) -> Result<(), GraphError> {
         // Who wrote what, to name both nodes of a concurrent write.
         let fields: Vec<(&str, state_core::FieldNames)> = if nodes.len() > 1 {
             nodes.iter().map(|(n, d)| (*n, d.fields())).collect()
@@ -65,7 +66,11 @@ where
             Backing::Memory(state) => {
                 Arc::make_mut(state).apply_all(nodes.into_iter().map(|(_, delta)| delta))
             }
-            Backing::Thread(thread) => match thread.apply_nodes(nodes).await {
+            Backing::Thread(thread) => match thread
+                .with_metadata(Value::Object(routes))
+                .apply_nodes(nodes)
+                .await
+            {
                 Ok(_) => Ok(()),
                 Err(StoreError::State { source, .. }) => Err(source),
                 Err(other) => return Err(other.into()),

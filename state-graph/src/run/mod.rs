@@ -2,23 +2,30 @@
 //! by superstep, in memory or on a store's thread.
 
 mod backing;
+mod cursor;
 mod pending;
+mod snapshot;
 mod superstep;
 
-use crate::compile::{Plan, Source};
 use crate::ctx::{EmitFn, Emitted};
 use crate::error::GraphError;
+use crate::graph_state::GraphState;
 use crate::outcome::{Interrupt, Outcome, Resume};
-use crate::stream::{Event, RunStream, Sink, StreamMode};
+use crate::plan::{Cursor, Plan, Task};
+use crate::stream::{Event, MessageMetadata, RunStream, Sink, StreamMode};
 use backing::Backing;
+use cursor::{LoggedRoutes, LoggedSend};
 use futures::channel::mpsc;
-use pending::{Failure, PendingBody, PendingInterrupt, PendingWrite, Prior, TaskAnswers, TaskKey};
-use serde::Serialize;
+use pending::{
+    Breakpoint, Failure, PendingBody, PendingInterrupt, PendingWrite, Prior, TaskAnswers, TaskKey,
+};
 use serde_json::Value;
 use state_core::State;
 use state_store::{StepKind, Store};
 use std::sync::Arc;
-use superstep::Done;
+use superstep::{Done, Env};
+
+pub use snapshot::{History, Snapshot};
 
 /// Supersteps a run may take before it is stopped: LangGraph's default.
 pub const DEFAULT_RECURSION_LIMIT: usize = 25;
@@ -34,23 +41,26 @@ pub const DEFAULT_RECURSION_LIMIT: usize = 25;
 /// axum handler.
 ///
 /// [`with_store`]: CompiledGraph::with_store
-pub struct CompiledGraph<S: State> {
-    plan: Arc<Plan<S>>,
+pub struct CompiledGraph<S: State, C = ()> {
+    pub(crate) plan: Arc<Plan<S, C>>,
     store: Option<Store>,
     limit: usize,
+    /// The context runs are given (see `with_context`).
+    context: Option<Arc<C>>,
 }
 
-impl<S: State> Clone for CompiledGraph<S> {
+impl<S: State, C> Clone for CompiledGraph<S, C> {
     fn clone(&self) -> Self {
         CompiledGraph {
             plan: self.plan.clone(),
             store: self.store.clone(),
             limit: self.limit,
+            context: self.context.clone(),
         }
     }
 }
 
-impl<S: State> std::fmt::Debug for CompiledGraph<S> {
+impl<S: State, C> std::fmt::Debug for CompiledGraph<S, C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CompiledGraph")
             .field(
@@ -59,6 +69,7 @@ impl<S: State> std::fmt::Debug for CompiledGraph<S> {
             )
             .field("store", &self.store.is_some())
             .field("recursion_limit", &self.limit)
+            .field("context", &self.context.is_some())
             .finish()
     }
 }
@@ -73,17 +84,43 @@ enum Start<D> {
     Continue,
 }
 
-impl<S> CompiledGraph<S>
+impl<S, C> CompiledGraph<S, C>
 where
-    S: State + Clone + Serialize + Send + Sync + 'static,
-    S::Delta: Serialize + Clone + Send + Sync + 'static,
+    S: GraphState,
+    C: Send + Sync + 'static,
 {
-    pub(crate) fn new(plan: Plan<S>) -> Self {
+    pub(crate) fn new(plan: Plan<S, C>) -> Self {
+        // A graph without a context type runs with `()`, never missing.
+        let unit: Arc<dyn std::any::Any + Send + Sync> = Arc::new(());
         CompiledGraph {
             plan: Arc::new(plan),
             store: None,
             limit: DEFAULT_RECURSION_LIMIT,
+            context: unit.downcast::<C>().ok(),
         }
+    }
+
+    /// This graph, giving `context` to the runs started from it
+    /// (LangGraph's `context=`, or `config["configurable"]`): the user, the
+    /// time zone, a client. Nodes read it as [`Ctx::context`](crate::Ctx::context)
+    /// and routers as their second argument, typed as the graph's `C`. A
+    /// cheap clone of the graph: bind one per request.
+    ///
+    /// The context is not stored in the thread: [`resume`](Self::resume)
+    /// and [`continue_thread`](Self::continue_thread) take it the same way,
+    /// from the graph they are called on. A graph whose `C` is not `()`
+    /// refuses to run without one ([`GraphError::NoContext`]).
+    pub fn with_context(&self, context: C) -> Self {
+        let mut app = self.clone();
+        app.context = Some(Arc::new(context));
+        app
+    }
+
+    /// The context runs are given.
+    fn context(&self) -> Result<Arc<C>, GraphError> {
+        self.context.clone().ok_or(GraphError::NoContext {
+            context: std::any::type_name::<C>(),
+        })
     }
 
     /// This graph, running its threads in `store`: each superstep one
@@ -179,8 +216,9 @@ where
             Err(state_store::StoreError::ThreadNotFound { .. }) => return Ok(Vec::new()),
             Err(e) => return Err(e.into()),
         };
-        match self.load(seq, thread, false).await {
-            Ok((_, prior)) => Ok(prior
+        match self.load(seq, thread, "pending_interrupts").await {
+            Ok(loaded) => Ok(loaded
+                .prior
                 .interrupts
                 .into_iter()
                 .map(|i| Interrupt {
@@ -189,7 +227,7 @@ where
                     value: i.value,
                 })
                 .collect()),
-            Err(GraphError::Resume { .. }) => Ok(Vec::new()),
+            Err(GraphError::Continue { .. }) => Ok(Vec::new()),
             Err(e) => Err(e),
         }
     }
@@ -244,12 +282,12 @@ where
         &self,
         modes: StreamMode,
         run: impl FnOnce(
-            CompiledGraph<S>,
+            CompiledGraph<S, C>,
             Sink<S>,
         ) -> crate::node::BoxFuture<Result<Outcome<S>, GraphError>>,
     ) -> RunStream<S> {
         let (tx, rx) = mpsc::unbounded();
-        RunStream::new(rx, run(self.clone(), Sink { tx, modes }))
+        RunStream::new(rx, run(self.clone(), Sink::new(tx, modes)))
     }
 
     async fn open(&self, thread: &str, method: &'static str) -> Result<Backing<S>, GraphError> {
@@ -270,7 +308,7 @@ where
     }
 
     /// The run: from its start, superstep by superstep, until no task is
-    /// left, a node pauses or fails, or the recursion limit.
+    /// left, a node pauses or fails, a breakpoint, or the recursion limit.
     async fn drive(
         &self,
         mut backing: Backing<S>,
@@ -279,36 +317,76 @@ where
         sink: Option<&Sink<S>>,
     ) -> Result<Outcome<S>, GraphError> {
         let plan = &*self.plan;
+        let context = self.context()?;
         let emit = sink.and_then(emit_fn);
-        let (mut sources, mut prior) = match start {
+        let (mut cursor, mut prior, mut past_breakpoint) = match start {
             Start::Input(input) => {
                 backing.input(input).await?;
                 if let Some(sink) = sink.filter(|s| s.modes.contains(StreamMode::VALUES)) {
                     sink.send(Event::Values(backing.shared()));
                 }
-                (vec![None], Prior::default())
+                (Cursor::start(), Prior::default(), false)
             }
             Start::Resume(answer) => {
-                let (sources, mut prior) = self.load(backing.seq(), thread, true).await?;
-                answer_interrupts(&mut prior, answer, thread)?;
-                (sources, prior)
+                let mut loaded = self.load(backing.seq(), thread, "resume").await?;
+                match loaded.breakpoint {
+                    // LangGraph's Command(resume=..) at a breakpoint goes on,
+                    // as invoke(None) does: the answer has no question.
+                    Some(at) if loaded.prior.interrupts.is_empty() => {
+                        (loaded.cursor, loaded.prior, at == Breakpoint::Before)
+                    }
+                    _ if loaded.prior.interrupts.is_empty() => {
+                        return Err(GraphError::Resume {
+                            thread: thread.to_owned(),
+                            reason: "no interrupt is pending".to_owned(),
+                        });
+                    }
+                    _ => {
+                        answer_interrupts(&mut loaded.prior, answer, thread)?;
+                        (loaded.cursor, loaded.prior, false)
+                    }
+                }
             }
-            Start::Continue => self.load(backing.seq(), thread, false).await?,
+            Start::Continue => {
+                let loaded = self.load(backing.seq(), thread, "continue_thread").await?;
+                let past = loaded.breakpoint == Some(Breakpoint::Before);
+                (loaded.cursor, loaded.prior, past)
+            }
         };
+        let on = (!thread.is_empty()).then_some(thread);
+        let messages = sink.is_some_and(|s| s.modes.contains(StreamMode::MESSAGES));
         let mut steps = 0;
         loop {
             let state = backing.shared();
-            let tasks = plan.next(&sources, &state)?;
+            let (tasks, joins) = plan.next(&cursor, &state, &context)?;
             if tasks.is_empty() {
                 break;
             }
+            if !past_breakpoint && prior.is_empty() && tasks.iter().any(|t| plan.before[t.node]) {
+                drop(state);
+                return self
+                    .breakpoint(backing, thread, &cursor, &tasks, Breakpoint::Before, sink)
+                    .await;
+            }
+            past_breakpoint = false;
             if steps == self.limit {
                 return Err(GraphError::RecursionLimit { limit: self.limit });
             }
             steps += 1;
-            let on = (!thread.is_empty()).then_some(thread);
-            let (done, ran) =
-                superstep::execute(plan, &tasks, state, &mut prior, on, emit.as_ref()).await;
+            let env = Env {
+                thread: on,
+                store: self.store.as_ref(),
+                context: &context,
+                step: if on.is_some() {
+                    backing.seq() + 1
+                } else {
+                    steps as u64
+                },
+                remaining: self.limit - steps,
+                emit: emit.as_ref(),
+                messages,
+            };
+            let (done, ran) = superstep::execute(plan, &tasks, state, &mut prior, &env).await;
             if let Some(key) = prior
                 .writes
                 .keys()
@@ -332,26 +410,56 @@ where
                 // step already says all there is.
                 let log = ran > 0;
                 return self
-                    .pause(backing, thread, &sources, &tasks, done, prior, sink, log)
+                    .pause(backing, thread, &cursor, &tasks, done, prior, sink, log)
                     .await;
             }
             // The answers were for this superstep's runs: a later visit to
             // the same node asks again.
             prior.answers.clear();
+            let mut next = Cursor::default();
             let mut nodes = Vec::with_capacity(tasks.len());
             let mut updates = Vec::new();
+            let mut said = Vec::new();
             let want_updates = sink.is_some_and(|s| s.modes.contains(StreamMode::UPDATES));
             for (task, done) in tasks.iter().zip(done) {
-                if let Done::Wrote(delta) = done {
-                    let name = plan.nodes[task.node].name.as_str();
-                    if want_updates {
-                        updates.push((name.to_owned(), delta.clone()));
-                    }
-                    nodes.push((name, delta));
+                if !next.sources.contains(&Some(task.node)) {
+                    next.sources.push(Some(task.node));
+                }
+                let Done::Wrote(output) = done else { continue };
+                let name = plan.nodes[task.node].name.as_str();
+                if output.parent {
+                    return Err(GraphError::NoParent {
+                        node: name.to_owned(),
+                    });
+                }
+                next.goto
+                    .extend(output.resolved.targets.into_iter().map(|t| (task.node, t)));
+                next.sends
+                    .extend(output.resolved.sends.into_iter().map(|s| (task.node, s)));
+                let delta = output.update.unwrap_or_default();
+                if want_updates {
+                    updates.push((name.to_owned(), delta.clone()));
+                }
+                if messages {
+                    said.push(env.task_info(plan, task));
+                }
+                nodes.push((name, delta));
+            }
+            let ran: Vec<usize> = tasks.iter().map(|t| t.node).collect();
+            next.joins = plan.mark_joins(joins, &ran);
+            let routes = LoggedRoutes::of(plan, &next).into_metadata();
+            // The messages the deltas write, streamed once committed.
+            let mut written = Vec::new();
+            if let Some(sink) = sink.filter(|_| messages) {
+                for (task, (_, delta)) in said.iter().zip(&nodes) {
+                    sink.delta_messages(task, delta, &mut written);
                 }
             }
-            backing.commit(nodes).await?;
+            backing.commit(nodes, routes).await?;
             if let Some(sink) = sink {
+                for event in written {
+                    sink.send(event);
+                }
                 for (node, delta) in updates {
                     sink.send(Event::Update { node, delta });
                 }
@@ -359,10 +467,15 @@ where
                     sink.send(Event::Values(backing.shared()));
                 }
             }
-            sources.clear();
-            for task in &tasks {
-                if !sources.contains(&Some(task.node)) {
-                    sources.push(Some(task.node));
+            cursor = next;
+            if tasks.iter().any(|t| plan.after[t.node]) {
+                let state = backing.shared();
+                let (after, _) = plan.next(&cursor, &state, &context)?;
+                drop(state);
+                if !after.is_empty() {
+                    return self
+                        .breakpoint(backing, thread, &cursor, &after, Breakpoint::After, sink)
+                        .await;
                 }
             }
         }
@@ -370,8 +483,61 @@ where
             thread: thread.to_owned(),
             seq: backing.seq(),
             interrupts: Vec::new(),
+            next: Vec::new(),
             state: backing.into_state(),
         })
+    }
+
+    /// A run stopped by a static breakpoint, before `tasks` run: with a
+    /// store, logged as a pending step that says so (so `continue_thread`
+    /// runs them without pausing again).
+    async fn breakpoint(
+        &self,
+        mut backing: Backing<S>,
+        thread: &str,
+        cursor: &Cursor,
+        tasks: &[Task],
+        at: Breakpoint,
+        sink: Option<&Sink<S>>,
+    ) -> Result<Outcome<S>, GraphError> {
+        let plan = &*self.plan;
+        let next = task_names(plan, tasks);
+        if let Backing::Memory(_) = backing {
+            return Err(GraphError::BreakpointWithoutStore {
+                node: next.join(", "),
+            });
+        }
+        let mut body = self.planned(cursor);
+        body.breakpoint = Some(at);
+        let body = serde_json::to_value(&body).map_err(|e| GraphError::Log {
+            thread: thread.to_owned(),
+            seq: backing.seq(),
+            reason: format!("the pending step cannot be written: {e}"),
+        })?;
+        backing.pending(next.clone(), body).await?;
+        if let Some(sink) = sink {
+            sink.send(Event::Interrupt(Vec::new()));
+        }
+        Ok(Outcome {
+            thread: thread.to_owned(),
+            seq: backing.seq(),
+            interrupts: Vec::new(),
+            next,
+            state: backing.into_state(),
+        })
+    }
+
+    /// A pending body planned from `cursor`.
+    fn planned(&self, cursor: &Cursor) -> PendingBody {
+        let plan = &*self.plan;
+        PendingBody::planned(
+            cursor
+                .sources
+                .iter()
+                .map(|s| plan.source_name(*s).to_owned())
+                .collect(),
+            LoggedRoutes::of(plan, cursor),
+        )
     }
 
     /// A superstep in which a node failed or paused: nothing is applied;
@@ -381,45 +547,71 @@ where
         &self,
         mut backing: Backing<S>,
         thread: &str,
-        sources: &[Source],
-        tasks: &[crate::compile::Task],
+        cursor: &Cursor,
+        tasks: &[Task],
         done: Vec<Done<S::Delta>>,
         mut prior: Prior<S::Delta>,
         sink: Option<&Sink<S>>,
         log: bool,
     ) -> Result<Outcome<S>, GraphError> {
         let plan = &*self.plan;
-        let mut body = PendingBody {
-            from: sources
-                .iter()
-                .map(|s| plan.source_name(*s).to_owned())
-                .collect(),
-            ..PendingBody::default()
-        };
+        let mut body = self.planned(cursor);
         let mut failure = None;
         let mut interrupts = Vec::new();
+        let mut next = Vec::new();
         for (task, done) in tasks.iter().zip(done) {
             let key = superstep::key(plan, task);
             // A task that paused or failed runs again: it keeps its answers.
-            if !matches!(done, Done::Wrote(_))
-                && let Some(values) = prior.answers.remove(&key)
-            {
-                body.answers.push(TaskAnswers {
-                    task: key.clone(),
-                    values,
-                });
+            if !matches!(done, Done::Wrote(_)) {
+                if !next.contains(&key.node) {
+                    next.push(key.node.clone());
+                }
+                if let Some(values) = prior.answers.remove(&key) {
+                    body.answers.push(TaskAnswers {
+                        task: key.clone(),
+                        values,
+                    });
+                }
             }
             match done {
-                Done::Wrote(delta) => {
-                    let delta =
-                        state_core::json::to_value(&delta).map_err(|e| GraphError::State {
-                            context: format!("the delta of \"{}\" cannot be stored", key.node),
-                            source: state_core::StateError::Serialize {
-                                field: key.node.clone(),
-                                message: e.to_string(),
-                            },
-                        })?;
-                    body.writes.push(PendingWrite { task: key, delta });
+                Done::Wrote(output) => {
+                    let unstorable = |e: String| GraphError::State {
+                        context: format!("the delta of \"{}\" cannot be stored", key.node),
+                        source: state_core::StateError::Serialize {
+                            field: key.node.clone(),
+                            message: e,
+                        },
+                    };
+                    let delta = match &output.update {
+                        Some(delta) => state_core::json::to_value(delta)
+                            .map_err(|e| unstorable(e.to_string()))?,
+                        None => Value::Null,
+                    };
+                    let goto = output
+                        .resolved
+                        .targets
+                        .iter()
+                        .map(|t| match t {
+                            crate::plan::Target::Node(n) => plan.nodes[*n].name.clone(),
+                            crate::plan::Target::End => crate::END.to_owned(),
+                        })
+                        .collect();
+                    let sends = output
+                        .resolved
+                        .sends
+                        .iter()
+                        .map(|s| LoggedSend {
+                            from: key.node.clone(),
+                            to: plan.nodes[s.worker].name.clone(),
+                            input: s.logged.clone(),
+                        })
+                        .collect();
+                    body.writes.push(PendingWrite {
+                        task: key,
+                        delta,
+                        goto,
+                        sends,
+                    });
                 }
                 Done::Paused { id, value } => {
                     interrupts.push(Interrupt {
@@ -439,9 +631,14 @@ where
                             task: key.clone(),
                             error: error.to_string(),
                         });
-                        failure = Some(GraphError::Node {
-                            node: key.node,
-                            source: error,
+                        failure = Some(match error.downcast::<GraphError>() {
+                            // A command going where it may not: the graph's
+                            // error, as it is.
+                            Ok(graph) => *graph,
+                            Err(error) => GraphError::Node {
+                                node: key.node,
+                                source: error,
+                            },
                         });
                     }
                 }
@@ -463,11 +660,12 @@ where
             reason: format!("the pending step cannot be written: {e}"),
         })?;
         let logged = if log {
-            let nodes = tasks
+            // One name per task, as a superstep lists them.
+            let names = tasks
                 .iter()
                 .map(|t| plan.nodes[t.node].name.clone())
                 .collect();
-            backing.pending(nodes, body).await
+            backing.pending(names, body).await
         } else {
             Ok(())
         };
@@ -484,32 +682,38 @@ where
             thread: thread.to_owned(),
             seq: backing.seq(),
             interrupts,
+            next,
             state: backing.into_state(),
         })
     }
 
-    /// Where the run of `thread` stands: the sources of its next superstep
-    /// and what is pending in it. With `resume`, something must be pending.
+    /// Where the run of `thread` stands after its step `seq`: what its next
+    /// superstep is planned from, and what is pending in it.
     async fn load(
         &self,
         seq: u64,
         thread: &str,
-        resume: bool,
-    ) -> Result<(Vec<Source>, Prior<S::Delta>), GraphError> {
-        let nothing = |reason: &str| GraphError::Resume {
-            thread: thread.to_owned(),
-            reason: reason.to_owned(),
-        };
+        method: &'static str,
+    ) -> Result<Loaded<S::Delta>, GraphError> {
         let log = |reason: String| GraphError::Log {
             thread: thread.to_owned(),
             seq,
             reason,
         };
         let Some(store) = &self.store else {
-            return Err(GraphError::NoStore { method: "resume" });
+            return Err(GraphError::NoStore { method });
         };
         if seq == 0 {
-            return Err(nothing("the thread has no run yet"));
+            let reason = "the thread has no run yet: start one with invoke_thread".to_owned();
+            let thread = thread.to_owned();
+            return Err(match method {
+                "resume" => GraphError::Resume { thread, reason },
+                _ => GraphError::Continue {
+                    method,
+                    thread,
+                    reason,
+                },
+            });
         }
         let Some(last) = store.history(thread, seq..=seq).await?.pop() else {
             return Err(log(
@@ -517,50 +721,91 @@ where
                     .to_owned(),
             ));
         };
-        let (names, prior) = if last.kind == StepKind::Pending {
-            let body: PendingBody = serde_json::from_value(last.body)
-                .map_err(|e| log(format!("not a pending step of a graph run: {e}")))?;
-            let (names, prior) = Prior::decode(body, log)?;
-            if resume && prior.interrupts.is_empty() {
-                return Err(nothing("no interrupt is pending"));
-            }
-            (names, prior)
-        } else {
-            if resume {
-                return Err(nothing("no interrupt is pending"));
-            }
-            let names = match last.metadata.get("nodes") {
-                Some(Value::Array(names)) => names
-                    .iter()
-                    .map(|n| n.as_str().map(str::to_owned))
-                    .collect::<Option<Vec<String>>>(),
-                _ => None,
-            };
-            let Some(names) = names else {
-                return Err(nothing(&format!(
-                    "its last step ({seq}, {}) was not written by a graph run",
-                    last.kind
-                )));
-            };
-            (names, Prior::default())
-        };
-        let mut sources = Vec::new();
-        for name in names {
-            let source = if name == crate::START {
-                None
-            } else {
-                Some(self.plan.node(&name).ok_or_else(|| {
-                    log(format!(
-                        "the log names node \"{name}\", which this graph does not have"
-                    ))
-                })?)
-            };
-            if !sources.contains(&source) {
-                sources.push(source);
-            }
-        }
-        Ok((sources, prior))
+        self.position(thread, last, method)
     }
+
+    /// Where a run stands after the logged step `step`.
+    fn position(
+        &self,
+        thread: &str,
+        step: state_store::StepRecord,
+        method: &'static str,
+    ) -> Result<Loaded<S::Delta>, GraphError> {
+        let seq = step.seq;
+        let log = |reason: String| GraphError::Log {
+            thread: thread.to_owned(),
+            seq,
+            reason,
+        };
+        // A pending step, or an edit (update_state) that kept one.
+        let pending = if step.kind == StepKind::Pending {
+            Some(step.body)
+        } else {
+            step.metadata.get("pending").cloned()
+        };
+        if let Some(body) = pending {
+            let mut body: PendingBody = serde_json::from_value(body)
+                .map_err(|e| log(format!("not a pending step of a graph run: {e}")))?;
+            let prior = Prior::decode(&mut body, &self.plan, log)?;
+            let cursor = body.routes().cursor(&self.plan, &body.from).map_err(log)?;
+            return Ok(Loaded {
+                cursor,
+                prior,
+                breakpoint: body.breakpoint,
+                pending: true,
+            });
+        }
+        let names = match step.metadata.get("nodes") {
+            Some(Value::Array(names)) => names
+                .iter()
+                .map(|n| n.as_str().map(str::to_owned))
+                .collect::<Option<Vec<String>>>(),
+            _ => None,
+        };
+        let Some(names) = names else {
+            return Err(GraphError::Continue {
+                method,
+                thread: thread.to_owned(),
+                reason: format!(
+                    "its last step ({seq}, {}) was not written by a graph run; write edits with update_state",
+                    step.kind
+                ),
+            });
+        };
+        let cursor = LoggedRoutes::from_metadata(&step.metadata)
+            .and_then(|routes| routes.cursor(&self.plan, &names))
+            .map_err(log)?;
+        // An edit of a thread paused at a breakpoint keeps it passed.
+        let passed = step.metadata.get("breakpoint").and_then(Value::as_str) == Some("before");
+        Ok(Loaded {
+            cursor,
+            prior: Prior::default(),
+            breakpoint: passed.then_some(Breakpoint::Before),
+            pending: false,
+        })
+    }
+}
+
+/// Where a stored run stands: see `CompiledGraph::load`.
+struct Loaded<D> {
+    cursor: Cursor,
+    prior: Prior<D>,
+    /// A breakpoint stopped it there.
+    breakpoint: Option<Breakpoint>,
+    /// Its position is a pending (paused) superstep's.
+    pending: bool,
+}
+
+/// The names of `tasks`' nodes, once each, in order.
+fn task_names<S: State, C>(plan: &Plan<S, C>, tasks: &[Task]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        let name = &plan.nodes[task.node].name;
+        if !names.contains(name) {
+            names.push(name.clone());
+        }
+    }
+    names
 }
 
 /// Gives each answered interrupt's task its answer; answered interrupts are
@@ -640,13 +885,27 @@ where
         return None;
     }
     let tx = sink.tx.clone();
+    let streamed = sink.streamed.clone();
     Some(Arc::new(move |emitted| {
         let event = match emitted {
-            Emitted::Custom { node, value } if modes.contains(StreamMode::CUSTOM) => {
-                Event::Custom { node, value }
+            Emitted::Custom { task, value } if modes.contains(StreamMode::CUSTOM) => {
+                Event::Custom {
+                    node: task.node,
+                    value,
+                }
             }
-            Emitted::Message { node, chunk } if modes.contains(StreamMode::MESSAGES) => {
-                Event::Message { node, chunk }
+            Emitted::Message { task, chunk } if modes.contains(StreamMode::MESSAGES) => {
+                if let Some(id) = chunk.id() {
+                    streamed
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(id.to_owned());
+                }
+                Event::Message {
+                    metadata: Box::new(MessageMetadata::of(&task)),
+                    node: task.node,
+                    chunk,
+                }
             }
             _ => return,
         };

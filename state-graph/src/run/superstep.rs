@@ -2,30 +2,73 @@
 //! each with its retries, panics caught; what each did is reported in task
 //! order, whichever finished first.
 
-use crate::compile::{Plan, Task};
-use crate::ctx::{Ctx, EmitFn};
+use crate::command::Command;
+use crate::ctx::{Ctx, CtxParts, EmitFn, TaskInfo, task_id};
 use crate::error::{BoxError, NodeError, Panicked};
-use crate::graph::{Body, NodeSpec};
 use crate::node::Call;
+use crate::plan::{Plan, Resolved, Task};
 use crate::run::pending::{Prior, TaskKey};
+use crate::spec::{Body, NodeSpec};
 use futures::FutureExt;
 use serde_json::Value;
 use state_core::State;
+use state_store::Store;
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
+/// What a task that finished wrote: its update and where its command goes.
+pub(crate) struct Output<D> {
+    pub update: Option<D>,
+    pub resolved: Resolved,
+    /// Routed in the parent graph ([`Command::to_parent`]).
+    pub parent: bool,
+}
+
+/// What every task of a superstep shares.
+pub(crate) struct Env<'a, C> {
+    pub thread: Option<&'a str>,
+    pub store: Option<&'a Store>,
+    pub context: &'a Arc<C>,
+    /// The superstep's number in the thread.
+    pub step: u64,
+    /// Supersteps the run may take after this one.
+    pub remaining: usize,
+    pub emit: Option<&'a EmitFn>,
+    pub messages: bool,
+}
+
+impl<C> Env<'_, C> {
+    /// Who `task` is, for its context and the stream.
+    pub fn task_info<S: State>(&self, plan: &Plan<S, C>, task: &Task) -> TaskInfo {
+        let node = &plan.nodes[task.node].name;
+        let send = task.send.as_ref().map(|(i, _)| *i);
+        TaskInfo {
+            node: node.clone(),
+            id: task_id(self.thread.unwrap_or(""), &[], self.step, node, send),
+            step: self.step,
+            triggers: vec![match send {
+                Some(_) => "__pregel_push".to_owned(),
+                None => format!("branch:to:{node}"),
+            }],
+            namespace: Vec::new(),
+            send,
+            thread: self.thread.map(str::to_owned),
+        }
+    }
+}
+
 /// What one task of a superstep did.
 pub(crate) enum Done<D> {
-    /// It returned its delta (or had one pending from before).
-    Wrote(D),
+    /// It returned its output (or had one pending from before).
+    Wrote(Output<D>),
     /// It paused (or was still paused from before).
     Paused { id: String, value: Value },
     /// It failed.
     Failed(BoxError),
 }
 
-pub(crate) fn key<S: State>(plan: &Plan<S>, task: &Task) -> TaskKey {
+pub(crate) fn key<S: State, C>(plan: &Plan<S, C>, task: &Task) -> TaskKey {
     TaskKey {
         node: plan.nodes[task.node].name.clone(),
         send: task.send.as_ref().map(|(i, _)| *i),
@@ -34,13 +77,12 @@ pub(crate) fn key<S: State>(plan: &Plan<S>, task: &Task) -> TaskKey {
 
 /// Runs `tasks` on `state`; tasks with a write or an unanswered interrupt
 /// in `prior` are not run again. Also returns how many tasks ran.
-pub(crate) async fn execute<S: State + Send + Sync + 'static>(
-    plan: &Plan<S>,
+pub(crate) async fn execute<S: State + Send + Sync + 'static, C: Send + Sync + 'static>(
+    plan: &Plan<S, C>,
     tasks: &[Task],
     state: Arc<S>,
     prior: &mut Prior<S::Delta>,
-    thread: Option<&str>,
-    emit: Option<&EmitFn>,
+    env: &Env<'_, C>,
 ) -> (Vec<Done<S::Delta>>, usize)
 where
     S::Delta: Send + 'static,
@@ -66,14 +108,7 @@ where
             // Answers belong to this superstep's run of the task only.
             answers = prior.answers.get(&key).cloned().unwrap_or_default();
         }
-        runs.push(run_task(
-            plan,
-            task,
-            state.clone(),
-            answers,
-            thread,
-            emit.cloned(),
-        ));
+        runs.push(run_task(plan, task, state.clone(), answers, env));
         done.push(None);
     }
     drop(state);
@@ -102,13 +137,12 @@ where
 }
 
 /// One task: the node, retried as its policy says.
-async fn run_task<S: State + Send + Sync + 'static>(
-    plan: &Plan<S>,
+async fn run_task<S: State + Send + Sync + 'static, C: Send + Sync + 'static>(
+    plan: &Plan<S, C>,
     task: &Task,
     state: Arc<S>,
     answers: Vec<Value>,
-    thread: Option<&str>,
-    emit: Option<EmitFn>,
+    env: &Env<'_, C>,
 ) -> Done<S::Delta>
 where
     S::Delta: Send + 'static,
@@ -116,7 +150,16 @@ where
     let spec = &plan.nodes[task.node];
     let mut attempt = 1;
     loop {
-        let ctx = Ctx::new(&spec.name, thread, answers.clone(), emit.clone());
+        let parts = CtxParts {
+            task: env.task_info(plan, task),
+            thread: env.thread,
+            store: env.store,
+            remaining: env.remaining,
+            answers: answers.clone(),
+            events: env.emit.cloned(),
+            messages: env.messages,
+        };
+        let ctx = Ctx::new(parts, env.context.clone());
         let result = call(spec, task, state.clone(), ctx.clone()).await;
         if let Some(value) = ctx.take_raised() {
             return Done::Paused {
@@ -125,7 +168,7 @@ where
             };
         }
         match result {
-            Ok(delta) => return Done::Wrote(delta),
+            Ok(command) => return resolve(plan, task.node, command),
             Err(Failure::Panic(panic)) => return Done::Failed(Box::new(panic)),
             Err(Failure::Error(error)) => match &spec.retry {
                 Some(policy) if policy.retries(attempt, &error) => {
@@ -138,17 +181,42 @@ where
     }
 }
 
+/// A command's targets checked against the node's destinations: one that
+/// goes elsewhere fails the task (not retried: the node did what it does).
+fn resolve<S: State, C, D>(plan: &Plan<S, C>, node: usize, command: Command<D>) -> Done<D> {
+    let Command {
+        update,
+        goto,
+        parent,
+    } = command;
+    if goto.is_empty() {
+        return Done::Wrote(Output {
+            update,
+            resolved: Resolved::default(),
+            parent,
+        });
+    }
+    match plan.resolve(node, goto) {
+        Ok(resolved) => Done::Wrote(Output {
+            update,
+            resolved,
+            parent,
+        }),
+        Err(error) => Done::Failed(Box::new(error)),
+    }
+}
+
 enum Failure {
     Error(NodeError),
     Panic(Panicked),
 }
 
-async fn call<S: State + Send + Sync + 'static>(
-    spec: &NodeSpec<S>,
+async fn call<S: State + Send + Sync + 'static, C: Send + Sync + 'static>(
+    spec: &NodeSpec<S, C>,
     task: &Task,
     state: Arc<S>,
-    ctx: Ctx,
-) -> Result<S::Delta, Failure>
+    ctx: Ctx<C>,
+) -> Result<Command<S::Delta>, Failure>
 where
     S::Delta: Send + 'static,
 {
@@ -161,7 +229,11 @@ where
     }
 }
 
-async fn call_node<X: ?Sized, D>(call: &Call<X, D>, input: Arc<X>, ctx: Ctx) -> Result<D, Failure> {
+async fn call_node<X: ?Sized, C, D>(
+    call: &Call<X, C, D>,
+    input: Arc<X>,
+    ctx: Ctx<C>,
+) -> Result<Command<D>, Failure> {
     match call {
         Call::Sync(f) => std::panic::catch_unwind(AssertUnwindSafe(|| f(&input, &ctx)))
             .map_err(panicked)?

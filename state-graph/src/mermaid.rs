@@ -1,0 +1,177 @@
+//! [`CompiledGraph::draw_mermaid`]: the graph as Mermaid text, as
+//! LangGraph's `get_graph().draw_mermaid()` writes it (langchain-core's
+//! `graph_mermaid.py`): the same header, node shapes, edge order, dashed
+//! conditional edges and class definitions, so a picture made from either
+//! looks the same.
+
+use crate::graph_state::GraphState;
+use crate::plan::{Plan, Target};
+use crate::run::CompiledGraph;
+use crate::spec::{END, START};
+use state_core::State;
+use std::fmt::Write;
+
+/// One edge of the picture: (source, target, conditional).
+type Edge<'a> = (&'a str, &'a str, bool);
+
+impl<S: GraphState, C: Send + Sync + 'static> CompiledGraph<S, C> {
+    /// The graph as Mermaid text (LangGraph's
+    /// `app.get_graph().draw_mermaid()`): `START` and `END` as rounded
+    /// nodes, each node by name, plain edges solid, conditional edges (a
+    /// router's targets, a command's destinations, a fan-out's worker)
+    /// dashed, and breakpoints noted on their nodes. Paste it into any
+    /// Mermaid renderer (GitHub's Markdown, the inspector page).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), state_graph::GraphError> {
+    /// use state_core::{AgentState, State};
+    /// use state_graph::{END, START, StateGraph};
+    ///
+    /// #[derive(AgentState, Debug, Clone)]
+    /// struct S { n: u32 }
+    ///
+    /// let mut g = StateGraph::<S>::new();
+    /// g.add_node("agent", |_: &S| S::delta());
+    /// g.add_node("tools", |_: &S| S::delta());
+    /// g.add_edge(START, "agent");
+    /// g.add_conditional_edges("agent", |s: &S| if s.n > 0 { "tools" } else { END }, ["tools", END]);
+    /// g.add_edge("tools", "agent");
+    /// let picture = g.compile()?.draw_mermaid();
+    /// assert!(picture.contains("\tagent -.-> tools;\n"));
+    /// assert!(picture.contains("\ttools --> agent;\n"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn draw_mermaid(&self) -> String {
+        draw(&self.plan)
+    }
+}
+
+fn draw<S: State, C>(plan: &Plan<S, C>) -> String {
+    let name = |target: Target| match target {
+        Target::Node(n) => plan.nodes[n].name.as_str(),
+        Target::End => END,
+    };
+    let mut edges: Vec<Edge<'_>> = Vec::new();
+    let sources = std::iter::once((START, &plan.start, None)).chain(
+        plan.out
+            .iter()
+            .enumerate()
+            .map(|(i, out)| (plan.nodes[i].name.as_str(), out, Some(i))),
+    );
+    for (from, out, node) in sources {
+        for &to in &out.edges {
+            edges.push((from, name(to), false));
+        }
+        for branch in &out.branches {
+            for (_, to) in &branch.targets {
+                edges.push((from, name(*to), true));
+            }
+        }
+        for fan_out in &out.fan_outs {
+            edges.push((from, &plan.nodes[fan_out.worker].name, true));
+        }
+        for &join in &out.joins {
+            edges.push((from, &plan.nodes[plan.joins[join].target].name, false));
+        }
+        if let Some(node) = node {
+            let declared = &plan.destinations[node];
+            for (_, to) in &declared.targets {
+                edges.push((from, name(*to), true));
+            }
+            for (worker, _) in &declared.workers {
+                edges.push((from, &plan.nodes[*worker].name, true));
+            }
+        }
+    }
+    // LangGraph sorts its edges as tuples; one edge per pair (its
+    // `add_edge` keeps the first).
+    edges.sort();
+    let mut unique: Vec<Edge<'_>> = Vec::with_capacity(edges.len());
+    for edge in edges {
+        if !unique.iter().any(|e| (e.0, e.1) == (edge.0, edge.1)) {
+            unique.push(edge);
+        }
+    }
+
+    let mut out = String::from("---\nconfig:\n  flowchart:\n    curve: linear\n---\ngraph TD;\n");
+    let _ = writeln!(out, "\t{}([{}]):::first", safe_id(START), label(START, &[]));
+    for (i, node) in plan.nodes.iter().enumerate() {
+        let mut metadata = Vec::new();
+        match (plan.before[i], plan.after[i]) {
+            (true, true) => metadata.push("__interrupt = before,after"),
+            (true, false) => metadata.push("__interrupt = before"),
+            (false, true) => metadata.push("__interrupt = after"),
+            (false, false) => {}
+        }
+        let _ = writeln!(
+            out,
+            "\t{}({})",
+            safe_id(&node.name),
+            label(&node.name, &metadata)
+        );
+    }
+    if unique.iter().any(|e| e.1 == END) {
+        let _ = writeln!(out, "\t{}([{}]):::last", safe_id(END), label(END, &[]));
+    }
+    for (from, to, conditional) in unique {
+        let arrow = if conditional { " -.-> " } else { " --> " };
+        let _ = writeln!(out, "\t{}{arrow}{};", safe_id(from), safe_id(to));
+    }
+    out.push_str("\tclassDef default fill:#f2f0ff,line-height:1.2\n");
+    out.push_str("\tclassDef first fill-opacity:0\n");
+    out.push_str("\tclassDef last fill:#bfb6fc\n");
+    out
+}
+
+/// A node's label: in `<p>` when it starts and ends with a Markdown
+/// character (Mermaid would format it), then its metadata lines.
+fn label(name: &str, metadata: &[&str]) -> String {
+    const MARKDOWN: [char; 3] = ['*', '_', '`'];
+    let mut label = if name.starts_with(MARKDOWN) && name.ends_with(MARKDOWN) {
+        format!("<p>{name}</p>")
+    } else {
+        name.to_owned()
+    };
+    if !metadata.is_empty() {
+        let lines: Vec<String> = metadata.iter().map(|l| escape(l)).collect();
+        label.push_str("<hr/><small><em>");
+        label.push_str(&lines.join("\n"));
+        label.push_str("</em></small>");
+    }
+    label
+}
+
+/// Mermaid's entities for the characters a label cannot hold.
+fn escape(text: &str) -> String {
+    let mut out = text.replace('#', "#35;");
+    for (c, entity) in [
+        ('[', "#91;"),
+        (']', "#93;"),
+        ('(', "#40;"),
+        (')', "#41;"),
+        ('{', "#123;"),
+        ('}', "#125;"),
+        ('"', "#quot;"),
+        ('<', "#60;"),
+        ('>', "#62;"),
+        ('|', "#124;"),
+    ] {
+        out = out.replace(c, entity);
+    }
+    out
+}
+
+/// A Mermaid-safe node id: `[A-Za-z0-9_-]` kept, anything else as a
+/// backslash and its code point in hex (langchain-core's `_to_safe_id`).
+fn safe_id(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            out.push(c);
+        } else {
+            let _ = write!(out, "\\{:x}", c as u32);
+        }
+    }
+    out
+}
