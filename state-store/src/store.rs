@@ -202,7 +202,10 @@ impl Store {
 
     /// A new thread `to` whose state is that of `from` right after step
     /// `seq`; its next step is `seq + 1`. `from` is unchanged. Fails if
-    /// `to` exists.
+    /// `to` exists. The fork keeps a copy of step `seq` itself (its
+    /// history starts there), so a graph run on it goes on from that step
+    /// as it would have on `from`: time travel (see state-graph's
+    /// `continue_thread`).
     pub async fn fork<S>(&self, from: &str, seq: u64, to: &str) -> Result<Thread<S>, StoreError>
     where
         S: State + Serialize + Send + 'static,
@@ -219,9 +222,16 @@ impl Store {
             recorded_at: now,
         };
         let state_len = snapshot.state.len();
+        // The step itself comes along (replay starts after the snapshot):
+        // what wrote it, a graph run's routes or pause, is the fork's too,
+        // so a run on the fork goes on from there.
+        let last = match seq {
+            0 => None,
+            seq => self.backend.step(from, seq).await?,
+        };
         let fork = ForkRows {
             snapshot: Some(snapshot),
-            steps: Vec::new(),
+            steps: last.into_iter().collect(),
         };
         self.create_fork((from, seq), to, &fork, now).await?;
         Ok(Thread::from_snapshot(
