@@ -40,7 +40,9 @@ pub use crate::runtime::migrate::{MigrationFn, MigrationOutcome};
 pub use crate::runtime::nested;
 pub use crate::runtime::per_type::schema_of;
 pub use crate::runtime::serde_delta::{UpdateInput, decode_reduced, decode_replace};
-pub use crate::runtime::slot::{Slot, Written, merge_replace, merge_slot, write};
+pub use crate::runtime::slot::{
+    MergeMode, Merging, Slot, Written, merge_replace, merge_slot, write,
+};
 pub use crate::runtime::state_field::{DecodeUpdate, StateField};
 pub use crate::runtime::state_serde::deserialize_state;
 pub use crate::runtime::table::{self, ErasedState, Fields, ViaStateField, ViaValueField};

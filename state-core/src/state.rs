@@ -465,7 +465,46 @@ pub trait Delta: Default {
     /// assert_eq!(state.findings, ["web", "docs"]);
     /// # Ok::<(), state_core::StateError>(())
     /// ```
-    fn merge(self, other: Self) -> Result<Self, StateError>;
+    fn merge(self, other: Self) -> Result<Self, StateError> {
+        self.merge_with(other, crate::__private::MergeMode::Concurrent)
+    }
+
+    /// Combines two deltas written one after the other into one with the
+    /// effect of applying `self`, then `later`: a later write to a
+    /// `replace` field wins, a later overwrite replaces what came before,
+    /// and later plain writes reduce into an earlier overwrite. Never a
+    /// concurrent-write error; a reducer refusing a write into an earlier
+    /// overwrite is the error applying would give.
+    ///
+    /// What a subgraph's steps become in its parent's superstep.
+    ///
+    /// ```
+    /// use state_core::{AgentState, Delta, State};
+    ///
+    /// #[derive(AgentState)]
+    /// struct Research {
+    ///     #[reducer(append)]
+    ///     findings: Vec<String>,
+    ///     next: String,
+    /// }
+    ///
+    /// let first = Research::delta().findings(["web"]).next("read");
+    /// let second = Research::delta().findings(["docs"]).next("write");
+    /// let both = first.then(second)?;
+    /// let mut state = Research::default();
+    /// state.apply(both)?;
+    /// assert_eq!((state.findings.len(), state.next.as_str()), (2, "write"));
+    /// # Ok::<(), state_core::StateError>(())
+    /// ```
+    fn then(self, later: Self) -> Result<Self, StateError> {
+        self.merge_with(later, crate::__private::MergeMode::Sequential)
+    }
+
+    /// [`merge`](Delta::merge) or [`then`](Delta::then), as `mode` says:
+    /// what `#[derive(AgentState)]` writes.
+    #[doc(hidden)]
+    fn merge_with(self, other: Self, mode: crate::__private::MergeMode)
+    -> Result<Self, StateError>;
 
     /// A delta from a JSON object `{field: update}`. Unknown keys are an
     /// error with a did-you-mean; a value of the wrong type names the field.

@@ -96,7 +96,7 @@ pub fn stubs(input: &syn::DeriveInput, derives_default: bool) -> TokenStream {
                 fn fields(&self) -> #p::FieldNames {
                     #p::Default::default()
                 }
-                fn merge(self, _: Self) -> #p::Result<Self, #p::StateError> {
+                fn merge_with(self, _: Self, _: #p::MergeMode) -> #p::Result<Self, #p::StateError> {
                     #p::Ok(self)
                 }
                 fn from_json(_: #p::serde_json::Value) -> #p::Result<Self, #p::StateError> {
