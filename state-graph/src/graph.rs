@@ -277,6 +277,133 @@ where
         Worker::new(name)
     }
 
+    /// Adds a compiled graph of the same state type as one node (LangGraph's
+    /// `add_node(name, compiled_subgraph)`): when it runs, the child graph
+    /// runs from its `START` on the parent's state, superstep after
+    /// superstep, and what its steps wrote, applied one after the other
+    /// (two child steps writing one plain field are not a conflict), is the
+    /// node's write in the parent's superstep.
+    ///
+    /// With a store, each child superstep is logged under the parent's
+    /// thread (a `subgraph` step, with its namespace: LangGraph's checkpoint
+    /// namespace), so a crash inside the child goes on inside it; a node
+    /// pausing inside pauses the parent, and `resume` on the parent's thread
+    /// answers it (by id too), without running again what the child
+    /// finished. A child node's [`Command::to_parent`](crate::Command::to_parent)
+    /// ends the child and routes in this graph, through this node's
+    /// [`destinations`](NodeOptions::destinations). The child's own store,
+    /// recursion limit and context bindings are not used: the parent's run
+    /// is given to it; its context type is the parent's.
+    ///
+    /// Unlike LangGraph, whose subgraph node writes the child's whole final
+    /// state back through the parent's reducers (a list the child only read
+    /// is appended again), the write is what the child's steps wrote.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_graph::GraphError> {
+    /// use state_core::{AgentState, State};
+    /// use state_graph::{END, START, StateGraph};
+    ///
+    /// #[derive(AgentState, Debug, Clone)]
+    /// struct Team {
+    ///     #[reducer(append)]
+    ///     log: Vec<String>,
+    ///     last: String,
+    /// }
+    /// fn step(name: &'static str) -> impl Fn(&Team) -> TeamDelta {
+    ///     move |_| Team::delta().log(vec![name.to_owned()]).last(name)
+    /// }
+    ///
+    /// let mut research = StateGraph::<Team>::new();
+    /// research.add_node("search", step("search"));
+    /// research.add_node("read", step("read"));
+    /// research.add_edge(START, "search").add_edge("search", "read").add_edge("read", END);
+    ///
+    /// let mut g = StateGraph::<Team>::new();
+    /// g.add_subgraph("research", research.compile()?);
+    /// g.add_node("write", step("write"));
+    /// g.add_edge(START, "research").add_edge("research", "write").add_edge("write", END);
+    /// let out = g.compile()?.invoke(Team::delta()).await?;
+    /// assert_eq!(out.log, ["search", "read", "write"]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn add_subgraph(
+        &mut self,
+        name: impl Into<String>,
+        child: CompiledGraph<S, C>,
+    ) -> NodeOptions<'_, S, C> {
+        self.push(
+            name.into(),
+            Body::Subgraph(Arc::new(crate::run::SameState { child })),
+        )
+    }
+
+    /// Adds a compiled graph of another state type `T` as one node: when it
+    /// runs, `into_child` of the parent's state is applied to a fresh `T`
+    /// (as the child's input), the child runs, and `from_child` of its final
+    /// state is the node's write. LangGraph's node function that invokes a
+    /// child graph, with everything [`add_subgraph`](Self::add_subgraph)
+    /// says of logging, pausing and resuming.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_graph::GraphError> {
+    /// use state_core::{AgentState, State};
+    /// use state_graph::{END, START, StateGraph};
+    ///
+    /// #[derive(AgentState, Debug, Clone)]
+    /// struct Report {
+    ///     topic: String,
+    ///     summary: String,
+    /// }
+    /// #[derive(AgentState, Debug, Clone)]
+    /// struct Notes {
+    ///     subject: String,
+    ///     #[reducer(append)]
+    ///     notes: Vec<String>,
+    /// }
+    ///
+    /// let mut notes = StateGraph::<Notes>::new();
+    /// notes.add_node("take", |n: &Notes| Notes::delta().notes(vec![format!("on {}", n.subject)]));
+    /// notes.add_edge(START, "take").add_edge("take", END);
+    ///
+    /// let mut g = StateGraph::<Report>::new();
+    /// g.add_subgraph_mapped(
+    ///     "notes",
+    ///     notes.compile()?,
+    ///     |r: &Report| Notes::delta().subject(r.topic.clone()),
+    ///     |n: &Notes| Report::delta().summary(n.notes.join("; ")),
+    /// );
+    /// g.add_edge(START, "notes").add_edge("notes", END);
+    /// let out = g.compile()?.invoke(Report::delta().topic("rust")).await?;
+    /// assert_eq!(out.summary, "on rust");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn add_subgraph_mapped<T, I, O>(
+        &mut self,
+        name: impl Into<String>,
+        child: CompiledGraph<T, C>,
+        into_child: I,
+        from_child: O,
+    ) -> NodeOptions<'_, S, C>
+    where
+        T: GraphState,
+        I: Fn(&S) -> T::Delta + Send + Sync + 'static,
+        O: Fn(&T) -> S::Delta + Send + Sync + 'static,
+    {
+        self.push(
+            name.into(),
+            Body::Subgraph(Arc::new(crate::run::Mapped {
+                child,
+                into_child: Arc::new(into_child),
+                from_child: Arc::new(from_child),
+            })),
+        )
+    }
+
     fn push(&mut self, name: String, body: Body<S, C>) -> NodeOptions<'_, S, C> {
         self.spec.nodes.push(NodeSpec {
             name,

@@ -17,6 +17,7 @@ mod route;
 mod run;
 mod spec;
 mod stream;
+mod subgraph;
 
 pub use command::{Command, Dispatch, IntoGoto};
 pub use ctx::{Ctx, Interrupted, NoStore};

@@ -16,6 +16,10 @@ pub struct Interrupt {
     pub node: String,
     /// What the node showed (a question, a plan).
     pub value: Value,
+    /// The namespace of the subgraph the node is in (`node:task-id`
+    /// segments, outermost first); empty for a node of the graph itself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub namespace: Vec<String>,
 }
 
 /// How a run on a thread ended: at `END`, or paused by interrupts.

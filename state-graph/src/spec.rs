@@ -5,6 +5,7 @@
 use crate::node::Node;
 use crate::retry::RetryPolicy;
 use crate::route::{AnyInput, FanOutFn, RouterFn};
+use crate::subgraph::SubgraphNode;
 use state_core::State;
 use std::sync::Arc;
 
@@ -19,10 +20,12 @@ pub const END: &str = "__end__";
 /// into the worker's input type.
 pub(crate) type DecodeFn = fn(serde_json::Value) -> Result<Arc<AnyInput>, serde_json::Error>;
 
-/// What a node reads: the state, or (a worker) its own input.
+/// What a node reads: the state, its own input (a worker), or it runs a
+/// child graph (a subgraph).
 pub(crate) enum Body<S: State, C> {
     State(Node<S, C, S::Delta>),
     Worker(Node<AnyInput, C, S::Delta>),
+    Subgraph(Arc<dyn SubgraphNode<S, C>>),
 }
 
 /// A target a node declared with

@@ -40,6 +40,10 @@ impl StreamMode {
     pub const MESSAGES: StreamMode = StreamMode(8);
     /// Every mode.
     pub const ALL: StreamMode = StreamMode(15);
+    /// Not a mode: with it, the events of the modes asked for come from
+    /// inside subgraphs too, as [`Event::Nested`] marked with the
+    /// subgraph's namespace (LangGraph's `stream(subgraphs=True)`).
+    pub const SUBGRAPHS: StreamMode = StreamMode(16);
 
     /// Whether every mode of `other` is in `self`.
     pub fn contains(self, other: StreamMode) -> bool {
@@ -61,6 +65,7 @@ impl fmt::Debug for StreamMode {
             (StreamMode::VALUES, "values"),
             (StreamMode::CUSTOM, "custom"),
             (StreamMode::MESSAGES, "messages"),
+            (StreamMode::SUBGRAPHS, "subgraphs"),
         ]
         .into_iter()
         .filter(|(m, _)| self.contains(*m))
@@ -111,7 +116,18 @@ pub enum Event<S: State> {
         /// LangGraph's metadata of the event (boxed: events stay small).
         metadata: Box<MessageMetadata>,
     },
-    /// The run paused: the pending interrupts.
+    /// An event from inside a subgraph (with [`StreamMode::SUBGRAPHS`]):
+    /// its namespace (`node:task-id` segments, outermost first), its mode
+    /// and its JSON, as LangGraph's `(namespace, mode, chunk)`.
+    Nested {
+        /// The subgraph's namespace.
+        namespace: Vec<String>,
+        /// `updates`, `values`, `custom` or `messages`.
+        mode: &'static str,
+        /// The event's JSON, as [`data`](Event::data) gives a top-level one.
+        data: Value,
+    },
+    /// The run paused: the pending interrupts (none for a breakpoint).
     Interrupt(Vec<Interrupt>),
     /// The run ended at `END` (no interrupts) or paused (with them): its
     /// outcome. The last event.
@@ -128,7 +144,17 @@ impl<S: State> Event<S> {
             Event::Values(_) => "values",
             Event::Custom { .. } => "custom",
             Event::Message { .. } => "messages",
+            Event::Nested { mode, .. } => mode,
             Event::End(_) => "end",
+        }
+    }
+
+    /// The namespace of the graph it comes from: empty at the top, a
+    /// subgraph's for [`Event::Nested`].
+    pub fn namespace(&self) -> &[String] {
+        match self {
+            Event::Nested { namespace, .. } => namespace,
+            _ => &[],
         }
     }
 
@@ -157,6 +183,7 @@ impl<S: State> Event<S> {
                 let chunk = state_core::json::to_value(chunk).map_err(|e| unwritable(node, e))?;
                 json!([chunk, metadata.to_json()])
             }
+            Event::Nested { data, .. } => data.clone(),
             Event::Interrupt(interrupts) => {
                 let list: Vec<Value> = interrupts
                     .iter()
@@ -251,27 +278,111 @@ fn unwritable(node: &str, error: serde_json::Error) -> StateError {
 
 /// Where a run sends its events, with the modes asked for.
 pub(crate) struct Sink<S: State> {
-    pub tx: UnboundedSender<Event<S>>,
+    send: Arc<dyn Fn(Event<S>) + Send + Sync>,
     pub modes: StreamMode,
     /// The ids of the messages this run streamed: a message is streamed
     /// once (as LangGraph does), whether as chunks or from a delta.
     pub streamed: Arc<Mutex<HashSet<String>>>,
 }
 
-impl<S: State> Sink<S> {
+impl<S: State> Clone for Sink<S> {
+    fn clone(&self) -> Self {
+        Sink {
+            send: self.send.clone(),
+            modes: self.modes,
+            streamed: self.streamed.clone(),
+        }
+    }
+}
+
+/// Where a subgraph's events go: the root's stream, each marked with the
+/// subgraph's namespace.
+#[derive(Clone)]
+pub(crate) struct Nested {
+    send: Arc<dyn Fn(Vec<String>, &'static str, Value) + Send + Sync>,
+    pub modes: StreamMode,
+    pub streamed: Arc<Mutex<HashSet<String>>>,
+}
+
+impl<S> Sink<S>
+where
+    S: State + Send + Sync + 'static,
+    S::Delta: Send,
+{
+    /// The sink of a top-level run, onto `tx`.
     pub fn new(tx: UnboundedSender<Event<S>>, modes: StreamMode) -> Sink<S> {
         Sink {
-            tx,
+            send: Arc::new(move |event| {
+                // A dropped stream has dropped the run too; nobody is left
+                // to tell.
+                let _ = tx.unbounded_send(event);
+            }),
             modes,
             streamed: Arc::default(),
         }
     }
+}
 
+impl<S: State> Sink<S> {
     pub fn send(&self, event: Event<S>) {
-        // A dropped stream has dropped the run too; nobody is left to tell.
-        let _ = self.tx.unbounded_send(event);
+        (self.send)(event)
     }
 
+    /// Where this run's subgraphs send their events, when they are asked
+    /// for.
+    pub fn nested(&self) -> Option<Nested>
+    where
+        S: 'static,
+    {
+        if !self.modes.contains(StreamMode::SUBGRAPHS) {
+            return None;
+        }
+        let send = self.send.clone();
+        Some(Nested {
+            send: Arc::new(move |namespace, mode, data| {
+                send(Event::Nested {
+                    namespace,
+                    mode,
+                    data,
+                })
+            }),
+            modes: self.modes,
+            streamed: self.streamed.clone(),
+        })
+    }
+}
+
+impl Nested {
+    /// The sink of a subgraph whose namespace is `namespace`: its events,
+    /// as JSON, into the root's stream.
+    pub fn sink<T: State + 'static>(&self, namespace: Vec<String>) -> Sink<T>
+    where
+        T::Delta: serde::Serialize,
+    {
+        let send = self.send.clone();
+        Sink {
+            send: Arc::new(move |event: Event<T>| {
+                if matches!(event, Event::Interrupt(_) | Event::End(_)) {
+                    // The root says when the run pauses or ends.
+                    return;
+                }
+                let mode = event.mode();
+                let inner = event.namespace().to_vec();
+                // An event that cannot be written as JSON is dropped, as a
+                // dropped stream drops it: the run goes on.
+                if let Ok(data) = event.data() {
+                    let mut full = namespace.clone();
+                    full.extend(inner);
+                    send(full, mode, data);
+                }
+            }),
+            modes: self.modes,
+            streamed: self.streamed.clone(),
+        }
+    }
+}
+
+impl<S: State> Sink<S> {
     /// The events of the messages `delta` writes (its `add_messages`
     /// fields), those not streamed before, as written by `task`: sent once
     /// the superstep is committed.

@@ -35,6 +35,13 @@ pub enum StepKind {
     /// object chosen by the runner (the finished nodes' deltas, the pending
     /// interrupts, resume answers), opaque to the store.
     Pending,
+    /// A step of a subgraph run inside one of the thread's supersteps
+    /// ([`Thread::log_subgraph`](crate::Thread::log_subgraph)): the child
+    /// graph's own superstep, logged so that a crash inside it goes on from
+    /// there. Changes no state of the thread (the child's state is its
+    /// own; the superstep that ran it applies what it wrote). Body: a JSON
+    /// object chosen by the runner, opaque to the store.
+    Subgraph,
 }
 
 impl StepKind {
@@ -46,6 +53,7 @@ impl StepKind {
             StepKind::BeginTurn => "begin_turn",
             StepKind::Set => "set",
             StepKind::Pending => "pending",
+            StepKind::Subgraph => "subgraph",
         }
     }
 
@@ -56,6 +64,7 @@ impl StepKind {
             StepKind::BeginTurn,
             StepKind::Set,
             StepKind::Pending,
+            StepKind::Subgraph,
         ]
         .into_iter()
         .find(|kind| kind.as_str() == name)
@@ -265,6 +274,20 @@ impl Encoded {
             body: to_text(thread, "pending step", body)?,
         })
     }
+
+    /// A subgraph's step: its body must be a JSON object.
+    pub fn subgraph(thread: &str, body: &Value) -> Result<Encoded, StoreError> {
+        if !body.is_object() {
+            return Err(StoreError::PendingBody {
+                thread: thread.to_owned(),
+                got: describe(body),
+            });
+        }
+        Ok(Encoded {
+            kind: StepKind::Subgraph,
+            body: to_text(thread, "subgraph step", body)?,
+        })
+    }
 }
 
 fn to_text<T: Serialize + ?Sized>(
@@ -370,10 +393,10 @@ fn replay_value<S: State>(
             }
         }
         // Opaque to the store: nothing to migrate, nothing to apply.
-        StepKind::Pending => match body {
+        StepKind::Pending | StepKind::Subgraph => match body {
             Value::Object(_) => Ok(()),
             other => Err(corrupt(format!(
-                "a pending step's body must be a JSON object, got {}",
+                "a {kind} step's body must be a JSON object, got {}",
                 describe(&other)
             ))),
         },

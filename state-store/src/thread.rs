@@ -303,6 +303,15 @@ where
         self.pending_with(body, Map::new()).await
     }
 
+    /// Logs a subgraph's step ([`StepKind::Subgraph`](crate::StepKind::Subgraph)):
+    /// a step that changes no state, whose body (a JSON object) is the
+    /// runner's record of a child graph's superstep, kept so that a crash
+    /// inside the child goes on from it. As [`log_pending`](Thread::log_pending)
+    /// otherwise.
+    pub async fn log_subgraph(&mut self, body: Value) -> Result<u64, StoreError> {
+        self.subgraph_with(body, Map::new()).await
+    }
+
     /// Writes a snapshot of the current state now (the policy also writes
     /// them on its own). A snapshot already stored at this step is kept.
     pub async fn snapshot(&mut self) -> Result<(), StoreError> {
@@ -466,6 +475,16 @@ where
     ) -> Result<u64, StoreError> {
         self.settle().await?;
         let encoded = Encoded::pending(&self.id, &body)?;
+        self.write(encoded, metadata, |_| {}).await
+    }
+
+    async fn subgraph_with(
+        &mut self,
+        body: Value,
+        metadata: Map<String, Value>,
+    ) -> Result<u64, StoreError> {
+        self.settle().await?;
+        let encoded = Encoded::subgraph(&self.id, &body)?;
         self.write(encoded, metadata, |_| {}).await
     }
 
@@ -680,5 +699,11 @@ where
     pub async fn log_pending(self, body: Value) -> Result<u64, StoreError> {
         let metadata = self.metadata?;
         self.thread.pending_with(body, metadata).await
+    }
+
+    /// [`Thread::log_subgraph`], with this metadata.
+    pub async fn log_subgraph(self, body: Value) -> Result<u64, StoreError> {
+        let metadata = self.metadata?;
+        self.thread.subgraph_with(body, metadata).await
     }
 }

@@ -1,8 +1,11 @@
-//! Where a run keeps its state: in memory, or in a store's thread, where
-//! every superstep is one logged step.
+//! Where a run keeps its state: in memory, in a store's thread (every
+//! superstep one logged step), or, for a subgraph, its own state inside its
+//! parent's superstep (each superstep logged as a subgraph step under the
+//! root thread, when there is one).
 
 use crate::error::GraphError;
 use crate::graph_state::GraphState;
+use crate::subgraph::{ChildLog, LogFuture};
 use serde_json::{Map, Value, json};
 use state_core::{Delta, State, StateError};
 use state_store::{StoreError, Thread};
@@ -11,6 +14,46 @@ use std::sync::Arc;
 pub(crate) enum Backing<S: State> {
     Memory(Arc<S>),
     Thread(Thread<S>),
+    /// The thread, lent to the subgraphs of a running superstep so they
+    /// can log their steps under it (see [`Backing::lend`]), with the state
+    /// the superstep reads.
+    Lent(Arc<ThreadLog<S>>, Arc<S>),
+    Child(Child<S>),
+}
+
+/// A subgraph's run: its state, and where its steps are logged.
+pub(crate) struct Child<S: State> {
+    pub state: Arc<S>,
+    pub log: Option<Arc<dyn ChildLog>>,
+    /// What its steps' metadata carry besides their nodes and routes: its
+    /// namespace, and where the root run stands (see `child.rs`).
+    pub tags: Map<String, Value>,
+    /// What its supersteps wrote, one after the other, when its parent
+    /// takes its writes (a subgraph of the same state type).
+    pub writes: Option<S::Delta>,
+    /// Whether `writes` is kept.
+    pub keep_writes: bool,
+    /// Supersteps committed.
+    pub steps: u64,
+}
+
+/// The root thread, as a [`ChildLog`].
+pub(crate) struct ThreadLog<S>(tokio::sync::Mutex<Thread<S>>);
+
+impl<S: GraphState> ChildLog for ThreadLog<S> {
+    fn log(
+        &self,
+        body: Value,
+        metadata: Map<String, Value>,
+    ) -> LogFuture<'_, Result<u64, StoreError>> {
+        Box::pin(async move {
+            let mut thread = self.0.lock().await;
+            thread
+                .with_metadata(Value::Object(metadata))
+                .log_subgraph(body)
+                .await
+        })
+    }
 }
 
 impl<S: GraphState> Backing<S> {
@@ -19,6 +62,60 @@ impl<S: GraphState> Backing<S> {
         match self {
             Backing::Memory(state) => state.clone(),
             Backing::Thread(thread) => thread.shared_state(),
+            Backing::Lent(_, state) => state.clone(),
+            Backing::Child(child) => child.state.clone(),
+        }
+    }
+
+    /// Where the subgraphs of the next superstep log their steps: the
+    /// thread (lent until [`take_back`](Backing::take_back)), a parent's
+    /// log, or nowhere (in memory).
+    pub fn lend(&mut self) -> Option<Arc<dyn ChildLog>> {
+        match self {
+            Backing::Memory(_) => None,
+            Backing::Child(child) => child.log.clone(),
+            Backing::Lent(log, _) => Some(log.clone()),
+            Backing::Thread(_) => {
+                let Backing::Thread(mut thread) =
+                    std::mem::replace(self, Backing::Memory(Arc::new(S::default())))
+                else {
+                    return None;
+                };
+                let state = thread.shared_state();
+                let log = Arc::new(ThreadLog(tokio::sync::Mutex::new(thread)));
+                *self = Backing::Lent(log.clone(), state);
+                Some(log)
+            }
+        }
+    }
+
+    /// The thread back from the superstep's subgraphs (which hold it no
+    /// more once the superstep is over).
+    pub fn take_back(&mut self) -> Result<(), GraphError> {
+        if !matches!(self, Backing::Lent(..)) {
+            return Ok(());
+        }
+        let Backing::Lent(log, state) =
+            std::mem::replace(self, Backing::Memory(Arc::new(S::default())))
+        else {
+            return Ok(());
+        };
+        drop(state);
+        match Arc::try_unwrap(log) {
+            Ok(log) => {
+                *self = Backing::Thread(log.0.into_inner());
+                Ok(())
+            }
+            Err(log) => {
+                // Unreachable: every subgraph task ended with its superstep.
+                let seq = log.0.try_lock().map(|t| t.seq()).unwrap_or_default();
+                *self = Backing::Lent(log, Arc::new(S::default()));
+                Err(GraphError::Log {
+                    thread: String::new(),
+                    seq,
+                    reason: "a subgraph still held the thread after its superstep".to_owned(),
+                })
+            }
         }
     }
 
@@ -35,6 +132,11 @@ impl<S: GraphState> Backing<S> {
                 state.begin_turn();
                 state.apply(input).map_err(refused)
             }
+            Backing::Child(child) => {
+                let state = Arc::make_mut(&mut child.state);
+                state.begin_turn();
+                state.apply(input).map_err(refused)
+            }
             Backing::Thread(thread) => {
                 thread
                     .with_metadata(json!({"nodes": [crate::START]}))
@@ -46,6 +148,7 @@ impl<S: GraphState> Backing<S> {
                     })?;
                 Ok(())
             }
+            Backing::Lent(..) => Err(lent()),
         }
     }
 
@@ -66,6 +169,7 @@ impl<S: GraphState> Backing<S> {
             Backing::Memory(state) => {
                 Arc::make_mut(state).apply_all(nodes.into_iter().map(|(_, delta)| delta))
             }
+            Backing::Child(child) => return child.commit(nodes, routes, &fields).await,
             Backing::Thread(thread) => match thread
                 .with_metadata(Value::Object(routes))
                 .apply_nodes(nodes)
@@ -75,15 +179,16 @@ impl<S: GraphState> Backing<S> {
                 Err(StoreError::State { source, .. }) => Err(source),
                 Err(other) => return Err(other.into()),
             },
+            Backing::Lent(..) => return Err(lent()),
         };
         result.map_err(|source| conflict(source, &fields))
     }
 
-    /// Logs a paused superstep (store only), its tasks' node names in the
-    /// metadata as a superstep's are.
+    /// Logs a paused superstep (a thread only), its tasks' node names in
+    /// the metadata as a superstep's are.
     pub async fn pending(&mut self, nodes: Vec<String>, body: Value) -> Result<(), GraphError> {
         match self {
-            Backing::Memory(_) => Ok(()),
+            Backing::Memory(_) | Backing::Child(_) => Ok(()),
             Backing::Thread(thread) => {
                 thread
                     .with_metadata(json!({ "nodes": nodes }))
@@ -91,21 +196,94 @@ impl<S: GraphState> Backing<S> {
                     .await?;
                 Ok(())
             }
+            Backing::Lent(..) => Err(lent()),
         }
     }
 
+    /// The thread's last step (0 in memory; a subgraph's: its steps).
     pub fn seq(&self) -> u64 {
         match self {
             Backing::Memory(_) => 0,
             Backing::Thread(thread) => thread.seq(),
+            Backing::Lent(log, _) => log.0.try_lock().map(|t| t.seq()).unwrap_or_default(),
+            Backing::Child(child) => child.steps,
         }
     }
 
     pub fn into_state(self) -> S {
+        let unshare = |state: Arc<S>| Arc::try_unwrap(state).unwrap_or_else(|s| (*s).clone());
         match self {
-            Backing::Memory(state) => Arc::try_unwrap(state).unwrap_or_else(|s| (*s).clone()),
+            Backing::Memory(state) => unshare(state),
             Backing::Thread(thread) => thread.into_state(),
+            Backing::Lent(_, state) => unshare(state),
+            Backing::Child(child) => unshare(child.state),
         }
+    }
+}
+
+impl<S: GraphState> Child<S> {
+    /// A subgraph's superstep: applied to its own state, composed into what
+    /// it wrote so far, logged as a subgraph step.
+    async fn commit(
+        &mut self,
+        nodes: Vec<(&str, S::Delta)>,
+        routes: Map<String, Value>,
+        fields: &[(&str, state_core::FieldNames)],
+    ) -> Result<(), GraphError> {
+        let names: Vec<Value> = nodes.iter().map(|(n, _)| json!(n)).collect();
+        let logged = match &self.log {
+            Some(_) => {
+                let mut deltas = Vec::with_capacity(nodes.len());
+                for (node, delta) in &nodes {
+                    deltas.push(state_core::json::to_value(delta).map_err(|e| {
+                        GraphError::State {
+                            context: format!("the delta of \"{node}\" cannot be stored"),
+                            source: StateError::Serialize {
+                                field: (*node).to_owned(),
+                                message: e.to_string(),
+                            },
+                        }
+                    })?);
+                }
+                Some(deltas)
+            }
+            None => None,
+        };
+        let mut merged = S::Delta::default();
+        for (_, delta) in nodes {
+            merged = merged
+                .merge(delta)
+                .map_err(|source| conflict(source, fields))?;
+        }
+        let kept = self.keep_writes.then(|| merged.clone());
+        Arc::make_mut(&mut self.state)
+            .apply(merged)
+            .map_err(|source| conflict(source, fields))?;
+        if let (Some(log), Some(deltas)) = (&self.log, logged) {
+            let mut metadata = self.tags.clone();
+            metadata.insert("nodes".to_owned(), Value::Array(names));
+            metadata.extend(routes);
+            log.log(json!({ "deltas": deltas }), metadata).await?;
+        }
+        if let Some(kept) = kept {
+            self.writes = Some(match self.writes.take() {
+                Some(before) => before.then(kept).map_err(|source| GraphError::State {
+                    context: "the subgraph's steps do not compose".to_owned(),
+                    source,
+                })?,
+                None => kept,
+            });
+        }
+        self.steps += 1;
+        Ok(())
+    }
+}
+
+fn lent() -> GraphError {
+    GraphError::Log {
+        thread: String::new(),
+        seq: 0,
+        reason: "the thread is lent to a running superstep's subgraphs".to_owned(),
     }
 }
 

@@ -1,10 +1,13 @@
 //! A paused superstep, as the runner logs it in a `pending` step: what its
 //! finished nodes wrote, the interrupts waiting for a person, the answers
-//! given so far. Each pending step holds the whole of it, so resuming reads
-//! only the thread's last step.
+//! given so far, and, for a subgraph task paused inside, the subgraph's own
+//! pending superstep, nested. Each pending step holds the whole of it, so
+//! resuming reads only the thread's last step (and a paused subgraph's
+//! steps since its parent's superstep began).
 
 use crate::error::GraphError;
-use crate::plan::{Plan, Resolved, Sent, Target};
+use crate::outcome::{Interrupt, Resume};
+use crate::plan::{Plan, Resolved, Target};
 use crate::run::cursor::{LoggedRoutes, LoggedSend};
 use crate::run::superstep::Output;
 use crate::spec::END;
@@ -23,7 +26,7 @@ pub(crate) struct TaskKey {
 }
 
 /// The body of a `pending` step.
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct PendingBody {
     /// The nodes whose edges scheduled the superstep (`__start__`: the
@@ -52,6 +55,13 @@ pub(crate) struct PendingBody {
     /// then runs when the thread goes on) or `"after"` the step before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub breakpoint: Option<Breakpoint>,
+    /// Subgraph tasks paused inside: each subgraph's own pending body.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<ChildPending>,
+    /// The root run's last committed step when it paused (a subgraph's
+    /// steps are those logged after it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<u64>,
 }
 
 /// Where a static breakpoint paused a run.
@@ -60,6 +70,17 @@ pub(crate) struct PendingBody {
 pub(crate) enum Breakpoint {
     Before,
     After,
+}
+
+/// A subgraph task paused inside: its key here, and the subgraph's pending
+/// body (its own state type's, so kept as JSON).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ChildPending {
+    pub task: TaskKey,
+    /// The subgraph's namespace, as its steps are logged.
+    pub namespace: Vec<String>,
+    pub body: Value,
 }
 
 impl PendingBody {
@@ -82,9 +103,42 @@ impl PendingBody {
             joins: self.joins.clone(),
         }
     }
+
+    /// Every interrupt pending in it, its subgraphs' included, as
+    /// [`Interrupt`]s (a subgraph's with its namespace), each with the task
+    /// of this body it belongs to.
+    pub fn all_interrupts(&self) -> Vec<(TaskKey, Interrupt)> {
+        let mut all: Vec<(TaskKey, Interrupt)> = self
+            .interrupts
+            .iter()
+            .map(|i| {
+                (
+                    i.task.clone(),
+                    Interrupt {
+                        id: i.id.clone(),
+                        node: i.task.node.clone(),
+                        value: i.value.clone(),
+                        namespace: Vec::new(),
+                    },
+                )
+            })
+            .collect();
+        for child in &self.children {
+            let Ok(body) = serde_json::from_value::<PendingBody>(child.body.clone()) else {
+                continue;
+            };
+            for (_, mut interrupt) in body.all_interrupts() {
+                if interrupt.namespace.is_empty() {
+                    interrupt.namespace = child.namespace.clone();
+                }
+                all.push((child.task.clone(), interrupt));
+            }
+        }
+        all
+    }
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct PendingWrite {
     pub task: TaskKey,
@@ -106,18 +160,26 @@ pub(crate) struct PendingInterrupt {
     pub value: Value,
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct TaskAnswers {
     pub task: TaskKey,
     pub values: Vec<Value>,
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Failure {
     pub task: TaskKey,
     pub error: String,
+}
+
+/// A subgraph task's pause, for its next run: its body, and the answers
+/// given to its interrupts, by id.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ChildPrior {
+    pub body: Value,
+    pub answers: Vec<(String, Value)>,
 }
 
 /// What a superstep starts with when it was paused before: decoded.
@@ -126,6 +188,8 @@ pub(crate) struct Prior<D> {
     /// In the superstep's task order.
     pub interrupts: Vec<PendingInterrupt>,
     pub answers: HashMap<TaskKey, Vec<Value>>,
+    /// Subgraph tasks paused inside.
+    pub children: HashMap<TaskKey, ChildPrior>,
 }
 
 impl<D> Default for Prior<D> {
@@ -134,6 +198,7 @@ impl<D> Default for Prior<D> {
             writes: HashMap::new(),
             interrupts: Vec::new(),
             answers: HashMap::new(),
+            children: HashMap::new(),
         }
     }
 }
@@ -146,13 +211,16 @@ impl<D> Prior<D> {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.writes.is_empty() && self.interrupts.is_empty() && self.answers.is_empty()
+        self.writes.is_empty()
+            && self.interrupts.is_empty()
+            && self.answers.is_empty()
+            && self.children.is_empty()
     }
 }
 
 impl<D: Delta> Prior<D> {
-    /// Decodes a pending body's writes, interrupts and answers; `log`
-    /// makes the error for a bad one.
+    /// Decodes a pending body's writes, interrupts, answers and paused
+    /// subgraphs; `log` makes the error for a bad one.
     pub fn decode<S: State<Delta = D>, C>(
         body: &mut PendingBody,
         plan: &Plan<S, C>,
@@ -170,12 +238,6 @@ impl<D: Delta> Prior<D> {
                     ))
                 })?)
             };
-            let from = plan.node(&write.task.node).ok_or_else(|| {
-                log(format!(
-                    "the pending write names node \"{}\", which this graph does not have",
-                    write.task.node
-                ))
-            })?;
             let routes = LoggedRoutes {
                 goto: BTreeMap::new(),
                 sends: write.sends,
@@ -184,11 +246,7 @@ impl<D: Delta> Prior<D> {
             let cursor = routes.cursor(plan, &[]).map_err(&log)?;
             let mut resolved = Resolved {
                 targets: Vec::new(),
-                sends: cursor
-                    .sends
-                    .into_iter()
-                    .map(|(_, sent)| sent)
-                    .collect::<Vec<Sent>>(),
+                sends: cursor.sends.into_iter().map(|(_, sent)| sent).collect(),
             };
             for to in &write.goto {
                 resolved.targets.push(if to == END {
@@ -202,13 +260,13 @@ impl<D: Delta> Prior<D> {
                     })?)
                 });
             }
-            let _ = from;
             prior.writes.insert(
                 write.task,
                 Output {
                     update,
                     resolved,
                     parent: false,
+                    handoff: None,
                 },
             );
         }
@@ -216,6 +274,76 @@ impl<D: Delta> Prior<D> {
         for answers in std::mem::take(&mut body.answers) {
             prior.answers.insert(answers.task, answers.values);
         }
+        for child in std::mem::take(&mut body.children) {
+            prior.children.insert(
+                child.task,
+                ChildPrior {
+                    body: child.body,
+                    answers: Vec::new(),
+                },
+            );
+        }
         Ok(prior)
     }
+}
+
+/// Gives each answered interrupt's task its answer; answered interrupts
+/// are no longer pending. An interrupt inside a paused subgraph is
+/// answered by passing the answer down, by id, to the subgraph's run.
+pub(crate) fn answer_interrupts<D>(
+    prior: &mut Prior<D>,
+    pending: &[(TaskKey, Interrupt)],
+    answer: Resume,
+    thread: &str,
+) -> Result<(), GraphError> {
+    let refuse = |reason: String| GraphError::Resume {
+        thread: thread.to_owned(),
+        reason,
+    };
+    let pending_ids = || {
+        let ids: Vec<String> = pending
+            .iter()
+            .map(|(_, i)| format!("\"{}\" ({})", i.id, i.node))
+            .collect();
+        ids.join(", ")
+    };
+    let answers: Vec<(String, Value)> = match answer {
+        Resume::One(value) => {
+            if pending.len() != 1 {
+                return Err(refuse(format!(
+                    "{} interrupts are pending ({}); answer them by id with Resume::by_id",
+                    pending.len(),
+                    pending_ids()
+                )));
+            }
+            vec![(pending[0].1.id.clone(), value)]
+        }
+        Resume::ById(list) => {
+            if list.is_empty() {
+                return Err(refuse("no answer given".to_owned()));
+            }
+            list
+        }
+    };
+    let mut answered: Vec<&str> = Vec::new();
+    for (id, value) in answers {
+        let Some((task, interrupt)) = pending.iter().find(|(_, i)| i.id == id) else {
+            return Err(refuse(format!(
+                "no pending interrupt has id \"{id}\" (pending: {})",
+                pending_ids()
+            )));
+        };
+        if answered.contains(&interrupt.id.as_str()) {
+            return Err(refuse(format!("interrupt \"{id}\" is answered twice")));
+        }
+        answered.push(&interrupt.id);
+        if let Some(child) = prior.children.get_mut(task) {
+            child.answers.push((id, value));
+        } else if prior.take_interrupt(task).is_some() {
+            prior.answers.entry(task.clone()).or_default().push(value);
+        } else {
+            return Err(refuse(format!("interrupt \"{id}\" is answered twice")));
+        }
+    }
+    Ok(())
 }

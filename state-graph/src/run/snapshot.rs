@@ -2,9 +2,10 @@
 //! `get_state_history` and `update_state` do: a [`Snapshot`] is the state
 //! after one logged step, with what runs next and what is pending there.
 
+use super::CompiledGraph;
 use super::cursor::LoggedRoutes;
 use super::pending::{Breakpoint, PendingBody, PendingWrite};
-use super::{CompiledGraph, Loaded};
+use super::position::Loaded;
 use crate::error::GraphError;
 use crate::graph_state::GraphState;
 use crate::outcome::Interrupt;
@@ -124,7 +125,7 @@ where
                 reason: "the thread's last step was compacted away".to_owned(),
             });
         };
-        self.snapshot(thread, step, state)
+        self.snapshot(thread, step, state).await
     }
 
     /// The thread's snapshots, newest first (LangGraph's
@@ -238,7 +239,7 @@ where
         let mut metadata = Map::new();
         metadata.insert("source".to_owned(), json!("update"));
         if let (Some(step), Some(position)) = (&last, &position)
-            && position.pending
+            && position.pending.is_some()
         {
             let body = pending_body(step).cloned().unwrap_or(Value::Null);
             let body: PendingBody = serde_json::from_value(body).map_err(|e| GraphError::Log {
@@ -384,7 +385,7 @@ where
     }
 
     /// The snapshot of `thread` after `step`, whose state is `state`.
-    fn snapshot(
+    async fn snapshot(
         &self,
         thread: &str,
         step: StepRecord,
@@ -406,33 +407,16 @@ where
             metadata.insert("source".to_owned(), json!(source));
         }
         metadata.insert("step".to_owned(), json!(seq));
-        let (next, interrupts) =
-            if step.metadata.contains_key("nodes") || step.kind == StepKind::Pending {
-                let loaded: Loaded<S::Delta> = self.position(thread, step, "get_state")?;
-                let context = self.context()?;
-                let (tasks, _) = self.plan.next(&loaded.cursor, &state, &context)?;
-                let mut next: Vec<String> = Vec::new();
-                for task in &tasks {
-                    let key = super::superstep::key(&self.plan, task);
-                    let name = &self.plan.nodes[task.node].name;
-                    if !loaded.prior.writes.contains_key(&key) && !next.contains(name) {
-                        next.push(name.clone());
-                    }
-                }
-                let interrupts = loaded
-                    .prior
-                    .interrupts
-                    .into_iter()
-                    .map(|i| Interrupt {
-                        id: i.id,
-                        node: i.task.node,
-                        value: i.value,
-                    })
-                    .collect();
-                (next, interrupts)
-            } else {
-                (Vec::new(), Vec::new())
-            };
+        let (next, interrupts) = if step.kind == StepKind::Subgraph {
+            // Inside a subgraph: the parent stands where its steps say.
+            let loaded = self.load(seq, thread, "get_state").await?;
+            self.next_and_interrupts(loaded, &state)?
+        } else if step.metadata.contains_key("nodes") || step.kind == StepKind::Pending {
+            let loaded: Loaded<S::Delta> = self.position(thread, step, "get_state")?;
+            self.next_and_interrupts(loaded, &state)?
+        } else {
+            (Vec::new(), Vec::new())
+        };
         Ok(Snapshot {
             state,
             seq,
@@ -441,6 +425,29 @@ where
             metadata,
             created_at,
         })
+    }
+
+    /// What runs next from `loaded`, on `state`, and what is pending there.
+    fn next_and_interrupts(
+        &self,
+        loaded: Loaded<S::Delta>,
+        state: &S,
+    ) -> Result<(Vec<String>, Vec<Interrupt>), GraphError> {
+        let context = self.context()?;
+        let (tasks, _) = self.plan.next(&loaded.position.cursor, state, &context)?;
+        let mut next: Vec<String> = Vec::new();
+        for task in &tasks {
+            let key = super::superstep::key(&self.plan, task);
+            let name = &self.plan.nodes[task.node].name;
+            if !loaded.position.prior.writes.contains_key(&key) && !next.contains(name) {
+                next.push(name.clone());
+            }
+        }
+        let interrupts = loaded
+            .pending
+            .map(|body| body.all_interrupts().into_iter().map(|(_, i)| i).collect())
+            .unwrap_or_default();
+        Ok((next, interrupts))
     }
 
     fn store_for(&self, method: &'static str) -> Result<&state_store::Store, GraphError> {
@@ -463,11 +470,20 @@ where
         let Some(first) = steps.first() else {
             return Ok(Vec::new());
         };
-        let mut state: S = store.state_at(thread, first.seq - 1).await?;
+        // From the state after the first step listed (a fork's first step
+        // is the one it was forked at: nothing before it is kept).
+        let mut state: S = store.state_at(thread, first.seq).await?;
+        let first = first.seq;
         let mut snapshots = Vec::new();
         for step in steps {
-            step.replay_onto(thread, &mut state)?;
-            let snapshot = self.snapshot(thread, step, state.clone())?;
+            if step.seq != first {
+                step.replay_onto(thread, &mut state)?;
+            }
+            if step.kind == StepKind::Subgraph {
+                // A subgraph's own step: not one of this graph's snapshots.
+                continue;
+            }
+            let snapshot = self.snapshot(thread, step, state.clone()).await?;
             if filter
                 .iter()
                 .all(|(k, v)| snapshot.metadata.get(k) == Some(v))

@@ -2,13 +2,16 @@
 //! each with its retries, panics caught; what each did is reported in task
 //! order, whichever finished first.
 
-use crate::command::Command;
+use crate::command::{Command, Goto};
 use crate::ctx::{Ctx, CtxParts, EmitFn, TaskInfo, task_id};
 use crate::error::{BoxError, NodeError, Panicked};
 use crate::node::Call;
+use crate::outcome::Interrupt;
 use crate::plan::{Plan, Resolved, Task};
-use crate::run::pending::{Prior, TaskKey};
+use crate::run::pending::{ChildPrior, Prior, TaskKey};
 use crate::spec::{Body, NodeSpec};
+use crate::stream::Nested;
+use crate::subgraph::{ChildLog, SubCall, SubOutcome};
 use futures::FutureExt;
 use serde_json::Value;
 use state_core::State;
@@ -23,6 +26,8 @@ pub(crate) struct Output<D> {
     pub resolved: Resolved,
     /// Routed in the parent graph ([`Command::to_parent`]).
     pub parent: bool,
+    /// Where, when routed in the parent (resolved there).
+    pub handoff: Option<Vec<Goto>>,
 }
 
 /// What every task of a superstep shares.
@@ -30,12 +35,22 @@ pub(crate) struct Env<'a, C> {
     pub thread: Option<&'a str>,
     pub store: Option<&'a Store>,
     pub context: &'a Arc<C>,
-    /// The superstep's number in the thread.
+    /// The superstep's number in its graph's run (the thread's step at the
+    /// top, the subgraph's own count inside one).
     pub step: u64,
     /// Supersteps the run may take after this one.
     pub remaining: usize,
     pub emit: Option<&'a EmitFn>,
     pub messages: bool,
+    /// The namespace of the graph the tasks run in.
+    pub namespace: &'a [String],
+    /// Where subgraph tasks log their steps.
+    pub log: Option<Arc<dyn ChildLog>>,
+    /// Where the root run stands (see [`SubCall`]).
+    pub base: u64,
+    pub at: u64,
+    /// Where subgraph tasks send their events.
+    pub nested: Option<&'a Nested>,
 }
 
 impl<C> Env<'_, C> {
@@ -45,13 +60,19 @@ impl<C> Env<'_, C> {
         let send = task.send.as_ref().map(|(i, _)| *i);
         TaskInfo {
             node: node.clone(),
-            id: task_id(self.thread.unwrap_or(""), &[], self.step, node, send),
+            id: task_id(
+                self.thread.unwrap_or(""),
+                self.namespace,
+                self.step,
+                node,
+                send,
+            ),
             step: self.step,
             triggers: vec![match send {
                 Some(_) => "__pregel_push".to_owned(),
                 None => format!("branch:to:{node}"),
             }],
-            namespace: Vec::new(),
+            namespace: self.namespace.to_vec(),
             send,
             thread: self.thread.map(str::to_owned),
         }
@@ -64,6 +85,14 @@ pub(crate) enum Done<D> {
     Wrote(Output<D>),
     /// It paused (or was still paused from before).
     Paused { id: String, value: Value },
+    /// A subgraph task paused (or failed) inside: the subgraph's pending
+    /// body, its interrupts.
+    Child {
+        namespace: Vec<String>,
+        body: Value,
+        interrupts: Vec<Interrupt>,
+        failed: Option<BoxError>,
+    },
     /// It failed.
     Failed(BoxError),
 }
@@ -91,6 +120,7 @@ where
     let mut done: Vec<Option<Done<S::Delta>>> = Vec::with_capacity(tasks.len());
     for task in tasks {
         let mut answers = Vec::new();
+        let mut child = None;
         // A task's key is only needed when something was pending.
         if !prior.is_empty() {
             let key = key(plan, task);
@@ -107,8 +137,9 @@ where
             }
             // Answers belong to this superstep's run of the task only.
             answers = prior.answers.get(&key).cloned().unwrap_or_default();
+            child = prior.children.remove(&key);
         }
-        runs.push(run_task(plan, task, state.clone(), answers, env));
+        runs.push(run_task(plan, task, state.clone(), answers, child, env));
         done.push(None);
     }
     drop(state);
@@ -136,18 +167,22 @@ where
     (done, count)
 }
 
-/// One task: the node, retried as its policy says.
+/// One task: the node, retried as its policy says, or a subgraph.
 async fn run_task<S: State + Send + Sync + 'static, C: Send + Sync + 'static>(
     plan: &Plan<S, C>,
     task: &Task,
     state: Arc<S>,
     answers: Vec<Value>,
+    child: Option<ChildPrior>,
     env: &Env<'_, C>,
 ) -> Done<S::Delta>
 where
     S::Delta: Send + 'static,
 {
     let spec = &plan.nodes[task.node];
+    if let Body::Subgraph(subgraph) = &spec.body {
+        return run_subgraph(plan, task, subgraph.as_ref(), state, child, env).await;
+    }
     let mut attempt = 1;
     loop {
         let parts = CtxParts {
@@ -181,19 +216,95 @@ where
     }
 }
 
+/// A subgraph task: the child graph run (or gone on with) inside this
+/// superstep.
+async fn run_subgraph<S: State + Send + Sync + 'static, C: Send + Sync + 'static>(
+    plan: &Plan<S, C>,
+    task: &Task,
+    subgraph: &dyn crate::subgraph::SubgraphNode<S, C>,
+    state: Arc<S>,
+    child: Option<ChildPrior>,
+    env: &Env<'_, C>,
+) -> Done<S::Delta>
+where
+    S::Delta: Send + 'static,
+{
+    let info = env.task_info(plan, task);
+    let mut namespace = env.namespace.to_vec();
+    namespace.push(info.segment());
+    let call = SubCall {
+        state,
+        context: env.context.clone(),
+        thread: env.thread.map(str::to_owned),
+        store: env.store.cloned(),
+        log: env.log.clone(),
+        namespace: namespace.clone(),
+        base: env.base,
+        at: env.at,
+        paused: child.map(|c| (c.body, c.answers)),
+        events: env.nested.cloned(),
+    };
+    match AssertUnwindSafe(subgraph.run(call)).catch_unwind().await {
+        Ok(SubOutcome::Wrote { update, handoff }) => match handoff {
+            // A node inside routed here: the subgraph node's command.
+            Some(goto) => resolve(
+                plan,
+                task.node,
+                Command {
+                    update,
+                    goto,
+                    parent: false,
+                },
+            ),
+            None => Done::Wrote(Output {
+                update,
+                resolved: Resolved::default(),
+                parent: false,
+                handoff: None,
+            }),
+        },
+        Ok(SubOutcome::Paused {
+            body,
+            interrupts,
+            failed,
+            ..
+        }) => Done::Child {
+            namespace,
+            body,
+            interrupts,
+            failed,
+        },
+        Ok(SubOutcome::Failed(error)) => Done::Failed(error),
+        Err(payload) => match panicked(payload) {
+            Failure::Panic(panic) => Done::Failed(Box::new(panic)),
+            Failure::Error(error) => Done::Failed(error.into_inner()),
+        },
+    }
+}
+
 /// A command's targets checked against the node's destinations: one that
 /// goes elsewhere fails the task (not retried: the node did what it does).
+/// A command for the parent graph is resolved there.
 fn resolve<S: State, C, D>(plan: &Plan<S, C>, node: usize, command: Command<D>) -> Done<D> {
     let Command {
         update,
         goto,
         parent,
     } = command;
+    if parent {
+        return Done::Wrote(Output {
+            update,
+            resolved: Resolved::default(),
+            parent,
+            handoff: Some(goto),
+        });
+    }
     if goto.is_empty() {
         return Done::Wrote(Output {
             update,
             resolved: Resolved::default(),
             parent,
+            handoff: None,
         });
     }
     match plan.resolve(node, goto) {
@@ -201,6 +312,7 @@ fn resolve<S: State, C, D>(plan: &Plan<S, C>, node: usize, command: Command<D>) 
             update,
             resolved,
             parent,
+            handoff: None,
         }),
         Err(error) => Done::Failed(Box::new(error)),
     }
@@ -225,6 +337,10 @@ where
         (Body::Worker(node), Some((_, input))) => call_node(&node.call, input.clone(), ctx).await,
         (Body::Worker(_), None) => Err(Failure::Error(NodeError::msg(
             "a worker ran without an input (a fan-out sends it one)",
+        ))),
+        // Run by `run_subgraph`, never called as a node.
+        (Body::Subgraph(_), _) => Err(Failure::Error(NodeError::msg(
+            "a subgraph was called as a plain node",
         ))),
     }
 }

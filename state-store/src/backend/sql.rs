@@ -13,8 +13,9 @@ use crate::error::StoreError;
 ///
 /// 1: the tables below. 2: the same tables; a step may be of kind
 /// `"pending"`, which version 1 would read as a corrupt row (so it is told
-/// to upgrade instead). Going from 1 to 2 only records the new version.
-pub(crate) const SCHEMA_VERSION: i64 = 2;
+/// to upgrade instead). 3: a step may be of kind `"subgraph"`, likewise.
+/// Going from 1 or 2 to 3 only records the new version.
+pub(crate) const SCHEMA_VERSION: i64 = 3;
 
 /// The tables, created if missing. Names are prefixed so they can live in
 /// an application's own database.
@@ -224,7 +225,7 @@ macro_rules! sql_backend {
                     });
                 }
                 if version < SCHEMA_VERSION {
-                    // 1 to 2 changes no table (see SCHEMA_VERSION). Under
+                    // 1 to 3 changes no table (see SCHEMA_VERSION). Under
                     // the write lock (SQLite) or the advisory lock
                     // (PostgreSQL), one worker at a time gets here.
                     sqlx::query(UPGRADE_SCHEMA_VERSION)

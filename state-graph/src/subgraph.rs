@@ -1,0 +1,83 @@
+//! A subgraph as a node of its parent: the erased shape the parent's
+//! superstep calls ([`SubgraphNode`]), what it is given ([`SubCall`]) and
+//! what it gives back ([`SubOutcome`]). The runner implements it for a
+//! compiled child graph (`run/child.rs`); the builder stores it
+//! (`spec.rs`). Nothing here knows either.
+
+use crate::command::Goto;
+use crate::error::BoxError;
+use crate::node::BoxFuture;
+use crate::outcome::Interrupt;
+use crate::stream::Nested;
+use serde_json::{Map, Value};
+use state_core::State;
+use state_store::{Store, StoreError};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+/// A boxed future that may borrow.
+pub(crate) type LogFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Where subgraphs log their steps: the root thread, shared by every
+/// subgraph task of a superstep.
+pub(crate) trait ChildLog: Send + Sync {
+    /// Logs one subgraph step (a step that changes no state of the thread).
+    fn log(
+        &self,
+        body: Value,
+        metadata: Map<String, Value>,
+    ) -> LogFuture<'_, Result<u64, StoreError>>;
+}
+
+/// Everything a subgraph task is given to run: its parent's state, the
+/// run's context and thread, where to log, where it stands.
+pub(crate) struct SubCall<S, C> {
+    /// The parent's state, as its superstep reads it.
+    pub state: Arc<S>,
+    pub context: Arc<C>,
+    pub thread: Option<String>,
+    pub store: Option<Store>,
+    /// Where its steps are logged (the root thread), if anywhere.
+    pub log: Option<Arc<dyn ChildLog>>,
+    /// The subgraph's namespace: its parent's, then `node:task-id`.
+    pub namespace: Vec<String>,
+    /// Where the root run stands: its last committed step (`base`) and the
+    /// step its position was read from (`at`, a pending step when it
+    /// resumed). A subgraph's steps are those logged after `base` under
+    /// its namespace.
+    pub base: u64,
+    pub at: u64,
+    /// The subgraph's pause, when the parent's superstep was paused inside
+    /// it: its pending body (JSON) and the answers given to it by id.
+    pub paused: Option<(Value, Vec<(String, Value)>)>,
+    /// Where its events go (for `StreamMode::SUBGRAPHS`).
+    pub events: Option<Nested>,
+}
+
+/// What a subgraph task did.
+pub(crate) enum SubOutcome<D> {
+    /// It reached its end: what it wrote for the parent, and, when one of
+    /// its nodes routed in the parent (`to_parent`), where to.
+    Wrote {
+        update: Option<D>,
+        handoff: Option<Vec<Goto>>,
+    },
+    /// A node inside paused or failed: the subgraph's pending body (JSON,
+    /// for the parent's own) and its interrupts.
+    Paused {
+        body: Value,
+        interrupts: Vec<Interrupt>,
+        failed: Option<BoxError>,
+    },
+    /// It failed before it could pause (its input refused, its log
+    /// unreadable).
+    Failed(BoxError),
+}
+
+/// A compiled graph as a node: what `add_subgraph` and
+/// `add_subgraph_mapped` store.
+pub(crate) trait SubgraphNode<S: State, C>: Send + Sync {
+    /// Runs the subgraph (or goes on with it) inside the parent's superstep.
+    fn run(&self, call: SubCall<S, C>) -> BoxFuture<SubOutcome<S::Delta>>;
+}
