@@ -40,8 +40,8 @@ use lg::*;
 use serde_json::{Value, json};
 use state_core::{Delta, State, StateError};
 use state_graph::{
-    CompiledGraph, Ctx, END, Event, GraphError, NodeError, Outcome, Resume, RunStream,
-    StateGraph, StreamMode, Worker,
+    CompiledGraph, Ctx, END, Event, GraphError, NodeError, Outcome, Resume, RunStream, StateGraph,
+    StreamMode, Worker,
 };
 use state_store::{StepKind, Store, StoreError};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -49,10 +49,8 @@ use std::sync::{Arc, Mutex};
 
 const VECTORS: &str = include_str!("vectors/graphs.json");
 
-
 /// Every case runs on this thread (the recording's `thread_id`).
 const THREAD: &str = "t";
-
 
 // ---------------------------------------------------------------------------
 // Building a case's graph.

@@ -60,7 +60,6 @@ pub fn lg_name(name: &str) -> String {
     name.strip_suffix(SEND_SUFFIX).unwrap_or(name).to_owned()
 }
 
-
 // ---------------------------------------------------------------------------
 // Templates: `$item`, `$answer`, `$answer<N>` (the format's TEMPLATES).
 // ---------------------------------------------------------------------------
@@ -222,7 +221,6 @@ pub fn str_list(value: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-
 pub fn raw(list: &[Value]) -> Value {
     Value::Array(list.to_vec())
 }
@@ -242,7 +240,6 @@ pub fn normalize_update(update: &Value) -> Value {
     }
     Value::Object(update)
 }
-
 
 // ---------------------------------------------------------------------------
 // Comparing JSON with generated ids.
