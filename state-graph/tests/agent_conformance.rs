@@ -762,8 +762,20 @@ async fn logged_steps(store: &Store, thread: &str, after: u64) -> (Vec<Step>, Ve
     if head <= after {
         return (steps, seqs);
     }
-    for record in store.history(thread, after + 1..).await.expect("history") {
+    // The last step that changed the state (a pause or a subgraph's step
+    // does not): a superstep's number is the one after it.
+    let mut base = 0;
+    for record in store.history(thread, ..).await.expect("history") {
+        if record.seq <= after {
+            if !matches!(record.kind, StepKind::Pending | StepKind::Subgraph) {
+                base = record.seq;
+            }
+            continue;
+        }
         if !is_superstep(&record) {
+            if !matches!(record.kind, StepKind::Pending | StepKind::Subgraph) {
+                base = record.seq;
+            }
             continue;
         }
         let nodes: Vec<String> = record.nodes().iter().map(|n| lg_name(n)).collect();
@@ -781,7 +793,8 @@ async fn logged_steps(store: &Store, thread: &str, after: u64) -> (Vec<Step>, Ve
             .state_at::<Graph>(thread, record.seq)
             .await
             .expect("state_at");
-        seqs.push(record.seq);
+        seqs.push(base + 1);
+        base = record.seq;
         steps.push(Step {
             nodes,
             updates,
@@ -1524,8 +1537,10 @@ impl Session {
                 &json!(o_id),
                 &mut self.ids,
             )?;
-            // Known difference (decided): our langgraph_step is the seq of
-            // the thread's step the task committed in.
+            // Known difference (decided): our langgraph_step is the
+            // superstep's number in the thread: one after its last
+            // committed step (a pause in between does not count), the seq
+            // it commits as when it did not pause.
             let step = om["langgraph_step"].as_u64().unwrap_or_default();
             if !committed_seqs.contains(&step) {
                 return Err(format!(
@@ -2110,7 +2125,7 @@ const DIFFERENCES: &[Listed] = &[
             {"interrupts":[["a","q"]],"next":["a"],"outcome":{"interrupts":[["a","q"]]},"ran":["a"],"state":{},"steps":[]},
             {"interrupts":[],"next":[],"outcome":"ok","ran":["a","b","c"],"state":{"items":["a:A","b","c"]},"steps":[["a"],["b"],["c"]]},
             {"interrupts":[["a","q"]],"next":["a"],"outcome":{"interrupts":[["a","q"]]},"ran":[],"state":{},"steps":[]},
-            {"history":"get_state_history: thread \"t-fork1\" has no step 1: the log before step 2 was compacted away or precedes a fork"},
+            {"history":[[0,1,{},["a"],[["a","q"]]]]},
             {"interrupts":[],"next":[],"outcome":"ok","ran":["a","b","c"],"state":{"items":["a:B","b","c"]},"steps":[["a"],["b"],["c"]]}
         ]"#,
         ),
@@ -2133,7 +2148,7 @@ const DIFFERENCES: &[Listed] = &[
             {"interrupts":[],"next":[],"outcome":"ok","ran":["a","c"],"state":{"items":["a:A","s","c"]},"steps":[["a","s"],["c"]]},
             {"interrupts":[["a","q"]],"next":["a"],"outcome":{"interrupts":[["a","q"]]},"ran":[],"state":{},"steps":[]},
             {"interrupts":[],"next":[],"outcome":"ok","ran":["a","c"],"state":{"items":["a:B","s","c"]},"steps":[["a","s"],["c"]]},
-            {"history":"get_state_history: thread \"t-fork1\" has no step 1: the log before step 2 was compacted away or precedes a fork"}
+            {"history":[[3,4,{"items":["a:B","s","c"]},[],[]],[2,3,{"items":["a:B","s"]},["c"],[]],[0,1,{},["a","s"],[["a","q"]]]]}
         ]"#,
         ),
         matches_when: Some(Build {
@@ -2174,106 +2189,11 @@ const DIFFERENCES: &[Listed] = &[
             {"interrupts":[],"next":[],"outcome":"ok","ran":["a","b","c"],"state":{"items":["a:A","b","c"]},"steps":[["a"],["b"],["c"]]},
             {"interrupts":[["a","q"]],"next":["a"],"outcome":{"interrupts":[["a","q"]]},"ran":[],"state":{"last":"f"},"steps":[],"update":"ok"},
             {"interrupts":[],"next":[],"outcome":"ok","ran":["a","b","c"],"state":{"items":["a:B","b","c"],"last":"f"},"steps":[["a"],["b"],["c"]]},
-            {"history":"get_state_history: thread \"t-fork1\" has no step 1: the log before step 2 was compacted away or precedes a fork"}
+            {"history":[[4,6,{"items":["a:B","b","c"],"last":"f"},[],[]],[3,5,{"items":["a:B","b"],"last":"f"},["c"],[]],[2,4,{"items":["a:B"],"last":"f"},["b"],[]],[1,3,{"last":"f"},["a"],[["a","q"]]],[0,1,{},["a"],[["a","q"]]]]}
         ]"#,
         ),
         matches_when: Some(Build {
             replay_before_pause: true,
-            history_stand_in: true,
-            ..NONE
-        }),
-    },
-    Listed {
-        name: "replay_finished_step",
-        verdict: Verdict::Undecided,
-        reason: "get_state_history on a fork (store.fork) fails: Store(NoSuchStep) for the step \
-                 before the fork's first (run/snapshot.rs `history` reads state_at(first.seq - 1)). \
-                 Asserted: that error; read step by step instead, the case matches",
-        refused: None,
-        ours: Some(
-            r#"[
-            {"interrupts":[],"next":[],"outcome":"ok","ran":["a","b","c"],"state":{"items":["a","b","c"]},"steps":[["a"],["b"],["c"]]},
-            {"history":[[3,4,{"items":["a","b","c"]},[],[]],[2,3,{"items":["a","b"]},["c"],[]],[1,2,{"items":["a"]},["b"],[]],[0,1,{},["a"],[]]]},
-            {"interrupts":[],"next":[],"outcome":"ok","ran":["b","c"],"state":{"items":["a","b","c"]},"steps":[["b"],["c"]]},
-            {"history":"get_state_history: thread \"t-fork1\" has no step 1: the log before step 2 was compacted away or precedes a fork"}
-        ]"#,
-        ),
-        matches_when: Some(Build {
-            history_stand_in: true,
-            ..NONE
-        }),
-    },
-    Listed {
-        name: "replay_last_checkpoint",
-        verdict: Verdict::Undecided,
-        reason: "get_state_history on a fork fails (see replay_finished_step); read step by step, \
-                 the case matches",
-        refused: None,
-        ours: Some(
-            r#"[
-            {"interrupts":[],"next":[],"outcome":"ok","ran":["a","b","c"],"state":{"items":["a","b","c"]},"steps":[["a"],["b"],["c"]]},
-            {"interrupts":[],"next":[],"outcome":"ok","ran":[],"state":{"items":["a","b","c"]},"steps":[]},
-            {"history":"get_state_history: thread \"t-fork1\" has no step 3: the log before step 4 was compacted away or precedes a fork"}
-        ]"#,
-        ),
-        matches_when: Some(Build {
-            history_stand_in: true,
-            ..NONE
-        }),
-    },
-    Listed {
-        name: "replay_after_breakpoint_step",
-        verdict: Verdict::Undecided,
-        reason: "get_state_history on a fork fails (see replay_finished_step); read step by step, \
-                 the case matches (the fork at the breakpoint's pause does not stop there again, \
-                 as LangGraph's replay)",
-        refused: None,
-        ours: Some(
-            r#"[
-            {"interrupts":[],"next":["tools"],"outcome":"ok","ran":["a"],"state":{"items":["a"]},"steps":[["a"]]},
-            {"interrupts":[],"next":[],"outcome":"ok","ran":["b","tools"],"state":{"items":["a","tools","b"]},"steps":[["tools"],["b"]]},
-            {"interrupts":[],"next":[],"outcome":"ok","ran":["b","tools"],"state":{"items":["a","tools","b"]},"steps":[["tools"],["b"]]},
-            {"history":"get_state_history: thread \"t-fork1\" has no step 2: the log before step 3 was compacted away or precedes a fork"}
-        ]"#,
-        ),
-        matches_when: Some(Build {
-            history_stand_in: true,
-            ..NONE
-        }),
-    },
-    Listed {
-        name: "fork_update_then_run",
-        verdict: Verdict::Undecided,
-        reason: "get_state_history on a fork fails (see replay_finished_step); read step by step, \
-                 the case matches",
-        refused: None,
-        ours: Some(
-            r#"[
-            {"interrupts":[],"next":[],"outcome":"ok","ran":["a","b","c"],"state":{"items":["a","b","c"]},"steps":[["a"],["b"],["c"]]},
-            {"history":[[3,4,{"items":["a","b","c"]},[],[]],[2,3,{"items":["a","b"]},["c"],[]],[1,2,{"items":["a"]},["b"],[]],[0,1,{},["a"],[]]]},
-            {"interrupts":[],"next":[],"outcome":"ok","ran":["b","c"],"state":{"items":["a","b","c"],"last":"forked"},"steps":[["b"],["c"]],"update":"ok"},
-            {"history":"get_state_history: thread \"t-fork1\" has no step 1: the log before step 2 was compacted away or precedes a fork"}
-        ]"#,
-        ),
-        matches_when: Some(Build {
-            history_stand_in: true,
-            ..NONE
-        }),
-    },
-    Listed {
-        name: "fork_without_as_node",
-        verdict: Verdict::Undecided,
-        reason: "get_state_history on a fork fails (see replay_finished_step); read step by step, \
-                 the case matches",
-        refused: None,
-        ours: Some(
-            r#"[
-            {"interrupts":[],"next":[],"outcome":"ok","ran":["a","b","c"],"state":{"items":["a","b","c"]},"steps":[["a"],["b"],["c"]]},
-            {"interrupts":[],"next":[],"outcome":"ok","ran":["c"],"state":{"items":["a","b","c"],"last":"forked"},"steps":[["c"]],"update":"ok"},
-            {"history":"get_state_history: thread \"t-fork1\" has no step 2: the log before step 3 was compacted away or precedes a fork"}
-        ]"#,
-        ),
-        matches_when: Some(Build {
             history_stand_in: true,
             ..NONE
         }),
