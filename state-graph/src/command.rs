@@ -58,15 +58,61 @@ pub struct Command<D> {
     pub(crate) parent: bool,
 }
 
-/// One target of a [`Command`] (public only to appear in [`IntoGoto`];
-/// this module is private, so no other crate can name it).
-#[doc(hidden)]
+/// One target of a [`Command`]: a node by name (or `END`), or a worker run
+/// with its input. What a list mixing both is made of (LangGraph's
+/// `goto=["a", Send("w", x)]`).
+///
+/// ```
+/// # use state_core::{AgentState, State};
+/// # #[derive(AgentState, Debug, Clone)]
+/// # struct S { n: u32 }
+/// use state_graph::{Command, Goto, StateGraph};
+///
+/// let mut g = StateGraph::<S>::new();
+/// let worker = g.add_worker("worker", |n: &u32| S::delta().n(*n));
+/// let both: Command<SDelta> = Command::goto(vec![Goto::from("summary"), worker.send(7).into()]);
+/// assert_eq!(both.targets().collect::<Vec<_>>(), ["summary", "worker"]);
+/// ```
 #[derive(Clone)]
+#[non_exhaustive]
 pub enum Goto {
     /// A node by name, or `END`.
     Node(String),
     /// A worker run with its input.
     Dispatch(Dispatch),
+}
+
+impl std::fmt::Debug for Goto {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Goto::Node(name) => f.debug_tuple("Node").field(name).finish(),
+            Goto::Dispatch(d) => d.fmt(f),
+        }
+    }
+}
+
+impl From<&str> for Goto {
+    fn from(name: &str) -> Goto {
+        Goto::Node(name.to_owned())
+    }
+}
+
+impl From<String> for Goto {
+    fn from(name: String) -> Goto {
+        Goto::Node(name)
+    }
+}
+
+impl From<Dispatch> for Goto {
+    fn from(dispatch: Dispatch) -> Goto {
+        Goto::Dispatch(dispatch)
+    }
+}
+
+impl IntoGoto for Goto {
+    fn into_goto(self, goto: &mut Vec<Goto>) {
+        goto.push(self);
+    }
 }
 
 impl<D> Default for Command<D> {
@@ -158,11 +204,12 @@ impl<D> Command<D> {
 
 /// The targets [`Command::goto`] accepts: a node name (`&str`, `String`,
 /// [`END`](crate::END)), a list of names (a `Vec` or an array), one
-/// [`Dispatch`], or a list of them.
+/// [`Dispatch`], a list of them, or a list of [`Goto`]s (names and
+/// dispatches mixed).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a target of a Command",
     label = "not a target",
-    note = "accepted: a node name (`&str`, `String`, `END`), a `Vec` or array of names, a `Dispatch` (`worker.send(input)`), or a `Vec` or array of them"
+    note = "accepted: a node name (`&str`, `String`, `END`), a `Vec` or array of names, a `Dispatch` (`worker.send(input)`), a `Vec` or array of them, or of `Goto`s to mix both"
 )]
 pub trait IntoGoto {
     /// Appends the targets to `goto`.

@@ -105,16 +105,11 @@ impl TaskInfo {
     }
 }
 
-/// A task's id, derived from what identifies it (a UUID-shaped FNV-1a
-/// hash: stable across processes and versions, so a subgraph's namespace
-/// is the same when a crashed run goes on elsewhere).
-pub(crate) fn task_id(
-    thread: &str,
-    namespace: &[String],
-    step: u64,
-    node: &str,
-    send: Option<usize>,
-) -> String {
+/// A task's id, derived from what identifies it in its thread (a
+/// UUID-shaped FNV-1a hash: stable across processes and versions, so a
+/// subgraph's namespace is the same when a crashed run goes on elsewhere,
+/// and on a fork of its thread).
+pub(crate) fn task_id(namespace: &[String], step: u64, node: &str, send: Option<usize>) -> String {
     const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
     const PRIME: u128 = 0x0000000001000000000000000000013B;
     let mut hash = OFFSET;
@@ -126,7 +121,6 @@ pub(crate) fn task_id(
         hash ^= 0xff;
         hash = hash.wrapping_mul(PRIME);
     };
-    eat(thread.as_bytes());
     for segment in namespace {
         eat(segment.as_bytes());
     }

@@ -19,7 +19,7 @@ mod spec;
 mod stream;
 mod subgraph;
 
-pub use command::{Command, Dispatch, IntoGoto};
+pub use command::{Command, Dispatch, Goto, IntoGoto};
 pub use ctx::{Ctx, Interrupted, NoStore};
 pub use error::{BoxError, GraphError, NodeError, NodeResult, Panicked};
 pub use graph::{EdgeSources, NodeOptions, StateGraph};

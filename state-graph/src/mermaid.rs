@@ -84,16 +84,26 @@ fn draw<S: State, C>(plan: &Plan<S, C>) -> String {
             }
         }
     }
-    // LangGraph sorts its edges as tuples; one edge per pair (its
-    // `add_edge` keeps the first).
-    edges.sort();
-    let mut unique: Vec<Edge<'_>> = Vec::with_capacity(edges.len());
-    for edge in edges {
+    // LangGraph's order: the edges it discovers by running the graph
+    // (every edge but a plain one to END), sorted as tuples, one per pair
+    // (its `add_edge` keeps the first); then a plain edge to END from each
+    // node with no other way out, by name.
+    let (to_end, mut found): (Vec<Edge<'_>>, Vec<Edge<'_>>) =
+        edges.into_iter().partition(|e| e.1 == END && !e.2);
+    found.sort();
+    let mut unique: Vec<Edge<'_>> = Vec::with_capacity(found.len() + to_end.len());
+    for edge in found {
         if !unique.iter().any(|e| (e.0, e.1) == (edge.0, edge.1)) {
             unique.push(edge);
         }
     }
-
+    let mut termini: Vec<Edge<'_>> = to_end
+        .into_iter()
+        .filter(|e| !unique.iter().any(|u| u.0 == e.0))
+        .collect();
+    termini.sort();
+    termini.dedup();
+    unique.extend(termini);
     let mut out = String::from("---\nconfig:\n  flowchart:\n    curve: linear\n---\ngraph TD;\n");
     let _ = writeln!(out, "\t{}([{}]):::first", safe_id(START), label(START, &[]));
     for (i, node) in plan.nodes.iter().enumerate() {

@@ -2447,8 +2447,9 @@ fn unordered(text: &str) -> Vec<String> {
 /// here (`Destination::from(&worker)` needs its handle), so the worker is
 /// drawn first. Where only the order differs, the drawing is the same.
 const MERMAID_ORDER: (Verdict, &str) = (
-    Verdict::Undecided,
-    "edge order: ours sorted as (source, target); LangGraph's as added (grouped by source)",
+    Verdict::Deliberate,
+    "node order only: a node that sends to a worker by Command is added after the worker \
+     (Destination::from(&worker) needs its handle), so it is listed after it",
 );
 
 /// Drawings that differ in what they draw, with the lines only ours has

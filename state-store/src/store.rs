@@ -202,10 +202,11 @@ impl Store {
 
     /// A new thread `to` whose state is that of `from` right after step
     /// `seq`; its next step is `seq + 1`. `from` is unchanged. Fails if
-    /// `to` exists. The fork keeps a copy of step `seq` itself (its
-    /// history starts there), so a graph run on it goes on from that step
-    /// as it would have on `from`: time travel (see state-graph's
-    /// `continue_thread`).
+    /// `to` exists. The fork keeps a copy of step `seq` itself, and of the
+    /// steps before it that change no state (a pause, a subgraph's steps)
+    /// back to the last that does: its history starts there, and a graph
+    /// run on it goes on from step `seq` as it would have on `from` (time
+    /// travel: see state-graph's `continue_thread`).
     pub async fn fork<S>(&self, from: &str, seq: u64, to: &str) -> Result<Thread<S>, StoreError>
     where
         S: State + Serialize + Send + 'static,
@@ -224,14 +225,13 @@ impl Store {
         let state_len = snapshot.state.len();
         // The step itself comes along (replay starts after the snapshot):
         // what wrote it, a graph run's routes or pause, is the fork's too,
-        // so a run on the fork goes on from there.
-        let last = match seq {
-            0 => None,
-            seq => self.backend.step(from, seq).await?,
-        };
+        // so a run on the fork goes on from there. So do the steps before
+        // it that change no state (a pause, a subgraph's steps), back to
+        // the last that did: where a run paused inside a subgraph stands.
+        let steps = self.steps_to_fork(from, seq).await?;
         let fork = ForkRows {
             snapshot: Some(snapshot),
-            steps: last.into_iter().collect(),
+            steps,
         };
         self.create_fork((from, seq), to, &fork, now).await?;
         Ok(Thread::from_snapshot(
@@ -241,6 +241,45 @@ impl Store {
             seq,
             state_len,
         ))
+    }
+
+    /// The steps a [`fork`](Store::fork) at `seq` copies: step `seq`, and
+    /// before it the steps that change no state, back to the last that does.
+    async fn steps_to_fork(
+        &self,
+        from: &str,
+        seq: u64,
+    ) -> Result<Vec<crate::backend::StepRow>, StoreError> {
+        const CHUNK: u64 = 64;
+        let neutral = |row: &crate::backend::StepRow| {
+            matches!(
+                crate::step::StepKind::parse(&row.kind),
+                Some(crate::step::StepKind::Pending | crate::step::StepKind::Subgraph)
+            )
+        };
+        let mut steps = Vec::new();
+        let mut to = seq;
+        while to > 0 {
+            let lo = to.saturating_sub(CHUNK - 1).max(1);
+            let mut rows = self.backend.steps(from, lo, to).await?;
+            // Newest first, until (and with) the first that changes state.
+            rows.reverse();
+            let mut reached = false;
+            for row in rows {
+                let changes_state = !neutral(&row);
+                steps.push(row);
+                if changes_state {
+                    reached = true;
+                    break;
+                }
+            }
+            if reached || lo == 1 {
+                break;
+            }
+            to = lo - 1;
+        }
+        steps.reverse();
+        Ok(steps)
     }
 
     /// [`fork`](Store::fork) without the state type: the new thread `to`

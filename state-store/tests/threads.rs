@@ -751,11 +751,18 @@ async fn pending_steps_change_no_state(ts: TestStore) {
         .iter()
         .map(|s| s.kind)
         .collect();
-    // The step forked at comes along (a run goes on from it), then the
-    // fork's own two.
+    // The step forked at comes along (a run goes on from it), and the
+    // steps before it that change no state, back to the one that did (the
+    // apply of step 1), then the fork's own two.
     assert_eq!(
         forked,
-        [StepKind::Pending, StepKind::Pending, StepKind::Apply]
+        [
+            StepKind::Apply,
+            StepKind::Pending,
+            StepKind::Pending,
+            StepKind::Pending,
+            StepKind::Apply
+        ]
     );
     let main = ts.store.thread::<Chat>("paused").await.unwrap();
     assert_eq!(main.state(), &after_five, "the original is untouched");

@@ -287,6 +287,8 @@ where
 
     async fn open(&self, thread: &str, method: &'static str) -> Result<Backing<S>, GraphError> {
         let store = self.store.as_ref().ok_or(GraphError::NoStore { method })?;
+        // A run that cannot start writes nothing, not even its thread.
+        self.context()?;
         Ok(Backing::Thread(store.thread::<S>(thread).await?))
     }
 

@@ -470,13 +470,20 @@ where
         let Some(first) = steps.first() else {
             return Ok(Vec::new());
         };
-        // From the state after the first step listed (a fork's first step
-        // is the one it was forked at: nothing before it is kept).
-        let mut state: S = store.state_at(thread, first.seq).await?;
-        let first = first.seq;
+        // From the state after the first step listed, or, on a fork, after
+        // the step it was forked at: the steps a fork copies from before
+        // it change no state (a pause, a subgraph's steps, back to the
+        // step that did), so they all show the fork's first state.
+        let forked_at = store
+            .thread_info(thread)
+            .await?
+            .forked_from
+            .map_or(0, |(_, seq)| seq);
+        let start = first.seq.max(forked_at);
+        let mut state: S = store.state_at(thread, start).await?;
         let mut snapshots = Vec::new();
         for step in steps {
-            if step.seq != first {
+            if step.seq > start {
                 step.replay_onto(thread, &mut state)?;
             }
             if step.kind == StepKind::Subgraph {

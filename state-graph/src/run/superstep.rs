@@ -60,13 +60,7 @@ impl<C> Env<'_, C> {
         let send = task.send.as_ref().map(|(i, _)| *i);
         TaskInfo {
             node: node.clone(),
-            id: task_id(
-                self.thread.unwrap_or(""),
-                self.namespace,
-                self.step,
-                node,
-                send,
-            ),
+            id: task_id(self.namespace, self.step, node, send),
             step: self.step,
             triggers: vec![match send {
                 Some(_) => "__pregel_push".to_owned(),
