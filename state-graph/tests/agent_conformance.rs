@@ -3539,64 +3539,35 @@ const DIFFERENCES: &[Listed] = &[
     },
     Listed {
         name: "update_state_paused_in_subgraph_no_as_node",
-        verdict: Verdict::Undecided,
-        reason: "update_state (as_node None) on a thread paused inside a subgraph keeps the pause \
-                 and the child's progress (deliberate, as update_state_paused_no_as_node keeps a \
-                 node's): the interrupt stays pending (same id) and the resume answers it inside \
-                 the child, which goes on at cb, where LangGraph's drops the child's progress and \
-                 runs the child from its start in a new namespace, its fresh interrupt() taking \
-                 the resume value. But (undecided, looks like a bug) what the child's finished \
-                 step ca wrote is lost: ca does not run again, yet the child's write is cb's alone \
-                 (items [a, cb:A, z]; without the update_state, subgraph_interrupt_in_child keeps \
-                 it: [a, ca, cb:A, z]). run/child.rs run_child replays the child's logged steps \
-                 from the root's last committed step (SubCall::base), which the update_state step \
-                 moved past them, while its position comes from the pause carried over",
+        verdict: Verdict::Deliberate,
+        reason: "update_state (as_node None) on a thread paused inside a subgraph keeps the pause and the \
+                 child's progress (as update_state_paused_no_as_node keeps a node's): the interrupt \
+                 stays pending (same id) and the resume answers it inside the child, which goes on \
+                 at cb with what ca wrote, where LangGraph's drops the child's progress and runs \
+                 the child from its start in a new namespace, its fresh interrupt() taking the \
+                 resume value",
         refused: None,
         ours: Some(
             r#"[
             {"interrupts":[["child","q"]],"next":["child"],"outcome":{"interrupts":[["child","q"]]},"ran":["a","child|ca","child|cb"],"state":{"items":["a"]},"steps":[["a"]],"sub":[["child",[["ca"]]]]},
             {"interrupts":[["child","q"]],"next":["child"],"state":{"items":["a"],"last":"u"},"update":"ok"},
-            {"interrupts":[],"next":[],"outcome":"ok","ran":["child|cb","z"],"state":{"items":["a","cb:A","z"],"last":"u"},"steps":[["child"],["z"]],"sub":[["child",[["cb"]]]]}
-        ]"#,
-        ),
-        matches_when: None,
-    },
-    Listed {
-        name: "update_state_paused_in_subgraph_as_subgraph_node",
-        verdict: Verdict::Undecided,
-        reason: "update_state as the subgraph node child, on a thread paused inside child, should \
-                 count child as done with that write (our rule for a paused node, LangGraph's too: \
-                 next [z]); ours keeps the child's pause (next [child], its interrupt pending) and \
-                 applies the write beside it, so the next run (continue_thread) runs nothing and \
-                 stays paused. run/snapshot.rs update_state: the `paused` test looks at \
-                 body.interrupts and body.failed, not body.children (a subgraph task paused \
-                 inside), so finish_paused is not used",
-        refused: None,
-        ours: Some(
-            r#"[
-            {"interrupts":[["child","q"]],"next":["child"],"outcome":{"interrupts":[["child","q"]]},"ran":["a","child|ca","child|cb"],"state":{"items":["a"]},"steps":[["a"]],"sub":[["child",[["ca"]]]]},
-            {"interrupts":[["child","q"]],"next":["child"],"state":{"items":["a","as-child"]},"update":"ok"},
-            {"interrupts":[["child","q"]],"next":["child"],"outcome":{"interrupts":[["child","q"]]},"ran":[],"state":{"items":["a","as-child"]},"steps":[]}
+            {"interrupts":[],"next":[],"outcome":"ok","ran":["child|cb","z"],"state":{"items":["a","ca","cb:A","z"],"last":"u"},"steps":[["child"],["z"]],"sub":[["child",[["cb"]]]]}
         ]"#,
         ),
         matches_when: None,
     },
     Listed {
         name: "subgraph_interrupt_with_parent_sibling",
-        verdict: Verdict::Undecided,
-        reason: "get_state's interrupts list p's before child's (the pending body's own \
-                 interrupts, then its subgraphs': PendingBody::all_interrupts), where the run's \
-                 outcome and LangGraph list them in task order (child, p). Asserted: with \
-                 get_state's interrupts compared whatever their order (and the subgraph node's \
-                 write ours: a subgraph node's write is what the child's steps wrote, one after \
-                 the other (Delta::then; add_subgraph's docs), not LangGraph's whole final child \
-                 state written back through the parent's reducers (which appends again the list \
-                 entries the child only received)), the case matches the recording (the first \
-                 resume by id answers only the child, p stays paused)",
+        verdict: Verdict::Deliberate,
+        reason: "a subgraph node's write is what the child's steps wrote, one after the other (Delta::then; \
+                 add_subgraph's docs), not LangGraph's whole final child state written back \
+                 through the parent's reducers (which appends again the list entries the child only \
+                 received). Asserted: with the subgraph node's write ours, the case matches the \
+                 recording (the first resume by id answers only the child, p stays paused)",
         refused: None,
         ours: Some(
             r#"[
-            {"interrupts":[["p","qp"],["child","qc"]],"next":["child","p"],"outcome":{"interrupts":[["child","qc"],["p","qp"]]},"ran":["child|ca","child|cb","p","s"],"state":{},"steps":[],"sub":[["child",[["ca"]]]]},
+            {"interrupts":[["child","qc"],["p","qp"]],"next":["child","p"],"outcome":{"interrupts":[["child","qc"],["p","qp"]]},"ran":["child|ca","child|cb","p","s"],"state":{},"steps":[],"sub":[["child",[["ca"]]]]},
             {"interrupts":[["p","qp"]],"next":["p"],"outcome":{"interrupts":[["p","qp"]]},"ran":["child|cb"],"state":{},"steps":[],"sub":[["child",[["cb"]]]]},
             {"interrupts":[],"next":[],"outcome":"ok","ran":["p","z"],"state":{"items":["ca","cb:C","p:P","s","z"]},"steps":[["child","p","s"],["z"]]}
         ]"#,
@@ -3609,14 +3580,13 @@ const DIFFERENCES: &[Listed] = &[
     },
     Listed {
         name: "subgraph_resume_both_by_id",
-        verdict: Verdict::Undecided,
-        reason: "as subgraph_interrupt_with_parent_sibling: get_state's interrupts are not in task \
-                 order (p before child). Asserted: compared whatever their order (and the subgraph \
-                 node's write ours), the case matches the recording",
+        verdict: Verdict::Deliberate,
+        reason: "as subgraph_interrupt_with_parent_sibling: the subgraph node's write is what the child's \
+                 steps wrote. Asserted: with it ours, the case matches the recording",
         refused: None,
         ours: Some(
             r#"[
-            {"interrupts":[["p","qp"],["child","qc"]],"next":["child","p"],"outcome":{"interrupts":[["child","qc"],["p","qp"]]},"ran":["child|cb","p"],"state":{},"steps":[]},
+            {"interrupts":[["child","qc"],["p","qp"]],"next":["child","p"],"outcome":{"interrupts":[["child","qc"],["p","qp"]]},"ran":["child|cb","p"],"state":{},"steps":[]},
             {"interrupts":[],"next":[],"outcome":"ok","ran":["child|cb","p"],"state":{"items":["cb:C","p:P"]},"steps":[["child","p"]],"sub":[["child",[["cb"]]]]}
         ]"#,
         ),

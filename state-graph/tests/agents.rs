@@ -738,3 +738,104 @@ async fn subgraph_events_carry_their_namespace() {
         "without SUBGRAPHS, the parent's only: {plain:?}"
     );
 }
+
+// ---------------------------------------------------------------------------
+// Edits of a thread paused inside a subgraph, and the order of interrupts.
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+struct Items {
+    #[reducer(append)]
+    items: Vec<String>,
+}
+
+fn push_item(name: &'static str) -> impl Fn(&Items) -> ItemsDelta {
+    move |_| Items::delta().items(vec![name.to_owned()])
+}
+
+fn ask(name: &'static str) -> impl Fn(&Items, &Ctx) -> Result<ItemsDelta, NodeError> {
+    move |_, ctx| {
+        let answer = ctx.interrupt(json!(name))?;
+        Ok(Items::delta().items(vec![format!("{name}:{}", answer.as_str().unwrap_or(""))]))
+    }
+}
+
+/// A child `ca -> cb` where cb asks.
+fn child() -> state_graph::CompiledGraph<Items> {
+    let mut c = StateGraph::<Items>::new();
+    c.add_node("ca", push_item("ca"));
+    c.add_node("cb", ask("cb"));
+    c.add_edge(START, "ca")
+        .add_edge("ca", "cb")
+        .add_edge("cb", END);
+    c.compile().unwrap()
+}
+
+/// `update_state` as the subgraph node of a thread paused inside it: the
+/// node counts as done with that write, as any paused node does.
+#[tokio::test]
+async fn update_state_as_the_paused_subgraph_node() {
+    let mut g = StateGraph::<Items>::new();
+    g.add_subgraph("child", child());
+    g.add_node("z", push_item("z"));
+    g.add_edge(START, "child")
+        .add_edge("child", "z")
+        .add_edge("z", END);
+    let app = g.compile().unwrap().with_store(Store::memory());
+    let out = app.invoke_thread("t", Items::delta()).await.unwrap();
+    assert_eq!(out.next(), ["child"]);
+    app.update_state(
+        "t",
+        Items::delta().items(vec!["as-child".into()]),
+        Some("child"),
+    )
+    .await
+    .unwrap();
+    let snap = app.get_state("t").await.unwrap();
+    assert_eq!(snap.next(), ["z"]);
+    assert!(snap.interrupts().is_empty());
+    let out = app.continue_thread("t").await.unwrap();
+    assert_eq!(out.state().items, ["as-child", "z"]);
+}
+
+/// `get_state` lists the interrupts in the superstep's task order, a
+/// paused subgraph's among the graph's own, as the run returned them.
+#[tokio::test]
+async fn get_state_interrupts_in_task_order() {
+    let mut g = StateGraph::<Items>::new();
+    g.add_subgraph("child", child());
+    g.add_node("p", ask("p"));
+    g.add_edge(START, "child").add_edge(START, "p");
+    g.add_edge("child", END).add_edge("p", END);
+    let app = g.compile().unwrap().with_store(Store::memory());
+    let out = app.invoke_thread("t", Items::delta()).await.unwrap();
+    let run: Vec<&str> = out
+        .interrupts()
+        .iter()
+        .map(|i| i.value.as_str().unwrap())
+        .collect();
+    let snap = app.get_state("t").await.unwrap();
+    let got: Vec<&str> = snap
+        .interrupts()
+        .iter()
+        .map(|i| i.value.as_str().unwrap())
+        .collect();
+    assert_eq!(run, ["cb", "p"]);
+    assert_eq!(run, got);
+}
+
+/// `update_state` (as_node None) on a thread paused inside a child keeps
+/// the pause, and the child's finished steps stay the child's.
+#[tokio::test]
+async fn update_state_while_paused_in_child_keeps_its_steps() {
+    let mut g = StateGraph::<Items>::new();
+    g.add_subgraph("child", child());
+    g.add_edge(START, "child").add_edge("child", END);
+    let app = g.compile().unwrap().with_store(Store::memory());
+    app.invoke_thread("t", Items::delta()).await.unwrap();
+    app.update_state("t", Items::delta().items(vec!["u".into()]), None)
+        .await
+        .unwrap();
+    let out = app.resume("t", json!("A")).await.unwrap();
+    // ca does not run again, and its write is still the child's.
+    assert_eq!(out.state().items, ["u", "ca", "cb:A"]);
+}

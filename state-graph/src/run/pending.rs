@@ -134,6 +134,14 @@ impl PendingBody {
                 all.push((child.task.clone(), interrupt));
             }
         }
+        // In the superstep's task order: nodes by name, then the runs
+        // sent to workers (in the order they were listed).
+        all.sort_by(|(a, _), (b, _)| match (a.send, b.send) {
+            (None, None) => a.node.cmp(&b.node),
+            (None, Some(_)) => std::cmp::Ordering::Less,
+            (Some(_), None) => std::cmp::Ordering::Greater,
+            (Some(_), Some(_)) => std::cmp::Ordering::Equal,
+        });
         all
     }
 }

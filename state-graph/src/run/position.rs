@@ -120,10 +120,11 @@ where
                 },
                 pending: Some(shown),
                 breakpoint: body.breakpoint,
-                // An edit that kept a pause is a committed step itself.
+                // The paused superstep's base, kept through an edit: its
+                // subgraphs' steps since then are still theirs.
                 base: match (kept, body.base) {
-                    (true, _) => seq,
-                    (false, Some(base)) => base,
+                    (_, Some(base)) => base,
+                    (true, None) => seq,
                     (false, None) => seq.saturating_sub(1),
                 },
                 at: seq,

@@ -254,6 +254,7 @@ where
                 Some(Breakpoint::After) => {}
                 None => {
                     let paused = body.interrupts.iter().any(|i| i.task.node == writer)
+                        || body.children.iter().any(|c| c.task.node == writer)
                         || body.failed.as_ref().is_some_and(|f| f.task.node == writer);
                     if paused {
                         return self
@@ -290,16 +291,19 @@ where
         delta: S::Delta,
         mut metadata: Map<String, Value>,
     ) -> Result<u64, GraphError> {
-        let Some(task) = body
+        let task = body
             .interrupts
             .iter()
             .map(|i| i.task.clone())
+            .chain(body.children.iter().map(|c| c.task.clone()))
             .chain(body.failed.iter().map(|f| f.task.clone()))
             .find(|t| t.node == writer)
-        else {
-            unreachable!("finish_paused is called for a paused node");
-        };
+            .ok_or_else(|| GraphError::UnknownNode {
+                method: "update_state",
+                node: writer.to_owned(),
+            })?;
         body.interrupts.retain(|i| i.task != task);
+        body.children.retain(|c| c.task != task);
         body.answers.retain(|a| a.task != task);
         if body.failed.as_ref().is_some_and(|f| f.task == task) {
             body.failed = None;
@@ -323,7 +327,7 @@ where
             seq,
             reason: format!("the pending step cannot be written: {e}"),
         };
-        if !body.interrupts.is_empty() || body.failed.is_some() {
+        if !body.interrupts.is_empty() || !body.children.is_empty() || body.failed.is_some() {
             // Others still wait: the superstep stays paused, with one
             // write more.
             let value = serde_json::to_value(&body).map_err(log_error)?;
