@@ -43,7 +43,7 @@ pub use crate::runtime::serde_delta::{UpdateInput, decode_reduced, decode_replac
 pub use crate::runtime::slot::{
     MergeMode, Merging, Slot, Written, merge_replace, merge_slot, write,
 };
-pub use crate::runtime::state_field::{DecodeUpdate, StateField};
+pub use crate::field_type::{DecodeUpdate, StateField};
 pub use crate::runtime::state_serde::deserialize_state;
 pub use crate::runtime::table::{self, ErasedState, Fields, ViaStateField, ViaValueField};
 pub use crate::runtime::user_serde;

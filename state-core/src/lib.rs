@@ -5,6 +5,7 @@
 mod const_str;
 mod dynamic;
 pub mod error;
+mod field_type;
 mod into_update;
 pub mod json;
 pub mod messages;
@@ -25,7 +26,7 @@ pub use messages::{
 pub use reducer::Reducer;
 pub use runtime::migrate::{MigrationFn, MigrationOutcome};
 pub use runtime::slot::Written;
-pub use runtime::state_field::StateField;
+pub use field_type::StateField;
 pub use schema::{FieldInfo, ReducerKind, Schema, Scope};
 pub use state::{Checked, Delta, FieldNames, State};
 

@@ -183,9 +183,9 @@ pub trait Reducer<T> {
         _: Sealed,
     ) -> Result<Self::Update, StateError>
     where
-        Self::Update: crate::runtime::state_field::DecodeUpdate,
+        Self::Update: crate::field_type::DecodeUpdate,
     {
-        <Self::Update as crate::runtime::state_field::DecodeUpdate>::decode_json(
+        <Self::Update as crate::field_type::DecodeUpdate>::decode_json(
             field, update_ty, value,
         )
     }

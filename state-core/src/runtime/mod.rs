@@ -14,7 +14,6 @@ pub mod nested;
 pub mod per_type;
 pub mod serde_delta;
 pub mod slot;
-pub mod state_field;
 pub mod state_serde;
 pub mod table;
 pub mod user_serde;

@@ -14,7 +14,7 @@
 //! value is read straight into its type.
 
 use super::slot::{Slot, Written};
-use super::state_field::DecodeUpdate;
+use crate::field_type::DecodeUpdate;
 use crate::dynamic::{describe, from_json};
 use crate::error::StateError;
 use crate::reducer::{Reducer, Writes};

@@ -1,6 +1,8 @@
-//! What every state field's type (and update type) needs, as one trait, so
-//! that a type missing several of these is one error at the field, worded
-//! for the user, instead of one error per missing trait and generated item.
+//! What a state field's type and a reducer's update type must be: one
+//! trait each, so that a type missing several of these is one error at the
+//! field, worded for the user, instead of one error per missing trait and
+//! generated item. Reducers (which read updates) and the runtime of
+//! generated code both use them; neither owns them.
 
 use crate::error::StateError;
 use serde::Serialize;
