@@ -3,7 +3,10 @@
 //! runs again. Run it with `cargo run -p state-examples --example
 //! langgraph_subgraph_interrupt`. The graphs are in
 //! `state_examples::langgraph::subgraph_interrupt` (whose docs list what
-//! differs from the Python). It prints what the Python prints:
+//! differs from the Python). The Python prints the lines below; ours
+//! prints the same lines, its chunks as JSON (the interrupt as
+//! `{"__interrupt__": [{"value", "id"}]}`, with the asking node and the
+//! subgraph's namespace under it):
 //!
 //! ```text
 //! Entered `parent_node` a total of 1 times

@@ -684,7 +684,7 @@ impl Gaia {
             "memory_retrieval" => self.memory_retrieval(state),
             "agent" => self.agent(state, config),
             "tools" => self.tools(state),
-            "store_memory" => self.store_memory(state),
+            "store_memory" => self.store_memory(state, config),
             _ => return Err(RunError::UnknownNode(node.to_owned())),
         })
     }
@@ -765,8 +765,11 @@ impl Gaia {
 
     /// Stores the user's message in Mem0 (a background task in GAIA, a node
     /// here so that the run is deterministic) and raises the turn's flag.
-    fn store_memory(&mut self, state: &GaiaState) -> GaiaStateDelta {
-        let user_id = state.mem0_user_id.as_deref().unwrap_or_default();
+    /// The user is the run's, `config["configurable"]["user_id"]`, as the
+    /// document's `store_user_message_memory(user_id, request.message, ..)`
+    /// is the request's user.
+    fn store_memory(&mut self, state: &GaiaState, config: &RunnableConfig) -> GaiaStateDelta {
+        let user_id = config.configurable.user_id.as_str();
         let conversation = state.conversation_id.as_deref().unwrap_or_default();
         if !user_id.is_empty() && !state.query.is_empty() {
             self.memory.add(user_id, &state.query, conversation);

@@ -274,6 +274,17 @@ async fn each_run_reads_its_own_config_from_one_graph() {
         "Hi Kenji! How can I help?"
     );
     assert_eq!(outcome.state().mem0_user_id.as_deref(), Some("user_789"));
+    let stored = graph::lock(&services)
+        .memory
+        .entries()
+        .last()
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (stored.user_id.as_str(), stored.conversation_id.as_str()),
+        ("user_789", OTHER_THREAD),
+        "stored for the run's user, config[\"configurable\"][\"user_id\"]"
+    );
 
     // Ada's next turn with another config: the run reads the one it is
     // given, not one kept from before.

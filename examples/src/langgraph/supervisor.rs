@@ -30,7 +30,7 @@
 //!   streams the supervisor's graph only: an agent invoked inside a node is
 //!   a plain call (to stream its steps, add it with `add_subgraph`).
 //! - The workers' `HumanMessage(content=.., name=..)` get ids from their
-//!   position in the conversation (`researcher-3`), so runs are repeatable;
+//!   position in the conversation (`researcher-1`), so runs are repeatable;
 //!   LangGraph draws a random UUID.
 
 use serde_json::{Value, json};
