@@ -1,10 +1,13 @@
 //! GAIA (seed 001) as a graph, its run streamed: the initial state built
-//! from a request, the config passed beside the state, a
+//! from a request, the config passed beside the state as the run's typed
+//! context (one compiled graph for every user, `with_context(config)` per
+//! run, nodes reading `ctx.context()`), a
 //! `state_graph::StateGraph` (pruning routed by conditional edges, memory
 //! retrieval, the agent and its tool loop, the memory store) whose run is
 //! streamed with `stream_thread` (each node's update printed as it comes,
 //! as GAIA's front end receives it over SSE), dict-like access, trimming and
-//! filtering the history with an overwrite, and resuming a thread from its
+//! filtering the history with an overwrite, the thread's snapshot
+//! (`get_state`, GAIA's `aget_state`), and resuming a thread from its
 //! checkpoint: every superstep is logged in a `state_store` thread, in a
 //! SQLite file.
 //!
@@ -72,6 +75,13 @@ async def execute_graph_streaming(
 
     yield "data: [DONE]\n\n"
 
+# Get state snapshot
+snapshot = await graph.aget_state(config)
+
+print(snapshot.values)      # Current state values
+print(snapshot.next)        # Next nodes to execute
+print(snapshot.metadata)    # Checkpoint metadata
+
 # Resume conversation from saved state
 config = {
     "configurable": {
@@ -92,12 +102,16 @@ use serde_json::{Value, json};
 use state_core::reducer::add_messages;
 use state_core::{Delta, Message, Messages, State};
 use state_examples::gaia::graph as gaia_graph;
-use state_examples::gaia::{self, Gaia, GaiaState, GaiaStateDelta, MessageRequestWithHistory, Run};
-use state_graph::{CompiledGraph, Event, START};
-use state_store::{StepRecord, Store};
+use state_examples::gaia::{
+    self, Gaia, GaiaState, GaiaStateDelta, MessageRequestWithHistory, Run, RunnableConfig,
+};
+use state_graph::{CompiledGraph, Event, START, Snapshot};
+
+type Graph = CompiledGraph<GaiaState, RunnableConfig>;
+use state_store::Store;
 use std::path::Path;
 
-use gaia::demo::{NOW, THREAD, USER_ID, config, remembered};
+use gaia::demo::{NOW, OTHER_THREAD, THREAD, USER_ID, config, other_config, remembered};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
@@ -108,7 +122,9 @@ async fn main() {
     );
 
     let config = config();
-    println!("1. build_agent_config(..): the config travels beside the state, never in it");
+    println!(
+        "1. build_agent_config(..): the config travels beside the state, never in it: the run's context"
+    );
     println!(
         "   {}",
         serde_json::to_string(&config).expect("the config serializes")
@@ -125,10 +141,11 @@ async fn main() {
     let path = dir.path().join("checkpoints.db");
     let store = Store::sqlite(&path).await.expect("the SQLite store opens");
 
-    // builder.compile(checkpointer=checkpointer): the nodes read the
-    // config beside the state.
+    // builder.compile(checkpointer=checkpointer): one graph for every
+    // user; each run is given its config (`app.with_context(config)`), and
+    // the nodes read it as `ctx.context()`.
     let services = gaia_graph::shared(Gaia::new(remembered()));
-    let app = gaia_graph::compile(&services, config, store.clone()).expect("the graph compiles");
+    let app = gaia_graph::compile(&services, store.clone()).expect("the graph compiles");
     println!("\n   The graph (state_examples::gaia::graph):");
     println!(
         "   START → prune → filter_messages | trim_messages | memory_retrieval (pruning first when needed)"
@@ -142,12 +159,12 @@ async fn main() {
     );
 
     println!(
-        "\n3. app.stream_thread({THREAD:?}, input, StreamMode::UPDATES | StreamMode::VALUES): each event as it comes"
+        "\n3. app.with_context(config).stream_thread({THREAD:?}, input, StreamMode::UPDATES | StreamMode::VALUES): each event as it comes"
     );
     println!(
         "   (`event:` its mode; an update is {{node: delta}}, LangGraph's chunk; under it, the SSE frames GAIA sends for it)"
     );
-    let (run, outcome) = gaia_graph::stream_run(&app, THREAD, input, print_event)
+    let (run, outcome) = gaia_graph::stream_run(&app, input, &config, print_event)
         .await
         .expect("turn 1 runs");
     println!(
@@ -159,12 +176,21 @@ async fn main() {
 
     dict_like_access(&mut outcome.state().clone());
     accumulation_vs_replacement();
-    resume(&app, &store, &path).await;
-    prune_long_history(&app).await;
+    resume(&app, &path, &config).await;
+    prune_long_history(&app, &config).await;
+    another_user(&app).await;
+    let services = gaia_graph::lock(&services);
+    let memory = &services.memory;
+    let mine = memory
+        .entries()
+        .iter()
+        .filter(|e| e.user_id == USER_ID)
+        .count();
     println!(
-        "\n   Mem0 now holds {} memories for {USER_ID:?}",
-        gaia_graph::lock(&services).memory.entries().len()
+        "\n   Mem0 now holds {mine} memories for {USER_ID:?}, {} in all",
+        memory.entries().len()
     );
+    drop(services);
 
     drop((app, store));
     dir.close().expect("the temporary directory is removed");
@@ -321,43 +347,59 @@ fn accumulation_vs_replacement() {
     );
 }
 
-/// "Resuming from Checkpoints": a new turn on the thread, with a partial
-/// input, run by `execute_graph_streaming`: the runner opens the thread
-/// from the store, begins a turn, applies the input, and the SSE frames
-/// come as the nodes' updates are applied.
-async fn resume(app: &CompiledGraph<GaiaState>, store: &Store, path: &Path) {
-    println!("\n7. Resuming {THREAD:?} from its checkpoint");
-    let saved = store
-        .thread::<GaiaState>(THREAD)
+/// "State Snapshots" and "Resuming from Checkpoints": the thread's
+/// snapshot (`graph.aget_state(config)`), then a new turn on the thread,
+/// with a partial input, run by `execute_graph_streaming`: the runner
+/// opens the thread from the store, begins a turn, applies the input, and
+/// the SSE frames come as the nodes' updates are applied.
+async fn resume(app: &Graph, path: &Path, config: &RunnableConfig) {
+    println!("\n7. The snapshot of {THREAD:?}, then resuming it from its checkpoint");
+    // The snapshot's `next` is what the routers pick, and they may read the
+    // config: `get_state` runs with one, as `aget_state(config)` does.
+    let snapshot = app
+        .with_context(config.clone())
+        .get_state(THREAD)
         .await
-        .expect("the thread reopens");
-    let resumed_at = saved.seq();
+        .expect("the thread reads");
+    let resumed_at = snapshot.seq();
     println!(
-        "   store.thread(..) (graph.aget_state): step {resumed_at}; the state has {} messages; memories_stored = {}",
-        saved.state().messages.len(),
-        saved.state().memories_stored
+        "   app.get_state({THREAD:?}) (graph.aget_state(config)): step {resumed_at}; values: {} messages, memories_stored = {}",
+        snapshot.state().messages.len(),
+        snapshot.state().memories_stored
     );
-    drop(saved);
+    println!(
+        "   snapshot.next() = {:?} (the run ended); snapshot.metadata() = {}",
+        snapshot.next(),
+        serde_json::Value::Object(snapshot.metadata().clone())
+    );
     let input = json!({"messages": [{"type": "human", "content": "Continue from where we left off", "id": "user-2"}]});
     let delta = GaiaStateDelta::from_json(input.clone()).expect("a valid partial input");
     println!("   input {input} writes {:?}", delta.fields());
-    println!("   execute_graph_streaming(app, {THREAD:?}, input), frame by frame:");
-    let mut frames = gaia_graph::execute_graph_streaming(app, THREAD, delta);
+    println!(
+        "   execute_graph_streaming(app, input, config), frame by frame (config: the thread and the user, as before):"
+    );
+    let mut frames = gaia_graph::execute_graph_streaming(app, delta, config);
     while let Some(frame) = frames.next().await {
         let frame = frame.expect("the resumed turn runs");
         println!("   {}", frame.trim_end());
     }
 
-    let history = store
-        .history(THREAD, resumed_at + 1..)
+    let app = app.with_context(config.clone());
+    let history = app
+        .get_state_history(THREAD)
         .await
-        .expect("the log reads");
-    let shown: Vec<String> = history.iter().map(describe).collect();
-    println!("   the turn's steps in the log: {}", shown.join(", "));
-    let thread = store
-        .thread::<GaiaState>(THREAD)
-        .await
-        .expect("the thread reopens");
+        .expect("the history reads");
+    let mut shown: Vec<String> = history
+        .iter()
+        .filter(|snapshot| snapshot.seq() > resumed_at)
+        .map(describe)
+        .collect();
+    shown.reverse();
+    println!(
+        "   the turn's snapshots (get_state_history): {}",
+        shown.join(", ")
+    );
+    let thread = app.get_state(THREAD).await.expect("the thread reads");
     println!(
         "   begin_turn reset memories_stored (turn scope) before the input; store_memory set it again: {}",
         thread.state().memories_stored
@@ -367,31 +409,68 @@ async fn resume(app: &CompiledGraph<GaiaState>, store: &Store, path: &Path) {
         thread.state().query
     );
     // Another process (a new connection to the same file) sees it all.
-    let reopened = Store::sqlite(path)
-        .await
-        .expect("the file reopens")
-        .thread::<GaiaState>(THREAD)
-        .await
-        .expect("the thread reopens");
+    let reopened = Store::sqlite(path).await.expect("the file reopens");
+    let other = app.clone().with_store(reopened);
+    let seen = other.get_state(THREAD).await.expect("the thread reads");
     println!(
-        "   a new Store on the same file reopens it at step {} with the same state: {}",
-        reopened.seq(),
-        reopened.state() == thread.state()
+        "   a graph on a new Store on the same file reads it at step {} with the same state: {}",
+        seen.seq(),
+        seen.state() == thread.state()
     );
 }
 
-/// `seq kind nodes` of one logged step.
-fn describe(step: &StepRecord) -> String {
-    match step.nodes().as_slice() {
-        [] => format!("{} {}", step.seq, step.kind),
-        [START] => format!("{} input ({})", step.seq, step.kind),
-        nodes => format!("{} {} {}", step.seq, step.kind, nodes.join("+")),
+/// Another user on the same compiled graph: their own config (Tokyo, the
+/// mail tool picked), given to their run alone.
+async fn another_user(app: &Graph) {
+    let config = other_config();
+    println!(
+        "\n9. Another user, {:?} in {}, on the same compiled graph: app.with_context(their config)",
+        config.configurable.user_name.as_deref().unwrap_or("?"),
+        config.configurable.user_timezone
+    );
+    let request = MessageRequestWithHistory {
+        message: "Schedule a meeting for tomorrow".into(),
+    };
+    let history = vec![Message::human(request.message.as_str()).with_id("kenji-1")];
+    let user_id = config.configurable.user_id.clone();
+    let input = gaia::build_initial_state(&request, &user_id, OTHER_THREAD, history, None, NOW);
+    let (run, outcome) = gaia_graph::stream_run(app, input, &config, |_| {})
+        .await
+        .expect("the other user's turn runs");
+    let nodes: Vec<&str> = run.steps.iter().map(|step| step.node).collect();
+    println!(
+        "   selected_tool = {:?}: the agent does not call the calendar; nodes: {}",
+        config.configurable.selected_tool,
+        nodes.join(" → ")
+    );
+    if let Some(last) = outcome.state().messages.last() {
+        println!("   the agent: {}", last.text());
+    }
+}
+
+/// `seq source nodes` of one snapshot: what wrote it.
+fn describe(snapshot: &Snapshot<GaiaState>) -> String {
+    let metadata = snapshot.metadata();
+    let source = metadata
+        .get("source")
+        .and_then(Value::as_str)
+        .unwrap_or("?");
+    let nodes: Vec<&str> = metadata
+        .get("nodes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    match nodes.as_slice() {
+        [START] => format!("{} input", snapshot.seq()),
+        _ => format!("{} {source} {}", snapshot.seq(), nodes.join("+")),
     }
 }
 
 /// A turn with a long history, on its own thread: filtered, then trimmed
 /// to the last ten, by the conditional edges out of `START`.
-async fn prune_long_history(app: &CompiledGraph<GaiaState>) {
+async fn prune_long_history(app: &Graph, config: &RunnableConfig) {
     println!("\n8. A long history: the router sends it to filter_messages, then trim_messages");
     let mut history: Vec<Message> = (1..=14)
         .map(|i| Message::human(format!("message {i}")).with_id(format!("h{i}")))
@@ -405,7 +484,10 @@ async fn prune_long_history(app: &CompiledGraph<GaiaState>) {
         history.len()
     );
     let input = gaia::build_initial_state(&request, USER_ID, "thread_long", history, None, NOW);
-    let (run, outcome) = gaia_graph::stream_run(app, "thread_long", input, |_| {})
+    // The same user, on a thread of their own.
+    let mut config = config.clone();
+    config.configurable.thread_id = "thread_long".to_owned();
+    let (run, outcome) = gaia_graph::stream_run(app, input, &config, |_| {})
         .await
         .expect("the long turn runs");
     print_nodes(&run);

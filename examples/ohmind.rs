@@ -5,7 +5,10 @@
 //! `resume`, a task plan executed step by step, MCP results and artifacts
 //! merged by name, and retries up to the limit. Every run is on one thread
 //! of a `state_store::Store` (LangGraph's checkpointer): each superstep is
-//! a logged step, and a paused run is resumed from the store.
+//! a logged step, and a paused run is resumed from the store. The thread is
+//! read as the Python reads it, `app.get_state(config)` (`get_state`,
+//! `get_state_history`), and a decision without a message is written as
+//! `human_validation`'s update (`update_state`).
 //!
 //! The graph and its nodes are in `state_examples::ohmind::graph`.
 //!
@@ -79,8 +82,8 @@ use serde_json::{Value, json};
 use state_core::{Delta, Message, Written};
 use state_examples::ohmind::graph::{self, SharedOhmind};
 use state_examples::ohmind::{self, AgentState, AgentStateDelta, MAX_RETRIES, Ohmind, Step};
-use state_graph::{CompiledGraph, Outcome, Resume, START};
-use state_store::{StepKind, StepRecord, Store};
+use state_graph::{CompiledGraph, Outcome, Resume, START, Snapshot};
+use state_store::Store;
 
 const THREAD: &str = "user-123-session-1";
 const PLAN_THREAD: &str = "user-123-session-2";
@@ -116,14 +119,17 @@ async fn main() {
         ohmind::should_continue_validation(&state),
         state.validation_message
     );
-    let pending = app
-        .pending_interrupts(THREAD)
-        .await
-        .expect("the pause is stored");
+    // state = app.get_state(config)
+    let snapshot = app.get_state(THREAD).await.expect("the thread reads");
     println!(
-        "   app.pending_interrupts(..) reads the pause back from the store: {} pending, in node {:?}",
-        pending.len(),
-        pending.first().map(|i| i.node.as_str()).unwrap_or("-")
+        "   app.get_state(THREAD) reads the pause back from the store: next = {:?}, {} interrupt pending, in node {:?}",
+        snapshot.next(),
+        snapshot.interrupts().len(),
+        snapshot
+            .interrupts()
+            .first()
+            .map(|i| i.node.as_str())
+            .unwrap_or("-")
     );
 
     // Any process with the store can answer: here a graph compiled anew on
@@ -158,6 +164,35 @@ async fn main() {
     println!(
         "   validation_approved = {:?}",
         out.state().validation_approved
+    );
+
+    session
+        .invoke(
+            &sim,
+            "4c. Asked once more, answered by a button instead of a message",
+            "Simulate the conductivity overnight",
+        )
+        .await;
+    let edited = graph::decide_validation(&session.app, THREAD, true)
+        .await
+        .expect("a validation is pending");
+    println!(
+        "   graph::decide_validation: app.get_state(THREAD) for the agent that asked, then\n   \
+         app.update_state(THREAD, mark_validation_complete(true, \"md_agent\"), Some(\"human_validation\")): step {edited}"
+    );
+    let snapshot = app.get_state(THREAD).await.expect("the thread reads");
+    println!(
+        "   next = {:?}, interrupts = {}: human_validation counts as done, with that write",
+        snapshot.next(),
+        snapshot.interrupts().len()
+    );
+    let out = session
+        .go_on("4d. app.continue_thread(THREAD): the approved agent runs, human_validation does not run again\n    (the first line is the update written as human_validation)")
+        .await;
+    println!(
+        "   validation_approved = {:?} (consumed by md_agent), mcp_results has gromacs_md: {}",
+        out.state().validation_approved,
+        out.state().mcp_results.contains_key("gromacs_md")
     );
 
     graph::lock(&sim).fail_next("orca_single_point", 1);
@@ -266,6 +301,19 @@ impl Session {
         out
     }
 
+    /// The run goes on from its last step, no input (Python's
+    /// `app.invoke(None, config)`): one `continue_thread`.
+    async fn go_on(&mut self, title: &str) -> Outcome<AgentState> {
+        println!("\n{title}");
+        let out = self
+            .app
+            .continue_thread(self.thread)
+            .await
+            .expect("the run goes on");
+        self.report(title, &out).await;
+        out
+    }
+
     async fn report(&mut self, title: &str, out: &Outcome<AgentState>) {
         let steps = graph::logged_steps(&self.store, self.thread, self.seq)
             .await
@@ -289,12 +337,12 @@ impl Session {
         self.seq = out.seq();
     }
 
-    /// The thread's state as the store has it (`app.get_state(config)`).
+    /// The thread's state (`app.get_state(config).values`).
     async fn state(&self) -> AgentState {
-        self.store
-            .thread::<AgentState>(self.thread)
+        self.app
+            .get_state(self.thread)
             .await
-            .expect("the thread reopens")
+            .expect("the thread reads")
             .into_state()
     }
 }
@@ -370,21 +418,27 @@ async fn plan_needing_approval(sim: &SharedOhmind, plans: &mut Session) {
     );
 }
 
-/// The checkpointer's log of the threads: each superstep one step, its
-/// nodes in the metadata; a paused run one `pending` step; and the thread
-/// reopened once more.
+/// The checkpoints of the threads (`app.get_state_history(config)`): one
+/// snapshot per logged step, each superstep with its nodes, a pause with
+/// its interrupt; and the thread read once more by a graph compiled anew
+/// on the store (`app.get_state(config)` on reconnection).
 async fn checkpoint_log(session: &Session, plans: &Session, live: &AgentState) {
     for s in [session, plans] {
-        let history = s.store.history(s.thread, ..).await.expect("the log reads");
+        let mut history = s
+            .app
+            .get_state_history(s.thread)
+            .await
+            .expect("the history reads");
+        history.reverse();
         println!(
-            "\n9. The checkpoints of {:?}: store.history(..) lists {} steps (seq, then kind or metadata[\"nodes\"])",
+            "\n9. The checkpoints of {:?}: app.get_state_history(..) lists {} snapshots (seq, then what wrote it)",
             s.thread,
             history.len()
         );
         for (label, from, to) in &s.sections {
             let shown: Vec<String> = history
                 .iter()
-                .filter(|step| (*from..=*to).contains(&step.seq))
+                .filter(|snapshot| (*from..=*to).contains(&snapshot.seq()))
                 .map(describe)
                 .collect();
             println!(
@@ -394,27 +448,43 @@ async fn checkpoint_log(session: &Session, plans: &Session, live: &AgentState) {
             );
         }
     }
-    let reopened = session
-        .store
-        .thread::<AgentState>(THREAD)
+    // State recovery: a graph compiled anew on the store reads the thread.
+    let reconnected = graph::compile(&graph::shared(Ohmind::new()), session.store.clone())
+        .expect("the graph compiles");
+    let recovered = reconnected
+        .get_state(THREAD)
         .await
-        .expect("the thread reopens");
+        .expect("the thread reads");
     println!(
-        "   reopened from the store: seq = {}, state == the live one: {}",
-        reopened.seq(),
-        reopened.state() == live
+        "   recovered on reconnection (app.get_state): seq = {}, state == the live one: {}",
+        recovered.seq(),
+        recovered.state() == live
     );
 }
 
-/// A logged step: its number, and its nodes (a superstep or the input) or
-/// its kind (a turn start, a pause).
-fn describe(step: &StepRecord) -> String {
-    let nodes = step.nodes();
-    match step.kind {
-        StepKind::Pending => format!("{} pending (interrupt)", step.seq),
-        _ if nodes == [START] => format!("{} input", step.seq),
-        _ if !nodes.is_empty() => format!("{} {}", step.seq, nodes.join("+")),
-        kind => format!("{} {kind}", step.seq),
+/// A snapshot: its step, and what wrote it (the nodes of a superstep, the
+/// input, an update as a node) or the pause it holds.
+fn describe(snapshot: &Snapshot<AgentState>) -> String {
+    let metadata = snapshot.metadata();
+    let nodes: Vec<&str> = metadata
+        .get("nodes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let seq = snapshot.seq();
+    if let Some(interrupt) = snapshot.interrupts().first() {
+        return format!("{seq} paused ({} asks)", interrupt.node);
+    }
+    match (
+        metadata.get("source").and_then(Value::as_str),
+        nodes.as_slice(),
+    ) {
+        (_, [START]) => format!("{seq} input"),
+        (Some("update"), _) => format!("{seq} update as {}", nodes.join("+")),
+        (_, []) => format!("{seq} turn"),
+        _ => format!("{seq} {}", nodes.join("+")),
     }
 }
 

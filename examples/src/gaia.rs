@@ -23,7 +23,10 @@
 //! routed by conditional edges, then memory retrieval, the agent and its
 //! tools loop, and the memory store; its run is streamed
 //! (`stream_thread`), each node's update sent as it is applied, as GAIA's
-//! `graph.astream(.., stream_mode="updates")` feeds its SSE endpoint. GAIA
+//! `graph.astream(.., stream_mode="updates")` feeds its SSE endpoint. The
+//! [`RunnableConfig`] is the graph's typed context: one compiled graph for
+//! every user, each run given its config (`with_context`), as GAIA passes
+//! `config` to each `astream`. GAIA
 //! checkpoints with LangGraph's `PostgresSaver`; here the checkpointer is a
 //! [`state_store::Store`] (`Store::postgres(url)`, or `Store::sqlite` as in
 //! the example): every superstep is one logged step of the thread.
@@ -171,7 +174,9 @@ pub struct Configurable {
 
 /// The runtime configuration passed beside the state (LangChain's
 /// `RunnableConfig`): read by nodes, never part of the state or its
-/// checkpoint.
+/// checkpoint. The graph's context type ([`graph::compile`]): each run is
+/// given its own with `with_context(config)`, and nodes read it as
+/// `ctx.context()`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RunnableConfig {
     /// The configurable parameters.
@@ -679,7 +684,7 @@ impl Gaia {
             "memory_retrieval" => self.memory_retrieval(state),
             "agent" => self.agent(state, config),
             "tools" => self.tools(state),
-            "store_memory" => self.store_memory(state),
+            "store_memory" => self.store_memory(state, config),
             _ => return Err(RunError::UnknownNode(node.to_owned())),
         })
     }
@@ -760,8 +765,11 @@ impl Gaia {
 
     /// Stores the user's message in Mem0 (a background task in GAIA, a node
     /// here so that the run is deterministic) and raises the turn's flag.
-    fn store_memory(&mut self, state: &GaiaState) -> GaiaStateDelta {
-        let user_id = state.mem0_user_id.as_deref().unwrap_or_default();
+    /// The user is the run's, `config["configurable"]["user_id"]`, as the
+    /// document's `store_user_message_memory(user_id, request.message, ..)`
+    /// is the request's user.
+    fn store_memory(&mut self, state: &GaiaState, config: &RunnableConfig) -> GaiaStateDelta {
+        let user_id = config.configurable.user_id.as_str();
         let conversation = state.conversation_id.as_deref().unwrap_or_default();
         if !user_id.is_empty() && !state.query.is_empty() {
             self.memory.add(user_id, &state.query, conversation);
@@ -856,6 +864,28 @@ pub mod demo {
             ..AgentOptions::default()
         };
         build_agent_config(THREAD, &user, NOW, options)
+    }
+
+    /// Another user's conversation.
+    pub const OTHER_THREAD: &str = "conversation_789";
+    /// Another user, in another time zone, who picked another tool: the
+    /// same compiled graph serves them with their own config.
+    pub const OTHER_USER_ID: &str = "user_789";
+
+    /// The other user's `RunnableConfig`: Tokyo, and the mail tool picked
+    /// in the UI (so the agent does not call the calendar).
+    pub fn other_config() -> RunnableConfig {
+        let user = User {
+            user_id: OTHER_USER_ID.into(),
+            name: Some("Kenji".into()),
+            email: None,
+            timezone: Some("Asia/Tokyo".into()),
+        };
+        let options = AgentOptions {
+            selected_tool: Some("GMAIL_SEND_EMAIL".into()),
+            ..AgentOptions::default()
+        };
+        build_agent_config(OTHER_THREAD, &user, "2024-01-02T08:00:00+09:00", options)
     }
 
     /// Mem0 already knows two things about the user.

@@ -1,4 +1,4 @@
-//! Ports of four LangGraph tutorials as `state_graph::StateGraph`s: the
+//! Ports of LangGraph tutorials and how-tos as `state_graph::StateGraph`s: the
 //! programs in `examples/langgraph/` run them (`cargo run --example
 //! langgraph_NAME`) and show the Python original at the top;
 //! `examples/tests/langgraph_*.rs` run each graph end to end and assert the
@@ -10,22 +10,27 @@
 //! routers. Models are canned: each reply is fixed by the script, so a run
 //! is repeatable.
 //!
-//! This module holds what the four share: [`Step`], one node's update as
+//! This module holds what they share: [`Step`], one node's update as
 //! `stream_mode="updates"` shows it, [`updates`] to collect a streamed
 //! run's, [`supersteps`] to read the node names of a thread's supersteps
-//! back from its store, and [`NodeFailure`], a node's error.
+//! back from its store, [`snapshots_since`] for what a run that is not
+//! streamed would have shown, and [`NodeFailure`], a node's error.
 
 use futures::StreamExt;
 use serde_json::Value;
 use state_core::State;
-use state_graph::{Event, GraphError, Outcome, RunStream};
+use state_graph::{CompiledGraph, Event, GraphError, GraphState, Outcome, RunStream, Snapshot};
 use state_store::{StepKind, Store, StoreError};
 use std::fmt;
 
 pub mod customer_support;
 pub mod map_reduce;
 pub mod plan_and_execute;
+pub mod review_tool_calls;
+pub mod subgraph_interrupt;
 pub mod summary_bot;
+pub mod supervisor;
+pub mod time_travel;
 
 /// One node's update, as `stream_mode="updates"` shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -151,6 +156,44 @@ pub async fn node_path(store: &Store, thread: &str, after: u64) -> Result<Vec<St
         .into_iter()
         .flatten()
         .collect())
+}
+
+/// The snapshots of `thread` after step `after`, oldest first: the
+/// states a run logged, what `stream_mode="values"` would have shown of
+/// it. For the runs that are not streamed (`continue_thread`, LangGraph's
+/// `graph.stream(None, config)`).
+///
+/// A pause is logged as a step of its own, which changes nothing and
+/// leads where the step before it did; LangGraph has no checkpoint there,
+/// and no `values` event: it is left out.
+///
+/// # Errors
+///
+/// When the thread's history cannot be read.
+pub async fn snapshots_since<S, C>(
+    app: &CompiledGraph<S, C>,
+    thread: &str,
+    after: u64,
+) -> Result<Vec<Snapshot<S>>, GraphError>
+where
+    S: GraphState + PartialEq,
+    C: Send + Sync + 'static,
+{
+    let mut history = app.get_state_history(thread).await?;
+    history.retain(|s| s.seq() >= after);
+    history.reverse();
+    let mut snapshots: Vec<Snapshot<S>> = Vec::new();
+    let mut before: Option<Snapshot<S>> = None;
+    for snapshot in history {
+        let pause = before
+            .as_ref()
+            .is_some_and(|b| b.state() == snapshot.state() && b.next() == snapshot.next());
+        if snapshot.seq() > after && !pause {
+            snapshots.push(snapshot.clone());
+        }
+        before = Some(snapshot);
+    }
+    Ok(snapshots)
 }
 
 /// Why a node could not produce its update (where the Python would raise):

@@ -2,7 +2,9 @@
 //! `stream_thread(.., StreamMode::UPDATES)`, each node's update the one the
 //! hand-written loop records, in the same order; the document's
 //! `execute_graph_streaming` as SSE frames; the pruning route for a long
-//! history; and the stored log, one step per superstep with its node.
+//! history; the stored log, one step per superstep with its node; and the
+//! config as each run's context: one compiled graph, two users, each run
+//! reading its own, none stored.
 
 use futures::StreamExt;
 use serde_json::json;
@@ -11,10 +13,10 @@ use state_examples::gaia::graph::{self, AGENT, MEMORY_RETRIEVAL, STORE_MEMORY, T
 use state_examples::gaia::{
     self, Gaia, GaiaState, GaiaStateDelta, KEEP_LAST, MessageRequestWithHistory, SSE_DONE,
 };
-use state_graph::{Event, START, StreamMode};
+use state_graph::{Event, GraphError, START, StreamMode};
 use state_store::{StepKind, Store};
 
-use gaia::demo::{NOW, THREAD, USER_ID, config, remembered};
+use gaia::demo::{NOW, OTHER_THREAD, THREAD, USER_ID, config, other_config, remembered};
 
 fn first_input() -> GaiaStateDelta {
     let request = MessageRequestWithHistory {
@@ -69,10 +71,12 @@ async fn the_run_streams_each_nodes_update_and_logs_each_superstep() {
     let path = dir.path().join("checkpoints.db");
     let store = Store::sqlite(&path).await.unwrap();
     let services = graph::shared(Gaia::new(remembered()));
-    let app = graph::compile(&services, config(), store.clone()).unwrap();
+    let app = graph::compile(&services, store.clone()).unwrap();
 
     // Turn 1, streamed: the updates as the runner sends them.
-    let mut events = app.stream_thread(THREAD, first_input(), StreamMode::UPDATES);
+    let mut events =
+        app.with_context(config())
+            .stream_thread(THREAD, first_input(), StreamMode::UPDATES);
     let mut updates = Vec::new();
     let mut chunks = Vec::new();
     let mut outcome = None;
@@ -114,7 +118,7 @@ async fn the_run_streams_each_nodes_update_and_logs_each_superstep() {
 
     // Turn 2, resumed from the checkpoint, as GAIA's SSE endpoint sends
     // it: the frames of each update, then [DONE].
-    let frames: Vec<String> = graph::execute_graph_streaming(&app, THREAD, second_input())
+    let frames: Vec<String> = graph::execute_graph_streaming(&app, second_input(), &config())
         .map(|frame| frame.expect("the resumed turn runs"))
         .collect()
         .await;
@@ -157,7 +161,7 @@ async fn a_long_history_is_filtered_then_trimmed_by_the_start_router() {
         .await
         .unwrap();
     let services = graph::shared(Gaia::new(remembered()));
-    let app = graph::compile(&services, config(), store.clone()).unwrap();
+    let app = graph::compile(&services, store.clone()).unwrap();
 
     let mut history: Vec<Message> = (1..=14)
         .map(|i| Message::human(format!("message {i}")).with_id(format!("h{i}")))
@@ -171,7 +175,9 @@ async fn a_long_history_is_filtered_then_trimmed_by_the_start_router() {
     // stream_run records what the hand-written loop records: each update
     // and the state after it.
     let mut seen = Vec::new();
-    let (run, outcome) = graph::stream_run(&app, "long", input.clone(), |event| {
+    let mut long = config();
+    long.configurable.thread_id = "long".to_owned();
+    let (run, outcome) = graph::stream_run(&app, input.clone(), &long, |event| {
         seen.push(event.mode());
     })
     .await
@@ -206,4 +212,100 @@ async fn a_long_history_is_filtered_then_trimmed_by_the_start_router() {
     let mut expected = vec![START];
     expected.extend(nodes);
     assert_eq!(nodes_of(&log(&store, "long").await), expected);
+}
+
+fn kenji_input() -> GaiaStateDelta {
+    let request = MessageRequestWithHistory {
+        message: "Schedule a meeting for tomorrow".into(),
+    };
+    let history = vec![Message::human(request.message.as_str()).with_id("kenji-1")];
+    let config = other_config();
+    let user = &config.configurable.user_id;
+    gaia::build_initial_state(&request, user, OTHER_THREAD, history, None, NOW)
+}
+
+/// One compiled graph, two users: each run's nodes read that run's config
+/// (`ctx.context()`), as GAIA's read `config["configurable"]`: the time
+/// zone in the answer, the picked tool in the route. The config is not
+/// stored: a run without one is refused before it writes anything, and
+/// the next turn reads the config it is given.
+#[tokio::test]
+async fn each_run_reads_its_own_config_from_one_graph() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::sqlite(dir.path().join("checkpoints.db"))
+        .await
+        .unwrap();
+    let services = graph::shared(Gaia::new(remembered()));
+    let app = graph::compile(&services, store.clone()).unwrap();
+
+    let err = app.invoke_thread(THREAD, first_input()).await.unwrap_err();
+    assert!(matches!(err, GraphError::NoContext { .. }), "{err}");
+    assert!(store.thread_info(THREAD).await.is_err(), "nothing written");
+
+    // Ada, in Paris, with no tool picked: the calendar, in her time zone.
+    let (ada, _) = graph::stream_run(&app, first_input(), &config(), |_| {})
+        .await
+        .unwrap();
+    let nodes: Vec<&str> = ada.steps.iter().map(|s| s.node).collect();
+    assert_eq!(nodes, [MEMORY_RETRIEVAL, AGENT, TOOLS, AGENT, STORE_MEMORY]);
+    let answer = ada.steps[3].values["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .clone();
+    assert!(
+        answer.as_str().unwrap().ends_with("in Europe/Paris."),
+        "{answer}"
+    );
+
+    // Kenji, in Tokyo, who picked the mail tool, on the same graph.
+    let (kenji, outcome) = graph::stream_run(&app, kenji_input(), &other_config(), |_| {})
+        .await
+        .unwrap();
+    let nodes: Vec<&str> = kenji.steps.iter().map(|s| s.node).collect();
+    assert_eq!(
+        nodes,
+        [MEMORY_RETRIEVAL, AGENT, STORE_MEMORY],
+        "no calendar"
+    );
+    assert_eq!(
+        outcome.state().messages.last().unwrap().text(),
+        "Hi Kenji! How can I help?"
+    );
+    assert_eq!(outcome.state().mem0_user_id.as_deref(), Some("user_789"));
+    let stored = graph::lock(&services)
+        .memory
+        .entries()
+        .last()
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (stored.user_id.as_str(), stored.conversation_id.as_str()),
+        ("user_789", OTHER_THREAD),
+        "stored for the run's user, config[\"configurable\"][\"user_id\"]"
+    );
+
+    // Ada's next turn with another config: the run reads the one it is
+    // given, not one kept from before.
+    let mut tokyo = config();
+    tokyo.configurable.user_timezone = "Asia/Tokyo".to_owned();
+    let frames: Vec<String> = graph::execute_graph_streaming(&app, second_input(), &tokyo)
+        .map(|frame| frame.unwrap())
+        .collect()
+        .await;
+    assert!(
+        frames
+            .iter()
+            .any(|f| f.contains("a free slot in Asia/Tokyo")),
+        "{frames:?}"
+    );
+
+    // The snapshot (GAIA's `aget_state(config)`): its values, nothing next,
+    // the last step's metadata.
+    let snapshot = app.with_context(config()).get_state(THREAD).await.unwrap();
+    assert!(snapshot.next().is_empty());
+    assert!(snapshot.state().memories_stored);
+    assert_eq!(snapshot.metadata()["nodes"], json!([STORE_MEMORY]));
+    assert_eq!(snapshot.seq(), outcome_seq(&store).await);
 }

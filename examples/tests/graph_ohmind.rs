@@ -3,7 +3,9 @@
 //! interrupts answered with `resume` (one from a second store on the same
 //! file, as another process), the node path of each run (the same as the
 //! hand-written loop's), and the stored log: one step per superstep, its
-//! node in the metadata, a `pending` step for each pause.
+//! node in the metadata, a `pending` step for each pause; the thread read
+//! with `get_state` / `get_state_history`, and a decision written as
+//! `human_validation`'s update (`update_state`) before the run goes on.
 
 use serde_json::{Value, json};
 use state_core::{Message, MessageKind, State};
@@ -132,9 +134,12 @@ async fn validation_pauses_the_run_and_resume_answers_it_on_sqlite() {
     // compiled again (the simulated app is the same, for its counter).
     let other = Store::sqlite(&path).await.unwrap();
     let worker = graph::compile(&sim, other).unwrap();
-    let pending = worker.pending_interrupts(THREAD).await.unwrap();
-    assert_eq!(pending.len(), 1);
-    assert_eq!(pending[0].id, interrupt.id);
+    // state = app.get_state(config)
+    let snapshot = worker.get_state(THREAD).await.unwrap();
+    assert_eq!(snapshot.next(), [HUMAN_VALIDATION]);
+    assert_eq!(snapshot.interrupts().len(), 1);
+    assert_eq!(snapshot.interrupts()[0].id, interrupt.id);
+    assert_eq!(snapshot.state(), out.state());
     let out = worker.resume(THREAD, json!("yes, go ahead")).await.unwrap();
     assert!(!out.is_interrupted());
     assert_eq!(
@@ -219,14 +224,24 @@ async fn validation_pauses_the_run_and_resume_answers_it_on_sqlite() {
     assert_eq!(path_since(&store, THREAD, 0).await, expected);
     assert_eq!(first_id_blanked(out.state()), first_id_blanked(&state));
 
-    // And the file holds it all.
-    let reopened = Store::sqlite(&path)
-        .await
-        .unwrap()
-        .thread::<AgentState>(THREAD)
-        .await
-        .unwrap();
-    assert_eq!(reopened.state(), out.state());
+    // And the file holds it all: recovered on reconnection.
+    let reconnected = graph::compile(&sim, Store::sqlite(&path).await.unwrap()).unwrap();
+    let recovered = reconnected.get_state(THREAD).await.unwrap();
+    assert_eq!(recovered.state(), out.state());
+    assert!(recovered.next().is_empty());
+
+    // Its checkpoints, oldest first: the pauses are there with their
+    // interrupts, each answer after its pause.
+    let mut history = reconnected.get_state_history(THREAD).await.unwrap();
+    history.reverse();
+    let paused: Vec<u64> = history
+        .iter()
+        .filter(|s| !s.interrupts().is_empty())
+        .map(|s| s.seq())
+        .collect();
+    assert_eq!(paused, [7, 13]);
+    assert!(history.iter().all(|s| s.metadata()["source"] != "update"));
+    assert_eq!(history.last().unwrap().state(), out.state());
 }
 
 #[tokio::test]
@@ -325,4 +340,83 @@ async fn a_failing_tool_is_retried_through_the_supervisor_until_the_limit() {
     assert_eq!(path_since(&store, THREAD, 0).await, expected);
     assert_eq!(out.state().retry_count, ohmind::MAX_RETRIES);
     assert!(out.state().error.is_some());
+}
+
+/// The nodes of the supersteps after step `after`, from the thread's
+/// snapshots (`source: loop`, not the pauses, the input or an update).
+async fn ran_since(app: &CompiledGraph<AgentState>, after: u64) -> Vec<String> {
+    let mut history = app.get_state_history(THREAD).await.unwrap();
+    history.reverse();
+    history
+        .iter()
+        .filter(|s| s.seq() > after && s.interrupts().is_empty())
+        .filter(|s| s.metadata()["source"] == "loop")
+        .flat_map(|s| {
+            s.metadata()["nodes"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .map(|n| n.as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_decision_written_as_human_validation_runs_on_without_asking_again() {
+    let (_dir, path, store) = sqlite().await;
+    let sim = graph::shared(Ohmind::new());
+    let app = graph::compile(&sim, store.clone()).unwrap();
+    let err = graph::decide_validation(&app, THREAD, true)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, graph::DecisionError::NotPending { .. }),
+        "{err}"
+    );
+
+    let text = "Simulate the hydroxide conductivity of benzyltrimethylammonium with MD";
+    let out = invoke(&app, &sim, text).await;
+    assert_eq!(out.next(), [HUMAN_VALIDATION]);
+
+    // A button, from another worker: no message, the decision alone.
+    let worker = graph::compile(&sim, Store::sqlite(&path).await.unwrap()).unwrap();
+    let edited = graph::decide_validation(&worker, THREAD, true)
+        .await
+        .unwrap();
+    let snapshot = worker.get_state(THREAD).await.unwrap();
+    assert_eq!(snapshot.seq(), edited);
+    assert_eq!(snapshot.next(), ["md_agent"], "human_validation is done");
+    assert!(snapshot.interrupts().is_empty());
+    assert_eq!(snapshot.metadata()["source"], "update");
+    assert_eq!(snapshot.state().validation_approved, Some(true));
+    assert_eq!(snapshot.state().next, "md_agent");
+
+    let done = worker.continue_thread(THREAD).await.unwrap();
+    assert!(!done.is_interrupted());
+    assert_eq!(
+        ran_since(&worker, edited).await,
+        ["md_agent"],
+        "human_validation does not run again"
+    );
+    assert!(done.state().mcp_results.contains_key("gromacs_md"));
+    assert_eq!(
+        done.state().validation_approved,
+        None,
+        "consumed by md_agent"
+    );
+    assert_eq!(
+        last_human(done.state()).as_deref(),
+        Some(text),
+        "no answer message: the decision came from a button"
+    );
+
+    // Rejected the same way: back to the supervisor, which ends the turn.
+    let out = invoke(&app, &sim, "Run a longer MD simulation").await;
+    assert!(out.is_interrupted());
+    let edited = graph::decide_validation(&app, THREAD, false).await.unwrap();
+    assert_eq!(app.get_state(THREAD).await.unwrap().next(), ["supervisor"]);
+    let done = app.continue_thread(THREAD).await.unwrap();
+    assert_eq!(ran_since(&app, edited).await, ["supervisor"]);
+    assert_eq!(done.state().validation_approved, Some(false));
+    assert!(!done.is_interrupted());
 }

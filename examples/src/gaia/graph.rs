@@ -16,9 +16,14 @@
 //! others are [`Gaia::run_node`]'s, over the simulated Mem0, calendar and
 //! model ([`SharedGaia`], behind a mutex: the nodes run one at a time).
 //!
-//! The run's [`RunnableConfig`] travels beside the state, never in it: the
-//! nodes that read it capture it when the graph is built (the runner has no
-//! per-run config), so a graph serves one user's configuration.
+//! The run's [`RunnableConfig`] travels beside the state, never in it: it is
+//! the graph's context (`StateGraph<GaiaState, RunnableConfig>`), given to
+//! each run with [`CompiledGraph::with_context`] as GAIA passes `config` to
+//! each `graph.astream(..)`, and a node reads it as the document's
+//! `my_node(state, config)` does: `ctx.context().configurable.user_timezone`
+//! for `config["configurable"]["user_timezone"]`. One compiled graph serves
+//! every user; the context is not stored in the thread, so a resumed turn
+//! runs with the config it is given.
 //!
 //! [`execute_graph_streaming`] is the document's function: the run streamed
 //! with [`StreamMode::UPDATES`], each node's update turned into the SSE
@@ -30,7 +35,9 @@ use super::{
 };
 use futures::{Stream, StreamExt, stream};
 use state_core::State;
-use state_graph::{CompiledGraph, END, Event, GraphError, Outcome, START, StateGraph, StreamMode};
+use state_graph::{
+    CompiledGraph, Ctx, END, Event, GraphError, Outcome, START, StateGraph, StreamMode,
+};
 use state_store::Store;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -84,16 +91,20 @@ pub fn after_agent(state: &GaiaState) -> &'static str {
     next_node(AGENT, state).unwrap_or(END)
 }
 
-/// The graph over `gaia`, its nodes reading `config` beside the state.
-pub fn build(gaia: &SharedGaia, config: RunnableConfig) -> StateGraph<GaiaState> {
-    let config = Arc::new(config);
-    let mut g = StateGraph::<GaiaState>::new();
+/// The graph over `gaia`; its runs carry their [`RunnableConfig`].
+pub fn build(gaia: &SharedGaia) -> StateGraph<GaiaState, RunnableConfig> {
+    let mut g = StateGraph::<GaiaState, RunnableConfig>::new();
     g.add_node(FILTER_MESSAGES, filter_messages_node);
     g.add_node(TRIM_MESSAGES, trim_messages_node);
+    // TODO(long-term memory): memories through `ctx.store()` (`search_items` in
+    // memory_retrieval, `put_item` in store_memory; GAIA's `compile(store=store)`)
+    // once store items land. Until then, the simulated Mem0 (`Gaia::memory`).
     for name in [MEMORY_RETRIEVAL, AGENT, TOOLS, STORE_MEMORY] {
-        let (gaia, config) = (gaia.clone(), config.clone());
-        g.add_node(name, move |state: &GaiaState| {
-            lock(&gaia).run_node(name, state, &config)
+        let gaia = gaia.clone();
+        // `def my_node(state: State, config: RunnableConfig)`: the config
+        // is the run's context.
+        g.add_node(name, move |state: &GaiaState, ctx: &Ctx<RunnableConfig>| {
+            lock(&gaia).run_node(name, state, ctx.context())
         });
     }
     let pruned = [FILTER_MESSAGES, TRIM_MESSAGES, MEMORY_RETRIEVAL];
@@ -108,36 +119,40 @@ pub fn build(gaia: &SharedGaia, config: RunnableConfig) -> StateGraph<GaiaState>
 }
 
 /// [`build`], compiled, its threads in `store` (GAIA's `PostgresSaver`),
-/// with [`RECURSION_LIMIT`] supersteps per run.
+/// with [`RECURSION_LIMIT`] supersteps per run. One graph for every user:
+/// give each run its config with [`CompiledGraph::with_context`] (a run
+/// without one is refused, `GraphError::NoContext`).
 ///
 /// # Errors
 ///
 /// When the graph does not compile (it does: the tests build it).
 pub fn compile(
     gaia: &SharedGaia,
-    config: RunnableConfig,
     store: Store,
-) -> Result<CompiledGraph<GaiaState>, GraphError> {
-    Ok(build(gaia, config)
+) -> Result<CompiledGraph<GaiaState, RunnableConfig>, GraphError> {
+    Ok(build(gaia)
         .compile()?
         .with_store(store)
         .with_recursion_limit(RECURSION_LIMIT))
 }
 
-/// The document's `execute_graph_streaming`: the run of `input` on
-/// `thread`, streamed with [`StreamMode::UPDATES`], as SSE events: for each
-/// node's update as it comes, the content of each new AI message and its
-/// tool calls; then `data: [DONE]`, unless the run failed (its error is the
-/// last item, as the Python generator raises).
+/// The document's `execute_graph_streaming(graph, initial_state, config)`:
+/// the run of `initial_state` with `config` (on its `thread_id`), streamed
+/// with [`StreamMode::UPDATES`], as SSE events: for each node's update as
+/// it comes, the content of each new AI message and its tool calls; then
+/// `data: [DONE]`, unless the run failed (its error is the last item, as
+/// the Python generator raises).
 pub fn execute_graph_streaming(
-    app: &CompiledGraph<GaiaState>,
-    thread: &str,
-    input: GaiaStateDelta,
+    graph: &CompiledGraph<GaiaState, RunnableConfig>,
+    initial_state: GaiaStateDelta,
+    config: &RunnableConfig,
 ) -> impl Stream<Item = Result<String, GraphError>> + Send + Unpin + 'static {
     let failed = Arc::new(AtomicBool::new(false));
     let seen = failed.clone();
-    let events = app
-        .stream_thread(thread, input, StreamMode::UPDATES)
+    let thread = config.configurable.thread_id.clone();
+    let events = graph
+        .with_context(config.clone())
+        .stream_thread(&thread, initial_state, StreamMode::UPDATES)
         .flat_map(move |event| {
             let frames: Vec<Result<String, GraphError>> = match event {
                 Ok(Event::Update { delta, .. }) => {
@@ -160,7 +175,7 @@ pub fn execute_graph_streaming(
     events.chain(done)
 }
 
-/// The run of `input` on `thread`, streamed with
+/// The run of `input` with `config` (on its `thread_id`), streamed with
 /// `StreamMode::UPDATES | StreamMode::VALUES`; `on_event` sees each event as
 /// it comes (a front end's SSE feed). Returns what the hand-written loop
 /// records ([`Run`]: the state after the input, each node's update and the
@@ -170,12 +185,17 @@ pub fn execute_graph_streaming(
 ///
 /// The run's error; or a node the graph does not know (it knows them all).
 pub async fn stream_run(
-    app: &CompiledGraph<GaiaState>,
-    thread: &str,
+    graph: &CompiledGraph<GaiaState, RunnableConfig>,
     input: GaiaStateDelta,
+    config: &RunnableConfig,
     mut on_event: impl FnMut(&Event<GaiaState>),
 ) -> Result<(Run, Outcome<GaiaState>), GraphError> {
-    let mut events = app.stream_thread(thread, input, StreamMode::UPDATES | StreamMode::VALUES);
+    let thread = &config.configurable.thread_id;
+    let mut events = graph.with_context(config.clone()).stream_thread(
+        thread,
+        input,
+        StreamMode::UPDATES | StreamMode::VALUES,
+    );
     let mut input_values = None;
     let mut steps: Vec<NodeRun> = Vec::new();
     // GAIA's supersteps are one node each: the update, then the values.

@@ -23,14 +23,21 @@
 //! where `interrupt` returns the answer
 //! ([`Ohmind::answer_validation`], [`Ohmind::answer_plan`]).
 //!
+//! A thread is read and edited as OHMind's Python does with LangGraph:
+//! `app.get_state(config)` is [`CompiledGraph::get_state`] (the state,
+//! what runs next, the pending interrupts), and a decision written without
+//! a message, as a front end's Approve button would, is the document's
+//! [`mark_validation_complete`] written as `human_validation`
+//! (`update_state(.., as_node=..)`): [`decide_validation`].
+//!
 //! The simulated app ([`Ohmind`]: the injected tool failures, the message
 //! counter) is shared by the nodes behind a mutex ([`SharedOhmind`]); the
 //! nodes run one at a time, so it is never contended.
 
 use super::{
     AGENTS, AgentState, AgentStateDelta, ERROR_HANDLER, HUMAN_VALIDATION, Ohmind, PLAN_APPROVAL,
-    RECURSION_LIMIT, SUMMARY, SUPERVISOR, Step, TASK_PLANNER, entry_node, route,
-    should_continue_validation,
+    RECURSION_LIMIT, SUMMARY, SUPERVISOR, Step, TASK_PLANNER, entry_node, mark_validation_complete,
+    route, should_continue_validation,
 };
 use serde_json::{Value, json};
 use state_core::{Delta, State};
@@ -184,6 +191,55 @@ pub fn user_input(app: &SharedOhmind, text: &str) -> AgentStateDelta {
 /// A field with no JSON form (none of this state's).
 pub fn state_input(state: &AgentState) -> Result<AgentStateDelta, state_core::StateError> {
     AgentStateDelta::from_json(state.to_json()?)
+}
+
+/// Why [`decide_validation`] wrote nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum DecisionError {
+    /// The thread does not wait for a validation.
+    #[error("no validation is pending on {thread:?} (next: {next:?})")]
+    NotPending {
+        /// The thread.
+        thread: String,
+        /// What runs next there instead.
+        next: Vec<String>,
+    },
+    /// Reading or writing the thread failed.
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+}
+
+/// The user's yes or no to the validation pending on `thread`, written
+/// without a message (a front end's Approve or Reject button): the
+/// document's [`mark_validation_complete`] for the agent that asked, read
+/// from the thread (`app.get_state(config)`), written as `human_validation`
+/// (`app.update_state(config, .., as_node="human_validation")`). The paused
+/// node counts as done with that write: `continue_thread` then runs the
+/// approved agent (or, rejected, the supervisor), and `human_validation`
+/// does not run again. Returns the edit's step.
+///
+/// # Errors
+///
+/// [`DecisionError::NotPending`] when the thread does not wait for
+/// `human_validation`; [`DecisionError::Graph`] when it cannot be read or
+/// written.
+pub async fn decide_validation(
+    app: &CompiledGraph<AgentState>,
+    thread: &str,
+    approved: bool,
+) -> Result<u64, DecisionError> {
+    let snapshot = app.get_state(thread).await?;
+    if !snapshot.next().iter().any(|node| node == HUMAN_VALIDATION) {
+        return Err(DecisionError::NotPending {
+            thread: thread.to_owned(),
+            next: snapshot.next().to_vec(),
+        });
+    }
+    let next_agent = snapshot.state().next_agent().unwrap_or(SUPERVISOR);
+    let decision = mark_validation_complete(approved, next_agent);
+    Ok(app
+        .update_state(thread, decision, Some(HUMAN_VALIDATION))
+        .await?)
 }
 
 /// The nodes' deltas logged on `thread` after step `after`, decoded from
