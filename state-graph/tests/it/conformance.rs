@@ -32,6 +32,7 @@
 //! task; ours sends the state after the input and after every committed
 //! superstep. The state after each superstep is compared instead.
 
+use crate::support::placeholders;
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
 use state_core::{AgentState, Delta, Messages, State, StateError};
@@ -1049,64 +1050,16 @@ fn check_error(
 // Comparing JSON with generated ids.
 // ---------------------------------------------------------------------------
 
-/// Matches `expected` against `actual`; `"<gen:N>"` stands for an id we
-/// generated (a UUID), equal N for equal ids.
+/// Matches `expected` against `actual` ([`placeholders::matches`]), the
+/// failure showing both.
 fn matches(
     at: &str,
     expected: &Value,
     actual: &Value,
     ids: &mut HashMap<String, String>,
 ) -> Result<(), String> {
-    let mut bound = ids.clone();
-    match matches_in(at, expected, actual, &mut bound) {
-        Ok(()) => {
-            *ids = bound;
-            Ok(())
-        }
-        Err(diff) => Err(format!(
-            "{diff}\n  expected {expected}\n  ours     {actual}"
-        )),
-    }
-}
-
-fn matches_in(
-    at: &str,
-    expected: &Value,
-    actual: &Value,
-    ids: &mut HashMap<String, String>,
-) -> Result<(), String> {
-    match (expected, actual) {
-        (Value::String(p), Value::String(id)) if p.starts_with("<gen:") => {
-            uuid::Uuid::parse_str(id).map_err(|_| format!("{at}: {id:?} is not a UUID"))?;
-            let bound = ids.entry(p.clone()).or_insert_with(|| id.clone());
-            if bound != id {
-                return Err(format!("{at}: {p} is {bound} and {id}"));
-            }
-            if ids.values().filter(|v| *v == id).count() > 1 {
-                return Err(format!("{at}: {id} stands for two placeholders"));
-            }
-            Ok(())
-        }
-        (Value::Object(e), Value::Object(a)) => {
-            let (ek, ak): (BTreeSet<_>, BTreeSet<_>) = (e.keys().collect(), a.keys().collect());
-            if ek != ak {
-                return Err(format!("{at}: keys {ek:?} != {ak:?}"));
-            }
-            e.iter()
-                .try_for_each(|(k, v)| matches_in(&format!("{at}.{k}"), v, &a[k], ids))
-        }
-        (Value::Array(e), Value::Array(a)) => {
-            if e.len() != a.len() {
-                return Err(format!("{at}: {} items != {}", e.len(), a.len()));
-            }
-            e.iter()
-                .zip(a)
-                .enumerate()
-                .try_for_each(|(i, (e, a))| matches_in(&format!("{at}[{i}]"), e, a, ids))
-        }
-        _ if expected == actual => Ok(()),
-        _ => Err(format!("{at}: expected {expected}, got {actual}")),
-    }
+    placeholders::matches(at, expected, actual, ids)
+        .map_err(|diff| format!("{diff}\n  expected {expected}\n  ours     {actual}"))
 }
 
 /// `value` with the bound placeholders replaced by our ids.

@@ -8,10 +8,11 @@
 //! instead. A new case that fits neither fails this test until it is run
 //! or listed.
 
-use serde_json::{Map, Value, json};
+use crate::placeholders::{self, Ids};
+use serde_json::{Value, json};
 use state_core::reducer::add_messages;
 use state_core::{Message, Messages, REMOVE_ALL_MESSAGES, ReduceError};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 const VECTORS: &str = include_str!("../../vectors/add_messages.json");
 
@@ -206,65 +207,10 @@ fn merge_both(
 
 // --- Comparing with `<gen:N>` placeholders ----------------------------------
 
-/// Matches `expected` against `actual`: `"<gen:N>"` stands for a fresh
-/// UUID v4; equal N must be the same id, different N different ids.
-#[derive(Default)]
-struct Placeholders {
-    by_n: HashMap<String, String>,
-    by_id: HashMap<String, String>,
-}
-
-impl Placeholders {
-    fn check(&mut self, expected: &Value, actual: &Value, at: &str) -> Result<(), String> {
-        match (expected, actual) {
-            (Value::String(placeholder), _) if placeholder.starts_with("<gen:") => {
-                let n = placeholder.clone();
-                let Value::String(id) = actual else {
-                    return Err(format!("{at}: expected a generated id, got {actual}"));
-                };
-                let uuid = uuid::Uuid::parse_str(id).map_err(|e| format!("{at}: {id}: {e}"))?;
-                if uuid.get_version_num() != 4 || uuid.hyphenated().to_string() != *id {
-                    return Err(format!("{at}: {id} is not a canonical lowercase UUID v4"));
-                }
-                let first = self.by_n.entry(n.clone()).or_insert_with(|| id.clone());
-                if first != id {
-                    return Err(format!("{at}: {n} is {first} elsewhere, here {id}"));
-                }
-                let first = self.by_id.entry(id.clone()).or_insert(n.clone());
-                if *first != n {
-                    return Err(format!("{at}: {id} is both {first} and {n}"));
-                }
-                Ok(())
-            }
-            (Value::Object(e), Value::Object(a)) => {
-                let keys = |m: &Map<String, Value>| m.keys().cloned().collect::<BTreeSet<_>>();
-                if keys(e) != keys(a) {
-                    return Err(format!("{at}: keys {:?} != {:?}", keys(e), keys(a)));
-                }
-                e.iter()
-                    .try_for_each(|(k, v)| self.check(v, &a[k], &format!("{at}.{k}")))
-            }
-            (Value::Array(e), Value::Array(a)) => {
-                if e.len() != a.len() {
-                    return Err(format!(
-                        "{at}: {} messages expected, got {}",
-                        e.len(),
-                        a.len()
-                    ));
-                }
-                e.iter()
-                    .zip(a)
-                    .enumerate()
-                    .try_for_each(|(i, (e, a))| self.check(e, a, &format!("{at}[{i}]")))
-            }
-            _ if expected == actual => Ok(()),
-            _ => Err(format!("{at}: expected {expected}, got {actual}")),
-        }
-    }
-}
-
+/// Matches `expected` against `actual` (`"<gen:N>"`: a fresh UUID v4,
+/// equal N for one id), each comparison with placeholders of its own.
 fn assert_matches(name: &str, target: &str, expected: &Value, actual: &Value) {
-    if let Err(why) = Placeholders::default().check(expected, actual, name) {
+    if let Err(why) = placeholders::matches(name, expected, actual, &mut Ids::new()) {
         panic!("{name} on {target}: {why}\nexpected {expected}\n     got {actual}");
     }
 }

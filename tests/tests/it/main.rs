@@ -3,6 +3,8 @@
 //! the suite's build time and disk. A test is named `module::test`
 //! (`cargo test -p state-tests --test it derive_apply::`).
 
+mod placeholders;
+
 mod access;
 mod add_messages_vectors;
 mod check_commit;

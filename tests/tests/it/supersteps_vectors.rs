@@ -17,6 +17,7 @@
 //! from this file (SEMANTICS.md names them); they are handled the same way
 //! when they appear.
 
+use crate::placeholders::matches;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use state_core::{AgentState, Delta, Messages, ReduceError, State, StateError};
@@ -249,48 +250,6 @@ fn not_one_step(case: &Value) -> Option<&'static str> {
 // ---------------------------------------------------------------------------
 // Comparing results.
 // ---------------------------------------------------------------------------
-
-/// Matches `expected` against `actual`; `"<gen:N>"` stands for an id the
-/// reducer generated: a UUID, equal N for equal ids.
-fn matches(
-    at: &str,
-    expected: &Value,
-    actual: &Value,
-    ids: &mut HashMap<String, String>,
-) -> Result<(), String> {
-    match (expected, actual) {
-        (Value::String(p), Value::String(id)) if p.starts_with("<gen:") => {
-            uuid::Uuid::parse_str(id).map_err(|_| format!("{at}: {id:?} is not a UUID"))?;
-            let bound = ids.entry(p.clone()).or_insert_with(|| id.clone());
-            if bound != id {
-                return Err(format!("{at}: {p} is {bound} and {id}"));
-            }
-            if ids.values().filter(|v| *v == id).count() > 1 {
-                return Err(format!("{at}: {id} stands for two placeholders"));
-            }
-            Ok(())
-        }
-        (Value::Object(e), Value::Object(a)) => {
-            let (ek, ak): (BTreeSet<_>, BTreeSet<_>) = (e.keys().collect(), a.keys().collect());
-            if ek != ak {
-                return Err(format!("{at}: keys {ek:?} != {ak:?}"));
-            }
-            e.iter()
-                .try_for_each(|(k, v)| matches(&format!("{at}.{k}"), v, &a[k], ids))
-        }
-        (Value::Array(e), Value::Array(a)) => {
-            if e.len() != a.len() {
-                return Err(format!("{at}: {} items != {}", e.len(), a.len()));
-            }
-            e.iter()
-                .zip(a)
-                .enumerate()
-                .try_for_each(|(i, (e, a))| matches(&format!("{at}[{i}]"), e, a, ids))
-        }
-        _ if expected == actual => Ok(()),
-        _ => Err(format!("{at}: expected {expected}, got {actual}")),
-    }
-}
 
 fn is_overwrite_marker(value: &Value) -> bool {
     let Some(object) = value.as_object() else {

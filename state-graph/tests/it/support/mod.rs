@@ -1,11 +1,14 @@
 //! Helpers shared by the state-graph integration tests: the state-store
 //! suite's real backends (memory, a SQLite file, a PostgreSQL server the
-//! tests start) and its child processes, reused as they are.
+//! tests start) and its child processes, reused as they are, and the
+//! conformance vectors' matcher from state-tests.
 
 #[path = "../../../../state-store/tests/it/support/backends.rs"]
 pub mod backends;
 #[path = "../../../../state-store/tests/it/support/child.rs"]
 pub mod child;
+#[path = "../../../../tests/tests/it/placeholders.rs"]
+pub mod placeholders;
 #[path = "../../../../state-store/tests/it/support/postgres.rs"]
 pub mod postgres;
 
