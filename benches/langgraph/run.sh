@@ -21,7 +21,7 @@ if [ "${1:-}" != "--savers" ]; then
 fi
 shift
 
-# --- A throwaway PostgreSQL cluster, as state-store/tests/support/postgres.rs
+# --- A throwaway PostgreSQL cluster, as state-store/tests/it/support/postgres.rs
 # starts one: initdb into a temporary directory, trust authentication for
 # the superuser `postgres`, listening on 127.0.0.1 only, fsync on. Run as
 # the `postgres` system user when we are root (PostgreSQL refuses root).

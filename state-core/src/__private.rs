@@ -23,6 +23,7 @@ pub use ::core::iter::{Extend, IntoIterator, Iterator};
 pub use ::std::string::String;
 
 pub use crate::error::{ReduceError, StateError};
+pub use crate::field_type::{DecodeUpdate, StateField};
 pub use crate::into_update::IntoUpdate;
 pub use crate::messages::Message;
 pub use crate::reducer;
@@ -43,7 +44,6 @@ pub use crate::runtime::serde_delta::{UpdateInput, decode_reduced, decode_replac
 pub use crate::runtime::slot::{
     MergeMode, Merging, Slot, Written, merge_replace, merge_slot, write,
 };
-pub use crate::field_type::{DecodeUpdate, StateField};
 pub use crate::runtime::state_serde::deserialize_state;
 pub use crate::runtime::table::{self, ErasedState, Fields, ViaStateField, ViaValueField};
 pub use crate::runtime::user_serde;

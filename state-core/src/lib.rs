@@ -18,6 +18,7 @@ pub mod state;
 pub mod __private;
 
 pub use error::{CustomError, ReduceError, StateError};
+pub use field_type::StateField;
 pub use into_update::IntoUpdate;
 pub use messages::{
     Content, Message, MessageKind, MessageLike, Messages, MessagesState, MessagesStateDelta,
@@ -26,7 +27,6 @@ pub use messages::{
 pub use reducer::Reducer;
 pub use runtime::migrate::{MigrationFn, MigrationOutcome};
 pub use runtime::slot::Written;
-pub use field_type::StateField;
 pub use schema::{FieldInfo, ReducerKind, Schema, Scope};
 pub use state::{Checked, Delta, FieldNames, State};
 

@@ -65,6 +65,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
 
+// The interleaved (ABBA) measure, state-core's benches' own; this bench
+// uses part of it.
+#[allow(dead_code)]
+#[path = "../../state-core/benches/common/paired.rs"]
+mod paired;
+use paired::{Paired, interleave, paired_wanted};
+
 /// Supersteps per run of the loop.
 const SIZES: [u64; 2] = [100, 1_000];
 /// Workers of the fan-out.
@@ -280,7 +287,7 @@ fn main() {
     interrupt_resume(&mut c, &rt);
     fan_out(&mut c, &rt);
     c.final_summary();
-    if benchmarking() && paired_wanted() {
+    if paired_wanted("STATE_GRAPH_PAIRED", "loop_sqlite_paired") {
         loop_sqlite_paired(&rt);
     }
 }
@@ -488,52 +495,6 @@ fn fan_out(c: &mut Criterion, rt: &Runtime) {
     group.finish();
 }
 
-/// Whether to run the paired SQLite measurement (only when benchmarking):
-/// `STATE_GRAPH_PAIRED`, or else, unless criterion only tests, lists or
-/// profiles, when its filter (its one positional argument) is absent or
-/// part of the name `loop_sqlite_paired`.
-fn paired_wanted() -> bool {
-    if let Ok(v) = std::env::var("STATE_GRAPH_PAIRED") {
-        return v != "0";
-    }
-    // Criterion's options that take a value, as `--opt value`.
-    const WITH_VALUE: [&str; 19] = [
-        "--sample-size",
-        "--warm-up-time",
-        "--measurement-time",
-        "--nresamples",
-        "--noise-threshold",
-        "--confidence-level",
-        "--significance-level",
-        "--save-baseline",
-        "-s",
-        "--baseline",
-        "-b",
-        "--baseline-lenient",
-        "--load-baseline",
-        "--profile-time",
-        "--output-format",
-        "--color",
-        "-c",
-        "--format",
-        "--logfile",
-    ];
-    // Criterion's modes that measure nothing (or profile).
-    if std::env::args().any(|a| ["--test", "--list", "--profile-time"].contains(&a.as_str())) {
-        return false;
-    }
-    let mut args = std::env::args().skip(1);
-    let mut filter = None;
-    while let Some(arg) = args.next() {
-        if WITH_VALUE.contains(&arg.as_str()) {
-            args.next();
-        } else if !arg.starts_with('-') {
-            filter = Some(arg);
-        }
-    }
-    filter.is_none_or(|f| "loop_sqlite_paired".contains(f.as_str()))
-}
-
 /// Per-superstep times of interleaved runs of the runner and of the
 /// store's own `apply_nodes` on one SQLite store.
 fn loop_sqlite_paired(rt: &Runtime) {
@@ -553,7 +514,7 @@ fn loop_sqlite_paired(rt: &Runtime) {
             check_loop(out.state(), n);
             rt.block_on(store.store.delete_thread(&id))
                 .expect("delete the thread");
-            elapsed.as_secs_f64() / n as f64
+            (elapsed, n as usize)
         };
         let by_hand = || {
             let id = thread_id("paired-apply-nodes");
@@ -564,48 +525,30 @@ fn loop_sqlite_paired(rt: &Runtime) {
             drop(t);
             rt.block_on(store.store.delete_thread(&id))
                 .expect("delete the thread");
-            elapsed.as_secs_f64() / n as f64
+            (elapsed, n as usize)
         };
-        // One untimed run of each first.
-        runner();
-        by_hand();
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        for i in 0..pairs {
-            if i % 2 == 0 {
-                a.push(runner());
-                b.push(by_hand());
-            } else {
-                b.push(by_hand());
-                a.push(runner());
-            }
-        }
-        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-        let median = |v: &[f64]| {
-            let mut v = v.to_vec();
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        };
-        let ratios: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x / y).collect();
-        let (ma, mb) = (mean(&a), mean(&b));
+        let paired = interleave(pairs, runner, by_hand);
+        let (a, b) = (&paired.a, &paired.b);
+        let (ma, mb) = (Paired::mean(a), Paired::mean(b));
         eprintln!(
             "  N = {n:>5}, {pairs} pairs: runner {:.1} µs (median {:.1}), apply_nodes {:.1} µs (median {:.1}); \
              runner / apply_nodes: {:.3}x of the totals, median of the pairs {:.3}x",
             ma * 1e6,
-            median(&a) * 1e6,
+            Paired::median(a) * 1e6,
             mb * 1e6,
-            median(&b) * 1e6,
-            ma / mb,
-            median(&ratios)
+            Paired::median(b) * 1e6,
+            paired.ratio_of_means(),
+            paired.median_pair_ratio()
         );
         report.push(json!({
             "n": n,
             "pairs": pairs,
             "runner_mean_s": ma,
-            "runner_median_s": median(&a),
+            "runner_median_s": Paired::median(a),
             "apply_nodes_mean_s": mb,
-            "apply_nodes_median_s": median(&b),
-            "ratio_of_means": ma / mb,
-            "median_pair_ratio": median(&ratios),
+            "apply_nodes_median_s": Paired::median(b),
+            "ratio_of_means": paired.ratio_of_means(),
+            "median_pair_ratio": paired.median_pair_ratio(),
         }));
     }
     let target = std::env::var_os("CARGO_TARGET_DIR")

@@ -24,7 +24,9 @@
 //! `cargo test --all-targets`) each benchmark runs once on a thread of 300
 //! steps.
 
-#[path = "../tests/support/mod.rs"]
+// The tests' helpers, of which this bench uses part.
+#[allow(dead_code)]
+#[path = "../tests/it/support/mod.rs"]
 mod support;
 
 use criterion::Criterion;

@@ -33,7 +33,9 @@
 //! `cargo test --all-targets`) it makes a smoke run of every part with a
 //! few steps and prints the same table.
 
-#[path = "../tests/support/mod.rs"]
+// The tests' helpers, of which this bench uses part.
+#[allow(dead_code)]
+#[path = "../tests/it/support/mod.rs"]
 mod support;
 
 use state_store::Store;

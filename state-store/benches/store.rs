@@ -10,7 +10,7 @@
 //!   a fork is untimed too (it reallocates the decoded history). Deltas are
 //!   built before the timer starts. SQLite runs as `Store::sqlite` opens it: WAL,
 //!   `synchronous = FULL`, a file on disk; PostgreSQL is a throwaway
-//!   cluster (tests/support/postgres.rs, fsync on) on 127.0.0.1.
+//!   cluster (tests/it/support/postgres.rs, fsync on) on 127.0.0.1.
 //!   A snapshot at N messages is written once per ~0.9 N steps, which no
 //!   timed window here spans for N ≥ 1,000: the amortized cost with the
 //!   snapshot in is measured over whole snapshot cycles by `bytes.rs`.

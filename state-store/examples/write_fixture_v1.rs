@@ -3,7 +3,7 @@
 //! the schema-evolution tests. Run it only to remake the checked-in file:
 //! `cargo run -p state-store --example write_fixture_v1`.
 
-#[path = "../tests/support/profile_v1.rs"]
+#[path = "../tests/it/support/profile_v1.rs"]
 mod profile_v1;
 
 use profile_v1::Profile;

@@ -185,9 +185,7 @@ pub trait Reducer<T> {
     where
         Self::Update: crate::field_type::DecodeUpdate,
     {
-        <Self::Update as crate::field_type::DecodeUpdate>::decode_json(
-            field, update_ty, value,
-        )
+        <Self::Update as crate::field_type::DecodeUpdate>::decode_json(field, update_ty, value)
     }
 
     /// Reduces one update, all-or-nothing: on error `target` is unchanged.

@@ -14,9 +14,9 @@
 //! value is read straight into its type.
 
 use super::slot::{Slot, Written};
-use crate::field_type::DecodeUpdate;
 use crate::dynamic::{describe, from_json};
 use crate::error::StateError;
+use crate::field_type::DecodeUpdate;
 use crate::reducer::{Reducer, Writes};
 use serde::de::DeserializeOwned;
 use serde::ser::SerializeMap;

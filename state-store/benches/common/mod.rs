@@ -12,7 +12,7 @@
 // Each bench uses part of this module.
 #![allow(dead_code)]
 
-#[path = "../../tests/support/postgres.rs"]
+#[path = "../../tests/it/support/postgres.rs"]
 pub mod postgres;
 
 use state_core::{AgentState, Message, Messages, State};
@@ -121,7 +121,7 @@ impl Kind {
 /// A store on real storage, with what the byte counts need to look at it:
 /// a SQLite file in a temporary directory (on disk: the system's temporary
 /// directory, or `STATE_STORE_BENCH_DIR`), or a fresh database on the
-/// throwaway PostgreSQL cluster of `tests/support/postgres.rs` (fsync on).
+/// throwaway PostgreSQL cluster of `tests/it/support/postgres.rs` (fsync on).
 pub struct BenchStore {
     pub kind: Kind,
     pub store: Store,

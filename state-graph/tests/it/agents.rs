@@ -1,0 +1,835 @@
+//! The agent half of the runner on real stores (memory, a SQLite file, a
+//! PostgreSQL server the tests start), across handles and processes:
+//! subgraphs paused and resumed, a process killed inside a subgraph, a
+//! command's route logged, breakpoints and edits, time travel at every
+//! step, per-run context, and the errors that name what is wrong.
+
+use crate::on_every_backend;
+use crate::support;
+use crate::support::Count;
+use crate::support::backends::TestStore;
+use serde_json::{Value, json};
+use state_core::{AgentState, State};
+use state_graph::{
+    Command, CompiledGraph, Ctx, END, GraphError, NodeError, Resume, START, StateGraph, StreamMode,
+};
+use state_store::{StepKind, Store};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+struct Team {
+    #[reducer(append)]
+    log: Vec<String>,
+    last: Option<String>,
+}
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+struct Notes {
+    subject: String,
+    #[reducer(append)]
+    notes: Vec<String>,
+}
+
+fn wrote(entry: impl Into<String>) -> TeamDelta {
+    let entry = entry.into();
+    Team::delta().log(vec![entry.clone()]).last(entry)
+}
+
+/// A node appending its name to the log, counting its calls.
+fn node(name: &'static str, calls: &Count) -> impl Fn(&Team) -> TeamDelta + Send + Sync + 'static {
+    let calls = calls.clone();
+    move |_| {
+        calls.hit();
+        Team::delta().log(vec![name.to_owned()])
+    }
+}
+
+/// A node that asks `question` and writes `name:answer`.
+fn asks(
+    name: &'static str,
+    question: &'static str,
+    calls: &Count,
+) -> impl Fn(&Team, &Ctx) -> Result<TeamDelta, NodeError> + Send + Sync + 'static {
+    let calls = calls.clone();
+    move |_, ctx| {
+        calls.hit();
+        let answer = ctx.interrupt(json!(question))?;
+        Ok(wrote(format!("{name}:{}", answer.as_str().unwrap_or("?"))))
+    }
+}
+
+/// Calls per node of [`team`].
+#[derive(Default, Clone)]
+struct Calls {
+    plan: Count,
+    budget: Count,
+    search: Count,
+    review: Count,
+    summarize: Count,
+    write: Count,
+}
+
+/// START -> plan -> {budget, research} -> write -> END, where research is
+/// a subgraph: search -> review (asks) -> summarize.
+fn team(store: Store, calls: &Calls) -> CompiledGraph<Team> {
+    let mut research = StateGraph::<Team>::new();
+    research.add_node("search", node("search", &calls.search));
+    research.add_node("review", asks("review", "publish?", &calls.review));
+    research.add_node("summarize", node("summarize", &calls.summarize));
+    research.add_edge(START, "search");
+    research.add_edge("search", "review");
+    research.add_edge("review", "summarize");
+    research.add_edge("summarize", END);
+
+    let mut g = StateGraph::<Team>::new();
+    g.add_node("plan", node("plan", &calls.plan));
+    g.add_node("budget", node("budget", &calls.budget));
+    g.add_subgraph("research", research.compile().unwrap());
+    g.add_node("write", node("write", &calls.write));
+    g.add_edge(START, "plan");
+    g.add_edge("plan", "budget");
+    g.add_edge("plan", "research");
+    g.add_edge(["budget", "research"], "write");
+    g.add_edge("write", END);
+    g.compile().unwrap().with_store(store)
+}
+
+fn team_input() -> TeamDelta {
+    Team::delta()
+}
+
+async fn a_pause_inside_a_subgraph_is_resumed_by_another_worker(ts: TestStore) {
+    let calls = Calls::default();
+    let app = team(ts.store.clone(), &calls);
+    let out = app.invoke_thread("t", team_input()).await.unwrap();
+    assert!(out.is_interrupted(), "{}", ts.name);
+    assert_eq!(out.next(), ["research"]);
+    let interrupt = &out.interrupts()[0];
+    assert_eq!(
+        (interrupt.node.as_str(), &interrupt.value),
+        ("review", &json!("publish?"))
+    );
+    assert_eq!(interrupt.namespace.len(), 1);
+    assert!(
+        interrupt.namespace[0].starts_with("research:"),
+        "{:?}",
+        interrupt.namespace
+    );
+    // The parent's state: the child's writes are not the parent's until the
+    // subgraph node is done.
+    assert_eq!(out.state().log, ["plan"]);
+
+    // The snapshot says the same, from another worker.
+    let other = ts.another_worker().await;
+    let calls2 = Calls::default();
+    let again = team(other, &calls2);
+    let snap = again.get_state("t").await.unwrap();
+    assert_eq!(snap.next(), ["research"]);
+    assert_eq!(snap.interrupts(), out.interrupts());
+    assert_eq!(
+        again.pending_interrupts("t").await.unwrap(),
+        out.interrupts()
+    );
+
+    // Resumed by id there: nothing the child or the parent finished runs
+    // again.
+    let id = interrupt.id.clone();
+    let done = again
+        .resume("t", Resume::by_id([(id.as_str(), json!("yes"))]))
+        .await
+        .unwrap();
+    assert!(!done.is_interrupted());
+    assert_eq!(
+        done.state().log,
+        [
+            "plan",
+            "budget",
+            "search",
+            "review:yes",
+            "summarize",
+            "write"
+        ],
+        "{}",
+        ts.name
+    );
+    // The subgraph's plain field, written by two of its steps: the later.
+    assert_eq!(done.state().last.as_deref(), Some("review:yes"));
+    assert_eq!(
+        (calls.plan.get(), calls.budget.get(), calls.search.get()),
+        (1, 1, 1)
+    );
+    assert_eq!((calls.review.get(), calls.summarize.get()), (1, 0));
+    assert_eq!(
+        (calls2.plan.get(), calls2.budget.get(), calls2.search.get()),
+        (0, 0, 0),
+        "{}: finished work is not done again",
+        ts.name
+    );
+    assert_eq!((calls2.review.get(), calls2.summarize.get()), (1, 1));
+
+    // The child's steps are in the parent's log, under its namespace.
+    let steps = ts.store.history("t", ..).await.unwrap();
+    let child: Vec<(&str, Vec<&str>)> = steps
+        .iter()
+        .filter(|s| s.kind == StepKind::Subgraph)
+        .map(|s| (s.metadata["ns"].as_str().unwrap(), s.nodes()))
+        .collect();
+    assert_eq!(child.len(), 3, "{child:?}");
+    assert!(child.iter().all(|(ns, _)| *ns == interrupt.namespace[0]));
+    assert_eq!(
+        child.iter().map(|c| c.1.clone()).collect::<Vec<_>>(),
+        [vec!["search"], vec!["review"], vec!["summarize"]]
+    );
+    // The history lists the parent's steps only.
+    let history = again.get_state_history("t").await.unwrap();
+    assert!(history.iter().all(|s| s.metadata()["source"] != "subgraph"));
+    assert_eq!(history[0].state().log.len(), 6);
+}
+
+/// Three levels: the team's research, whose review is a subgraph of
+/// another state type that asks.
+fn three_levels(store: Store, asked: &Count) -> CompiledGraph<Team> {
+    let mut notes = StateGraph::<Notes>::new();
+    let asked = asked.clone();
+    notes.add_node("jot", |n: &Notes| {
+        Notes::delta().notes(vec![format!("on {}", n.subject)])
+    });
+    notes.add_node(
+        "check",
+        move |_: &Notes, ctx: &Ctx| -> Result<NotesDelta, NodeError> {
+            asked.hit();
+            let answer = ctx.interrupt(json!("keep the notes?"))?;
+            Ok(Notes::delta().notes(vec![format!("kept: {answer}")]))
+        },
+    );
+    notes
+        .add_edge(START, "jot")
+        .add_edge("jot", "check")
+        .add_edge("check", END);
+
+    let mut research = StateGraph::<Team>::new();
+    research.add_node("search", |_: &Team| wrote("search"));
+    research.add_subgraph_mapped(
+        "notes",
+        notes.compile().unwrap(),
+        |t: &Team| Notes::delta().subject(t.last.clone().unwrap_or_default()),
+        |n: &Notes| Team::delta().log(n.notes.clone()),
+    );
+    research
+        .add_edge(START, "search")
+        .add_edge("search", "notes")
+        .add_edge("notes", END);
+
+    let mut g = StateGraph::<Team>::new();
+    g.add_subgraph("research", research.compile().unwrap());
+    g.add_node("write", |_: &Team| wrote("write"));
+    g.add_edge(START, "research")
+        .add_edge("research", "write")
+        .add_edge("write", END);
+    g.compile().unwrap().with_store(store)
+}
+
+async fn three_levels_deep_pause_and_resume(ts: TestStore) {
+    let asked = Count::default();
+    let app = three_levels(ts.store.clone(), &asked);
+    let out = app.invoke_thread("t", team_input()).await.unwrap();
+    let interrupt = &out.interrupts()[0];
+    assert_eq!(interrupt.node, "check");
+    assert_eq!(interrupt.namespace.len(), 2, "{:?}", interrupt.namespace);
+    assert!(interrupt.namespace[0].starts_with("research:"));
+    assert!(interrupt.namespace[1].starts_with("notes:"));
+    let done = three_levels(ts.another_worker().await, &asked)
+        .resume("t", json!("yes"))
+        .await
+        .unwrap();
+    assert_eq!(
+        done.state().log,
+        ["search", "on search", "kept: \"yes\"", "write"],
+        "{}",
+        ts.name
+    );
+    assert_eq!(
+        asked.get(),
+        2,
+        "the asking node runs again, once, when answered"
+    );
+}
+
+async fn a_command_goes_where_it_was_logged(ts: TestStore) {
+    // "pick" goes where a flag says; the flag changes before the run goes
+    // on: it goes where the logged step says.
+    fn graph(store: Store, to: &'static str) -> CompiledGraph<Team> {
+        let mut g = StateGraph::<Team>::new();
+        g.add_node("pick", move |_: &Team| {
+            Command::goto(to).update(wrote("pick"))
+        })
+        .destinations(["left", "right"]);
+        g.add_node("left", |_: &Team| wrote("left"));
+        g.add_node("right", |_: &Team| wrote("right"));
+        g.add_edge(START, "pick")
+            .add_edge("left", END)
+            .add_edge("right", END);
+        g.interrupt_after(["pick"]);
+        g.compile().unwrap().with_store(store)
+    }
+    let out = graph(ts.store.clone(), "left")
+        .invoke_thread("t", team_input())
+        .await
+        .unwrap();
+    assert_eq!(out.next(), ["left"]);
+    let out = graph(ts.another_worker().await, "right")
+        .continue_thread("t")
+        .await
+        .unwrap();
+    assert_eq!(out.state().log, ["pick", "left"], "{}", ts.name);
+}
+
+/// LangGraph's review-a-tool-call: pause before "tools", edit what it
+/// reads (as "agent"), go on.
+async fn edit_before_a_breakpoint_then_go_on(ts: TestStore) {
+    let tools = Count::default();
+    let graph = |store: Store| {
+        let mut g = StateGraph::<Team>::new();
+        g.add_node("agent", |_: &Team| wrote("call: rm -rf /"));
+        let tools = tools.clone();
+        g.add_node("tools", move |s: &Team| {
+            tools.hit();
+            wrote(format!("ran {}", s.last.as_deref().unwrap_or("nothing")))
+        });
+        g.add_edge(START, "agent")
+            .add_edge("agent", "tools")
+            .add_edge("tools", END);
+        g.interrupt_before(["tools"]);
+        g.compile().unwrap().with_store(store)
+    };
+    let app = graph(ts.store.clone());
+    let out = app.invoke_thread("t", team_input()).await.unwrap();
+    assert!(out.is_interrupted());
+    assert!(out.interrupts().is_empty(), "a breakpoint is no interrupt");
+    assert_eq!(out.next(), ["tools"]);
+    assert_eq!(tools.get(), 0);
+    assert_eq!(app.get_state("t").await.unwrap().next(), ["tools"]);
+
+    let app = graph(ts.another_worker().await);
+    app.update_state("t", Team::delta().last("call: ls"), Some("agent"))
+        .await
+        .unwrap();
+    let snap = app.get_state("t").await.unwrap();
+    assert_eq!(snap.next(), ["tools"]);
+    assert_eq!(snap.metadata()["source"], "update");
+    let out = app.continue_thread("t").await.unwrap();
+    assert!(
+        !out.is_interrupted(),
+        "{}: the breakpoint was passed",
+        ts.name
+    );
+    assert_eq!(out.state().log, ["call: rm -rf /", "ran call: ls"]);
+    assert_eq!(tools.get(), 1);
+}
+
+/// Time travel: a fork at every step of a run that paused and was
+/// answered goes on from there to the same end, and the original is
+/// untouched.
+async fn a_fork_at_every_step_goes_on_from_there(ts: TestStore) {
+    let calls = Calls::default();
+    let app = team(ts.store.clone(), &calls);
+    app.invoke_thread("t", team_input()).await.unwrap();
+    let done = app.resume("t", json!("ok")).await.unwrap();
+    let original = ts.store.history("t", ..).await.unwrap();
+    let end = done.state().clone();
+    for step in &original {
+        let fork = format!("t@{}", step.seq);
+        ts.store.fork::<Team>("t", step.seq, &fork).await.unwrap();
+        let mut out = app.continue_thread(&fork).await.unwrap();
+        if out.is_interrupted() {
+            // Forked where the run was paused: the fork is paused too.
+            out = app.resume(&fork, json!("ok")).await.unwrap();
+        }
+        assert_eq!(
+            out.state(),
+            &end,
+            "{}: forked at {} ({})",
+            ts.name,
+            step.seq,
+            step.kind
+        );
+    }
+    assert_eq!(ts.store.history("t", ..).await.unwrap(), original);
+}
+
+async fn the_context_is_given_to_every_run(ts: TestStore) {
+    struct User {
+        name: &'static str,
+    }
+    fn greet(_: &Team, ctx: &Ctx<User>) -> Result<TeamDelta, NodeError> {
+        let answer = ctx.interrupt(json!("hello?"))?;
+        Ok(wrote(format!("{} said {answer}", ctx.context().name)))
+    }
+    let mut g = StateGraph::<Team, User>::new();
+    g.add_node("greet", greet);
+    g.add_edge(START, "greet");
+    g.add_conditional_edges(
+        "greet",
+        |_: &Team, user: &User| if user.name == "Ada" { END } else { "greet" },
+        ["greet", END],
+    );
+    let app = g.compile().unwrap().with_store(ts.store.clone());
+    let err = app.invoke_thread("t", team_input()).await.unwrap_err();
+    assert!(matches!(err, GraphError::NoContext { .. }), "{err}");
+    assert!(err.to_string().contains("with_context"), "{err}");
+    assert!(
+        ts.store.thread_info("t").await.is_err(),
+        "nothing was written"
+    );
+
+    let ada = app.with_context(User { name: "Ada" });
+    let out = ada.invoke_thread("t", team_input()).await.unwrap();
+    assert!(out.is_interrupted());
+    // Not stored: the resume is given it again.
+    let out = ada.resume("t", json!("hi")).await.unwrap();
+    assert_eq!(out.state().log, ["Ada said \"hi\""], "{}", ts.name);
+}
+
+on_every_backend!(
+    a_pause_inside_a_subgraph_is_resumed_by_another_worker,
+    three_levels_deep_pause_and_resume,
+    a_command_goes_where_it_was_logged,
+    edit_before_a_breakpoint_then_go_on,
+    a_fork_at_every_step_goes_on_from_there,
+    the_context_is_given_to_every_run,
+);
+
+// ---------------------------------------------------------------------------
+// Processes: a run paused inside a subgraph by one process is resumed by
+// another; a process killed inside a subgraph goes on there.
+
+/// `sqlite:<path>` or `postgres:<url>`: the store the child process runs on.
+const CHILD_ENV: &str = "STATE_GRAPH_AGENT_CHILD";
+/// What the child does: `pause` (run until the subgraph asks, then exit) or
+/// `block` (run until the subgraph's second step, then wait to be killed).
+const MODE_ENV: &str = "STATE_GRAPH_AGENT_MODE";
+/// The file the blocking node creates once it runs.
+const MARK_ENV: &str = "STATE_GRAPH_AGENT_MARK";
+
+/// START -> intro -> crew (a subgraph: first -> second -> third) -> outro
+/// -> END. With `block`, "second" creates that file and waits forever.
+fn crash_team(store: Store, block: Option<PathBuf>, first: &Count) -> CompiledGraph<Team> {
+    let mut crew = StateGraph::<Team>::new();
+    crew.add_node("first", node("first", first));
+    crew.add_node("second", move |_: Arc<Team>| {
+        let block = block.clone();
+        async move {
+            if let Some(mark) = block {
+                std::fs::write(&mark, b"running").unwrap();
+                tokio::time::sleep(Duration::from_secs(120)).await;
+                // Never reached: the parent kills this process first.
+                std::process::abort();
+            }
+            Ok::<_, NodeError>(wrote("second"))
+        }
+    });
+    crew.add_node("third", |s: &Team| {
+        wrote(format!("third after {}", s.log.len()))
+    });
+    crew.add_edge(START, "first").add_edge("first", "second");
+    crew.add_edge("second", "third").add_edge("third", END);
+    let mut g = StateGraph::<Team>::new();
+    g.add_node("intro", |_: &Team| wrote("intro"));
+    g.add_subgraph("crew", crew.compile().unwrap());
+    g.add_node("outro", |_: &Team| wrote("outro"));
+    g.add_edge(START, "intro").add_edge("intro", "crew");
+    g.add_edge("crew", "outro").add_edge("outro", END);
+    g.compile().unwrap().with_store(store)
+}
+
+/// The child process: see [`MODE_ENV`]; without [`CHILD_ENV`] (a normal
+/// test run), returns at once.
+#[tokio::test]
+async fn agent_child_process() {
+    let Ok(target) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    let store = match target.split_once(':') {
+        Some(("sqlite", path)) => Store::sqlite(path).await.unwrap(),
+        Some(("postgres", url)) => Store::postgres(url).await.unwrap(),
+        _ => panic!("{CHILD_ENV}={target}: not sqlite:<path> nor postgres:<url>"),
+    };
+    match std::env::var(MODE_ENV).as_deref() {
+        Ok("pause") => {
+            let out = team(store, &Calls::default())
+                .invoke_thread("t", team_input())
+                .await
+                .unwrap();
+            assert!(out.is_interrupted());
+        }
+        Ok("block") => {
+            let mark = PathBuf::from(std::env::var(MARK_ENV).expect("the mark file"));
+            let app = crash_team(store, Some(mark), &Count::default());
+            let result = app.invoke_thread("t", team_input()).await;
+            panic!("the child's run ended instead of blocking: {result:?}");
+        }
+        other => panic!("{MODE_ENV}={other:?}"),
+    }
+}
+
+/// Kills the child when dropped, so that a failing test leaves none behind.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn spawn(ts: &TestStore, mode: &str, mark: &Path, stderr: &Path) -> KillOnDrop {
+    let child = support::child::only(module_path!(), "agent_child_process")
+        .env(CHILD_ENV, format!("{}:{}", ts.name, ts.location))
+        .env(MODE_ENV, mode)
+        .env(MARK_ENV, mark)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(stderr).unwrap())
+        .spawn()
+        .unwrap();
+    KillOnDrop(child)
+}
+
+async fn a_process_resumes_what_another_paused_inside_a_subgraph(ts: TestStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let stderr = dir.path().join("child.stderr");
+    let mut child = spawn(&ts, "pause", &dir.path().join("unused"), &stderr);
+    let status = child.0.wait().unwrap();
+    assert!(
+        status.success(),
+        "{status}:\n{}",
+        std::fs::read_to_string(&stderr).unwrap_or_default()
+    );
+    let calls = Calls::default();
+    let app = team(ts.another_worker().await, &calls);
+    let done = app.resume("t", json!("yes")).await.unwrap();
+    assert_eq!(
+        done.state().log,
+        [
+            "plan",
+            "budget",
+            "search",
+            "review:yes",
+            "summarize",
+            "write"
+        ],
+        "{}",
+        ts.name
+    );
+    assert_eq!(
+        (calls.plan.get(), calls.budget.get(), calls.search.get()),
+        (0, 0, 0)
+    );
+}
+
+async fn a_process_killed_inside_a_subgraph_goes_on_there(ts: TestStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = dir.path().join("running");
+    let stderr = dir.path().join("child.stderr");
+    let mut child = spawn(&ts, "block", &mark, &stderr);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !mark.exists() {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            panic!(
+                "the child exited ({status}) before its node ran:\n{}",
+                std::fs::read_to_string(&stderr).unwrap_or_default()
+            );
+        }
+        assert!(Instant::now() < deadline, "the child's node did not start");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    child.0.kill().unwrap(); // SIGKILL
+    assert!(!child.0.wait().unwrap().success());
+    drop(child);
+
+    // The intro and the subgraph's first step were committed.
+    let store = ts.another_worker().await;
+    let kinds: Vec<(StepKind, Value)> = store
+        .history("t", ..)
+        .await
+        .unwrap()
+        .iter()
+        .map(|s| (s.kind, s.metadata["nodes"].clone()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (StepKind::BeginTurn, json!([START])),
+            (StepKind::Superstep, json!(["intro"])),
+            (StepKind::Subgraph, json!(["first"])),
+        ],
+        "{}",
+        ts.name
+    );
+    let first = Count::default();
+    let app = crash_team(store.clone(), None, &first);
+    assert_eq!(app.get_state("t").await.unwrap().next(), ["crew"]);
+    let out = app.continue_thread("t").await.unwrap();
+    assert_eq!(
+        first.get(),
+        0,
+        "the subgraph's committed step does not run again"
+    );
+    assert_eq!(
+        out.state().log,
+        ["intro", "first", "second", "third after 3", "outro"],
+        "{}",
+        ts.name
+    );
+}
+
+/// SQLite and PostgreSQL only: a memory store dies with its process.
+mod processes {
+    use super::support::backends::TestStore;
+
+    #[tokio::test]
+    async fn resumed_by_another_process_sqlite() {
+        super::a_process_resumes_what_another_paused_inside_a_subgraph(TestStore::sqlite().await)
+            .await;
+    }
+
+    #[tokio::test]
+    async fn resumed_by_another_process_postgres() {
+        super::a_process_resumes_what_another_paused_inside_a_subgraph(TestStore::postgres().await)
+            .await;
+    }
+
+    #[tokio::test]
+    async fn killed_inside_a_subgraph_sqlite() {
+        super::a_process_killed_inside_a_subgraph_goes_on_there(TestStore::sqlite().await).await;
+    }
+
+    #[tokio::test]
+    async fn killed_inside_a_subgraph_postgres() {
+        super::a_process_killed_inside_a_subgraph_goes_on_there(TestStore::postgres().await).await;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Errors that name what is wrong.
+
+#[test]
+fn compile_names_a_wrong_destination_join_or_breakpoint() {
+    let mut g = StateGraph::<Team>::new();
+    g.add_node("a", |_: &Team| Command::<TeamDelta>::goto("b"))
+        .destinations(["bb", END]);
+    g.add_node("b", |_: &Team| wrote("b"));
+    g.add_edge(START, "a").add_edge("b", END);
+    g.add_edge(["a", "b"], END);
+    g.interrupt_before(["tool"]);
+    let err = g.compile().unwrap_err().to_string();
+    for part in [
+        "the target of the destinations of \"a\" \"bb\" is not a node (did you mean \"b\"?)",
+        "leads to END",
+        "interrupt_before \"tool\" is not a node",
+    ] {
+        assert!(err.contains(part), "{part:?} in {err}");
+    }
+
+    let mut g = StateGraph::<Team>::new();
+    let worker = g.add_worker("w", |n: &u32| wrote(format!("w{n}")));
+    g.add_node("a", move |_: &Team| {
+        Command::<TeamDelta>::goto(worker.send(1))
+    })
+    .destinations(["w"]);
+    g.add_edge(START, "a").add_edge("w", END);
+    let err = g.compile().unwrap_err().to_string();
+    assert!(err.contains("Destination::from(&worker)"), "{err}");
+}
+
+#[tokio::test]
+async fn a_command_to_an_undeclared_target_fails_naming_it() {
+    let mut g = StateGraph::<Team>::new();
+    g.add_node("a", |_: &Team| Command::goto("c").update(wrote("a")))
+        .destinations(["b"]);
+    g.add_node("b", |_: &Team| wrote("b"));
+    g.add_node("c", |_: &Team| wrote("c"));
+    g.add_edge(START, "a").add_edge("b", "c").add_edge("c", END);
+    let err = g.compile().unwrap().invoke(team_input()).await.unwrap_err();
+    assert!(
+        matches!(err, GraphError::UndeclaredDestination { .. }),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "node \"a\" returned a Command going to \"c\", which is not among its destinations [\"b\"]; declare it with .destinations([..])"
+    );
+}
+
+#[tokio::test]
+async fn to_parent_outside_a_subgraph_and_breakpoints_in_memory_are_errors() {
+    let mut g = StateGraph::<Team>::new();
+    g.add_node("a", |_: &Team| {
+        Command::goto("b").update(wrote("a")).to_parent()
+    });
+    g.add_node("b", |_: &Team| wrote("b"));
+    g.add_edge(START, "a").add_edge("a", "b").add_edge("b", END);
+    let err = g.compile().unwrap().invoke(team_input()).await.unwrap_err();
+    assert!(matches!(err, GraphError::NoParent { .. }), "{err}");
+
+    let mut g = StateGraph::<Team>::new();
+    g.add_node("a", |_: &Team| wrote("a"));
+    g.add_edge(START, "a").add_edge("a", END);
+    g.interrupt_before(["a"]);
+    let err = g.compile().unwrap().invoke(team_input()).await.unwrap_err();
+    assert!(err.to_string().contains("breakpoint at \"a\""), "{err}");
+}
+
+/// A subgraph's events reach the stream with its namespace when asked for
+/// (`StreamMode::SUBGRAPHS`), and only then.
+#[tokio::test]
+async fn subgraph_events_carry_their_namespace() {
+    use futures::StreamExt;
+    let mut crew = StateGraph::<Team>::new();
+    crew.add_node("inner", |_: &Team| wrote("inner"));
+    crew.add_edge(START, "inner").add_edge("inner", END);
+    let mut g = StateGraph::<Team>::new();
+    g.add_subgraph("crew", crew.compile().unwrap());
+    g.add_edge(START, "crew").add_edge("crew", END);
+    let app = g.compile().unwrap();
+    let events: Vec<(Vec<String>, String, Value)> = app
+        .stream(team_input(), StreamMode::UPDATES | StreamMode::SUBGRAPHS)
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.namespace().to_vec(),
+                e.mode().to_owned(),
+                e.data().unwrap(),
+            )
+        })
+        .collect()
+        .await;
+    assert_eq!(events.len(), 3, "{events:?}");
+    assert_eq!(events[0].0.len(), 1);
+    assert!(events[0].0[0].starts_with("crew:"));
+    assert_eq!(
+        (&events[0].1[..], &events[0].2),
+        (
+            "updates",
+            &json!({"inner": {"log": ["inner"], "last": "inner"}})
+        )
+    );
+    assert_eq!(events[1].0, Vec::<String>::new());
+    assert_eq!(
+        events[1].2,
+        json!({"crew": {"log": ["inner"], "last": "inner"}})
+    );
+    let plain: Vec<Value> = app
+        .stream(team_input(), StreamMode::UPDATES)
+        .map(|e| e.unwrap().data().unwrap())
+        .collect()
+        .await;
+    assert_eq!(
+        plain.len(),
+        2,
+        "without SUBGRAPHS, the parent's only: {plain:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Edits of a thread paused inside a subgraph, and the order of interrupts.
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+struct Items {
+    #[reducer(append)]
+    items: Vec<String>,
+}
+
+fn push_item(name: &'static str) -> impl Fn(&Items) -> ItemsDelta {
+    move |_| Items::delta().items(vec![name.to_owned()])
+}
+
+fn ask(name: &'static str) -> impl Fn(&Items, &Ctx) -> Result<ItemsDelta, NodeError> {
+    move |_, ctx| {
+        let answer = ctx.interrupt(json!(name))?;
+        Ok(Items::delta().items(vec![format!("{name}:{}", answer.as_str().unwrap_or(""))]))
+    }
+}
+
+/// A child `ca -> cb` where cb asks.
+fn child() -> state_graph::CompiledGraph<Items> {
+    let mut c = StateGraph::<Items>::new();
+    c.add_node("ca", push_item("ca"));
+    c.add_node("cb", ask("cb"));
+    c.add_edge(START, "ca")
+        .add_edge("ca", "cb")
+        .add_edge("cb", END);
+    c.compile().unwrap()
+}
+
+/// `update_state` as the subgraph node of a thread paused inside it: the
+/// node counts as done with that write, as any paused node does.
+#[tokio::test]
+async fn update_state_as_the_paused_subgraph_node() {
+    let mut g = StateGraph::<Items>::new();
+    g.add_subgraph("child", child());
+    g.add_node("z", push_item("z"));
+    g.add_edge(START, "child")
+        .add_edge("child", "z")
+        .add_edge("z", END);
+    let app = g.compile().unwrap().with_store(Store::memory());
+    let out = app.invoke_thread("t", Items::delta()).await.unwrap();
+    assert_eq!(out.next(), ["child"]);
+    app.update_state(
+        "t",
+        Items::delta().items(vec!["as-child".into()]),
+        Some("child"),
+    )
+    .await
+    .unwrap();
+    let snap = app.get_state("t").await.unwrap();
+    assert_eq!(snap.next(), ["z"]);
+    assert!(snap.interrupts().is_empty());
+    let out = app.continue_thread("t").await.unwrap();
+    assert_eq!(out.state().items, ["as-child", "z"]);
+}
+
+/// `get_state` lists the interrupts in the superstep's task order, a
+/// paused subgraph's among the graph's own, as the run returned them.
+#[tokio::test]
+async fn get_state_interrupts_in_task_order() {
+    let mut g = StateGraph::<Items>::new();
+    g.add_subgraph("child", child());
+    g.add_node("p", ask("p"));
+    g.add_edge(START, "child").add_edge(START, "p");
+    g.add_edge("child", END).add_edge("p", END);
+    let app = g.compile().unwrap().with_store(Store::memory());
+    let out = app.invoke_thread("t", Items::delta()).await.unwrap();
+    let run: Vec<&str> = out
+        .interrupts()
+        .iter()
+        .map(|i| i.value.as_str().unwrap())
+        .collect();
+    let snap = app.get_state("t").await.unwrap();
+    let got: Vec<&str> = snap
+        .interrupts()
+        .iter()
+        .map(|i| i.value.as_str().unwrap())
+        .collect();
+    assert_eq!(run, ["cb", "p"]);
+    assert_eq!(run, got);
+}
+
+/// `update_state` (as_node None) on a thread paused inside a child keeps
+/// the pause, and the child's finished steps stay the child's.
+#[tokio::test]
+async fn update_state_while_paused_in_child_keeps_its_steps() {
+    let mut g = StateGraph::<Items>::new();
+    g.add_subgraph("child", child());
+    g.add_edge(START, "child").add_edge("child", END);
+    let app = g.compile().unwrap().with_store(Store::memory());
+    app.invoke_thread("t", Items::delta()).await.unwrap();
+    app.update_state("t", Items::delta().items(vec!["u".into()]), None)
+        .await
+        .unwrap();
+    let out = app.resume("t", json!("A")).await.unwrap();
+    // ca does not run again, and its write is still the child's.
+    assert_eq!(out.state().items, ["u", "ca", "cb:A"]);
+}

@@ -1,0 +1,14 @@
+//! state-store's integration tests, in one binary: a binary per file
+//! linked the whole dependency graph each time, most of the suite's build
+//! time and disk. A test is named `module::test`
+//! (`cargo test -p state-store --test it watch::`).
+
+mod support;
+
+mod concurrency;
+mod corrupt;
+mod crash;
+mod postgres_faults;
+mod schema_evolution;
+mod threads;
+mod watch;

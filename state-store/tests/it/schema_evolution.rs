@@ -1,0 +1,379 @@
+//! Schema evolution against a checked-in database written by version 1 of
+//! a state (`tests/fixtures/profile_v1.db`, see `support/profile_v1.rs`):
+//! version 2 renames a field (`#[state(alias)]`), changes a field's type
+//! (`#[state(migrate)]`) and adds one (its default), and reads the old
+//! snapshot and every kind of old step; version-1 code refuses what
+//! version 2 wrote. The store's own tables, written at store schema
+//! version 1, are upgraded to version 2 on open (SQLite and PostgreSQL),
+//! and a newer store schema is refused.
+
+use crate::support;
+use crate::support::profile_v1;
+use crate::support::states::Chat;
+use serde_json::{Value, json};
+use state_core::{AgentState, Messages, State};
+use state_store::{Store, StoreError};
+use std::path::{Path, PathBuf};
+
+/// Version 1 stored the score as text; version 2 stores a number.
+fn upgrade(from: u32, data: &mut Value) -> Result<(), String> {
+    if from < 2
+        && let Some(score) = data.get_mut("score")
+    {
+        let text = score.as_str().ok_or("score: expected text")?;
+        let number: i64 = text
+            .parse()
+            .map_err(|e| format!("score {text:?} is not a number: {e}"))?;
+        *score = json!(number);
+    }
+    Ok(())
+}
+
+/// Version 2 of the state.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+#[state(version = 2, migrate = upgrade)]
+pub struct Profile {
+    #[reducer(add_messages)]
+    pub messages: Messages,
+    #[state(alias = "user_name")]
+    pub name: String,
+    pub score: i64,
+    #[reducer(append)]
+    pub tags: Vec<String>,
+    #[scope(turn)]
+    pub mood: Option<String>,
+    /// New in version 2.
+    #[default(3)]
+    pub level: u32,
+}
+
+/// A private copy of the fixture (the checked-in file stays as it is).
+fn fixture_copy() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("profile.db");
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/profile_v1.db");
+    std::fs::copy(fixture, &path).unwrap();
+    (dir, path)
+}
+
+#[tokio::test]
+async fn version_two_reads_what_version_one_wrote() {
+    let (_dir, path) = fixture_copy();
+    let store = Store::sqlite(&path).await.unwrap();
+    let t = store.thread::<Profile>("ada").await.unwrap();
+    assert_eq!(t.seq(), 5);
+    let s = t.state();
+    assert_eq!(
+        s.name, "Ada Lovelace",
+        "renamed field read under its old name"
+    );
+    assert_eq!(s.score, 9, "the set step's text went through the migration");
+    assert_eq!(s.tags, ["math", "engines"]);
+    assert_eq!(s.mood, None, "begin_turn reset it");
+    assert_eq!(s.level, 3, "a field added since takes its default");
+    let ids: Vec<_> = s.messages.iter().filter_map(|m| m.id()).collect();
+    assert_eq!(ids, ["m1", "m2"]);
+
+    // Time travel before the snapshot replays version-1 steps from scratch.
+    let first: Profile = store.state_at("ada", 1).await.unwrap();
+    assert_eq!((first.name.as_str(), first.score), ("ada", 7));
+    assert_eq!(first.mood.as_deref(), Some("curious"));
+}
+
+#[tokio::test]
+async fn new_steps_are_written_as_version_two_and_old_code_refuses_them() {
+    let (_dir, path) = fixture_copy();
+    let store = Store::sqlite(&path).await.unwrap();
+    let mut t = store.thread::<Profile>("ada").await.unwrap();
+    t.apply(Profile::delta().score(10).level(4u32))
+        .await
+        .unwrap();
+    let again = store.thread::<Profile>("ada").await.unwrap();
+    assert_eq!(again.state(), t.state());
+    let versions: Vec<u32> = store
+        .history("ada", ..)
+        .await
+        .unwrap()
+        .iter()
+        .map(|s| s.state_version)
+        .collect();
+    assert_eq!(versions, [1, 1, 1, 1, 1, 2]);
+
+    // The version-1 program stops at the first version-2 row, whole.
+    let err = store
+        .thread::<profile_v1::Profile>("ada")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::TooNew {
+                found: 2,
+                known: 1,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "thread \"ada\", step 6 (state Profile): written by version 2, but this program knows versions up to 1; upgrade it"
+    );
+    // Its older steps are still readable by it.
+    let old: profile_v1::Profile = store.state_at("ada", 5).await.unwrap();
+    assert_eq!(old.score, "9");
+}
+
+#[tokio::test]
+async fn replaying_old_steps_one_by_one_migrates_them_as_loading_does() {
+    let (_dir, path) = fixture_copy();
+    let store = Store::sqlite(&path).await.unwrap();
+    let mut t = store.thread::<Profile>("ada").await.unwrap();
+    t.apply(Profile::delta().score(10).level(4u32))
+        .await
+        .unwrap();
+    let history = store.history("ada", ..).await.unwrap();
+    assert_eq!(history.len(), 6);
+    assert!(history[..5].iter().all(|s| s.state_version == 1));
+
+    // Version 2 replays the version-1 steps (renamed field, changed type,
+    // the set step included) and its own.
+    let mut state = Profile::default();
+    for step in &history {
+        step.replay_onto("ada", &mut state).unwrap();
+        let loaded: Profile = store.state_at("ada", step.seq).await.unwrap();
+        assert_eq!(state, loaded, "after step {}", step.seq);
+    }
+    assert_eq!(&state, t.state());
+
+    // A migration that fails is the same error as loading's, state intact.
+    let mut bad = history[3].clone();
+    bad.body = json!({"key": "score", "value": "nine"});
+    let before: Profile = store.state_at("ada", 3).await.unwrap();
+    let mut at_3 = before.clone();
+    let err = bad.replay_onto("ada", &mut at_3).unwrap_err();
+    assert!(matches!(err, StoreError::Migration { seq: 4, .. }), "{err}");
+    assert_eq!(at_3, before);
+
+    // Version 1 replays its own steps and refuses version 2's, whole and
+    // with loading's words.
+    let mut old = profile_v1::Profile::default();
+    for step in &history[..5] {
+        step.replay_onto("ada", &mut old).unwrap();
+    }
+    assert_eq!(
+        old,
+        store
+            .state_at::<profile_v1::Profile>("ada", 5)
+            .await
+            .unwrap()
+    );
+    let kept = old.clone();
+    let err = history[5].replay_onto("ada", &mut old).unwrap_err();
+    let loading = store
+        .thread::<profile_v1::Profile>("ada")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::TooNew {
+                found: 2,
+                known: 1,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(err.to_string(), loading.to_string());
+    assert_eq!(old, kept);
+}
+
+#[tokio::test]
+async fn a_migration_that_fails_names_the_row() {
+    let (_dir, path) = fixture_copy();
+    let raw = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    sqlx::query("UPDATE state_store_steps SET body = '{\"key\":\"score\",\"value\":\"nine\"}' WHERE seq = 4")
+        .execute(&raw)
+        .await
+        .unwrap();
+    let store = Store::sqlite(&path).await.unwrap();
+    let err = store.thread::<Profile>("ada").await.unwrap_err();
+    assert!(matches!(err, StoreError::Migration { seq: 4, .. }), "{err}");
+    assert!(
+        err.to_string().starts_with(
+            "thread \"ada\", step 4: cannot migrate stored data: migrating from version 1 to 2: score \"nine\" is not a number"
+        ),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_field_under_both_names_is_refused() {
+    let (_dir, path) = fixture_copy();
+    let raw = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    sqlx::query(
+        "UPDATE state_store_steps SET body = '{\"user_name\":\"a\",\"name\":\"b\"}' WHERE seq = 5",
+    )
+    .execute(&raw)
+    .await
+    .unwrap();
+    let store = Store::sqlite(&path).await.unwrap();
+    let err = store.thread::<Profile>("ada").await.unwrap_err();
+    assert!(
+        err.to_string().contains(
+            "field \"name\" is stored under both its name and its former name \"user_name\""
+        ),
+        "{err}"
+    );
+}
+
+/// The store schema version recorded in the SQLite file at `path`, and how
+/// many version rows there are.
+async fn sqlite_schema_version(path: &Path) -> (i64, i64) {
+    let raw = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    let version = sqlx::query_as("SELECT MAX(version), COUNT(*) FROM state_store_schema")
+        .fetch_one(&raw)
+        .await
+        .unwrap();
+    raw.close().await;
+    version
+}
+
+async fn pg_schema_version(raw: &sqlx::PgPool) -> (i64, i64) {
+    sqlx::query_as("SELECT MAX(version), COUNT(*) FROM state_store_schema")
+        .fetch_one(raw)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_store_schema_version_one_database_is_upgraded_to_three() {
+    let (_dir, path) = fixture_copy();
+    assert_eq!(sqlite_schema_version(&path).await, (1, 1));
+
+    let store = Store::sqlite(&path).await.unwrap();
+    assert_eq!(sqlite_schema_version(&path).await, (3, 1));
+    // Readable as before, and a pending step can be written to it.
+    let mut t = store.thread::<Profile>("ada").await.unwrap();
+    assert_eq!(t.seq(), 5);
+    assert_eq!(t.state().name, "Ada Lovelace");
+    let before = t.state().clone();
+    t.log_pending(json!({"interrupts": [{"value": "ok?"}]}))
+        .await
+        .unwrap();
+    let again = store.thread::<Profile>("ada").await.unwrap();
+    assert_eq!((again.seq(), again.state()), (6, &before));
+    assert_eq!(store.history("ada", ..).await.unwrap().len(), 6);
+
+    // Opening it again changes nothing more.
+    Store::sqlite(&path).await.unwrap();
+    assert_eq!(sqlite_schema_version(&path).await, (3, 1));
+}
+
+#[tokio::test]
+async fn workers_opening_a_version_one_database_at_once_upgrade_it_once() {
+    let (_dir, path) = fixture_copy();
+    let opens: Vec<_> = (0..8)
+        .map(|_| {
+            let path = path.clone();
+            tokio::spawn(async move { Store::sqlite(&path).await.map(|_| ()) })
+        })
+        .collect();
+    for open in opens {
+        open.await.unwrap().unwrap();
+    }
+    assert_eq!(sqlite_schema_version(&path).await, (3, 1));
+    let store = Store::sqlite(&path).await.unwrap();
+    assert_eq!(store.thread::<Profile>("ada").await.unwrap().seq(), 5);
+}
+
+#[tokio::test]
+async fn a_newer_store_schema_is_refused() {
+    let (_dir, path) = fixture_copy();
+    let raw = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    sqlx::query("UPDATE state_store_schema SET version = 4")
+        .execute(&raw)
+        .await
+        .unwrap();
+    raw.close().await;
+    let err = Store::sqlite(&path).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::TooNew {
+                found: 4,
+                known: 3,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "the database's state-store tables: written by version 4, but this program knows versions up to 3; upgrade it"
+    );
+    assert_eq!(sqlite_schema_version(&path).await, (4, 1), "left as it was");
+}
+
+#[tokio::test]
+async fn postgres_store_schema_one_is_upgraded_and_four_refused() {
+    let db = support::postgres::shared().fresh_database("schema");
+    // A new database is created at version 3.
+    Store::postgres(&db.url).await.unwrap();
+    let raw = sqlx::PgPool::connect(&db.url).await.unwrap();
+    assert_eq!(pg_schema_version(&raw).await, (3, 1));
+
+    // Version 1 had the same tables: this is a version-1 database, with a
+    // thread in it.
+    let store = Store::postgres(&db.url).await.unwrap();
+    let mut t = store.thread::<Chat>("t").await.unwrap();
+    t.apply(Chat::delta().transcript(vec!["one".into()]))
+        .await
+        .unwrap();
+    sqlx::query("UPDATE state_store_schema SET version = 1")
+        .execute(&raw)
+        .await
+        .unwrap();
+    // Many workers open it at once: each succeeds, the upgrade is recorded
+    // once.
+    let opens: Vec<_> = (0..8)
+        .map(|_| {
+            let url = db.url.clone();
+            tokio::spawn(async move { Store::postgres(&url).await })
+        })
+        .collect();
+    let mut stores = Vec::new();
+    for open in opens {
+        stores.push(open.await.unwrap().unwrap());
+    }
+    assert_eq!(pg_schema_version(&raw).await, (3, 1));
+    let t = stores[0].thread::<Chat>("t").await.unwrap();
+    assert_eq!(t.state().transcript, ["one"]);
+
+    sqlx::query("UPDATE state_store_schema SET version = 4")
+        .execute(&raw)
+        .await
+        .unwrap();
+    let err = Store::postgres(&db.url).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::TooNew {
+                found: 4,
+                known: 3,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(pg_schema_version(&raw).await, (4, 1), "left as it was");
+}
