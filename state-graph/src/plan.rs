@@ -201,7 +201,7 @@ impl<S: State, C> Plan<S, C> {
         &self,
         cursor: &Cursor,
         state: &S,
-        context: &C,
+        context: Option<&C>,
     ) -> Result<(Vec<Task>, Vec<Vec<bool>>), GraphError> {
         let mut pulls: Vec<Task> = Vec::new();
         let mut pushes = Vec::new();
@@ -232,7 +232,7 @@ impl<S: State, C> Plan<S, C> {
             }
             for branch in &out.branches {
                 let mut undeclared = None;
-                (branch.router)(state, context, &mut |name: &str| match branch
+                let routed = (branch.router)(state, context, &mut |name: &str| match branch
                     .targets
                     .iter()
                     .find(|(declared, _)| declared == name)
@@ -248,6 +248,11 @@ impl<S: State, C> Plan<S, C> {
                         undeclared.get_or_insert_with(|| name.to_owned());
                     }
                 });
+                if !routed {
+                    return Err(GraphError::NoContext {
+                        context: std::any::type_name::<C>(),
+                    });
+                }
                 if let Some(target) = undeclared {
                     return Err(GraphError::UndeclaredTarget {
                         from: self.source_name(source).to_owned(),

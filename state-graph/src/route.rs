@@ -5,9 +5,12 @@ use std::any::Any;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-/// A router, erased: reads the state and the run's context, and calls
-/// `each` once per target name it returns.
-pub(crate) type RouterFn<S, C> = Box<dyn Fn(&S, &C, &mut dyn FnMut(&str)) + Send + Sync>;
+/// A router, erased: reads the state (and, if it takes one, the run's
+/// context), and calls `each` once per target name it returns. `false`
+/// when it needed a context and was given none (reading a thread's
+/// snapshot without one).
+pub(crate) type RouterFn<S, C> =
+    Box<dyn Fn(&S, Option<&C>, &mut dyn FnMut(&str)) -> bool + Send + Sync>;
 
 /// A worker's input, erased (the worker's typed handle makes it the right
 /// type).
@@ -104,7 +107,10 @@ where
     R: Targets,
 {
     fn into_router(self) -> Router<S, C> {
-        Router(Box::new(move |state, _, each| self(state).each(each)))
+        Router(Box::new(move |state, _, each| {
+            self(state).each(each);
+            true
+        }))
     }
 }
 
@@ -113,7 +119,10 @@ where
     F: for<'a> Fn(&'a S) -> &'a str + Send + Sync + 'static,
 {
     fn into_router(self) -> Router<S, C> {
-        Router(Box::new(move |state, _, each| each(self(state))))
+        Router(Box::new(move |state, _, each| {
+            each(self(state));
+            true
+        }))
     }
 }
 
@@ -123,8 +132,12 @@ where
     R: Targets,
 {
     fn into_router(self) -> Router<S, C> {
-        Router(Box::new(move |state, context, each| {
-            self(state, context).each(each)
+        Router(Box::new(move |state, context, each| match context {
+            Some(context) => {
+                self(state, context).each(each);
+                true
+            }
+            None => false,
         }))
     }
 }

@@ -273,6 +273,20 @@ where
         })
     }
 
+    /// [`continue_thread`](CompiledGraph::continue_thread) as a stream of
+    /// events in `modes` (LangGraph's `stream(None, config)`).
+    pub fn stream_continue(&self, thread: &str, modes: StreamMode) -> RunStream<S> {
+        let thread = thread.to_owned();
+        self.streamed(modes, move |graph, sink| {
+            Box::pin(async move {
+                let backing = graph.open_existing(&thread, "stream_continue").await?;
+                graph
+                    .drive(backing, &thread, Start::Continue, Some(&sink))
+                    .await
+            })
+        })
+    }
+
     fn streamed(
         &self,
         modes: StreamMode,

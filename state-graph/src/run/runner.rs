@@ -108,7 +108,7 @@ where
         let top = self.namespace.is_empty();
         loop {
             let state = backing.shared();
-            let (tasks, joins) = plan.next(&cursor, &state, &self.context)?;
+            let (tasks, joins) = plan.next(&cursor, &state, Some(&self.context))?;
             if tasks.is_empty() {
                 return Ok(Stop::Ended);
             }
@@ -260,7 +260,7 @@ where
             }
             if tasks.iter().any(|t| plan.after[t.node]) {
                 let state = backing.shared();
-                let (after, _) = plan.next(&cursor, &state, &self.context)?;
+                let (after, _) = plan.next(&cursor, &state, Some(&self.context))?;
                 if !after.is_empty() {
                     let mut body = self.planned(&cursor);
                     body.breakpoint = Some(Breakpoint::After);
@@ -401,10 +401,10 @@ where
                             task: key.clone(),
                             error: error.to_string(),
                         });
-                        failure = Some(match error.downcast::<GraphError>() {
+                        failure = Some(match error.downcast::<superstep::Refused>() {
                             // A command going where it may not: the graph's
                             // error, as it is.
-                            Ok(graph) => *graph,
+                            Ok(refused) => refused.0,
                             Err(error) => GraphError::Node {
                                 node: key.node,
                                 source: error,

@@ -63,8 +63,11 @@ impl<S> Snapshot<S> {
     }
 
     /// The step's metadata: what the runner logged (`nodes`, routes), plus
-    /// LangGraph's `source` (`"input"`, `"loop"`, `"update"`) and `step`
-    /// (the seq).
+    /// LangGraph's `source` (`"input"`: a run's input; `"loop"`: a
+    /// superstep; `"update"`: an `update_state`; and ours, `"pause"`: a
+    /// superstep paused by an interrupt, a failure or a breakpoint, where
+    /// LangGraph has no checkpoint of its own) and `step` (the seq, where
+    /// LangGraph counts its checkpoints).
     pub fn metadata(&self) -> &Map<String, Value> {
         &self.metadata
     }
@@ -354,9 +357,10 @@ where
                 seq: handle.seq(),
                 reason,
             })?;
-        let context = self.context()?;
         let state = handle.shared_state();
-        let (tasks, joins) = self.plan.next(&loaded_cursor, &state, &context)?;
+        let (tasks, joins) = self
+            .plan
+            .next(&loaded_cursor, &state, self.context.as_deref())?;
         drop(state);
         let mut next = crate::plan::Cursor::default();
         let mut nodes = Vec::new();
@@ -400,6 +404,8 @@ where
         let mut metadata = step.metadata.clone();
         let source = if metadata.get("source").is_some() {
             None
+        } else if step.kind == StepKind::Pending {
+            Some("pause")
         } else if step.kind == StepKind::BeginTurn {
             Some("input")
         } else if step.metadata.contains_key("nodes") {
@@ -437,8 +443,10 @@ where
         loaded: Loaded<S::Delta>,
         state: &S,
     ) -> Result<(Vec<String>, Vec<Interrupt>), GraphError> {
-        let context = self.context()?;
-        let (tasks, _) = self.plan.next(&loaded.position.cursor, state, &context)?;
+        // Without a context, only a router that reads one needs it.
+        let (tasks, _) = self
+            .plan
+            .next(&loaded.position.cursor, state, self.context.as_deref())?;
         let mut next: Vec<String> = Vec::new();
         for task in &tasks {
             let key = super::superstep::key(&self.plan, task);

@@ -308,9 +308,15 @@ fn resolve<S: State, C, D>(plan: &Plan<S, C>, node: usize, command: Command<D>) 
             parent,
             handoff: None,
         }),
-        Err(error) => Done::Failed(Box::new(error)),
+        Err(error) => Done::Failed(Box::new(Refused(error))),
     }
 }
+
+/// A command its graph refused (an undeclared target): the graph's error
+/// as it is, where a node's own error is wrapped with the node's name.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub(crate) struct Refused(pub crate::error::GraphError);
 
 enum Failure {
     Error(NodeError),

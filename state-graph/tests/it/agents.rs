@@ -833,3 +833,100 @@ async fn update_state_while_paused_in_child_keeps_its_steps() {
     // ca does not run again, and its write is still the child's.
     assert_eq!(out.state().items, ["u", "ca", "cb:A"]);
 }
+
+// ---------------------------------------------------------------------------
+// Reading a thread without the run's context; streaming a continue; a
+// node's own GraphError.
+
+#[tokio::test]
+async fn get_state_needs_the_context_only_for_a_router_that_reads_it() {
+    struct User {
+        admin: bool,
+    }
+    let graph = |route_on_context: bool| {
+        let mut g = StateGraph::<Team, User>::new();
+        g.add_node(
+            "ask",
+            |_: &Team, ctx: &Ctx<User>| -> Result<TeamDelta, NodeError> {
+                ctx.interrupt(json!("ok?"))?;
+                Ok(wrote("asked"))
+            },
+        );
+        g.add_node("admin", |_: &Team| wrote("admin"));
+        g.add_edge(START, "ask").add_edge("admin", END);
+        if route_on_context {
+            g.add_conditional_edges(
+                "ask",
+                |_: &Team, u: &User| if u.admin { "admin" } else { END },
+                ["admin", END],
+            );
+        } else {
+            g.add_edge("ask", "admin");
+        }
+        g.compile().unwrap().with_store(Store::memory())
+    };
+    let app = graph(false);
+    app.with_context(User { admin: true })
+        .invoke_thread("t", team_input())
+        .await
+        .unwrap();
+    // Read without a context: the pause, and what runs next.
+    let snap = app.get_state("t").await.unwrap();
+    assert_eq!(snap.next(), ["ask"]);
+    assert_eq!(snap.interrupts().len(), 1);
+    let history = app.get_state_history("t").await.unwrap();
+    assert_eq!(history[0].metadata()["source"], "pause");
+
+    let app = graph(true);
+    let user = app.with_context(User { admin: true });
+    user.invoke_thread("t", team_input()).await.unwrap();
+    user.resume("t", json!("yes")).await.unwrap();
+    // The last superstep's router reads the context: asked for without one,
+    // the error says so; with one, it answers.
+    app.update_state("t", Team::delta(), Some("ask"))
+        .await
+        .unwrap();
+    let err = app.get_state("t").await.unwrap_err();
+    assert!(matches!(err, GraphError::NoContext { .. }), "{err}");
+    assert_eq!(user.get_state("t").await.unwrap().next(), ["admin"]);
+}
+
+#[tokio::test]
+async fn a_continued_run_streams_and_a_nodes_graph_error_names_the_node() {
+    use futures::StreamExt;
+    let calls = Calls::default();
+    let app = team(Store::memory(), &calls);
+    app.invoke_thread("t", team_input()).await.unwrap();
+    app.update_state("t", Team::delta(), Some("research"))
+        .await
+        .unwrap();
+    let modes: Vec<String> = app
+        .stream_continue("t", StreamMode::UPDATES)
+        .map(|e| e.unwrap().mode().to_owned())
+        .collect()
+        .await;
+    // The edit as the paused "research" committed the paused superstep
+    // (budget's pending write with it): what goes on is "write".
+    assert_eq!(modes, ["updates", "end"]);
+    assert_eq!(
+        app.get_state("t").await.unwrap().state().log,
+        ["plan", "budget", "write"]
+    );
+
+    // A node that fails with a GraphError of its own (an inner graph's):
+    // the run's error names the node, the inner error its source.
+    let mut inner = StateGraph::<Team>::new();
+    inner.add_node("deep", |_: &Team| {
+        Err::<TeamDelta, _>(std::io::Error::other("no"))
+    });
+    inner.add_edge(START, "deep").add_edge("deep", END);
+    let inner = inner.compile().unwrap();
+    let mut g = StateGraph::<Team>::new();
+    g.add_node("outer", move |_: Arc<Team>| {
+        let inner = inner.clone();
+        async move { inner.invoke(Team::delta()).await.map(|_| Team::delta()) }
+    });
+    g.add_edge(START, "outer").add_edge("outer", END);
+    let err = g.compile().unwrap().invoke(team_input()).await.unwrap_err();
+    assert_eq!(err.node(), Some("outer"), "{err:?}");
+}
