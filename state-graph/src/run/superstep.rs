@@ -4,7 +4,7 @@
 
 use crate::command::{Command, Goto};
 use crate::ctx::{Ctx, CtxParts, EmitFn, TaskInfo, task_id};
-use crate::error::{BoxError, NodeError, Panicked};
+use crate::error::{BoxError, GraphError, NodeError, Panicked};
 use crate::node::Call;
 use crate::outcome::Interrupt;
 use crate::plan::{Plan, Resolved, Task};
@@ -268,7 +268,12 @@ where
             interrupts,
             failed,
         },
-        Ok(SubOutcome::Failed(error)) => Done::Failed(error),
+        // The child graph's own error (its recursion limit, a command it
+        // refused), as it is.
+        Ok(SubOutcome::Failed(error)) => match error.downcast::<GraphError>() {
+            Ok(graph) => Done::Failed(Box::new(Refused(*graph))),
+            Err(other) => Done::Failed(other),
+        },
         Err(payload) => match panicked(payload) {
             Failure::Panic(panic) => Done::Failed(Box::new(panic)),
             Failure::Error(error) => Done::Failed(error.into_inner()),
@@ -316,7 +321,7 @@ fn resolve<S: State, C, D>(plan: &Plan<S, C>, node: usize, command: Command<D>) 
 /// as it is, where a node's own error is wrapped with the node's name.
 #[derive(Debug, thiserror::Error)]
 #[error(transparent)]
-pub(crate) struct Refused(pub crate::error::GraphError);
+pub(crate) struct Refused(pub GraphError);
 
 enum Failure {
     Error(NodeError),
