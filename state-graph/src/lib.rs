@@ -31,6 +31,7 @@ pub use route::{IntoRouter, Router, Targets, Worker};
 pub use run::{CompiledGraph, DEFAULT_RECURSION_LIMIT, History, Snapshot};
 pub use spec::{Destination, END, START};
 pub use stream::{Event, MessageMetadata, RunStream, StreamMode};
+pub use subgraph::SubgraphSnapshot;
 
 /// The router forms' markers (inferred; never written).
 pub mod router_markers {

@@ -5,7 +5,7 @@
 //! (`spec.rs`). Nothing here knows either.
 
 use crate::command::Goto;
-use crate::error::BoxError;
+use crate::error::{BoxError, GraphError};
 use crate::node::BoxFuture;
 use crate::outcome::Interrupt;
 use crate::stream::Nested;
@@ -35,7 +35,8 @@ pub(crate) trait ChildLog: Send + Sync {
 pub(crate) struct SubCall<S, C> {
     /// The parent's state, as its superstep reads it.
     pub state: Arc<S>,
-    pub context: Arc<C>,
+    /// The run's context (none when only read for a snapshot).
+    pub context: Option<Arc<C>>,
     pub thread: Option<String>,
     pub store: Option<Store>,
     /// Where its steps are logged (the root thread), if anywhere.
@@ -80,4 +81,33 @@ pub(crate) enum SubOutcome<D> {
 pub(crate) trait SubgraphNode<S: State, C>: Send + Sync {
     /// Runs the subgraph (or goes on with it) inside the parent's superstep.
     fn run(&self, call: SubCall<S, C>) -> BoxFuture<SubOutcome<S::Delta>>;
+
+    /// Where the subgraph, node `node` of its parent, stands while paused
+    /// inside (`call.paused`): its state, what runs next in it, what is
+    /// pending, and its own paused subgraphs.
+    fn snapshot(
+        &self,
+        node: &str,
+        call: SubCall<S, C>,
+    ) -> BoxFuture<Result<SubgraphSnapshot, GraphError>>;
+}
+
+/// A subgraph paused inside a thread's superstep, as a
+/// [`Snapshot`](crate::Snapshot) shows it (LangGraph's
+/// `get_state(config, subgraphs=True).tasks[..].state`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SubgraphSnapshot {
+    /// The subgraph's node in its parent graph.
+    pub node: String,
+    /// Its namespace (`node:task-id` segments, outermost first).
+    pub namespace: Vec<String>,
+    /// Its state, as JSON (its own state type's).
+    pub state: Value,
+    /// What runs next inside it.
+    pub next: Vec<String>,
+    /// The interrupts pending inside it.
+    pub interrupts: Vec<Interrupt>,
+    /// Its own subgraphs paused inside.
+    pub subgraphs: Vec<SubgraphSnapshot>,
 }

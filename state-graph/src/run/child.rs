@@ -21,7 +21,7 @@ use crate::graph_state::GraphState;
 use crate::node::BoxFuture;
 use crate::outcome::Resume;
 use crate::plan::Cursor;
-use crate::subgraph::{SubCall, SubOutcome, SubgraphNode};
+use crate::subgraph::{SubCall, SubOutcome, SubgraphNode, SubgraphSnapshot};
 use serde_json::{Map, Value, json};
 use state_core::{Delta, State};
 use state_store::StepKind;
@@ -51,6 +51,19 @@ where
     S: GraphState,
     C: Send + Sync + 'static,
 {
+    fn snapshot(
+        &self,
+        node: &str,
+        call: SubCall<S, C>,
+    ) -> BoxFuture<Result<SubgraphSnapshot, GraphError>> {
+        let child = self.child.clone();
+        let node = node.to_owned();
+        Box::pin(async move {
+            let start = call.state.clone();
+            child.child_snapshot(start, &node, call).await
+        })
+    }
+
     fn run(&self, call: SubCall<S, C>) -> BoxFuture<SubOutcome<S::Delta>> {
         let child = self.child.clone();
         Box::pin(async move {
@@ -74,19 +87,26 @@ where
     T: GraphState,
     C: Send + Sync + 'static,
 {
+    fn snapshot(
+        &self,
+        node: &str,
+        call: SubCall<S, C>,
+    ) -> BoxFuture<Result<SubgraphSnapshot, GraphError>> {
+        let child = self.child.clone();
+        let node = node.to_owned();
+        let start = mapped_start::<S, T>(&*self.into_child, &call.state);
+        Box::pin(async move { child.child_snapshot(Arc::new(start?), &node, call).await })
+    }
+
     fn run(&self, call: SubCall<S, C>) -> BoxFuture<SubOutcome<S::Delta>> {
         let child = self.child.clone();
         let into_child = self.into_child.clone();
         let from_child = self.from_child.clone();
         Box::pin(async move {
-            let mut start = T::default();
-            if let Err(source) = start.apply(into_child(&call.state)) {
-                return SubOutcome::Failed(Box::new(GraphError::State {
-                    context: "the subgraph's input (into_child) was refused by its reducers"
-                        .to_owned(),
-                    source,
-                }));
-            }
+            let start = match mapped_start::<S, T>(&*into_child, &call.state) {
+                Ok(start) => start,
+                Err(e) => return SubOutcome::Failed(Box::new(e)),
+            };
             match child.run_child(Arc::new(start), false, call).await {
                 Ended::Done { state, handoff, .. } => SubOutcome::Wrote {
                     update: Some(from_child(&state)),
@@ -115,96 +135,108 @@ where
     T: GraphState,
     C: Send + Sync + 'static,
 {
-    /// Runs this graph as a subgraph task (or goes on with it), from
-    /// `start`, keeping what its steps write when `keep_writes`.
-    async fn run_child<P, D>(
+    /// Where a subgraph task stands: its state from `start` and its steps
+    /// logged since the root's last committed step, and its position (its
+    /// pause, unless it logged steps after it; else its last step; else
+    /// its start). Also the pause it stands at, if it does.
+    async fn restore<P>(
         &self,
         start: Arc<T>,
         keep_writes: bool,
-        call: SubCall<P, C>,
-    ) -> Ended<T, D> {
-        let failed = |error: GraphError| Ended::Paused(SubOutcome::Failed(Box::new(error)));
-        let SubCall {
-            context,
-            thread,
-            store,
-            log,
-            namespace,
-            base,
-            at,
-            paused,
-            events,
-            ..
-        } = call;
-        let ns = namespace.join("|");
+        call: &SubCall<P, C>,
+        paused: Option<(Value, Vec<(String, Value)>)>,
+    ) -> Result<(Child<T>, Position<T::Delta>, Option<Value>), GraphError> {
+        let ns = call.namespace.join("|");
         let mut child = Child {
             state: start,
-            log: log.clone(),
+            log: call.log.clone(),
             tags: {
                 let mut tags = Map::new();
                 tags.insert("ns".to_owned(), json!(ns));
-                tags.insert("base".to_owned(), json!(base));
-                tags.insert("at".to_owned(), json!(at));
+                tags.insert("base".to_owned(), json!(call.base));
+                tags.insert("at".to_owned(), json!(call.at));
                 tags
             },
             writes: None,
             keep_writes,
             steps: 0,
         };
-        // Its own steps logged since the root's last committed step.
+        let thread = call.thread.as_deref().unwrap_or_default();
         let mut last = None;
-        if let (Some(store), Some(thread), Some(_)) = (&store, &thread, &log) {
-            let steps = match store.history(thread, base.saturating_add(1)..).await {
-                Ok(steps) => steps,
-                Err(e) => return failed(e.into()),
-            };
-            for step in steps {
+        if let (Some(store), Some(_)) = (&call.store, &call.thread) {
+            for step in store.history(thread, call.base.saturating_add(1)..).await? {
                 if step.kind != StepKind::Subgraph
                     || step.metadata.get("ns").and_then(Value::as_str) != Some(ns.as_str())
                 {
                     continue;
                 }
-                if let Err(e) = replay(&mut child, &step.body, thread, step.seq) {
-                    return failed(e);
-                }
+                replay(&mut child, &step.body, thread, step.seq)?;
                 last = Some(step);
             }
         }
-        // Where it stands: its pause, unless it logged steps after it.
-        let after_pause = last.as_ref().is_some_and(|step| step.seq > at);
-        let thread_name = thread.as_deref().unwrap_or_default();
-        let position = match (paused, &last) {
-            (Some((body, answers)), _) if !after_pause => {
-                match self.paused_position(body, answers, thread_name) {
-                    Ok(position) => position,
-                    Err(e) => return failed(e),
-                }
-            }
+        let after_pause = last.as_ref().is_some_and(|step| step.seq > call.at);
+        let (position, stands) = match (paused, &last) {
+            (Some((body, answers)), _) if !after_pause => (
+                self.paused_position(body.clone(), answers, thread)?,
+                Some(body),
+            ),
             (_, Some(step)) => {
                 let nodes: Vec<String> = step.nodes().iter().map(|n| (*n).to_owned()).collect();
                 let cursor = LoggedRoutes::from_metadata(&step.metadata)
-                    .and_then(|routes| routes.cursor(&self.plan, &nodes));
-                match cursor {
-                    Ok(cursor) => Position {
-                        cursor,
-                        prior: Prior::default(),
-                        past_breakpoint: false,
-                    },
-                    Err(reason) => {
-                        return failed(GraphError::Log {
-                            thread: thread_name.to_owned(),
-                            seq: step.seq,
-                            reason,
-                        });
-                    }
-                }
+                    .and_then(|routes| routes.cursor(&self.plan, &nodes))
+                    .map_err(|reason| GraphError::Log {
+                        thread: thread.to_owned(),
+                        seq: step.seq,
+                        reason,
+                    })?;
+                let position = Position {
+                    cursor,
+                    prior: Prior::default(),
+                    past_breakpoint: false,
+                };
+                (position, None)
             }
-            _ => Position {
-                cursor: Cursor::start(),
-                prior: Prior::default(),
-                past_breakpoint: false,
-            },
+            _ => {
+                let position = Position {
+                    cursor: Cursor::start(),
+                    prior: Prior::default(),
+                    past_breakpoint: false,
+                };
+                (position, None)
+            }
         };
+        Ok((child, position, stands))
+    }
+
+    /// Runs this graph as a subgraph task (or goes on with it), from
+    /// `start`, keeping what its steps write when `keep_writes`.
+    async fn run_child<P, D>(
+        &self,
+        start: Arc<T>,
+        keep_writes: bool,
+        mut call: SubCall<P, C>,
+    ) -> Ended<T, D> {
+        let failed = |error: GraphError| Ended::Paused(SubOutcome::Failed(Box::new(error)));
+        let Some(context) = call.context.clone() else {
+            return failed(GraphError::NoContext {
+                context: std::any::type_name::<C>(),
+            });
+        };
+        let paused = call.paused.take();
+        let (child, position, _) = match self.restore(start, keep_writes, &call, paused).await {
+            Ok(restored) => restored,
+            Err(e) => return failed(e),
+        };
+        let SubCall {
+            thread,
+            store,
+            namespace,
+            base,
+            at,
+            events,
+            ..
+        } = call;
+        let thread_name = thread.as_deref().unwrap_or_default();
         let mut runner = Runner {
             plan: &self.plan,
             limit: self.limit,
@@ -270,6 +302,72 @@ where
                 paused(&p.body, interrupts, failed)
             }
         }
+    }
+
+    /// The snapshot of this graph as a subgraph task paused inside (see
+    /// [`SubgraphSnapshot`]), without running it.
+    async fn child_snapshot<P>(
+        &self,
+        start: Arc<T>,
+        node: &str,
+        call: SubCall<P, C>,
+    ) -> Result<SubgraphSnapshot, GraphError> {
+        let paused = call.paused.clone();
+        let (child, position, stands) = self.restore(start, false, &call, paused).await?;
+        let state = child.state.to_json().map_err(|source| GraphError::State {
+            context: "the subgraph's state cannot be shown as JSON".to_owned(),
+            source,
+        })?;
+        let (tasks, _) = self
+            .plan
+            .next(&position.cursor, &child.state, call.context.as_deref())?;
+        let mut next: Vec<String> = Vec::new();
+        for task in &tasks {
+            let key = super::superstep::key(&self.plan, task);
+            let name = &self.plan.nodes[task.node].name;
+            if !position.prior.writes.contains_key(&key) && !next.contains(name) {
+                next.push(name.clone());
+            }
+        }
+        let body: Option<PendingBody> = stands.and_then(|b| serde_json::from_value(b).ok());
+        let mut interrupts: Vec<_> = body
+            .as_ref()
+            .map(|b| b.all_interrupts().into_iter().map(|(_, i)| i).collect())
+            .unwrap_or_default();
+        for interrupt in &mut interrupts {
+            if interrupt.namespace.is_empty() {
+                interrupt.namespace = call.namespace.clone();
+            }
+        }
+        let mut subgraphs = Vec::new();
+        for inner in body.map(|b| b.children).unwrap_or_default() {
+            let Some(index) = self.plan.node(&inner.task.node) else {
+                continue;
+            };
+            if let crate::spec::Body::Subgraph(sub) = &self.plan.nodes[index].body {
+                let inner_call = SubCall {
+                    state: child.state.clone(),
+                    context: call.context.clone(),
+                    thread: call.thread.clone(),
+                    store: call.store.clone(),
+                    log: None,
+                    namespace: inner.namespace.clone(),
+                    base: call.base,
+                    at: call.at,
+                    paused: Some((inner.body, Vec::new())),
+                    events: None,
+                };
+                subgraphs.push(sub.snapshot(&inner.task.node, inner_call).await?);
+            }
+        }
+        Ok(SubgraphSnapshot {
+            node: node.to_owned(),
+            namespace: call.namespace,
+            state,
+            next,
+            interrupts,
+            subgraphs,
+        })
     }
 
     /// A subgraph's position from its pause, with the answers given to it.
@@ -338,6 +436,22 @@ fn replay<T: GraphState>(
         .map_err(|e| err(format!("a subgraph's step is refused by its reducers: {e}")))?;
     child.steps += 1;
     Ok(())
+}
+
+/// A mapped subgraph's start: `into_child` of the parent's state, applied
+/// to a fresh state of its own.
+fn mapped_start<S, T: State>(
+    into_child: &(dyn Fn(&S) -> T::Delta + Send + Sync),
+    parent: &S,
+) -> Result<T, GraphError> {
+    let mut start = T::default();
+    start
+        .apply(into_child(parent))
+        .map_err(|source| GraphError::State {
+            context: "the subgraph's input (into_child) was refused by its reducers".to_owned(),
+            source,
+        })?;
+    Ok(start)
 }
 
 fn unshare<T: Clone>(state: Arc<T>) -> T {

@@ -10,12 +10,14 @@ use crate::error::GraphError;
 use crate::graph_state::GraphState;
 use crate::outcome::Interrupt;
 use crate::plan::Task;
-use crate::spec::START;
+use crate::spec::{Body, START};
+use crate::subgraph::{SubCall, SubgraphSnapshot};
 use serde_json::{Map, Value, json};
 use state_core::State;
 use state_store::{StepKind, StepRecord};
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 /// A thread's state after one of its steps, as LangGraph's `StateSnapshot`:
@@ -31,6 +33,7 @@ pub struct Snapshot<S> {
     interrupts: Vec<Interrupt>,
     metadata: Map<String, Value>,
     created_at: Option<SystemTime>,
+    subgraphs: Vec<SubgraphSnapshot>,
 }
 
 impl<S> Snapshot<S> {
@@ -75,6 +78,14 @@ impl<S> Snapshot<S> {
     /// When the step was committed (`None` for a thread with no step).
     pub fn created_at(&self) -> Option<SystemTime> {
         self.created_at
+    }
+
+    /// The subgraphs paused inside this step's superstep, each with its
+    /// own state, `next`, interrupts and paused subgraphs (LangGraph's
+    /// `get_state(config, subgraphs=True)`): where a run paused inside a
+    /// subgraph stands, inside it. Empty unless paused inside one.
+    pub fn subgraphs(&self) -> &[SubgraphSnapshot] {
+        &self.subgraphs
     }
 }
 
@@ -417,15 +428,21 @@ where
             metadata.insert("source".to_owned(), json!(source));
         }
         metadata.insert("step".to_owned(), json!(seq));
-        let (next, interrupts) = if step.kind == StepKind::Subgraph {
+        let loaded: Option<Loaded<S::Delta>> = if step.kind == StepKind::Subgraph {
             // Inside a subgraph: the parent stands where its steps say.
-            let loaded = self.load(seq, thread, "get_state").await?;
-            self.next_and_interrupts(loaded, &state)?
+            Some(self.load(seq, thread, "get_state").await?)
         } else if step.metadata.contains_key("nodes") || step.kind == StepKind::Pending {
-            let loaded: Loaded<S::Delta> = self.position(thread, step, "get_state")?;
-            self.next_and_interrupts(loaded, &state)?
+            Some(self.position(thread, step, "get_state")?)
         } else {
-            (Vec::new(), Vec::new())
+            None
+        };
+        let (next, interrupts, subgraphs) = match loaded {
+            Some(loaded) => {
+                let subgraphs = self.subgraphs_of(thread, &loaded, &state).await?;
+                let (next, interrupts) = self.next_and_interrupts(loaded, &state)?;
+                (next, interrupts, subgraphs)
+            }
+            None => (Vec::new(), Vec::new(), Vec::new()),
         };
         Ok(Snapshot {
             state,
@@ -434,7 +451,44 @@ where
             interrupts,
             metadata,
             created_at,
+            subgraphs,
         })
+    }
+
+    /// The snapshots of the subgraphs paused inside where `loaded` stands.
+    async fn subgraphs_of(
+        &self,
+        thread: &str,
+        loaded: &Loaded<S::Delta>,
+        state: &S,
+    ) -> Result<Vec<SubgraphSnapshot>, GraphError> {
+        let Some(body) = &loaded.pending else {
+            return Ok(Vec::new());
+        };
+        let mut subgraphs = Vec::new();
+        let parent = Arc::new(state.clone());
+        for child in &body.children {
+            let Some(index) = self.plan.node(&child.task.node) else {
+                continue;
+            };
+            let Body::Subgraph(sub) = &self.plan.nodes[index].body else {
+                continue;
+            };
+            let call = SubCall {
+                state: parent.clone(),
+                context: self.context.clone(),
+                thread: Some(thread.to_owned()),
+                store: self.store().cloned(),
+                log: None,
+                namespace: child.namespace.clone(),
+                base: loaded.base,
+                at: loaded.at,
+                paused: Some((child.body.clone(), Vec::new())),
+                events: None,
+            };
+            subgraphs.push(sub.snapshot(&child.task.node, call).await?);
+        }
+        Ok(subgraphs)
     }
 
     /// What runs next from `loaded`, on `state`, and what is pending there.
@@ -537,6 +591,7 @@ fn empty<S: State>() -> Snapshot<S> {
         interrupts: Vec::new(),
         metadata: Map::new(),
         created_at: None,
+        subgraphs: Vec::new(),
     }
 }
 

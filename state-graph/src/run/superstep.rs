@@ -228,7 +228,7 @@ where
     namespace.push(info.segment());
     let call = SubCall {
         state,
-        context: env.context.clone(),
+        context: Some(env.context.clone()),
         thread: env.thread.map(str::to_owned),
         store: env.store.cloned(),
         log: env.log.clone(),

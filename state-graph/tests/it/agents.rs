@@ -129,6 +129,21 @@ async fn a_pause_inside_a_subgraph_is_resumed_by_another_worker(ts: TestStore) {
     let snap = again.get_state("t").await.unwrap();
     assert_eq!(snap.next(), ["research"]);
     assert_eq!(snap.interrupts(), out.interrupts());
+    // Inside the subgraph: its own state, what runs next there.
+    let [inside] = snap.subgraphs() else {
+        panic!("one subgraph paused: {:?}", snap.subgraphs());
+    };
+    assert_eq!(inside.node, "research");
+    assert_eq!(inside.namespace, interrupt.namespace);
+    assert_eq!(
+        inside.state["log"],
+        json!(["plan", "search"]),
+        "{}",
+        ts.name
+    );
+    assert_eq!(inside.next, ["review"]);
+    assert_eq!(inside.interrupts, out.interrupts());
+    assert!(inside.subgraphs.is_empty());
     assert_eq!(
         again.pending_interrupts("t").await.unwrap(),
         out.interrupts()
@@ -241,10 +256,26 @@ async fn three_levels_deep_pause_and_resume(ts: TestStore) {
     assert_eq!(interrupt.namespace.len(), 2, "{:?}", interrupt.namespace);
     assert!(interrupt.namespace[0].starts_with("research:"));
     assert!(interrupt.namespace[1].starts_with("notes:"));
-    let done = three_levels(ts.another_worker().await, &asked)
-        .resume("t", json!("yes"))
-        .await
-        .unwrap();
+    let app = three_levels(ts.another_worker().await, &asked);
+    let snap = app.get_state("t").await.unwrap();
+    let [research] = snap.subgraphs() else {
+        panic!("{:?}", snap.subgraphs())
+    };
+    assert_eq!(research.next, ["notes"]);
+    let [notes] = research.subgraphs.as_slice() else {
+        panic!("{:?}", research.subgraphs)
+    };
+    assert_eq!(
+        (notes.node.as_str(), &notes.state),
+        (
+            "notes",
+            &json!({"subject": "search", "notes": ["on search"]})
+        ),
+        "{}",
+        ts.name
+    );
+    assert_eq!(notes.next, ["check"]);
+    let done = app.resume("t", json!("yes")).await.unwrap();
     assert_eq!(
         done.state().log,
         ["search", "on search", "kept: \"yes\"", "write"],
