@@ -178,6 +178,10 @@ impl Store {
     /// exist, and loads its state: the latest snapshot plus a replay of the
     /// steps after it. Safe when many workers open the same new thread at
     /// once.
+    ///
+    /// A thread that does not exist is created, silently: a misspelt id
+    /// opens a new, empty thread. To read one that must exist, use
+    /// [`existing_thread`](Store::existing_thread).
     pub async fn thread<S>(&self, id: &str) -> Result<Thread<S>, StoreError>
     where
         S: State + Serialize + Send + 'static,
@@ -185,6 +189,39 @@ impl Store {
     {
         check_id(id)?;
         self.backend.open(id, now_millis()).await?;
+        Thread::load(self.clone(), id.to_owned()).await
+    }
+
+    /// Opens the thread `id` if it exists, as [`thread`](Store::thread)
+    /// does; [`StoreError::ThreadNotFound`] (nothing created) when it does
+    /// not.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// # use state_core::{AgentState, State};
+    /// # #[derive(AgentState, Debug)]
+    /// # struct S { n: u32 }
+    /// let store = state_store::Store::memory();
+    /// store.thread::<S>("user-42").await?;
+    /// assert!(store.existing_thread::<S>("user-42").await.is_ok());
+    /// let typo = store.existing_thread::<S>("usr-42").await.unwrap_err();
+    /// assert_eq!(typo.to_string(), "thread \"usr-42\" does not exist");
+    /// assert!(store.thread_info("usr-42").await.is_err(), "not created");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn existing_thread<S>(&self, id: &str) -> Result<Thread<S>, StoreError>
+    where
+        S: State + Serialize + Send + 'static,
+        S::Delta: Serialize + Send,
+    {
+        check_id(id)?;
+        if self.backend.thread(id).await?.is_none() {
+            return Err(StoreError::ThreadNotFound {
+                thread: id.to_owned(),
+            });
+        }
         Thread::load(self.clone(), id.to_owned()).await
     }
 

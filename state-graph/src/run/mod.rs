@@ -314,8 +314,8 @@ where
         method: &'static str,
     ) -> Result<Backing<S>, GraphError> {
         let store = self.store.as_ref().ok_or(GraphError::NoStore { method })?;
-        store.thread_info(thread).await?;
-        self.open(thread, method).await
+        self.context()?;
+        Ok(Backing::Thread(store.existing_thread::<S>(thread).await?))
     }
 
     /// A top-level run: from its start, superstep by superstep, until it
