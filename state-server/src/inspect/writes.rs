@@ -11,7 +11,7 @@ use state_core::{ReducerKind, Schema, Scope};
 use state_store::{StepKind, StepRecord};
 
 /// A step's kind as people say it: "apply", "superstep", "turn reset",
-/// "set", "interrupt", "failed" or "pending writes".
+/// "set", "interrupt", "failed", "pending writes" or "subgraph".
 pub(crate) fn kind_label(step: &StepRecord) -> &'static str {
     match step.kind {
         StepKind::Apply => "apply",
@@ -27,6 +27,7 @@ pub(crate) fn kind_label(step: &StepRecord) -> &'static str {
                 "pending writes"
             }
         }
+        StepKind::Subgraph => "subgraph",
         _ => "step",
     }
 }
@@ -96,6 +97,24 @@ pub(crate) fn writes(step: &StepRecord, schema: Option<&Schema>) -> Markup {
             }
         }
         StepKind::Pending => pending(body, schema),
+        // A subgraph's own superstep: its state type may be another, so
+        // its writes are shown as written, under its namespace.
+        StepKind::Subgraph => match body.get("deltas").and_then(Value::as_array) {
+            Some(deltas) => {
+                let namespace = step
+                    .metadata
+                    .get("ns")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?");
+                html! {
+                    p.note { "Inside subgraph " code { (namespace) } }
+                    @for (i, delta) in deltas.iter().enumerate() {
+                        (group(nodes.get(i).copied(), delta, None, None))
+                    }
+                }
+            }
+            None => unreadable(body),
+        },
         _ => unreadable(body),
     }
 }

@@ -7,7 +7,7 @@
 //! (`inspector_browser.rs` drives the same pages in headless Chromium.)
 
 use crate::support;
-use crate::support::desk::{Desk, QUESTION, desk_thread};
+use crate::support::desk::{Desk, DeskDelta, QUESTION, desk_thread};
 use crate::support::{Response, get, post_form, request, serve, thread_with_steps};
 use state_core::{Message, State};
 use state_server::Server;
@@ -781,4 +781,44 @@ fn a_graph_of_another_state_type_is_refused_when_the_router_is_made() {
         .unwrap_or_default();
     assert!(message.contains("Server::graph runs"), "{message}");
     assert!(message.contains("Desk"), "{message}");
+}
+
+/// A subgraph's steps show under their namespace, what each of its nodes
+/// wrote, and the paused run's question.
+#[tokio::test]
+async fn a_subgraphs_steps_show_under_their_namespace() {
+    use serde_json::json;
+    use state_graph::{Ctx, END, NodeError, START, StateGraph};
+    let store = Store::memory();
+    let mut crew = StateGraph::<Desk>::new();
+    crew.add_node("draft", |_: &Desk| {
+        Desk::delta().log(vec!["drafted".into()])
+    });
+    crew.add_node(
+        "check",
+        |_: &Desk, ctx: &Ctx| -> Result<DeskDelta, NodeError> {
+            ctx.interrupt(json!(QUESTION))?;
+            Ok(Desk::delta())
+        },
+    );
+    crew.add_edge(START, "draft")
+        .add_edge("draft", "check")
+        .add_edge("check", END);
+    let mut g = StateGraph::<Desk>::new();
+    g.add_subgraph("crew", crew.compile().unwrap());
+    g.add_edge(START, "crew").add_edge("crew", END);
+    let app = g.compile().unwrap().with_store(store.clone());
+    let out = app.invoke_thread("team", Desk::delta()).await.unwrap();
+    assert!(out.is_interrupted());
+    let addr = serve(Server::new(store).router::<Desk>()).await;
+    let html = page(addr, "/inspect/team").await;
+    assert_eq!(
+        attributes(&html, "data-kind"),
+        ["begin_turn", "subgraph", "pending"],
+        "{html}"
+    );
+    assert!(html.contains(">subgraph</span>"), "{html}");
+    assert!(html.contains("Inside subgraph <code>crew:"), "{html}");
+    assert!(html.contains(r#"data-node="draft""#), "{html}");
+    assert!(html.contains("drafted"), "{html}");
 }
