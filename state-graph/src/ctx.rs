@@ -155,6 +155,73 @@ pub(crate) enum Emitted {
     Message { task: TaskInfo, chunk: Message },
 }
 
+/// The `messages` stream of the node running on this task, as a model
+/// client reaches it without being handed a [`Ctx`]: see
+/// [`message_stream`](crate::message_stream).
+#[derive(Clone)]
+pub struct MessageStream {
+    events: EmitFn,
+    task: TaskInfo,
+}
+
+impl std::fmt::Debug for MessageStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MessageStream")
+            .field("node", &self.task.node)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MessageStream {
+    /// Sends a message chunk (a model's tokens) to the stream, as
+    /// [`Ctx::write_message`] does, with the node's metadata.
+    pub fn send(&self, chunk: Message) {
+        (self.events)(Emitted::Message {
+            task: self.task.clone(),
+            chunk,
+        });
+    }
+
+    /// The node it streams for.
+    pub fn node(&self) -> &str {
+        &self.task.node
+    }
+}
+
+tokio::task_local! {
+    /// The `messages` stream of the node running on this task.
+    static MESSAGE_STREAM: MessageStream;
+}
+
+/// The `messages` stream of the node running on this task, when the run is
+/// streamed in [`StreamMode::MESSAGES`](crate::StreamMode::MESSAGES):
+/// what a model client calls to stream its tokens on its own, as LangGraph's
+/// chat models do through callbacks (no [`Ctx`] to pass). `None` outside a
+/// node, when nobody streams, or in a task the node spawned (it does not
+/// inherit it: pass the [`Ctx`] there and use [`Ctx::write_message`]).
+///
+/// ```
+/// // In a model client:
+/// if let Some(stream) = state_graph::message_stream() {
+///     stream.send(state_core::Message::ai("Hel").with_id("reply"));
+/// }
+/// ```
+pub fn message_stream() -> Option<MessageStream> {
+    MESSAGE_STREAM.try_with(Clone::clone).ok()
+}
+
+/// Runs `future` (a node's run) with `ctx`'s `messages` stream as this
+/// task's (see [`message_stream`]).
+pub(crate) async fn with_message_stream<C, F: std::future::Future>(
+    ctx: &Ctx<C>,
+    future: F,
+) -> F::Output {
+    match ctx.message_stream() {
+        Some(stream) => MESSAGE_STREAM.scope(stream, future).await,
+        None => future.await,
+    }
+}
+
 /// The error [`Ctx::store`] returns when the graph has no store: give it
 /// one with [`with_store`](crate::CompiledGraph::with_store).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -316,6 +383,15 @@ impl<C> Ctx<C> {
     /// skip streaming its tokens when nobody reads them.
     pub fn streams_messages(&self) -> bool {
         self.inner.messages
+    }
+
+    /// This node's `messages` stream, when somebody reads it.
+    pub(crate) fn message_stream(&self) -> Option<MessageStream> {
+        let events = self.inner.events.as_ref().filter(|_| self.inner.messages)?;
+        Some(MessageStream {
+            events: events.clone(),
+            task: self.inner.task.clone(),
+        })
     }
 
     /// The value of the interrupt this run of the node raised, if any.

@@ -20,7 +20,7 @@ mod stream;
 mod subgraph;
 
 pub use command::{Command, Dispatch, Goto, IntoGoto};
-pub use ctx::{Ctx, Interrupted, NoStore};
+pub use ctx::{Ctx, Interrupted, MessageStream, NoStore, message_stream};
 pub use error::{BoxError, GraphError, NodeError, NodeResult, Panicked};
 pub use graph::{EdgeSources, NodeOptions, StateGraph};
 pub use graph_state::GraphState;

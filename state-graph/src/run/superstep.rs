@@ -189,7 +189,9 @@ where
             messages: env.messages,
         };
         let ctx = Ctx::new(parts, env.context.clone());
-        let result = call(spec, task, state.clone(), ctx.clone()).await;
+        let result =
+            crate::ctx::with_message_stream(&ctx, call(spec, task, state.clone(), ctx.clone()))
+                .await;
         if let Some(value) = ctx.take_raised() {
             return Done::Paused {
                 id: uuid::Uuid::new_v4().to_string(),

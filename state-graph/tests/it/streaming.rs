@@ -222,3 +222,44 @@ async fn dropping_the_stream_cancels_the_run() {
     assert_eq!(thread.seq(), 2);
     assert_eq!(thread.state().notes, ["first"]);
 }
+
+/// A model client reaches the running node's `messages` stream without a
+/// `Ctx` (`state_graph::message_stream()`), as LangGraph's chat models do
+/// through callbacks: its chunks carry the node's metadata; outside a
+/// streamed run there is none.
+#[tokio::test]
+async fn a_model_client_streams_into_the_running_node_on_its_own() {
+    fn client_call() -> Message {
+        if let Some(stream) = state_graph::message_stream() {
+            for token in ["Bon", "jour"] {
+                stream.send(Message::ai(token).with_id("m1"));
+            }
+        }
+        Message::ai("Bonjour").with_id("m1")
+    }
+    let mut g = StateGraph::<Chat>::new();
+    g.add_node("agent", |_: Arc<Chat>| async move {
+        let reply = client_call();
+        Ok::<_, NodeError>(Chat::delta().messages(vec![reply]))
+    });
+    g.add_edge(START, "agent");
+    g.add_edge("agent", END);
+    let app = g.compile().unwrap();
+    let events = collect(app.stream(Chat::delta(), StreamMode::MESSAGES)).await;
+    let chunks: Vec<(&str, &str)> = events
+        .iter()
+        .filter(|(mode, _)| mode == "messages")
+        .map(|(_, data)| {
+            (
+                data[0]["content"].as_str().unwrap(),
+                data[1]["langgraph_node"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    // The two tokens; the returned message (same id) is not streamed again.
+    assert_eq!(chunks, [("Bon", "agent"), ("jour", "agent")]);
+    assert!(state_graph::message_stream().is_none());
+    // Not streamed: the client finds no stream.
+    let out = app.invoke(Chat::delta()).await.unwrap();
+    assert_eq!(out.messages.len(), 1);
+}
