@@ -8,7 +8,9 @@
 //!   one `put_item` that replaces an existing item. In the same run; the
 //!   bench also prints the ratio measured interleaved (blocks of 20 steps
 //!   and 20 puts, alternating), which the machine's load moves less.
-//! - `get/10000`: `get_item` of an existing key among 10,000 items.
+//! - `get/10000`: `get_item` of an existing key among 10,000 items;
+//!   `get/thread_info`, the baseline: `Store::thread_info` on the same
+//!   file, the store's own one-row read.
 //! - `search/…/10000`: `search_items(&["users"])` over 10,000 items in 100
 //!   namespaces, limit 10: `newest` without a filter; `filter` with
 //!   `{"kind": "pref", "n": {"$gt": 5000}}` (a quarter of the items are
@@ -204,6 +206,12 @@ fn get_and_search(c: &mut Criterion, rt: &Runtime) {
             let item = rt.block_on(store.get_item(&["users", &user], &key));
             assert!(black_box(item).expect("a get").is_some());
         })
+    });
+    // The floor: the store's own one-row read of a thread, same file.
+    rt.block_on(store.thread::<Chat>("baseline"))
+        .expect("a thread");
+    group.bench_function("thread_info", |b| {
+        b.iter(|| black_box(rt.block_on(store.thread_info("baseline"))).expect("a read"))
     });
     group.finish();
 

@@ -169,8 +169,9 @@ impl Backend {
 
     /// The rows `scan` selects, newest first (`updated_at`, then namespace
     /// and key, all descending), to `visit` until it has enough. SQL
-    /// backends read pages, the first of `first_page` rows, in one read
-    /// transaction.
+    /// backends read the first `first_page` rows (what a search asks for
+    /// when its filter refuses none), then, if the visitor wants more, the
+    /// rest as a stream, in one read transaction.
     #[cfg_attr(
         not(any(feature = "sqlite", feature = "postgres")),
         allow(unused_variables)

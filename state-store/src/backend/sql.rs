@@ -477,7 +477,7 @@ macro_rules! sql_backend {
             }
         }
 
-        sql_items! { $name, write = $write, read = $read, dialect = $dialect }
+        sql_items! { $name, $db, write = $write, read = $read, dialect = $dialect }
 
         impl $name {
             /// The pool, for callers that want to run their own queries.

@@ -62,10 +62,6 @@ pub(crate) const DELETE_VECTORS: &str =
     "DELETE FROM state_store_item_vectors WHERE prefix = $1 AND key = $2";
 pub(crate) const DELETE_ITEM: &str = "DELETE FROM state_store_items WHERE prefix = $1 AND key = $2";
 
-/// Rows per page of a search, at most (pages grow from the first, which
-/// holds what the search asked for).
-pub(crate) const MAX_PAGE: usize = 1024;
-
 /// Where the two databases' SQL differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
@@ -202,13 +198,13 @@ fn prefix_condition(range: &PrefixRange, sql: &mut Sql) -> String {
     )
 }
 
-/// A page of a search, newest first, after the row `after` (its
-/// `updated_at`, namespace and key).
+/// Rows of a search, newest first, after the row `after` (its
+/// `updated_at`, namespace and key), `limit` of them or all.
 pub(crate) fn page_query(
     dialect: Dialect,
     scan: ItemScan<'_>,
     after: Option<&(i64, String, String)>,
-    limit: usize,
+    limit: Option<usize>,
 ) -> Sql {
     let mut sql = Sql {
         text: format!(
@@ -227,10 +223,12 @@ pub(crate) fn page_query(
         ));
     }
     where_clause(dialect, scan, &mut sql, more);
-    let limit = sql.arg(Arg::Int(i64::try_from(limit).unwrap_or(i64::MAX)));
-    sql.text.push_str(&format!(
-        " ORDER BY i.updated_at DESC, i.prefix DESC, i.key DESC LIMIT {limit}"
-    ));
+    sql.text
+        .push_str(" ORDER BY i.updated_at DESC, i.prefix DESC, i.key DESC");
+    if let Some(limit) = limit {
+        let limit = sql.arg(Arg::Int(i64::try_from(limit).unwrap_or(i64::MAX)));
+        sql.text.push_str(&format!(" LIMIT {limit}"));
+    }
     sql
 }
 
@@ -352,7 +350,7 @@ fn postgres_condition(pushed: &Pushed, sql: &mut Sql) -> String {
 /// The item methods of a SQL backend (see `sql_backend!` for `$write`,
 /// `$read`), expanded where the backend's struct is defined.
 macro_rules! sql_items {
-    ($name:ident, write = $write:expr, read = $read:expr, dialect = $dialect:expr) => {
+    ($name:ident, $db:ty, write = $write:expr, read = $read:expr, dialect = $dialect:expr) => {
         impl $name {
             pub async fn put_item(
                 &self,
@@ -457,43 +455,42 @@ macro_rules! sql_items {
                 first_page: usize,
                 visit: &mut $crate::backend::items::Visit<'_>,
             ) -> Result<(), StoreError> {
-                use $crate::backend::items::{Flow, ScannedItem};
-                use $crate::backend::sql_items::{MAX_PAGE, Sql, page_query};
+                use futures::TryStreamExt;
+                use $crate::backend::items::Flow;
+                use $crate::backend::sql_items::{Sql, page_query};
                 let context = || scan_context(scan);
-                // One snapshot for every page: a search sees each item once.
+                // One snapshot for both queries: a search sees each item once.
                 let mut tx = self
                     .pool
                     .begin_with($read)
                     .await
                     .map_err(db_error(context()))?;
-                let mut page = first_page.clamp(1, MAX_PAGE);
-                let mut after: Option<(i64, String, String)> = None;
-                'pages: loop {
-                    let Sql { text, args } = page_query($dialect, scan, after.as_ref(), page);
-                    let rows: Vec<(String, String, String, i64, i64)> =
-                        bind_args!(sqlx::query_as(&text), args)
-                            .fetch_all(&mut *tx)
-                            .await
-                            .map_err(db_error(context()))?;
-                    for (prefix, key, value, created_at, updated_at) in &rows {
-                        let row = ScannedItem {
-                            prefix,
-                            key,
-                            value,
-                            created_at: *created_at,
-                            updated_at: *updated_at,
-                            vectors: None,
-                        };
-                        if visit(row)? == Flow::Enough {
-                            break 'pages;
-                        }
+                // What the search asked for, sorted by the database (top N).
+                let page = first_page.max(1);
+                let Sql { text, args } = page_query($dialect, scan, None, Some(page));
+                let rows = bind_args!(sqlx::query(&text), args)
+                    .fetch_all(&mut *tx)
+                    .await
+                    .map_err(db_error(context()))?;
+                let mut after = None;
+                for row in &rows {
+                    let row = scanned_row(row, false).map_err(db_error(context()))?;
+                    if visit(row)? == Flow::Enough {
+                        after = None;
+                        break;
                     }
-                    match rows.last() {
-                        Some((prefix, key, _, _, updated_at)) if rows.len() == page => {
-                            after = Some((*updated_at, prefix.clone(), key.clone()));
-                            page = (page * 2).min(MAX_PAGE);
+                    after = Some((row.updated_at, row.prefix.to_owned(), row.key.to_owned()));
+                }
+                // The filter refused some: the rest, sorted once and read
+                // as a stream until the visitor has enough.
+                if let Some(after) = after.filter(|_| rows.len() == page) {
+                    let Sql { text, args } = page_query($dialect, scan, Some(&after), None);
+                    let mut rest = bind_args!(sqlx::query(&text), args).fetch(&mut *tx);
+                    while let Some(row) = rest.try_next().await.map_err(db_error(context()))? {
+                        let row = scanned_row(&row, false).map_err(db_error(context()))?;
+                        if visit(row)? == Flow::Enough {
+                            break;
                         }
-                        _ => break,
                     }
                 }
                 tx.commit().await.map_err(db_error(context()))
@@ -505,17 +502,8 @@ macro_rules! sql_items {
                 visit: &mut $crate::backend::items::Visit<'_>,
             ) -> Result<(), StoreError> {
                 use futures::TryStreamExt;
-                use $crate::backend::items::{Flow, ScannedItem, Vectors};
+                use $crate::backend::items::Flow;
                 use $crate::backend::sql_items::{Sql, vector_query};
-                type Row = (
-                    String,
-                    String,
-                    String,
-                    i64,
-                    i64,
-                    Option<i64>,
-                    Option<Vec<u8>>,
-                );
                 let context = || scan_context(scan);
                 let mut tx = self
                     .pool
@@ -525,22 +513,9 @@ macro_rules! sql_items {
                 {
                     let Sql { text, args } = vector_query($dialect, scan);
                     // Streamed: one row's vectors in memory at a time.
-                    let mut rows =
-                        bind_args!(sqlx::query_as::<_, Row>(&text), args).fetch(&mut *tx);
+                    let mut rows = bind_args!(sqlx::query(&text), args).fetch(&mut *tx);
                     while let Some(row) = rows.try_next().await.map_err(db_error(context()))? {
-                        let (prefix, key, value, created_at, updated_at, dims, bytes) = &row;
-                        let vectors = match (dims, bytes) {
-                            (Some(dims), Some(bytes)) => Some(Vectors { dims: *dims, bytes }),
-                            _ => None,
-                        };
-                        let row = ScannedItem {
-                            prefix,
-                            key,
-                            value,
-                            created_at: *created_at,
-                            updated_at: *updated_at,
-                            vectors,
-                        };
+                        let row = scanned_row(&row, true).map_err(db_error(context()))?;
                         if visit(row)? == Flow::Enough {
                             break;
                         }
@@ -565,6 +540,37 @@ macro_rules! sql_items {
                     )))?;
                 Ok(rows.into_iter().map(|(prefix,)| prefix).collect())
             }
+        }
+
+        /// A row of a scan (`page_query`'s or `vector_query`'s columns),
+        /// borrowed from the driver's row: its text and vectors are not
+        /// copied.
+        fn scanned_row(
+            row: &<$db as sqlx::Database>::Row,
+            with_vectors: bool,
+        ) -> Result<$crate::backend::items::ScannedItem<'_>, sqlx::Error> {
+            use sqlx::Row;
+            let vectors = if with_vectors {
+                match (
+                    row.try_get::<Option<i64>, _>(5)?,
+                    row.try_get::<Option<&[u8]>, _>(6)?,
+                ) {
+                    (Some(dims), Some(bytes)) => {
+                        Some($crate::backend::items::Vectors { dims, bytes })
+                    }
+                    _ => None,
+                }
+            } else {
+                None
+            };
+            Ok($crate::backend::items::ScannedItem {
+                prefix: row.try_get(0)?,
+                key: row.try_get(1)?,
+                value: row.try_get(2)?,
+                created_at: row.try_get(3)?,
+                updated_at: row.try_get(4)?,
+                vectors,
+            })
         }
 
         /// What a scan was doing, for its errors.
@@ -609,7 +615,7 @@ mod tests {
             pushed: &pushed,
         };
         let after = (7, "users.a".to_owned(), "k".to_owned());
-        let sql = page_query(Dialect::Sqlite, scan, Some(&after), 10);
+        let sql = page_query(Dialect::Sqlite, scan, Some(&after), Some(10));
         assert_eq!(
             sql.text,
             "SELECT i.prefix, i.key, i.value, i.created_at, i.updated_at FROM state_store_items i \

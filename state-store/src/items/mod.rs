@@ -201,6 +201,14 @@ impl Store {
     /// opened later on the same database with another index (other
     /// dimensions) finds vectors that do not fit it, and says so when it
     /// searches: put the items again to embed them anew.
+    ///
+    /// ```
+    /// use state_store::{IndexConfig, Store};
+    /// let embed = |texts: Vec<String>| async move {
+    ///     Ok::<_, std::convert::Infallible>(texts.iter().map(|t| vec![t.len() as f32]).collect())
+    /// };
+    /// let store = Store::memory().with_index(IndexConfig::new(1, embed));
+    /// ```
     pub fn with_index(mut self, index: IndexConfig) -> Store {
         self.index = Some(Arc::new(index));
         self

@@ -86,7 +86,17 @@ impl<'a> SearchItems<'a> {
 
     /// Ranks the items by meaning: the query is embedded by the store's
     /// index, and every item under the prefix (after the filter) is
-    /// scored, exactly. An error when the store has no index.
+    /// scored, exactly. An error when the store has no index (see
+    /// [`IndexConfig`](crate::IndexConfig) for a store with one).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let store = state_store::Store::memory();
+    /// let err = store.search_items(&["notes"]).query("cats").await.unwrap_err();
+    /// assert!(err.to_string().ends_with("give it one with Store::with_index"));
+    /// # }
+    /// ```
     pub fn query(mut self, query: impl Into<String>) -> Self {
         self.query = Some(query.into());
         self
@@ -99,6 +109,21 @@ impl<'a> SearchItems<'a> {
     }
 
     /// Skips the first `offset` items of the result.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// # use serde_json::json;
+    /// let store = state_store::Store::memory();
+    /// for i in 0..25 {
+    ///     store.put_item(&["log"], &format!("e{i}"), json!({"i": i})).await?;
+    /// }
+    /// let third_page = store.search_items(&["log"]).limit(10).offset(20).await?;
+    /// let keys: Vec<&str> = third_page.iter().map(|i| i.key.as_str()).collect();
+    /// assert_eq!(keys, ["e4", "e3", "e2", "e1", "e0"]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn offset(mut self, offset: usize) -> Self {
         self.offset = offset;
         self
