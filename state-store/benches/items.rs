@@ -48,6 +48,7 @@ const SEMANTIC: [usize; 3] = [1_000, 10_000, 100_000];
 const DIMS: usize = 384;
 
 fn main() {
+    eprintln!("load average at the start: {}", load_average());
     let rt = common::runtime();
     let _context = rt.enter();
     let mut c = Criterion::default()
@@ -59,6 +60,19 @@ fn main() {
     get_and_search(&mut c, &rt);
     semantic(&mut c, &rt);
     c.final_summary();
+    eprintln!("load average at the end: {}", load_average());
+}
+
+/// `/proc/loadavg`'s first three fields (the machine is shared).
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|text| {
+            text.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_else(|_| "unknown".to_owned())
 }
 
 /// A store on a SQLite file with a thread that never snapshots.
@@ -214,6 +228,34 @@ fn get_and_search(c: &mut Criterion, rt: &Runtime) {
         b.iter(|| black_box(rt.block_on(store.thread_info("baseline"))).expect("a read"))
     });
     group.finish();
+
+    // Interleaved, as put_vs_step.
+    let rounds = if benchmarking() { 50 } else { 2 };
+    let (mut gets, mut infos) = (Vec::new(), Vec::new());
+    rt.block_on(async {
+        for round in 0..rounds {
+            let keys: Vec<_> = (0..100)
+                .map(|j| profile_item((round * 100 + j) % items))
+                .collect();
+            let start = Instant::now();
+            for (user, key, _) in &keys {
+                let item = store.get_item(&["users", user], key).await.expect("a get");
+                assert!(black_box(item).is_some());
+            }
+            gets.push(start.elapsed().as_secs_f64() / 100.0);
+            let start = Instant::now();
+            for _ in 0..100 {
+                black_box(store.thread_info("baseline").await.expect("a read"));
+            }
+            infos.push(start.elapsed().as_secs_f64() / 100.0);
+        }
+    });
+    let (get, info) = (median(&mut gets), median(&mut infos));
+    eprintln!(
+        "get interleaved ({rounds} rounds of 100 each): get_item {:.1} µs, thread_info {:.1} µs",
+        get * 1e6,
+        info * 1e6
+    );
 
     let searches = [
         ("newest", Value::Null, items.min(10)),
