@@ -154,21 +154,70 @@ fn put_vs_step(c: &mut Criterion, rt: &Runtime) {
     });
     group.finish();
 
-    // Interleaved: the same load on both sides.
+    // Interleaved: the same load on both sides. CPU time (every thread of
+    // the process, the SQLite worker's included) is what the machine's
+    // other jobs do not inflate; wall time adds the disk's syncs.
     let rounds = if benchmarking() { 50 } else { 2 };
     let (mut steps, mut puts) = (Vec::new(), Vec::new());
+    let (mut steps_cpu, mut puts_cpu) = (Duration::ZERO, Duration::ZERO);
     rt.block_on(async {
         for _ in 0..rounds {
+            let cpu = cpu_time();
             steps.push(writer.steps(20).await.as_secs_f64() / 20.0);
+            let middle = cpu_time();
             puts.push(writer.puts(20, false).await.as_secs_f64() / 20.0);
+            steps_cpu += middle - cpu;
+            puts_cpu += cpu_time() - middle;
         }
     });
     let (step, put) = (median(&mut steps), median(&mut puts));
+    let (step_cpu, put_cpu) = (
+        steps_cpu.as_secs_f64() / f64::from(rounds * 20),
+        puts_cpu.as_secs_f64() / f64::from(rounds * 20),
+    );
     eprintln!(
-        "put_vs_step interleaved ({rounds} rounds of 20 each): step {:.0} µs, put {:.0} µs, put/step {:.2}x",
+        "put_vs_step interleaved ({rounds} rounds of 20 each): step {:.0} µs (CPU {:.0} µs), put {:.0} µs (CPU {:.0} µs); put/step {:.2}x (CPU {:.2}x)",
         step * 1e6,
+        step_cpu * 1e6,
         put * 1e6,
-        put / step
+        put_cpu * 1e6,
+        put / step,
+        put_cpu / step_cpu
+    );
+}
+
+/// CPU time this process's threads have run so far
+/// (`/proc/self/task/*/schedstat`, nanoseconds; zero elsewhere).
+fn cpu_time() -> Duration {
+    let tasks = std::fs::read_dir("/proc/self/task").into_iter().flatten();
+    Duration::from_nanos(
+        tasks
+            .flatten()
+            .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
+            .filter_map(|stat| stat.split_whitespace().next()?.parse::<u64>().ok())
+            .sum(),
+    )
+}
+
+/// Runs `op` `runs` times; prints the median wall time of a run and the
+/// process's CPU time per run.
+async fn wall_and_cpu<F, Fut>(label: &str, runs: u32, mut op: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let mut walls = Vec::new();
+    let cpu = cpu_time();
+    for _ in 0..runs {
+        let start = Instant::now();
+        op().await;
+        walls.push(start.elapsed().as_secs_f64());
+    }
+    let cpu = (cpu_time() - cpu).as_secs_f64() / f64::from(runs);
+    eprintln!(
+        "{label}: wall {:.3} ms (median of {runs}), CPU {:.3} ms per run",
+        median(&mut walls) * 1e3,
+        cpu * 1e3
     );
 }
 
@@ -232,29 +281,35 @@ fn get_and_search(c: &mut Criterion, rt: &Runtime) {
     // Interleaved, as put_vs_step.
     let rounds = if benchmarking() { 50 } else { 2 };
     let (mut gets, mut infos) = (Vec::new(), Vec::new());
+    let (mut gets_cpu, mut infos_cpu) = (Duration::ZERO, Duration::ZERO);
     rt.block_on(async {
         for round in 0..rounds {
             let keys: Vec<_> = (0..100)
                 .map(|j| profile_item((round * 100 + j) % items))
                 .collect();
-            let start = Instant::now();
+            let (cpu, start) = (cpu_time(), Instant::now());
             for (user, key, _) in &keys {
                 let item = store.get_item(&["users", user], key).await.expect("a get");
                 assert!(black_box(item).is_some());
             }
             gets.push(start.elapsed().as_secs_f64() / 100.0);
-            let start = Instant::now();
+            gets_cpu += cpu_time() - cpu;
+            let (cpu, start) = (cpu_time(), Instant::now());
             for _ in 0..100 {
                 black_box(store.thread_info("baseline").await.expect("a read"));
             }
             infos.push(start.elapsed().as_secs_f64() / 100.0);
+            infos_cpu += cpu_time() - cpu;
         }
     });
     let (get, info) = (median(&mut gets), median(&mut infos));
+    let per = f64::from(u32::try_from(rounds * 100).unwrap_or(u32::MAX));
     eprintln!(
-        "get interleaved ({rounds} rounds of 100 each): get_item {:.1} µs, thread_info {:.1} µs",
+        "get interleaved ({rounds} rounds of 100 each): get_item {:.1} µs (CPU {:.1} µs), thread_info {:.1} µs (CPU {:.1} µs)",
         get * 1e6,
-        info * 1e6
+        gets_cpu.as_secs_f64() / per * 1e6,
+        info * 1e6,
+        infos_cpu.as_secs_f64() / per * 1e6
     );
 
     let searches = [
@@ -268,7 +323,7 @@ fn get_and_search(c: &mut Criterion, rt: &Runtime) {
         ("rust_only", json!({"meta": {"lang": "fr"}}), 10),
     ];
     let mut group = c.benchmark_group("search");
-    for (name, filter, expected) in searches {
+    for (name, filter, expected) in searches.clone() {
         group.bench_function(BenchmarkId::new(name, items), |b| {
             b.iter(|| {
                 let found = rt.block_on(
@@ -283,6 +338,21 @@ fn get_and_search(c: &mut Criterion, rt: &Runtime) {
         });
     }
     group.finish();
+    let runs = if benchmarking() { 20 } else { 1 };
+    for (name, filter, _) in &searches {
+        rt.block_on(wall_and_cpu(
+            &format!("cpu: search/{name}/{items}"),
+            runs,
+            || async {
+                let found = store
+                    .search_items(&["users"])
+                    .filter(filter.clone())
+                    .limit(10)
+                    .await;
+                black_box(found.expect("a search"));
+            },
+        ));
+    }
 }
 
 /// A deterministic stand-in for a model: a pseudo-random unit-scale
@@ -358,6 +428,18 @@ fn semantic(c: &mut Criterion, rt: &Runtime) {
                     assert_eq!(black_box(found).expect("a search").len(), 10);
                 })
             });
+            if let Some((_, store)) = &setup {
+                let runs = if n >= 100_000 { 5 } else { 20 };
+                let label = format!("cpu: semantic/{}/{n}", kind.name());
+                rt.block_on(wall_and_cpu(&label, runs, || async {
+                    let found = store
+                        .search_items(&["docs"])
+                        .query("which documents are about topic 42?")
+                        .limit(10)
+                        .await;
+                    black_box(found.expect("a search"));
+                }));
+            }
         }
     }
     group.finish();
