@@ -182,17 +182,13 @@ async fn newest(
     let mut found = Vec::new();
     let mut skipped = 0;
     let mut visit = |row: ScannedItem<'_>| {
-        let item = decode(
-            row.prefix,
-            row.key,
-            row.value,
-            row.created_at,
-            row.updated_at,
-        )?;
-        if filter.matches(&item.value) {
+        // The value decides; the item is built only for a result.
+        let value = decode_value(row.prefix, row.key, row.value)?;
+        if filter.matches(&value) {
             if skipped < offset {
                 skipped += 1;
             } else {
+                let item = super::item(row.prefix, row.key, value, row.created_at, row.updated_at)?;
                 found.push(SearchItem::from_item(item, None));
             }
         }
