@@ -513,6 +513,30 @@ async fn limit_and_offset_page_through_results(ts: TestStore) {
         .await
         .unwrap();
     assert_eq!(keys(&last), ["k00"]);
+
+    // Past the first read: matches among the oldest of 60 rows, by a
+    // condition SQL checks and by one only Rust does.
+    for i in 0..60 {
+        let value = json!({"i": i, "nested": {"odd": i % 2 == 1}});
+        store
+            .put_item(&["stream"], &format!("s{i:02}"), value)
+            .await
+            .unwrap();
+    }
+    let oldest = store
+        .search_items(&["stream"])
+        .filter(json!({"i": {"$lt": 3}}))
+        .await
+        .unwrap();
+    assert_eq!(keys(&oldest), ["s02", "s01", "s00"]);
+    let odd = store
+        .search_items(&["stream"])
+        .filter(json!({"nested": {"odd": true}}))
+        .limit(5)
+        .offset(25)
+        .await
+        .unwrap();
+    assert_eq!(keys(&odd), ["s09", "s07", "s05", "s03", "s01"]);
 }
 
 async fn list_namespaces_with_prefix_suffix_depth_and_pages(ts: TestStore) {
@@ -1059,7 +1083,9 @@ async fn corrupt_rows_are_errors_that_name_them(ts: TestStore) {
 async fn corrupt_rows_on_sqlite() {
     corrupt_rows_are_errors_that_name_them(TestStore::sqlite().await).await;
     // SQLite's TEXT holds anything: text that is not JSON, a namespace
-    // with an empty label. A filtered search meets them too.
+    // with an empty label. A filtered search meets them too (one that
+    // could match: the broken text holds `"kind":"pref"`, as this crate
+    // writes it).
     let ts = TestStore::sqlite().await;
     let db = Db::of(&ts);
     ts.store
@@ -1069,7 +1095,7 @@ async fn corrupt_rows_on_sqlite() {
     raw_sql(
         &db,
         &[
-            "UPDATE state_store_items SET value = '{\"kind\": \"pref\", ' WHERE key = 'k'",
+            "UPDATE state_store_items SET value = '{\"kind\":\"pref\",' WHERE key = 'k'",
             "INSERT INTO state_store_items VALUES ('users..x', 'empty', '{}', 0, 0)",
         ],
     )

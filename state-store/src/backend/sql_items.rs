@@ -164,6 +164,15 @@ fn where_clause(dialect: Dialect, scan: ItemScan<'_>, sql: &mut Sql, mut more: V
     if let Some(range) = scan.prefix {
         conditions.push(prefix_condition(range, sql));
     }
+    // Substrings first: finding one in a row's text is much cheaper than
+    // reading the row as JSON, which only the rows holding them then pay.
+    for needle in scan.pushed.iter().filter_map(needle) {
+        let needle = sql.arg(Arg::Text(needle));
+        conditions.push(match dialect {
+            Dialect::Sqlite => format!("instr(i.value, {needle}) > 0"),
+            Dialect::Postgres => format!("strpos(i.value::text, {needle}) > 0"),
+        });
+    }
     let pushed: Vec<String> = scan
         .pushed
         .iter()
@@ -184,6 +193,23 @@ fn where_clause(dialect: Dialect, scan: ItemScan<'_>, sql: &mut Sql, mut more: V
         sql.text.push_str(" WHERE ");
         sql.text.push_str(&conditions.join(" AND "));
     }
+}
+
+/// Text that the stored JSON of every value passing `pushed` contains:
+/// `"field":"value"` for a string's equality, `"field":true` for a
+/// boolean's. Values are stored as serde_json writes them (compact, its
+/// escapes), and a field equal to the value is written exactly so.
+fn needle(pushed: &Pushed) -> Option<String> {
+    let (field, value) = match pushed {
+        Pushed::Text {
+            field,
+            cmp: Cmp::Eq,
+            value,
+        } => (field, serde_json::to_string(value).ok()?),
+        Pushed::Bool { field, value } => (field, value.to_string()),
+        _ => return None,
+    };
+    Some(format!("{}:{value}", serde_json::to_string(field).ok()?))
 }
 
 /// The namespace is `exact` or starts with `exact.`: one index range
@@ -620,10 +646,11 @@ mod tests {
             sql.text,
             "SELECT i.prefix, i.key, i.value, i.created_at, i.updated_at FROM state_store_items i \
              WHERE i.prefix >= $4 AND i.prefix < $5 AND (i.prefix = $4 OR i.prefix >= $6) \
-             AND (json_valid(i.value) = 0 OR (json_extract(i.value, $7) = $8 \
-             AND CAST(json_extract(i.value, $9) AS REAL) >= $10)) \
+             AND instr(i.value, $7) > 0 \
+             AND (json_valid(i.value) = 0 OR (json_extract(i.value, $8) = $9 \
+             AND CAST(json_extract(i.value, $10) AS REAL) >= $11)) \
              AND (i.updated_at, i.prefix, i.key) < ($1, $2, $3) \
-             ORDER BY i.updated_at DESC, i.prefix DESC, i.key DESC LIMIT $11"
+             ORDER BY i.updated_at DESC, i.prefix DESC, i.key DESC LIMIT $12"
         );
         assert_eq!(
             sql.args,
@@ -634,6 +661,7 @@ mod tests {
                 Arg::Text("users".into()),
                 Arg::Text("users/".into()),
                 Arg::Text("users.".into()),
+                Arg::Text("\"kind\":\"pref\"".into()),
                 Arg::Text("$.\"kind\"".into()),
                 Arg::Text("pref".into()),
                 Arg::Text("$.\"n\"".into()),
@@ -641,6 +669,34 @@ mod tests {
                 Arg::Int(10),
             ]
         );
+    }
+
+    #[test]
+    fn needles_are_what_serde_json_writes_for_the_field() {
+        let text = |field: &str, value: &str| Pushed::Text {
+            field: field.into(),
+            cmp: Cmp::Eq,
+            value: value.into(),
+        };
+        assert_eq!(needle(&text("a\"b", "x\ny")).unwrap(), r#""a\"b":"x\ny""#);
+        assert_eq!(
+            needle(&Pushed::Bool {
+                field: "on".into(),
+                value: false
+            })
+            .unwrap(),
+            r#""on":false"#
+        );
+        let gt = Pushed::Text {
+            field: "a".into(),
+            cmp: Cmp::Gt,
+            value: "x".into(),
+        };
+        assert_eq!(needle(&gt), None);
+        assert_eq!(needle(&Pushed::Null { field: "a".into() }), None);
+        // The stored text holds it.
+        let stored = serde_json::to_string(&serde_json::json!({"z": 1, "a\"b": "x\ny"})).unwrap();
+        assert!(stored.contains(&needle(&text("a\"b", "x\ny")).unwrap()));
     }
 
     #[test]
@@ -666,14 +722,16 @@ mod tests {
         let sql = vector_query(Dialect::Postgres, scan);
         assert!(
             sql.text.ends_with(
-                "WHERE (i.value ->> $1::text) COLLATE \"C\" > $2 \
-                 AND (json_typeof((i.value -> $3::text)) = 'boolean' AND (i.value ->> $3::text) = 'true') \
-                 AND COALESCE(json_typeof((i.value -> $4::text)), 'null') = 'null'"
+                "WHERE strpos(i.value::text, $1) > 0 \
+                 AND (i.value ->> $2::text) COLLATE \"C\" > $3 \
+                 AND (json_typeof((i.value -> $4::text)) = 'boolean' AND (i.value ->> $4::text) = 'true') \
+                 AND COALESCE(json_typeof((i.value -> $5::text)), 'null') = 'null'"
             ),
             "{}",
             sql.text
         );
-        assert_eq!(sql.args[0], Arg::Text("it's".into()));
+        assert_eq!(sql.args[0], Arg::Text("\"on\":true".into()));
+        assert_eq!(sql.args[1], Arg::Text("it's".into()));
     }
 
     #[test]

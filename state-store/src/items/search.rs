@@ -15,6 +15,9 @@ use std::future::IntoFuture;
 /// LangGraph's default page size for a search.
 const DEFAULT_LIMIT: usize = 10;
 
+/// Rows read beyond a page when a filter may refuse some.
+const FILTER_SLACK: usize = 16;
+
 /// A search of the items under a namespace prefix, run when awaited;
 /// made by [`Store::search_items`](crate::Store::search_items).
 ///
@@ -198,9 +201,14 @@ async fn newest(
             Flow::More
         })
     };
+    // A filter may refuse rows SQL let through (a number equal to a
+    // widened bound, a condition only Rust checks): a few rows more in the
+    // first read save a second one.
+    let slack = if filter.is_empty() { 0 } else { FILTER_SLACK };
+    let first_page = offset.saturating_add(limit).saturating_add(slack);
     store
         .backend
-        .scan_items(scan, offset.saturating_add(limit), &mut visit)
+        .scan_items(scan, first_page, &mut visit)
         .await?;
     Ok(found)
 }
