@@ -9,9 +9,11 @@ mod memory;
 mod memory_items;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[macro_use]
-mod sql_items;
+mod sql_item_methods;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql_items;
 
 pub(crate) use memory::Memory;
 #[cfg(feature = "postgres")]
