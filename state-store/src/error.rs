@@ -153,6 +153,56 @@ pub enum StoreError {
         source: serde_json::Error,
     },
 
+    /// A namespace of long-term memory items that cannot be used: an
+    /// empty label, a label with a `.` (labels are joined with `.` when
+    /// stored) or a NUL, an empty namespace or the reserved root
+    /// `"langgraph"` for a put. As LangGraph's `InvalidNamespaceError`.
+    #[error("invalid namespace {namespace}: {reason}")]
+    InvalidNamespace {
+        /// The namespace, as a list of labels: `["users", "u.7"]`.
+        namespace: String,
+        /// What is wrong, and what is expected.
+        reason: String,
+    },
+
+    /// An item, a search filter or a search that cannot be used: a value
+    /// that is not a JSON object, a key with a NUL, an unknown filter
+    /// operator, a query on a store without an index. Nothing was written.
+    #[error("{what}: {reason}")]
+    InvalidItem {
+        /// The item (its key and namespace), or the search.
+        what: String,
+        /// What is wrong, and what is expected.
+        reason: String,
+    },
+
+    /// A stored item cannot be read back: its value is not a JSON object,
+    /// its namespace or times are not valid, its vectors do not fit the
+    /// index.
+    #[error("item {key:?} in namespace {namespace}: stored data is corrupt: {detail}")]
+    CorruptItem {
+        /// The namespace, as a list of labels.
+        namespace: String,
+        /// The key.
+        key: String,
+        /// What was found.
+        detail: String,
+    },
+
+    /// The embedding function of the store's index failed, or answered
+    /// with the wrong number of vectors or the wrong dimensions. Nothing
+    /// was written.
+    #[error("{what}: {detail}")]
+    Embedding {
+        /// What was being embedded (an item, a search's query).
+        what: String,
+        /// What went wrong.
+        detail: String,
+        /// The embedding function's own error, when it returned one.
+        #[source]
+        source: Option<BoxError>,
+    },
+
     /// The database failed (I/O, connection, constraint). When a step was
     /// being committed and the outcome could not be determined, the handle
     /// reloads before its next step.

@@ -4,6 +4,7 @@
 
 mod backend;
 mod error;
+mod items;
 mod rebuild;
 mod snapshot;
 mod step;
@@ -12,6 +13,9 @@ mod thread;
 mod watch;
 
 pub use error::{BoxError, StoreError};
+pub use items::{
+    Embeddings, IndexConfig, IntoNamespace, Item, ListNamespaces, PutItem, SearchItem, SearchItems,
+};
 pub use snapshot::SnapshotPolicy;
 pub use step::{StepKind, StepRecord};
 pub use store::{Compaction, Store, ThreadInfo};

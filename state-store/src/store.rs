@@ -54,6 +54,9 @@ pub struct Store {
     /// The watchers of this store (and of its clones), woken by its
     /// commits: see [`Store::watch`].
     pub(crate) hub: Arc<Hub>,
+    /// How items are embedded for search by meaning, if they are (see
+    /// [`Store::with_index`]).
+    pub(crate) index: Option<Arc<crate::items::IndexConfig>>,
 }
 
 /// A thread, as listed by [`Store::threads`].
@@ -164,6 +167,7 @@ impl Store {
             backend,
             policy: SnapshotPolicy::default(),
             hub,
+            index: None,
         }
     }
 

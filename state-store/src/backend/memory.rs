@@ -18,6 +18,8 @@ struct MemThread {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Memory {
     threads: Arc<Mutex<HashMap<String, MemThread>>>,
+    /// The long-term memory items (`Store::put_item`).
+    pub(super) items: super::memory_items::MemoryItems,
 }
 
 impl Memory {

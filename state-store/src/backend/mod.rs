@@ -1,11 +1,19 @@
 //! Where threads live. Every backend stores the same three things (a thread
 //! row with its head, its steps, its snapshots) as text, and answers the
 //! same few questions; the thread handle does all decoding and replay, so
-//! the backends stay dumb and interchangeable.
+//! the backends stay dumb and interchangeable. Long-term memory items
+//! (`items.rs`) follow the same rule: rows in, rows out; `crate::items`
+//! decodes, filters and ranks them.
 
 mod memory;
+mod memory_items;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[macro_use]
+mod sql_item_methods;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql_items;
 
 pub(crate) use memory::Memory;
 #[cfg(feature = "postgres")]
@@ -117,6 +125,10 @@ pub(crate) enum Backend {
     #[cfg(feature = "postgres")]
     Postgres(Postgres),
 }
+
+// Long-term memory items: their rows, and the `Backend` methods for them.
+mod items;
+pub(crate) use items::{Cmp, Flow, ItemScan, ItemWrite, PrefixRange, Pushed, ScannedItem, Vectors};
 
 macro_rules! dispatch {
     ($self:ident, $b:ident => $call:expr) => {

@@ -11,19 +11,23 @@ use crate::error::StoreError;
 /// The version of the tables below. A database written by a newer version
 /// of this crate is refused; an older one is migrated in `init`.
 ///
-/// 1: the tables below. 2: the same tables; a step may be of kind
+/// 1: the log's tables. 2: the same tables; a step may be of kind
 /// `"pending"`, which version 1 would read as a corrupt row (so it is told
-/// to upgrade instead). 3: a step may be of kind `"subgraph"`, likewise.
-/// Going from 1 or 2 to 3 only records the new version.
+/// to upgrade instead). 3: long-term memory items (`Store::put_item`), two
+/// tables of their own (`sql_items.rs`); and a step may be of kind
+/// `"subgraph"`, which version 2 would read as a corrupt row. Each
+/// version's statements are in [`migrations`].
 pub(crate) const SCHEMA_VERSION: i64 = 3;
 
-/// The tables, created if missing. Names are prefixed so they can live in
-/// an application's own database.
-const CREATE_TABLES: [&str; 4] = [
-    "CREATE TABLE IF NOT EXISTS state_store_schema (
+/// The version table, created first: it says which migrations to run.
+const CREATE_SCHEMA_TABLE: &str = "CREATE TABLE IF NOT EXISTS state_store_schema (
         id INTEGER PRIMARY KEY,
         version BIGINT NOT NULL
-    )",
+    )";
+
+/// The log's tables (version 1). Names are prefixed so they can live in
+/// an application's own database.
+const LOG_TABLES: [&str; 3] = [
     "CREATE TABLE IF NOT EXISTS state_store_threads (
         thread_id TEXT PRIMARY KEY,
         head BIGINT NOT NULL,
@@ -52,8 +56,16 @@ const CREATE_TABLES: [&str; 4] = [
     )",
 ];
 
-const INSERT_SCHEMA_VERSION: &str =
-    "INSERT INTO state_store_schema (id, version) VALUES (1, $1) ON CONFLICT (id) DO NOTHING";
+/// Each schema version with the statements that bring a database from the
+/// version before it, in order: `init` runs those after the database's
+/// version (all of them for a new database). `item_tables` are the
+/// backend's (the two databases type them differently).
+fn migrations(item_tables: &'static [&'static str]) -> [(i64, &'static [&'static str]); 3] {
+    // 2 changed no table (see SCHEMA_VERSION).
+    [(1, &LOG_TABLES), (2, &[]), (3, item_tables)]
+}
+
+const INSERT_SCHEMA_VERSION: &str = "INSERT INTO state_store_schema (id, version) VALUES (1, $1)";
 const SELECT_SCHEMA_VERSION: &str = "SELECT version FROM state_store_schema WHERE id = 1";
 /// Records an upgrade; a no-op when another worker did it first.
 const UPGRADE_SCHEMA_VERSION: &str =
@@ -164,14 +176,16 @@ fn db_error(context: String) -> impl FnOnce(sqlx::Error) -> StoreError {
 /// database, `$lock` (optional) serializes schema creation across workers,
 /// `$move_head`, `$delete_thread` and `$create_fork` are `MOVE_HEAD`,
 /// `DELETE_THREAD` and `CREATE_FORK`, or versions of them that also tell
-/// other processes' watchers.
+/// other processes' watchers; `$item_tables` and `$dialect` are the
+/// items' (`sql_items.rs`), whose methods are stamped out here too.
 macro_rules! sql_backend {
     (
         $(#[$doc:meta])*
         $name:ident, $db:ty, $pool:ty,
         write = $write:expr, read = $read:expr, lock = $lock:expr,
         queue_writes = $queue:expr,
-        move_head = $move_head:expr, delete_thread = $delete_thread:expr, create_fork = $create_fork:expr
+        move_head = $move_head:expr, delete_thread = $delete_thread:expr, create_fork = $create_fork:expr,
+        item_tables = $item_tables:expr, dialect = $dialect:expr
     ) => {
         $(#[$doc])*
         #[derive(Debug, Clone)]
@@ -202,38 +216,45 @@ macro_rules! sql_backend {
             async fn init(&self) -> Result<(), StoreError> {
                 let context = || "creating the store's tables".to_owned();
                 let mut tx = self.pool.begin_with($write).await.map_err(db_error(context()))?;
+                // Under the write lock (SQLite) or the advisory lock
+                // (PostgreSQL), one worker at a time gets past here.
                 if let Some(lock) = $lock {
                     sqlx::query(lock).execute(&mut *tx).await.map_err(db_error(context()))?;
                 }
-                for statement in CREATE_TABLES {
-                    sqlx::query(statement).execute(&mut *tx).await.map_err(db_error(context()))?;
-                }
-                sqlx::query(INSERT_SCHEMA_VERSION)
-                    .bind(SCHEMA_VERSION)
-                    .execute(&mut *tx)
+                sqlx::query(CREATE_SCHEMA_TABLE).execute(&mut *tx).await.map_err(db_error(context()))?;
+                let found: Option<(i64,)> = sqlx::query_as(SELECT_SCHEMA_VERSION)
+                    .fetch_optional(&mut *tx)
                     .await
                     .map_err(db_error(context()))?;
-                let (version,): (i64,) = sqlx::query_as(SELECT_SCHEMA_VERSION)
-                    .fetch_one(&mut *tx)
-                    .await
-                    .map_err(db_error(context()))?;
-                if version > SCHEMA_VERSION {
+                let found = found.map(|(version,)| version);
+                if let Some(version) = found
+                    && version > SCHEMA_VERSION
+                {
                     return Err(StoreError::TooNew {
                         what: "the database's state-store tables".to_owned(),
                         found: version,
                         known: SCHEMA_VERSION,
                     });
                 }
-                if version < SCHEMA_VERSION {
-                    // 1 to 3 changes no table (see SCHEMA_VERSION). Under
-                    // the write lock (SQLite) or the advisory lock
-                    // (PostgreSQL), one worker at a time gets here.
-                    sqlx::query(UPGRADE_SCHEMA_VERSION)
-                        .bind(SCHEMA_VERSION)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(db_error("upgrading the store's tables".to_owned()))?;
+                let upgrading = || format!("upgrading the store's tables to version {SCHEMA_VERSION}");
+                for (version, statements) in migrations(&$item_tables) {
+                    if found.is_some_and(|found| found >= version) {
+                        continue;
+                    }
+                    for statement in statements {
+                        sqlx::query(statement).execute(&mut *tx).await.map_err(db_error(upgrading()))?;
+                    }
                 }
+                let record = match found {
+                    None => INSERT_SCHEMA_VERSION,
+                    Some(version) if version < SCHEMA_VERSION => UPGRADE_SCHEMA_VERSION,
+                    Some(_) => return tx.commit().await.map_err(db_error(context())),
+                };
+                sqlx::query(record)
+                    .bind(SCHEMA_VERSION)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db_error(upgrading()))?;
                 tx.commit().await.map_err(db_error(context()))
             }
 
@@ -457,6 +478,8 @@ macro_rules! sql_backend {
             }
         }
 
+        sql_items! { $name, $db, write = $write, read = $read, dialect = $dialect }
+
         impl $name {
             /// The pool, for callers that want to run their own queries.
             #[allow(dead_code)]
@@ -607,7 +630,9 @@ mod sqlite {
         // (see `watched_heads`).
         move_head = MOVE_HEAD,
         delete_thread = DELETE_THREAD,
-        create_fork = CREATE_FORK
+        create_fork = CREATE_FORK,
+        item_tables = crate::backend::sql_items::SQLITE_ITEM_TABLES,
+        dialect = crate::backend::sql_items::Dialect::Sqlite
     }
 
     /// Changes to the database committed by any other connection (this
@@ -662,7 +687,9 @@ mod postgres {
         // Other processes' watchers listen on NOTIFY_CHANNEL.
         move_head = MOVE_HEAD_NOTIFY,
         delete_thread = DELETE_THREAD_NOTIFY,
-        create_fork = CREATE_FORK_NOTIFY
+        create_fork = CREATE_FORK_NOTIFY,
+        item_tables = crate::backend::sql_items::POSTGRES_ITEM_TABLES,
+        dialect = crate::backend::sql_items::Dialect::Postgres
     }
 }
 

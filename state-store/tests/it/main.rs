@@ -8,6 +8,7 @@ mod support;
 mod concurrency;
 mod corrupt;
 mod crash;
+mod items;
 mod postgres_faults;
 mod schema_evolution;
 mod threads;

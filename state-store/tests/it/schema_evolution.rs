@@ -4,8 +4,9 @@
 //! (`#[state(migrate)]`) and adds one (its default), and reads the old
 //! snapshot and every kind of old step; version-1 code refuses what
 //! version 2 wrote. The store's own tables, written at store schema
-//! version 1, are upgraded to version 2 on open (SQLite and PostgreSQL),
-//! and a newer store schema is refused.
+//! version 1, are upgraded to the current version on open (SQLite and
+//! PostgreSQL), and a newer store schema is refused. (From version 2 to
+//! 3, the items' tables: `tests/items.rs`.)
 
 use crate::support;
 use crate::support::profile_v1;
@@ -332,8 +333,9 @@ async fn postgres_store_schema_one_is_upgraded_and_four_refused() {
     let raw = sqlx::PgPool::connect(&db.url).await.unwrap();
     assert_eq!(pg_schema_version(&raw).await, (3, 1));
 
-    // Version 1 had the same tables: this is a version-1 database, with a
-    // thread in it.
+    // Version 1 had the same log tables (and version 3's item tables are
+    // created if missing): this is a version-1 database, with a thread in
+    // it.
     let store = Store::postgres(&db.url).await.unwrap();
     let mut t = store.thread::<Chat>("t").await.unwrap();
     t.apply(Chat::delta().transcript(vec!["one".into()]))
