@@ -961,3 +961,61 @@ async fn a_continued_run_streams_and_a_nodes_graph_error_names_the_node() {
     let err = g.compile().unwrap().invoke(team_input()).await.unwrap_err();
     assert_eq!(err.node(), Some("outer"), "{err:?}");
 }
+
+/// Long-term memory: a node reaches the store's items through its `Ctx`;
+/// what one thread's run remembers, another thread's run finds.
+async fn nodes_remember_across_threads(ts: TestStore) {
+    struct User {
+        id: &'static str,
+    }
+    let mut g = StateGraph::<Team, User>::new();
+    g.add_node("remember", |s: Arc<Team>, ctx: Ctx<User>| async move {
+        let store = ctx.store()?;
+        let namespace = ["users", ctx.context().id];
+        let known = store.search_items(&namespace).await?;
+        if let Some(said) = s.last.as_deref() {
+            store
+                .put_item(
+                    &namespace,
+                    &format!("m{}", known.len()),
+                    json!({"said": said}),
+                )
+                .await?;
+        }
+        let recalled: Vec<String> = known
+            .iter()
+            .map(|item| item.value["said"].as_str().unwrap_or("?").to_owned())
+            .collect();
+        Ok::<_, NodeError>(Team::delta().log(recalled))
+    });
+    g.add_edge(START, "remember").add_edge("remember", END);
+    let app = g.compile().unwrap().with_store(ts.store.clone());
+    let ada = app.with_context(User { id: "ada" });
+    ada.invoke_thread("monday", Team::delta().last("I like tea"))
+        .await
+        .unwrap();
+    // Another thread, another day: the memory is there.
+    let out = ada.invoke_thread("tuesday", Team::delta()).await.unwrap();
+    assert_eq!(out.state().log, ["I like tea"], "{}", ts.name);
+    // Another user's namespace is theirs.
+    let bob = app.with_context(User { id: "bob" });
+    let out = bob.invoke_thread("wednesday", Team::delta()).await.unwrap();
+    assert!(out.state().log.is_empty());
+    // Without a store, the node's error says so.
+    let mut g = StateGraph::<Team>::new();
+    g.add_node("remember", |_: Arc<Team>, ctx: Ctx| async move {
+        ctx.store()?;
+        Ok::<_, NodeError>(Team::delta())
+    });
+    g.add_edge(START, "remember").add_edge("remember", END);
+    let err = g
+        .compile()
+        .unwrap()
+        .invoke(Team::delta())
+        .await
+        .unwrap_err();
+    let chain = format!("{err}: {}", std::error::Error::source(&err).unwrap());
+    assert!(chain.contains("has no store"), "{chain}");
+}
+
+on_every_backend!(nodes_remember_across_threads);
