@@ -1,0 +1,15 @@
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod chunk;
+mod error;
+mod fake;
+mod model;
+mod tool_spec;
+
+pub use chunk::{MessageChunk, ToolCallChunk, Usage};
+pub use error::{BoxError, ModelError, ModelErrorKind};
+pub use fake::FakeChatModel;
+pub use model::{Bound, ChatModel, ChatModelExt, ChunkStream, ModelRequest};
+pub use tool_spec::{ToolChoice, ToolSpec};

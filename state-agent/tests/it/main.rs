@@ -1,0 +1,4 @@
+//! state-agent's integration tests, in one binary (`cargo test -p
+//! state-agent --test it`).
+
+mod tokens;
