@@ -1,0 +1,243 @@
+//! [`react_agent`]: LangGraph's `create_react_agent`, as a graph you can
+//! still add to: a model node that calls tools, a tool node, and the loop
+//! between them.
+
+use crate::condition::route;
+use crate::messages_field::{MessagesField, asks_for_tools};
+use crate::model::{ChatModel, ChatModelExt};
+use crate::tool::Tool;
+use crate::tool_node::{ToolErrors, ToolNode};
+use state_core::{Message, MessagesState, State};
+use state_graph::{CompiledGraph, Ctx, END, GraphError, GraphState, NodeError, START, StateGraph};
+use std::sync::Arc;
+
+/// What the agent answers when the run has too few supersteps left to
+/// call its tools and read their answers (LangGraph's words).
+pub const NEED_MORE_STEPS: &str = "Sorry, need more steps to process this request.";
+
+type PromptFn<S> = Arc<dyn Fn(&S) -> Vec<Message> + Send + Sync>;
+
+/// LangGraph's `create_react_agent(model, tools)` on `MessagesState`: a
+/// model that calls `tools` until it answers without a tool call. See
+/// [`ReactAgent`] for the graph and its options; [`ReactAgent::new`] for
+/// another state (one that extends `MessagesState`) or a context.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use serde_json::json;
+/// use state_agent::{FakeChatModel, react_agent, tool};
+/// use state_core::{Message, MessagesState, State, ToolCall};
+///
+/// /// Get the current weather for a city.
+/// #[tool]
+/// async fn get_weather(
+///     /// The city name.
+///     city: String,
+/// ) -> Result<String, std::io::Error> {
+///     Ok(format!("It is sunny in {city}."))
+/// }
+///
+/// let model = FakeChatModel::new([
+///     Message::ai("").with_tool_calls([
+///         ToolCall::new("get_weather", json!({"city": "Oslo"})).with_id("c1"),
+///     ]),
+///     Message::ai("Sunny in Oslo."),
+/// ]);
+/// let app = react_agent(model.clone(), [get_weather])
+///     .prompt("You are a weather bot.")
+///     .compile()?;
+/// let out = app
+///     .invoke(MessagesState::delta().messages(vec![Message::human("weather in Oslo?")]))
+///     .await?;
+/// let texts: Vec<String> = out.messages.iter().map(Message::text).collect();
+/// assert_eq!(texts, ["weather in Oslo?", "", "It is sunny in Oslo.", "Sunny in Oslo."]);
+/// // The model saw the prompt first, and the tool's schema.
+/// let asked = &model.requests()[0];
+/// assert_eq!(asked.messages[0].text(), "You are a weather bot.");
+/// assert_eq!(asked.tools[0].name, "get_weather");
+/// # Ok(())
+/// # }
+/// ```
+pub fn react_agent<M: ChatModel, const N: usize>(
+    model: M,
+    tools: [&'static dyn Tool<MessagesState>; N],
+) -> ReactAgent<MessagesState> {
+    ReactAgent::new(model, tools)
+}
+
+/// A ReAct agent being built (LangGraph's `create_react_agent`): two
+/// nodes, `"agent"` (the model, with the tools bound, after the prompt)
+/// and `"tools"` (a [`ToolNode`]), from `START` to `"agent"`, from
+/// `"agent"` to `"tools"` when its reply calls tools (else to `END`), and
+/// from `"tools"` back to `"agent"`. [`compile`](ReactAgent::compile) it,
+/// or take the [`StateGraph`] ([`into_graph`](ReactAgent::into_graph)) to
+/// add nodes, breakpoints or a subgraph first.
+///
+/// As LangGraph's, when the reply calls tools but the run has fewer than
+/// two supersteps left (its recursion limit; LangGraph's
+/// `remaining_steps`), the agent answers [`NEED_MORE_STEPS`] instead, so
+/// the run ends with an answer rather than a recursion error.
+///
+/// Not yet: a structured final response (`response_format`), which needs
+/// the model's structured output; nor `pre_model_hook`,
+/// `post_model_hook` and `return_direct` tools.
+pub struct ReactAgent<S: State, C = ()> {
+    model: Arc<dyn ChatModel>,
+    tools: ToolNode<S, C>,
+    prompt: Option<PromptFn<S>>,
+    interrupt_before_tools: bool,
+}
+
+impl<S: State + 'static, C: 'static> std::fmt::Debug for ReactAgent<S, C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReactAgent")
+            .field("model", &self.model.model())
+            .field("tools", &self.tools)
+            .field("prompt", &self.prompt.is_some())
+            .field("interrupt_before_tools", &self.interrupt_before_tools)
+            .finish()
+    }
+}
+
+impl<S, C> ReactAgent<S, C>
+where
+    S: GraphState,
+    C: Send + Sync + 'static,
+{
+    /// An agent over the state `S` (any state with a messages field: one
+    /// that flattens `MessagesState`, say), in graphs whose runs carry a
+    /// context `C`, calling `model` with `tools`.
+    ///
+    /// ```
+    /// use state_agent::{FakeChatModel, ReactAgent, tool};
+    /// use state_core::{AgentState, MessagesState};
+    ///
+    /// #[derive(AgentState, Debug, Clone)]
+    /// struct Support {
+    ///     #[state(flatten)]
+    ///     base: MessagesState,
+    ///     customer: String,
+    /// }
+    ///
+    /// /// Reads the customer's name from the state.
+    /// #[tool]
+    /// fn whoami(state: &Support) -> String {
+    ///     state.customer.clone()
+    /// }
+    ///
+    /// let agent = ReactAgent::<Support>::new(FakeChatModel::new([]), [whoami]);
+    /// assert!(agent.compile().is_ok());
+    /// ```
+    pub fn new<M: ChatModel, const N: usize>(
+        model: M,
+        tools: [&'static dyn Tool<S, C>; N],
+    ) -> Self {
+        Self::with_tools(model, ToolNode::new(tools))
+    }
+
+    /// An agent calling `model` with the tools of `tools` (a tool node
+    /// built with its own options: tools that hold clients, an error
+    /// policy, a concurrency bound).
+    pub fn with_tools<M: ChatModel>(model: M, tools: ToolNode<S, C>) -> Self {
+        let specs = tools.specs();
+        let model: Arc<dyn ChatModel> = if specs.is_empty() {
+            Arc::new(model)
+        } else {
+            Arc::new(model.bind_tools(specs))
+        };
+        ReactAgent {
+            model,
+            tools,
+            prompt: None,
+            interrupt_before_tools: false,
+        }
+    }
+
+    /// A system message put before the conversation on every model call
+    /// (LangGraph's `prompt="..."`).
+    pub fn prompt(mut self, system: impl Into<String>) -> Self {
+        let system = Message::system(system.into());
+        self.prompt = Some(Arc::new(move |_| vec![system.clone()]));
+        self
+    }
+
+    /// Messages made from the state, put before the conversation on every
+    /// model call (LangGraph's callable `prompt`).
+    pub fn prompt_with(
+        mut self,
+        prompt: impl Fn(&S) -> Vec<Message> + Send + Sync + 'static,
+    ) -> Self {
+        self.prompt = Some(Arc::new(prompt));
+        self
+    }
+
+    /// Pauses before the tools run (LangGraph's
+    /// `interrupt_before=["tools"]`), for a person to approve the calls:
+    /// resume with `continue_thread`, or edit the calls first with
+    /// `update_state`. Needs a store: a run in memory cannot pause.
+    pub fn interrupt_before_tools(mut self) -> Self {
+        self.interrupt_before_tools = true;
+        self
+    }
+
+    /// What the tool node does when a call goes wrong ([`ToolErrors`]).
+    pub fn handle_tool_errors(mut self, policy: ToolErrors) -> Self {
+        self.tools = self.tools.handle_tool_errors(policy);
+        self
+    }
+
+    /// The graph: `"agent"` and `"tools"`, wired as described above, to
+    /// add to before compiling.
+    ///
+    /// # Panics
+    ///
+    /// When the state has no messages field (see [`ToolNode`]).
+    pub fn into_graph(self) -> StateGraph<S, C> {
+        let field = MessagesField::of::<S>(None).unwrap_or_else(|e| panic!("react_agent: {e}"));
+        let has_tools = !self.tools.specs().is_empty();
+        let model = self.model;
+        let prompt = self.prompt;
+        let agent = move |state: Arc<S>, ctx: Ctx<C>| {
+            let model = model.clone();
+            let prompt = prompt.clone();
+            async move {
+                let history = field.read(&*state);
+                let mut messages = match &prompt {
+                    Some(prompt) => prompt(&state),
+                    None => Vec::with_capacity(history.len()),
+                };
+                messages.extend(history.iter().cloned());
+                let mut reply = model.invoke(messages).await?;
+                if asks_for_tools(&reply) && ctx.remaining_steps() < 2 {
+                    let id = reply.id().map(str::to_owned);
+                    reply = Message::ai(NEED_MORE_STEPS);
+                    if let Some(id) = id {
+                        reply = reply.with_id(id);
+                    }
+                }
+                field.delta::<S>(vec![reply]).map_err(NodeError::new)
+            }
+        };
+        let mut g = StateGraph::<S, C>::new();
+        g.add_node("agent", agent);
+        g.add_edge(START, "agent");
+        if has_tools {
+            g.add_node("tools", self.tools);
+            g.add_conditional_edges("agent", move |s: &S| route(field, s), ["tools", END]);
+            g.add_edge("tools", "agent");
+            if self.interrupt_before_tools {
+                g.interrupt_before(["tools"]);
+            }
+        } else {
+            g.add_edge("agent", END);
+        }
+        g
+    }
+
+    /// The agent, compiled: [`into_graph`](ReactAgent::into_graph), then
+    /// `compile`.
+    pub fn compile(self) -> Result<CompiledGraph<S, C>, GraphError> {
+        self.into_graph().compile()
+    }
+}
