@@ -6,10 +6,14 @@ mod chunk;
 mod error;
 mod fake;
 mod model;
+pub mod openai;
+mod retry;
+mod structured;
 mod tool_spec;
 
 pub use chunk::{MessageChunk, ToolCallChunk, Usage};
 pub use error::{BoxError, ModelError, ModelErrorKind};
 pub use fake::FakeChatModel;
 pub use model::{Bound, ChatModel, ChatModelExt, ChunkStream, ModelRequest};
+pub use structured::{Structured, StructuredReply};
 pub use tool_spec::{ToolChoice, ToolSpec};

@@ -1,4 +1,7 @@
 //! state-agent's integration tests, in one binary (`cargo test -p
 //! state-agent --test it`).
 
+mod openai;
+mod openai_vectors;
+mod server;
 mod tokens;
