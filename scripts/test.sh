@@ -5,7 +5,9 @@
 #   PostgreSQL  state-store's and state-graph's tests start servers of their own
 #   Chromium    state-server's inspector is tested in a real headless browser
 #   Python 3    a venv (target/venv) with the pinned langchain-core, which
-#               checks our LangChain message JSON both ways
+#               checks our LangChain message JSON both ways, and one
+#               (target/venv-openai) with the pinned langchain-openai, which
+#               checks the OpenAI adapter's vectors are what it writes
 #
 # Installing needs apt-get and root (or sudo); where that is missing, the
 # install step fails saying what to install by hand. Arguments are passed
@@ -33,4 +35,12 @@ python="$(bash scripts/install/venv.sh tests/fixtures/langchain/requirements.txt
 cargo run --quiet -p state-tests --example write_langchain_messages -- \
   tests/fixtures/langchain/messages.json target/langchain/written.json
 "$python" tests/fixtures/langchain/generate.py check --written target/langchain/written.json
+
+# The OpenAI adapter's vectors (state-agent's tests compare against them)
+# are what real langchain-openai writes from the same provider JSON. A venv
+# of its own: langchain-openai 1.7.4 needs langchain-core >= 1.7.5, and the
+# message check above pins 1.7.2.
+python_openai="$(VENV=target/venv-openai bash scripts/install/venv.sh \
+  state-agent/tests/fixtures/langchain_openai/requirements.txt)"
+"$python_openai" state-agent/tests/fixtures/langchain_openai/generate.py check
 echo "every test passed" >&2

@@ -56,6 +56,27 @@ pub struct Structured<M, T> {
 
 /// What [`Structured::invoke_raw`] returns (LangChain's `include_raw=True`):
 /// the model's reply, what it parsed into, and the parse error as data.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), state_agent::ModelError> {
+/// use state_agent::{ChatModelExt, FakeChatModel, ModelErrorKind};
+/// use state_core::Message;
+///
+/// #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+/// struct Answer {
+///     value: i64,
+/// }
+///
+/// // The model answers in prose instead of calling the tool.
+/// let model = FakeChatModel::new([Message::ai("It is 4.")]);
+/// let reply = model.with_structured_output::<Answer>().invoke_raw(vec![Message::human("2 + 2?")]).await?;
+/// assert!(reply.parsed.is_none());
+/// assert_eq!(reply.raw.text(), "It is 4.");
+/// assert_eq!(reply.parsing_error.unwrap().kind(), ModelErrorKind::Parse);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct StructuredReply<T> {

@@ -135,6 +135,18 @@ pub fn to_wire(
 
 /// A tool as OpenAI takes it: `{"type": "function", "function": {"name",
 /// "description", "parameters"}}` (no description when it has none).
+///
+/// ```
+/// use serde_json::json;
+/// use state_agent::ToolSpec;
+/// use state_agent::openai::convert::tool_to_wire;
+///
+/// let tool = ToolSpec::new("now", "", json!({"type": "object"}));
+/// assert_eq!(
+///     tool_to_wire(&tool),
+///     json!({"type": "function", "function": {"name": "now", "parameters": {"type": "object"}}})
+/// );
+/// ```
 pub fn tool_to_wire(tool: &ToolSpec) -> Value {
     let mut function = Map::new();
     function.insert("name".into(), json!(tool.name));
@@ -148,6 +160,18 @@ pub fn tool_to_wire(tool: &ToolSpec) -> Value {
 /// A tool choice as OpenAI takes it (LangChain's `bind_tools`): `"auto"`,
 /// `"required"` (LangChain's `"any"`), `"none"`, or `{"type": "function",
 /// "function": {"name"}}`.
+///
+/// ```
+/// use serde_json::json;
+/// use state_agent::ToolChoice;
+/// use state_agent::openai::convert::tool_choice_to_wire;
+///
+/// assert_eq!(tool_choice_to_wire(&ToolChoice::Required), json!("required"));
+/// assert_eq!(
+///     tool_choice_to_wire(&ToolChoice::Tool("get_weather".into())),
+///     json!({"type": "function", "function": {"name": "get_weather"}})
+/// );
+/// ```
 pub fn tool_choice_to_wire(choice: &ToolChoice) -> Value {
     match choice {
         ToolChoice::Auto => json!("auto"),
@@ -543,6 +567,13 @@ fn sanitize_tool_content(content: Value) -> Value {
 
 /// JSON text as Python's `json.dumps(value, ensure_ascii=False)` writes it:
 /// `", "` between items and `": "` after keys.
+///
+/// ```
+/// use serde_json::json;
+/// use state_agent::openai::convert::python_json;
+///
+/// assert_eq!(python_json(&json!({"city": "Oslo", "days": [1, 2]})), r#"{"city": "Oslo", "days": [1, 2]}"#);
+/// ```
 pub fn python_json(value: &Value) -> String {
     struct PythonFormatter;
     impl serde_json::ser::Formatter for PythonFormatter {
@@ -879,5 +910,108 @@ impl StreamState {
             name,
             args: function.arguments,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pieces(state: &mut StreamState, calls: Value) -> Vec<ToolCallChunk> {
+        let chunk: ChatCompletionChunk =
+            serde_json::from_value(json!({"choices": [{"delta": {"tool_calls": calls}}]})).unwrap();
+        state.on_chunk(chunk).unwrap().tool_call_chunks
+    }
+
+    #[test]
+    fn tool_call_pieces_keep_their_call_and_get_ids_when_the_server_sends_none() {
+        let mut state = StreamState::new();
+        // No id: one is minted for the call's first piece only.
+        let first = pieces(
+            &mut state,
+            json!([{"index": 0, "function": {"name": "f", "arguments": "{"}}]),
+        );
+        let minted = first[0].id.clone().unwrap();
+        assert!(minted.starts_with("call_"));
+        let more = pieces(
+            &mut state,
+            json!([{"index": 0, "function": {"arguments": "}"}}]),
+        );
+        assert_eq!(more[0].id, None);
+        // The same index reused for another tool: a new call, a new id.
+        let other = pieces(
+            &mut state,
+            json!([{"index": 0, "function": {"name": "g", "arguments": "{}"}}]),
+        );
+        assert_ne!(other[0].id.as_deref(), Some(&*minted));
+        // No index: a piece with a name begins the next call; one without
+        // continues the last.
+        let next = pieces(
+            &mut state,
+            json!([{"id": "c9", "function": {"name": "h", "arguments": "{\"a\""}}]),
+        );
+        assert_eq!(
+            (next[0].index, next[0].id.as_deref()),
+            (Some(1), Some("c9"))
+        );
+        let rest = pieces(&mut state, json!([{"function": {"arguments": ": 1}"}}]));
+        assert_eq!((rest[0].index, rest[0].id.as_deref()), (Some(1), None));
+        let mut merged = MessageChunk::default();
+        for piece in [first, more, other, next, rest] {
+            merged += MessageChunk {
+                tool_call_chunks: piece,
+                ..MessageChunk::default()
+            };
+        }
+        let message = merged.into_message();
+        let calls: Vec<(&str, &Value)> = message
+            .tool_calls()
+            .iter()
+            .map(|c| (c.name.as_str(), &c.args))
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                ("f", &json!({})),
+                ("g", &json!({})),
+                ("h", &json!({"a": 1}))
+            ]
+        );
+    }
+
+    #[test]
+    fn a_choice_without_a_delta_adds_nothing_and_usage_comes_alone() {
+        let mut state = StreamState::new();
+        let none: ChatCompletionChunk =
+            serde_json::from_value(json!({"choices": [{"delta": null}]})).unwrap();
+        assert!(state.on_chunk(none).is_none());
+        let usage: ChatCompletionChunk = serde_json::from_value(json!({
+            "choices": null, "usage": {"prompt_tokens": 2, "completion_tokens": 1}
+        }))
+        .unwrap();
+        let chunk = state.on_chunk(usage).unwrap();
+        assert_eq!(chunk.usage.unwrap().total_tokens, 3);
+        assert!(chunk.response_metadata.is_empty());
+    }
+
+    #[test]
+    fn python_json_spaces_as_json_dumps() {
+        assert_eq!(
+            python_json(&json!({"a": [1, {"b": "ü"}], "c": null})),
+            r#"{"a": [1, {"b": "ü"}], "c": null}"#
+        );
+    }
+
+    #[test]
+    fn an_answer_with_an_error_or_no_choices_is_an_error() {
+        let error: ChatCompletion =
+            serde_json::from_value(json!({"error": {"message": "model crashed"}})).unwrap();
+        let err = from_response(&error).unwrap_err();
+        assert_eq!(err.to_string(), "openai: server error: model crashed");
+        let empty: ChatCompletion = serde_json::from_value(json!({"choices": null})).unwrap();
+        assert_eq!(
+            from_response(&empty).unwrap_err().kind(),
+            ModelErrorKind::Decode
+        );
     }
 }

@@ -69,8 +69,11 @@ pub struct ChatOpenAI {
     settings: Arc<Settings>,
     /// The client, made at the first call from the settings (a builder
     /// method starts a new one).
-    client: Arc<OnceLock<Result<Client<OpenAIConfig>, (ModelErrorKind, String)>>>,
+    client: Arc<OnceLock<Made>>,
 }
+
+/// The client, or why it could not be made.
+type Made = Result<Client<OpenAIConfig>, (ModelErrorKind, String)>;
 
 #[derive(Clone)]
 struct Settings {
