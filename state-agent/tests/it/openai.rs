@@ -563,8 +563,9 @@ async fn structured_output_forces_one_tool_and_parses_it() {
 #[tokio::test]
 async fn a_nodes_tokens_reach_the_messages_stream() {
     let (_, sse) = same_reply();
-    let server = Server::start([Reply::Sse(sse)]).await;
+    let server = Server::start([Reply::Sse(sse.clone()), Reply::Sse(sse)]).await;
     let model = model(&server).stream_usage(true);
+    let streamed_model = model.clone();
     let mut g = StateGraph::<MessagesState>::new();
     g.add_node("agent", move |s: Arc<MessagesState>| {
         let model = model.clone();
@@ -619,4 +620,11 @@ async fn a_nodes_tokens_reach_the_messages_stream() {
     assert_eq!(reply["tool_calls"][0]["args"], json!({"city": "Oslo"}));
     assert_eq!(reply["usage_metadata"]["total_tokens"], 30);
     assert_eq!(server.seen()[0].body["stream"], true);
+    // Exactly the merge of `stream()` over the same script, but for the id
+    // the node's call minted for its tokens.
+    let mut stored = reply.clone();
+    stored.as_object_mut().unwrap().remove("id");
+    let mut streamed = serde_json::to_value(merged(&streamed_model, ask()).await).unwrap();
+    streamed.as_object_mut().unwrap().remove("id");
+    assert_eq!(stored, streamed);
 }
