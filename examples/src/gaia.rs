@@ -1,7 +1,7 @@
 //! GAIA (seed 001): a personal assistant whose state holds the query, the
-//! message history, the user's datetime and the Mem0 memories; its runtime
-//! configuration travels beside the state, and every node's update is
-//! streamed to the browser as server-sent events.
+//! message history, the user's datetime and the memories found for the
+//! query; its runtime configuration travels beside the state, and every
+//! node's update is streamed to the browser as server-sent events.
 //!
 //! The Python `State` is a Pydantic model made dict-like (`DictLikeModel`)
 //! because LangGraph wants a mapping. Here the struct is the state: fields
