@@ -2,10 +2,12 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod anthropic;
 mod chunk;
 mod error;
 mod fake;
 mod model;
+mod retry;
 mod tool_spec;
 
 pub use chunk::{MessageChunk, ToolCallChunk, Usage};
