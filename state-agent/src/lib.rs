@@ -6,6 +6,7 @@ pub mod anthropic;
 mod chunk;
 mod error;
 mod fake;
+mod http_client;
 mod model;
 mod retry;
 mod tool_spec;

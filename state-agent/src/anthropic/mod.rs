@@ -13,27 +13,21 @@
 mod error;
 mod response;
 mod stream;
+mod transport;
 mod wire;
 
-use crate::chunk::MessageChunk;
 use crate::error::{ModelError, ModelErrorKind};
 use crate::model::{ChatModel, ChunkStream, ModelRequest};
-use crate::retry::{self, RetryPolicy};
-use eventsource_stream::Eventsource;
-use futures::{Stream, StreamExt};
-use serde_json::Value;
+use futures::StreamExt;
 use std::fmt;
-use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
-use stream::StreamState;
+use transport::Call;
 use wire::Settings;
 
 /// Where requests go when neither [`ChatAnthropic::base_url`] nor
 /// `ANTHROPIC_BASE_URL` says otherwise.
 const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
-/// The API version every request names (`anthropic-version`).
-const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// langchain-anthropic's `max_tokens` for a model it has no profile of.
 const DEFAULT_MAX_TOKENS: u32 = 4096;
 /// The SDKs' timeout: ten minutes.
@@ -192,17 +186,14 @@ impl ChatAnthropic {
             ModelError::new("anthropic", ModelErrorKind::Auth)
                 .with_message("no API key: set ANTHROPIC_API_KEY or call ChatAnthropic::api_key")
         })?;
+        if reqwest::header::HeaderValue::from_str(&key).is_err() {
+            return Err(ModelError::new("anthropic", ModelErrorKind::Auth)
+                .with_message("the API key has a character an HTTP header cannot carry"));
+        }
         let client = match self.client.get() {
             Some(client) => client.clone(),
             None => {
-                let client = reqwest::Client::builder()
-                    .user_agent(concat!("state-agent/", env!("CARGO_PKG_VERSION")))
-                    .build()
-                    .map_err(|e| {
-                        ModelError::new("anthropic", ModelErrorKind::Connection)
-                            .with_message("cannot make an HTTP client")
-                            .with_source(e)
-                    })?;
+                let client = crate::http_client::client("anthropic")?;
                 self.client.get_or_init(|| client).clone()
             }
         };
@@ -211,7 +202,7 @@ impl ChatAnthropic {
             url: format!("{}/v1/messages", self.base_url.trim_end_matches('/')),
             key,
             timeout: self.timeout,
-            retry: RetryPolicy::new(self.max_retries),
+            max_retries: self.max_retries,
         })
     }
 }
@@ -238,165 +229,6 @@ impl ChatModel for ChatAnthropic {
             Err(error) => Box::pin(futures::stream::iter([Err(error)])) as ChunkStream,
         }))
     }
-}
-
-/// One call's HTTP: where, with which key, how patiently.
-struct Call {
-    client: reqwest::Client,
-    url: String,
-    key: String,
-    timeout: Duration,
-    retry: RetryPolicy,
-}
-
-impl Call {
-    /// The reply to `body`: one chunk (non-streamed), or the chunks of its
-    /// events.
-    async fn run(self, body: Value, streaming: bool) -> Result<ChunkStream, ModelError> {
-        let plain_text = wire::streams_plain_text(&body);
-        let bytes = serde_json::to_vec(&body)
-            .map_err(|e| ModelError::new("anthropic", ModelErrorKind::BadRequest).with_source(e))?;
-        if streaming {
-            let response = retry::with_retries(self.retry, || self.send(&bytes)).await?;
-            return Ok(events(response, StreamState::new(plain_text), self.timeout));
-        }
-        let chunk = retry::with_retries(self.retry, || async {
-            let response = self.send(&bytes).await?;
-            let text = within(self.timeout, response.text()).await?;
-            let body: Value = serde_json::from_str(&text).map_err(|e| {
-                ModelError::new("anthropic", ModelErrorKind::Decode)
-                    .with_message(format!("the reply is not JSON: {e}"))
-            })?;
-            response::from_response(body)
-        })
-        .await?;
-        Ok(Box::pin(futures::stream::iter([Ok::<
-            MessageChunk,
-            ModelError,
-        >(chunk)])))
-    }
-
-    /// One try: the response, if its status is a success.
-    async fn send(&self, body: &[u8]) -> Result<reqwest::Response, ModelError> {
-        let request = self
-            .client
-            .post(&self.url)
-            .header("x-api-key", &self.key)
-            .header("anthropic-version", ANTHROPIC_VERSION)
-            .header("content-type", "application/json")
-            .header("accept", "application/json")
-            .body(body.to_vec());
-        let response = within(self.timeout, request.send()).await?;
-        let status = response.status();
-        if status.is_success() {
-            return Ok(response);
-        }
-        let wait = retry::retry_after(response.headers());
-        let text = within(self.timeout, response.text())
-            .await
-            .unwrap_or_default();
-        let mut error = error::from_status(status.as_u16(), &self.redact(&text));
-        if let Some(wait) = wait {
-            error = error.with_retry_after(wait);
-        }
-        Err(error)
-    }
-
-    /// `text` with the key blanked out, should a server echo it.
-    fn redact(&self, text: &str) -> String {
-        if self.key.is_empty() {
-            text.to_owned()
-        } else {
-            text.replace(&self.key, "[redacted]")
-        }
-    }
-}
-
-/// `future`'s output, or a timeout error after `timeout`; reqwest's errors
-/// as connection errors (their URL left out).
-async fn within<T>(
-    timeout: Duration,
-    future: impl Future<Output = Result<T, reqwest::Error>>,
-) -> Result<T, ModelError> {
-    match tokio::time::timeout(timeout, future).await {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(e)) => Err(http_error(e)),
-        Err(_) => Err(timed_out(timeout)),
-    }
-}
-
-fn timed_out(timeout: Duration) -> ModelError {
-    ModelError::new("anthropic", ModelErrorKind::Timeout)
-        .with_message(format!("no answer within {timeout:?}"))
-}
-
-fn http_error(e: reqwest::Error) -> ModelError {
-    let kind = if e.is_timeout() {
-        ModelErrorKind::Timeout
-    } else {
-        ModelErrorKind::Connection
-    };
-    ModelError::new("anthropic", kind).with_message(e.without_url().to_string())
-}
-
-/// A response's body, chunk by chunk, ending at its first error.
-fn body_bytes(
-    response: reqwest::Response,
-) -> impl Stream<Item = Result<impl AsRef<[u8]>, reqwest::Error>> {
-    futures::stream::unfold(Some(response), |response| async move {
-        let mut response = response?;
-        match response.chunk().await {
-            Ok(Some(bytes)) => Some((Ok(bytes), Some(response))),
-            Ok(None) => None,
-            Err(e) => Some((Err(e), None)),
-        }
-    })
-}
-
-type EventStream = Pin<
-    Box<
-        dyn Stream<
-                Item = Result<
-                    eventsource_stream::Event,
-                    eventsource_stream::EventStreamError<reqwest::Error>,
-                >,
-            > + Send,
-    >,
->;
-
-/// A streamed reply's chunks: each event through [`stream::on_event`],
-/// waiting at most `timeout` for each; a stream that breaks or ends before
-/// the reply is complete ends with an error.
-fn events(response: reqwest::Response, state: StreamState, timeout: Duration) -> ChunkStream {
-    let events: EventStream = Box::pin(body_bytes(response).eventsource());
-    Box::pin(futures::stream::unfold(
-        Some((events, state)),
-        move |reading| async move {
-            let (mut events, mut state) = reading?;
-            loop {
-                let event = match tokio::time::timeout(timeout, events.next()).await {
-                    Err(_) => return Some((Err(timed_out(timeout)), None)),
-                    Ok(None) if state.finished => return None,
-                    Ok(None) => {
-                        return Some((Err(cut("the stream ended before the reply did")), None));
-                    }
-                    Ok(Some(Err(e))) => {
-                        return Some((Err(cut(&format!("the stream broke: {e}"))), None));
-                    }
-                    Ok(Some(Ok(event))) => event,
-                };
-                match stream::on_event(&mut state, &event.event, &event.data) {
-                    Ok(Some(chunk)) => return Some((Ok(chunk), Some((events, state)))),
-                    Ok(None) => continue,
-                    Err(error) => return Some((Err(error), None)),
-                }
-            }
-        },
-    ))
-}
-
-fn cut(message: &str) -> ModelError {
-    ModelError::new("anthropic", ModelErrorKind::Connection).with_message(message)
 }
 
 #[cfg(test)]
