@@ -150,9 +150,7 @@ fn block_start(state: &mut StreamState, data: &Value) -> Option<MessageChunk> {
         if kind == "tool_use" {
             // The arguments may come whole in the start event.
             let args = match block.get("input") {
-                Some(Value::Object(input)) if !input.is_empty() => {
-                    Value::Object(input.clone()).to_string()
-                }
+                Some(input @ Value::Object(fields)) if !fields.is_empty() => python_json(input),
                 _ => String::new(),
             };
             chunk.tool_call_chunks.push(ToolCallChunk {
@@ -195,6 +193,63 @@ fn block_start(state: &mut StreamState, data: &Value) -> Option<MessageChunk> {
         content: Some(content),
         ..MessageChunk::default()
     })
+}
+
+/// `value` as Python's `json.dumps` writes it (`", "` and `": "` between
+/// items, non-ASCII escaped), as langchain-anthropic gives the arguments a
+/// `tool_use` block starts with.
+fn python_json(value: &Value) -> String {
+    let mut out = String::new();
+    write_python_json(value, &mut out);
+    out
+}
+
+fn write_python_json(value: &Value, out: &mut String) {
+    match value {
+        Value::String(text) => {
+            out.push('"');
+            for c in text.chars() {
+                match c {
+                    '"' => out.push_str("\\\""),
+                    '\\' => out.push_str("\\\\"),
+                    '\n' => out.push_str("\\n"),
+                    '\r' => out.push_str("\\r"),
+                    '\t' => out.push_str("\\t"),
+                    c if (c as u32) < 0x20 || !c.is_ascii() => {
+                        let mut units = [0u16; 2];
+                        for unit in c.encode_utf16(&mut units) {
+                            out.push_str(&format!("\\u{unit:04x}"));
+                        }
+                    }
+                    c => out.push(c),
+                }
+            }
+            out.push('"');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_python_json(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(fields) => {
+            out.push('{');
+            for (i, (key, item)) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_python_json(&Value::String(key.clone()), out);
+                out.push_str(": ");
+                write_python_json(item, out);
+            }
+            out.push('}');
+        }
+        other => out.push_str(&other.to_string()),
+    }
 }
 
 fn pick(block: &Value, keys: &[&str]) -> Value {
@@ -343,6 +398,19 @@ mod tests {
         .unwrap_err();
         assert_eq!(err.kind(), ModelErrorKind::Server);
         assert_eq!(err.message(), Some("Overloaded"));
+    }
+
+    #[test]
+    fn start_arguments_are_written_as_python_writes_them() {
+        let value = serde_json::json!({"a": [1, "é\n\"x\"", null], "b": {"c": true}});
+        assert_eq!(
+            python_json(&value),
+            r#"{"a": [1, "\u00e9\n\"x\"", null], "b": {"c": true}}"#
+        );
+        assert_eq!(
+            serde_json::from_str::<Value>(&python_json(&value)).unwrap(),
+            value
+        );
     }
 
     #[test]
