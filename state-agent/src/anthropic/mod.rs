@@ -6,8 +6,8 @@
 //! the wire format is read leniently from JSON (an event type, a block type
 //! or a field Anthropic adds later is ignored, never a failed reply). The
 //! conversion both ways is langchain-anthropic's, pinned against its own
-//! output: [`wire`] writes the request, [`response`] reads a reply,
-//! [`stream`] reads a streamed one event at a time, [`error`] reads
+//! output: `wire.rs` writes the request, `response.rs` reads a reply,
+//! `stream.rs` reads a streamed one event at a time, `error.rs` reads
 //! failures.
 
 mod error;
