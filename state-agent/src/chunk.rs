@@ -380,7 +380,8 @@ fn blocks(content: Content) -> Vec<Value> {
 
 /// LangChain's `merge_lists` for content blocks: a block with the `index`
 /// of one already there merges into it (its text and partial JSON
-/// concatenate); any other is appended.
+/// concatenate; its `type` is the first piece's: an `input_json_delta`
+/// joins its `tool_use` block); any other is appended.
 fn merge_blocks(mut into: Vec<Value>, more: Vec<Value>) -> Vec<Value> {
     for block in more {
         let index = block.get("index").and_then(Value::as_u64);
@@ -389,7 +390,8 @@ fn merge_blocks(mut into: Vec<Value>, more: Vec<Value>) -> Vec<Value> {
                 .find(|b| b.get("index").and_then(Value::as_u64) == Some(i))
         });
         match (same, block) {
-            (Some(Value::Object(existing)), Value::Object(piece)) => {
+            (Some(Value::Object(existing)), Value::Object(mut piece)) => {
+                piece.remove("type");
                 merge_metadata(existing, piece);
             }
             (_, block) => into.push(block),
@@ -517,6 +519,31 @@ mod tests {
         assert_eq!(
             reply.content,
             Some(Content::Blocks(vec![block(0, "Hello"), block(1, "!")]))
+        );
+    }
+
+    #[test]
+    fn a_blocks_type_is_its_first_pieces() {
+        // Anthropic's tool_use block, then its input_json_delta pieces
+        // (LangChain's merge_lists drops the later pieces' type).
+        let mut reply = MessageChunk {
+            content: Some(Content::Blocks(vec![
+                json!({"type": "tool_use", "id": "t1", "name": "f", "input": {}, "index": 1}),
+            ])),
+            ..MessageChunk::default()
+        };
+        reply += MessageChunk {
+            content: Some(Content::Blocks(vec![
+                json!({"type": "input_json_delta", "partial_json": "{}", "index": 1}),
+            ])),
+            ..MessageChunk::default()
+        };
+        assert_eq!(
+            reply.content,
+            Some(Content::Blocks(vec![json!({
+                "type": "tool_use", "id": "t1", "name": "f", "input": {},
+                "partial_json": "{}", "index": 1
+            })]))
         );
     }
 }

@@ -2,9 +2,11 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod anthropic;
 mod chunk;
 mod error;
 mod fake;
+mod http_client;
 mod model;
 pub mod openai;
 mod retry;

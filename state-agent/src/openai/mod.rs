@@ -204,10 +204,6 @@ impl fmt::Debug for ChatOpenAI {
 /// installed as the process's default) and the system's certificates,
 /// async-openai on it, our transport under it.
 fn build_client(settings: &Settings) -> Result<Client<OpenAIConfig>, ModelError> {
-    let fail = |what: &str, e: &dyn fmt::Display| {
-        ModelError::new(PROVIDER, ModelErrorKind::Connection)
-            .with_message(format!("cannot set up the HTTP client: {what}: {e}"))
-    };
     let key = ChatOpenAI::key(settings);
     let base_url = settings.base_url.as_deref().unwrap_or(DEFAULT_BASE_URL);
     if key.is_none() && settings.base_url.is_none() {
@@ -221,19 +217,7 @@ fn build_client(settings: &Settings) -> Result<Client<OpenAIConfig>, ModelError>
         return Err(ModelError::new(PROVIDER, ModelErrorKind::Auth)
             .with_message("the API key has a character an HTTP header cannot carry"));
     }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let verifier = rustls_platform_verifier::Verifier::new(provider.clone())
-        .map_err(|e| fail("the system's certificates", &e))?;
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| fail("TLS", &e))?
-        .dangerous()
-        .with_custom_certificate_verifier(Arc::new(verifier))
-        .with_no_client_auth();
-    let http = reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
-        .build()
-        .map_err(|e| fail("reqwest", &e))?;
+    let http = crate::http_client::client(PROVIDER)?;
     let config = OpenAIConfig::new()
         .with_api_base(base_url)
         .with_api_key(key.as_deref().unwrap_or_default());

@@ -1,6 +1,9 @@
 //! state-agent's integration tests, in one binary (`cargo test -p
 //! state-agent --test it`).
 
+mod anthropic;
+mod anthropic_server;
+mod anthropic_vectors;
 mod openai;
 mod openai_vectors;
 mod server;
