@@ -5,11 +5,16 @@
 mod chunk;
 mod error;
 mod fake;
+mod messages;
 mod model;
 mod tool_spec;
 
 pub use chunk::{MessageChunk, ToolCallChunk, Usage};
 pub use error::{BoxError, ModelError, ModelErrorKind};
 pub use fake::FakeChatModel;
+pub use messages::{
+    ApproxTokenCounter, TokenCounter, TrimError, TrimOptions, TrimStrategy,
+    count_tokens_approximately, trim_messages,
+};
 pub use model::{Bound, ChatModel, ChatModelExt, ChunkStream, ModelRequest};
 pub use tool_spec::{ToolChoice, ToolSpec};
