@@ -13,8 +13,9 @@ pub use chunk::{MessageChunk, ToolCallChunk, Usage};
 pub use error::{BoxError, ModelError, ModelErrorKind};
 pub use fake::FakeChatModel;
 pub use messages::{
-    ApproxTokenCounter, TokenCounter, TrimError, TrimOptions, TrimStrategy,
-    count_tokens_approximately, trim_messages,
+    ApproxTokenCounter, FilterOptions, TokenCounter, TrimError, TrimOptions, TrimStrategy,
+    count_tokens_approximately, filter_messages, merge_message_runs,
+    merge_message_runs_with_separator, trim_messages,
 };
 pub use model::{Bound, ChatModel, ChatModelExt, ChunkStream, ModelRequest};
 pub use tool_spec::{ToolChoice, ToolSpec};

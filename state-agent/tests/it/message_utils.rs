@@ -4,7 +4,10 @@
 //! output must be LangChain's exactly.
 
 use serde_json::{Map, Value};
-use state_agent::{ApproxTokenCounter, TokenCounter, TrimOptions, TrimStrategy, trim_messages};
+use state_agent::{
+    ApproxTokenCounter, FilterOptions, TokenCounter, TrimOptions, TrimStrategy, filter_messages,
+    merge_message_runs_with_separator, trim_messages,
+};
 use state_core::{Content, Message, MessageKind};
 use std::collections::BTreeMap;
 
@@ -103,6 +106,10 @@ fn kinds(value: Option<&Value>) -> Vec<MessageKind> {
         }
         Some(list) => serde_json::from_value(list.clone()).unwrap(),
     }
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    serde_json::from_value(value.clone()).unwrap()
 }
 
 /// The docstring's counter: 10 for a text, 3 + 4 per block + 3 for blocks.
@@ -211,4 +218,56 @@ fn trim_messages_as_langchain() {
         n += 1;
     }
     assert!(n > 2000, "{n} cases");
+}
+
+#[test]
+fn filter_messages_as_langchain() {
+    let vectors = vectors();
+    let mut n = 0;
+    for (input, case) in vectors.cases("filter") {
+        let mut options = FilterOptions::new();
+        for (key, value) in case["options"].as_object().unwrap() {
+            options = match key.as_str() {
+                "include_names" => options.include_names(strings(value)),
+                "exclude_names" => options.exclude_names(strings(value)),
+                "include_types" => options.include_types(kinds(Some(value))),
+                "exclude_types" => options.exclude_types(kinds(Some(value))),
+                "include_ids" => options.include_ids(strings(value)),
+                "exclude_ids" => options.exclude_ids(strings(value)),
+                "exclude_tool_calls" if value == &Value::Bool(true) => {
+                    options.exclude_all_tool_calls()
+                }
+                "exclude_tool_calls" => options.exclude_tool_calls(strings(value)),
+                other => panic!("unknown option {other}"),
+            };
+        }
+        check(&filter_messages(&input, &options), &input, case);
+        n += 1;
+    }
+    assert!(n >= 100, "{n} cases");
+}
+
+#[test]
+fn merge_message_runs_as_langchain() {
+    let vectors = vectors();
+    let mut n = 0;
+    for (input, case) in vectors.cases("merge") {
+        let separator = case["options"]
+            .get("chunk_separator")
+            .and_then(Value::as_str)
+            .unwrap_or("\n");
+        check(
+            &merge_message_runs_with_separator(&input, separator),
+            &input,
+            case,
+        );
+        if separator == "\n" {
+            assert_eq!(
+                state_agent::merge_message_runs(&input),
+                merge_message_runs_with_separator(&input, "\n")
+            );
+        }
+        n += 1;
+    }
+    assert!(n >= 20, "{n} cases");
 }
