@@ -160,6 +160,12 @@ impl ApproxTokenCounter {
         !self.use_usage_metadata_scaling
     }
 
+    /// Whether no message lowers the count: the characters per token are
+    /// positive and the extra tokens per message not negative.
+    pub(crate) fn is_monotone(&self) -> bool {
+        self.chars_per_token > 0.0 && self.extra_tokens_per_message >= 0.0
+    }
+
     /// The state before the first message: the tools' tokens.
     pub(crate) fn start(&self) -> Tally {
         let mut tally = Tally::default();

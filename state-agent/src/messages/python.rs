@@ -21,7 +21,7 @@ pub(crate) fn repr_len(value: &Value) -> usize {
                 5
             }
         } // True, False
-        Value::Number(n) => number_text(n).len(),
+        Value::Number(n) => number_len(n),
         Value::String(s) => str_repr_len(s),
         Value::Array(items) => {
             2 + items.iter().map(repr_len).sum::<usize>() + 2 * items.len().saturating_sub(1)
@@ -38,6 +38,9 @@ pub(crate) fn repr_len(value: &Value) -> usize {
 
 /// `len(repr(s))`: quotes, and the escapes Python writes.
 pub(crate) fn str_repr_len(s: &str) -> usize {
+    if s.is_ascii() {
+        return ascii_repr_len(s.as_bytes());
+    }
     let quote = if s.contains('\'') && !s.contains('"') {
         '"'
     } else {
@@ -60,6 +63,24 @@ pub(crate) fn str_repr_len(s: &str) -> usize {
     len
 }
 
+/// [`str_repr_len`] of ASCII text, in one pass over its bytes.
+fn ascii_repr_len(bytes: &[u8]) -> usize {
+    let (mut single, mut double, mut escaped, mut hex) = (0, 0, 0, 0);
+    for &b in bytes {
+        match b {
+            b'\'' => single += 1,
+            b'"' => double += 1,
+            b'\\' | b'\t' | b'\n' | b'\r' => escaped += 1,
+            0x20..=0x7e => {}
+            _ => hex += 1,
+        }
+    }
+    // Single quotes unless the text has some and no double ones; the
+    // quote chosen is escaped.
+    let quotes = if single > 0 && double == 0 { 0 } else { single };
+    2 + bytes.len() + escaped + quotes + 3 * hex
+}
+
 /// Python's `str.isprintable` for a non-ASCII code point, but for
 /// unassigned ones (see [`repr_len`]).
 fn is_printable(c: char) -> bool {
@@ -77,6 +98,26 @@ fn is_printable(c: char) -> bool {
         | 0xe0001 | 0xe0020..=0xe007f
         | 0xf0000..=0x10ffff)
         && (u & 0xfffe) != 0xfffe
+}
+
+/// The length of [`number_text`], without writing an integer.
+fn number_len(n: &Number) -> usize {
+    if let Some(u) = n.as_u64() {
+        return digits(u);
+    }
+    if let Some(i) = n.as_i64() {
+        return 1 + digits(i.unsigned_abs());
+    }
+    number_text(n).len()
+}
+
+fn digits(mut n: u64) -> usize {
+    let mut len = 1;
+    while n >= 10 {
+        n /= 10;
+        len += 1;
+    }
+    len
 }
 
 /// A number as Python writes it (`repr` and `json.dumps` alike).
@@ -233,6 +274,14 @@ mod tests {
         // {'a': [1, 2.5, True, None], 'b': "it's", 'c': 'x"y\'z', 'd': '\x01\n'}
         assert_eq!(repr_len(&value), 70);
         assert_eq!(str_repr_len("naïve 😀\u{200b}"), 2 + 7 + 6);
+        for (text, repr) in [
+            ("it's", r#""it's""#),
+            ("a'b\"c", r#"'a\'b"c'"#),
+            ("x\ty\\\u{1}\u{7f}", r"'x\ty\\\x01\x7f'"),
+            ("", "''"),
+        ] {
+            assert_eq!(str_repr_len(text), repr.len(), "{text:?}");
+        }
     }
 
     #[test]

@@ -76,33 +76,71 @@ impl TokenCounter {
         }
     }
 
-    /// The counts of the prefixes of `seq`.
-    pub(crate) fn prefixes<'a>(&'a self, seq: &'a [&'a Message]) -> Prefixes<'a> {
+    /// The counts of the prefixes of `seq`, for a search of the longest
+    /// that fits in `max_tokens`.
+    ///
+    /// When the counts never shrink as a list grows (a per-message count,
+    /// or the approximate one without scaling, with no negative extra
+    /// tokens), LangChain's search finds the longest prefix that fits, and
+    /// that is found here folding the messages until one does not fit: the
+    /// messages past it are never counted. Else every prefix is counted as
+    /// LangChain counts it.
+    pub(crate) fn prefixes<'a>(
+        &'a self,
+        seq: &'a [&'a Message],
+        max_tokens: usize,
+    ) -> Prefixes<'a> {
+        let mut fit = None;
         let way = match &self.0 {
             How::Approximate(counter) if counter.is_additive() => {
-                let mut states = Vec::with_capacity(seq.len() + 1);
+                let monotone = counter.is_monotone();
+                let mut states = Vec::with_capacity(seq.len().min(1024) + 1);
                 let mut tokens = counter.start().tokens_so_far();
                 states.push(tokens);
-                for message in seq {
+                for (i, message) in seq.iter().enumerate() {
+                    if monotone && ceil_to_usize(tokens) > max_tokens {
+                        fit = Some(i.saturating_sub(1));
+                        break;
+                    }
                     tokens = counter.add_tokens(tokens, message);
                     states.push(tokens);
+                }
+                if monotone && fit.is_none() {
+                    let last = states.len() - 1;
+                    fit = Some(if ceil_to_usize(tokens) > max_tokens {
+                        last.saturating_sub(1)
+                    } else {
+                        last
+                    });
                 }
                 Way::Folds(counter, states)
             }
             How::Approximate(counter) => Way::Refold(counter),
             How::PerMessage(count) => {
-                let mut sums = Vec::with_capacity(seq.len() + 1);
+                let mut sums = Vec::with_capacity(seq.len().min(1024) + 1);
                 let mut sum = 0usize;
                 sums.push(sum);
-                for message in seq {
+                for (i, message) in seq.iter().enumerate() {
+                    if sum > max_tokens {
+                        fit = Some(i.saturating_sub(1));
+                        break;
+                    }
                     sum = sum.saturating_add(count(message));
                     sums.push(sum);
+                }
+                if fit.is_none() {
+                    let last = sums.len() - 1;
+                    fit = Some(if sum > max_tokens {
+                        last.saturating_sub(1)
+                    } else {
+                        last
+                    });
                 }
                 Way::Sums(&**count, sums)
             }
             How::List(count) => Way::List(&**count, seq.iter().map(|m| (*m).clone()).collect()),
         };
-        Prefixes { seq, way }
+        Prefixes { seq, way, fit }
     }
 }
 
@@ -134,6 +172,10 @@ impl fmt::Debug for TokenCounter {
 pub(crate) struct Prefixes<'a> {
     seq: &'a [&'a Message],
     way: Way<'a>,
+    /// The length of the longest prefix that fits, when the counts never
+    /// shrink (0 when none does); only the prefixes up to one past it
+    /// are counted then.
+    fit: Option<usize>,
 }
 
 enum Way<'a> {
@@ -149,6 +191,12 @@ enum Way<'a> {
 }
 
 impl Prefixes<'_> {
+    /// The length of the longest prefix that fits, when known without a
+    /// search.
+    pub(crate) fn fit(&self) -> Option<usize> {
+        self.fit
+    }
+
     /// The count of `seq[..n]`.
     pub(crate) fn prefix(&self, n: usize) -> usize {
         match &self.way {

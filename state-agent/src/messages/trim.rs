@@ -323,8 +323,11 @@ fn first_max_tokens(
             partial: None,
         };
     }
-    let counts = options.token_counter.prefixes(seq);
-    if counts.prefix(seq.len()) <= max_tokens {
+    let counts = options.token_counter.prefixes(seq, max_tokens);
+    if counts.fit().map_or_else(
+        || counts.prefix(seq.len()) <= max_tokens,
+        |fit| fit == seq.len(),
+    ) {
         let mut whole = seq.len();
         if !end_on.is_empty() {
             while whole > 0 && !is_kind(seq[whole - 1], end_on) {
@@ -337,19 +340,22 @@ fn first_max_tokens(
         };
     }
     // The longest prefix that fits, by LangChain's binary search (its
-    // number of rounds too, for counters whose counts do not grow).
-    let (mut left, mut right) = (0usize, seq.len());
-    for _ in 0..bit_length(seq.len()) {
-        if left >= right {
-            break;
+    // number of rounds too, for counters whose counts may shrink).
+    let left = counts.fit().unwrap_or_else(|| {
+        let (mut left, mut right) = (0usize, seq.len());
+        for _ in 0..bit_length(seq.len()) {
+            if left >= right {
+                break;
+            }
+            let mid = (left + right).div_ceil(2);
+            if counts.prefix(mid) <= max_tokens {
+                left = mid;
+            } else {
+                right = mid - 1;
+            }
         }
-        let mid = (left + right).div_ceil(2);
-        if counts.prefix(mid) <= max_tokens {
-            left = mid;
-        } else {
-            right = mid - 1;
-        }
-    }
+        left
+    });
     let mut kept = Kept {
         whole: left,
         partial: None,

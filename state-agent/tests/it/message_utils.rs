@@ -271,3 +271,36 @@ fn merge_message_runs_as_langchain() {
     }
     assert!(n >= 20, "{n} cases");
 }
+
+/// The approximate and per-message counters stop counting at the first
+/// message that does not fit; LangChain searches with the count of every
+/// prefix, as a list counter does here: both keep the same messages.
+#[test]
+fn counting_until_full_keeps_what_the_search_keeps() {
+    let vectors = vectors();
+    let approximate = |ms: &[Message]| state_agent::count_tokens_approximately(ms);
+    for messages in vectors.conversations.values() {
+        for max_tokens in 0..160 {
+            for strategy in [TrimStrategy::First, TrimStrategy::Last] {
+                for allow_partial in [false, true] {
+                    let options = TrimOptions::max_tokens(max_tokens)
+                        .strategy(strategy)
+                        .allow_partial(allow_partial);
+                    let lists = [
+                        (TokenCounter::approximate(), TokenCounter::list(approximate)),
+                        (
+                            TokenCounter::per_message(dummy),
+                            TokenCounter::list(|ms: &[Message]| ms.iter().map(dummy).sum()),
+                        ),
+                    ];
+                    for (counter, list) in lists {
+                        let fast = trim_messages(messages, &options.clone().token_counter(counter));
+                        let searched =
+                            trim_messages(messages, &options.clone().token_counter(list));
+                        assert_eq!(fast, searched, "{max_tokens} {strategy:?} {allow_partial}");
+                    }
+                }
+            }
+        }
+    }
+}
