@@ -37,6 +37,10 @@ cargo run --quiet -p state-tests --example write_langchain_messages -- \
   tests/fixtures/langchain/messages.json target/langchain/written.json
 "$python" tests/fixtures/langchain/generate.py check --written target/langchain/written.json
 
+# The message utilities' vectors (state-agent) are what langchain-core
+# computes.
+"$python" tests/fixtures/langchain/message_utils/generate.py check
+
 # The OpenAI adapter's vectors (state-agent's tests compare against them)
 # are what real langchain-openai writes from the same provider JSON. A venv
 # of its own: langchain-openai 1.7.4 needs langchain-core >= 1.7.5, and the

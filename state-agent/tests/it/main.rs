@@ -4,6 +4,7 @@
 mod anthropic;
 mod anthropic_server;
 mod anthropic_vectors;
+mod message_utils;
 mod openai;
 mod openai_vectors;
 mod server;
