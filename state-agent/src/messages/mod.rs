@@ -14,6 +14,7 @@ mod partial_json;
 mod python;
 mod rebuild;
 mod token_counter;
+mod tool_pairs;
 mod trim;
 
 pub use count::{ApproxTokenCounter, count_tokens_approximately};

@@ -2,6 +2,7 @@
 
 use super::rebuild::{is_kind, with_content};
 use super::token_counter::{Prefixes, TokenCounter};
+use super::tool_pairs::keep_tool_calls_whole;
 use serde_json::Value;
 use state_core::{Content, Message, MessageKind};
 use std::fmt;
@@ -190,9 +191,14 @@ impl TapEmpty for Vec<String> {
 /// last `end_on` kind). With `allow_partial`, the message at the cut may
 /// be kept in part.
 ///
-/// As in LangChain, a tool call and its results are not kept together on
-/// their own: `start_on([MessageKind::Human])` (with `Last`) is how a trimmed
-/// history starts with a whole turn.
+/// Unlike LangChain's, the cut never splits a tool call from its results
+/// (providers refuse a tool result without its call, and a call whose
+/// results follow it but are missing): where LangChain's cut would, the
+/// split pieces are dropped too (the tool results whose call was cut; the
+/// AI message whose results were cut, with those kept of them), then
+/// `start_on`/`end_on` are applied again. A call whose results are not in
+/// the history at all (the model's latest turn, its tools not run yet)
+/// stays. Everything else is LangChain's cut, message for message.
 ///
 /// # Errors
 ///
@@ -233,7 +239,7 @@ pub fn trim_messages(
             return Err(TrimError::IncludeSystemWithFirst);
         }
     }
-    Ok(match options.strategy {
+    let kept = match options.strategy {
         TrimStrategy::First => {
             let seq: Vec<&Message> = messages.iter().collect();
             let kept = first_max_tokens(
@@ -246,7 +252,38 @@ pub fn trim_messages(
             kept.collect(&seq, false)
         }
         TrimStrategy::Last => last_max_tokens(messages, options),
-    })
+    };
+    Ok(whole_turns(kept, messages, options))
+}
+
+/// Where LangChain's cut split a tool call from its results, the pieces
+/// go (see `tool_pairs.rs`), and `start_on`/`end_on` hold again on what
+/// is left.
+fn whole_turns(kept: Vec<Message>, input: &[Message], options: &TrimOptions) -> Vec<Message> {
+    let before = kept.len();
+    let mut kept = keep_tool_calls_whole(kept, input);
+    if kept.len() == before {
+        return kept;
+    }
+    if !options.end_on.is_empty() {
+        while kept.last().is_some_and(|m| !is_kind(m, &options.end_on)) {
+            kept.pop();
+        }
+    }
+    if !options.start_on.is_empty() {
+        let system = usize::from(
+            options.include_system
+                && kept
+                    .first()
+                    .is_some_and(|m| m.kind() == MessageKind::System),
+        );
+        let skip = kept[system..]
+            .iter()
+            .position(|m| is_kind(m, &options.start_on))
+            .unwrap_or(kept.len() - system);
+        kept.drain(system..system + skip);
+    }
+    kept
 }
 
 /// What `_first_max_tokens` keeps of its list: its first `whole` messages,
