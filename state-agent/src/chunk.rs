@@ -40,6 +40,11 @@ pub struct MessageChunk {
     /// The provider's metadata (LangChain's `response_metadata`): the
     /// model's name, the finish reason, ...
     pub response_metadata: Map<String, Value>,
+    /// What else the provider said (LangChain's `additional_kwargs`: a
+    /// refusal, audio, ...), merged as metadata is.
+    pub additional_kwargs: Map<String, Value>,
+    /// The author's name, when the provider gives one (the first wins).
+    pub name: Option<String>,
     /// Whether this is the reply's last chunk (LangChain's
     /// `chunk_position="last"`).
     pub last: bool,
@@ -166,6 +171,68 @@ impl MessageChunk {
         self
     }
 
+    /// A whole reply as one chunk (a provider's answer to a call that did
+    /// not stream): its content, id, name, tool calls (as whole pieces,
+    /// their arguments as JSON text; LangChain's `invalid_tool_calls` with
+    /// their text as it was), usage, `response_metadata` and
+    /// `additional_kwargs`; marked last. [`into_message`] makes the message
+    /// back.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use state_agent::MessageChunk;
+    /// use state_core::{Message, ToolCall};
+    ///
+    /// let reply = Message::ai("Checking.")
+    ///     .with_id("r1")
+    ///     .with_tool_calls([ToolCall::new("weather", json!({"city": "Oslo"})).with_id("c1")]);
+    /// assert_eq!(MessageChunk::from_message(reply.clone()).into_message(), reply);
+    /// ```
+    ///
+    /// [`into_message`]: MessageChunk::into_message
+    pub fn from_message(message: Message) -> MessageChunk {
+        let mut chunk = MessageChunk {
+            id: message.id().map(str::to_owned),
+            content: Some(message.content().clone()),
+            name: message.name().map(str::to_owned),
+            last: true,
+            ..MessageChunk::default()
+        };
+        for call in message.tool_calls() {
+            chunk.tool_call_chunks.push(ToolCallChunk {
+                index: Some(chunk.tool_call_chunks.len()),
+                id: call.id.clone(),
+                name: Some(call.name.clone()),
+                args: Some(call.args.to_string()),
+            });
+        }
+        let extra = message.extra();
+        for call in extra
+            .get("invalid_tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let text = |key: &str| call.get(key).and_then(Value::as_str).map(str::to_owned);
+            chunk.tool_call_chunks.push(ToolCallChunk {
+                index: Some(chunk.tool_call_chunks.len()),
+                id: text("id"),
+                name: text("name"),
+                args: text("args"),
+            });
+        }
+        chunk.usage = extra
+            .get("usage_metadata")
+            .and_then(|u| serde_json::from_value(u.clone()).ok());
+        if let Some(Value::Object(metadata)) = extra.get("response_metadata") {
+            chunk.response_metadata = metadata.clone();
+        }
+        if let Some(Value::Object(kwargs)) = extra.get("additional_kwargs") {
+            chunk.additional_kwargs = kwargs.clone();
+        }
+        chunk
+    }
+
     /// The chunk as a message, as the `messages` stream carries it: its
     /// text (or blocks) and id, and its tool-call pieces under LangChain's
     /// `tool_call_chunks`.
@@ -220,6 +287,13 @@ impl MessageChunk {
             .with_tool_calls(calls);
         if let Some(id) = self.id {
             message = message.with_id(id);
+        }
+        if let Some(name) = self.name {
+            message = message.with_name(name);
+        }
+        if !self.additional_kwargs.is_empty() {
+            message =
+                message.with_extra("additional_kwargs", Value::Object(self.additional_kwargs));
         }
         if !invalid.is_empty() {
             message = message.with_extra("invalid_tool_calls", Value::Array(invalid));
@@ -279,6 +353,10 @@ impl AddAssign for MessageChunk {
             _ => {}
         }
         merge_metadata(&mut self.response_metadata, next.response_metadata);
+        merge_metadata(&mut self.additional_kwargs, next.additional_kwargs);
+        if self.name.is_none() {
+            self.name = next.name;
+        }
         self.last |= next.last;
     }
 }
@@ -302,7 +380,8 @@ fn blocks(content: Content) -> Vec<Value> {
 
 /// LangChain's `merge_lists` for content blocks: a block with the `index`
 /// of one already there merges into it (its text and partial JSON
-/// concatenate); any other is appended.
+/// concatenate; its `type` is the first piece's: an `input_json_delta`
+/// joins its `tool_use` block); any other is appended.
 fn merge_blocks(mut into: Vec<Value>, more: Vec<Value>) -> Vec<Value> {
     for block in more {
         let index = block.get("index").and_then(Value::as_u64);
@@ -311,7 +390,8 @@ fn merge_blocks(mut into: Vec<Value>, more: Vec<Value>) -> Vec<Value> {
                 .find(|b| b.get("index").and_then(Value::as_u64) == Some(i))
         });
         match (same, block) {
-            (Some(Value::Object(existing)), Value::Object(piece)) => {
+            (Some(Value::Object(existing)), Value::Object(mut piece)) => {
+                piece.remove("type");
                 merge_metadata(existing, piece);
             }
             (_, block) => into.push(block),
@@ -439,6 +519,31 @@ mod tests {
         assert_eq!(
             reply.content,
             Some(Content::Blocks(vec![block(0, "Hello"), block(1, "!")]))
+        );
+    }
+
+    #[test]
+    fn a_blocks_type_is_its_first_pieces() {
+        // Anthropic's tool_use block, then its input_json_delta pieces
+        // (LangChain's merge_lists drops the later pieces' type).
+        let mut reply = MessageChunk {
+            content: Some(Content::Blocks(vec![
+                json!({"type": "tool_use", "id": "t1", "name": "f", "input": {}, "index": 1}),
+            ])),
+            ..MessageChunk::default()
+        };
+        reply += MessageChunk {
+            content: Some(Content::Blocks(vec![
+                json!({"type": "input_json_delta", "partial_json": "{}", "index": 1}),
+            ])),
+            ..MessageChunk::default()
+        };
+        assert_eq!(
+            reply.content,
+            Some(Content::Blocks(vec![json!({
+                "type": "tool_use", "id": "t1", "name": "f", "input": {},
+                "partial_json": "{}", "index": 1
+            })]))
         );
     }
 }

@@ -48,6 +48,9 @@ pub enum ModelErrorKind {
     Timeout,
     /// HTTP 401/403: the key is wrong or lacks the permission.
     Auth,
+    /// The account is out of credits (OpenAI's 429 `insufficient_quota`):
+    /// not retried, unlike a rate limit.
+    Quota,
     /// HTTP 400/404/422: the request is wrong (an unknown model, a bad
     /// tool schema).
     BadRequest,
@@ -78,6 +81,7 @@ impl ModelErrorKind {
             ModelErrorKind::Connection => "connection failed",
             ModelErrorKind::Timeout => "timed out",
             ModelErrorKind::Auth => "not authorized",
+            ModelErrorKind::Quota => "quota exceeded",
             ModelErrorKind::BadRequest => "bad request",
             ModelErrorKind::ContextOverflow => "context window exceeded",
             ModelErrorKind::Decode => "unreadable answer",

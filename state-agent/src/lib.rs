@@ -2,14 +2,20 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod anthropic;
 mod args;
 mod chunk;
 mod condition;
 mod error;
 mod fake;
+mod http_client;
+mod messages;
 mod messages_field;
 mod model;
+pub mod openai;
 mod react;
+mod retry;
+mod structured;
 mod tool;
 mod tool_node;
 mod tool_spec;
@@ -18,8 +24,14 @@ pub use chunk::{MessageChunk, ToolCallChunk, Usage};
 pub use condition::tools_condition;
 pub use error::{BoxError, ModelError, ModelErrorKind};
 pub use fake::FakeChatModel;
+pub use messages::{
+    ApproxTokenCounter, FilterOptions, TokenCounter, TrimError, TrimOptions, TrimStrategy,
+    count_tokens_approximately, filter_messages, merge_message_runs,
+    merge_message_runs_with_separator, trim_messages,
+};
 pub use model::{Bound, ChatModel, ChatModelExt, ChunkStream, ModelRequest};
 pub use react::{NEED_MORE_STEPS, ReactAgent, react_agent};
+pub use structured::{Structured, StructuredReply};
 pub use tool::{
     ArgError, ArgsError, Tool, ToolCallId, ToolError, ToolFuture, ToolInput, ToolOutput,
 };

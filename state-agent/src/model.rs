@@ -3,6 +3,7 @@
 
 use crate::chunk::MessageChunk;
 use crate::error::ModelError;
+use crate::structured::Structured;
 use crate::tool_spec::{ToolChoice, ToolSpec};
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -65,8 +66,32 @@ pub trait ChatModelExt: ChatModel {
         &self,
         messages: impl Into<Vec<Message>>,
     ) -> impl Future<Output = Result<Message, ModelError>> + Send {
+        self.invoke_request(ModelRequest::new(messages))
+    }
+
+    /// The reply to `request` (its messages, and tools and a tool choice on
+    /// top of those bound), as [`invoke`](ChatModelExt::invoke) gives it;
+    /// `request.streaming` is set here (whether a graph's stream listens).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_agent::ModelError> {
+    /// use state_agent::{ChatModelExt, FakeChatModel, ModelRequest, ToolChoice};
+    /// use state_core::Message;
+    ///
+    /// let model = FakeChatModel::new([Message::ai("No tools, then.")]);
+    /// let mut request = ModelRequest::new(vec![Message::human("hi")]);
+    /// request.tool_choice = Some(ToolChoice::None);
+    /// model.invoke_request(request).await?;
+    /// assert_eq!(model.requests()[0].tool_choice, Some(ToolChoice::None));
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn invoke_request(
+        &self,
+        mut request: ModelRequest,
+    ) -> impl Future<Output = Result<Message, ModelError>> + Send {
         let listener = state_graph::message_stream();
-        let mut request = ModelRequest::new(messages);
         request.streaming = listener.is_some();
         let mut chunks = self.stream_reply(request);
         async move {
@@ -101,6 +126,21 @@ pub trait ChatModelExt: ChatModel {
         let mut request = ModelRequest::new(messages);
         request.streaming = true;
         self.stream_reply(request)
+    }
+
+    /// This model with its replies parsed into `T` (LangChain's
+    /// `with_structured_output`, its `function_calling` method, for every
+    /// provider): each call offers one tool, named after `T`, described by
+    /// its doc comment, taking `T`'s JSON Schema, and forces the model to
+    /// call it; the call's arguments are parsed into `T`.
+    /// [`Structured::invoke_raw`] also returns the raw reply and the parse
+    /// error as data (LangChain's `include_raw=True`). See [`Structured`].
+    fn with_structured_output<T>(self) -> Structured<Self, T>
+    where
+        Self: Sized,
+        T: serde::de::DeserializeOwned + schemars::JsonSchema,
+    {
+        Structured::new(self)
     }
 
     /// This model with `tools` bound (LangChain's `bind_tools`): each call
