@@ -8,14 +8,46 @@ use crate::model::{ChatModel, ChatModelExt};
 use crate::tool::Tool;
 use crate::tool_node::{ToolErrors, ToolNode};
 use state_core::{Message, MessagesState, State};
-use state_graph::{CompiledGraph, Ctx, END, GraphError, GraphState, NodeError, START, StateGraph};
+use state_graph::{
+    CompiledGraph, Ctx, END, GraphError, GraphState, NodeError, NodeResult, START, StateGraph,
+};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 /// What the agent answers when the run has too few supersteps left to
 /// call its tools and read their answers (LangGraph's words).
 pub const NEED_MORE_STEPS: &str = "Sorry, need more steps to process this request.";
 
+/// The node that makes the structured response.
+const STRUCTURED_RESPONSE: &str = "generate_structured_response";
+
 type PromptFn<S> = Arc<dyn Fn(&S) -> Vec<Message> + Send + Sync>;
+
+/// The structured response's node, erased: the model and the
+/// conversation in, the delta out.
+type RespondFn<D> = Arc<
+    dyn Fn(Arc<dyn ChatModel>, Vec<Message>) -> Pin<Box<dyn Future<Output = NodeResult<D>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// A shared model, as a sized one (what `with_structured_output` takes).
+struct Shared(Arc<dyn ChatModel>);
+
+impl ChatModel for Shared {
+    fn provider(&self) -> &str {
+        self.0.provider()
+    }
+
+    fn model(&self) -> &str {
+        self.0.model()
+    }
+
+    fn stream_reply(&self, request: crate::model::ModelRequest) -> crate::model::ChunkStream {
+        self.0.stream_reply(request)
+    }
+}
 
 /// LangGraph's `create_react_agent(model, tools)` on `MessagesState`: a
 /// model that calls `tools` until it answers without a tool call. See
@@ -79,14 +111,19 @@ pub fn react_agent<M: ChatModel, const N: usize>(
 /// `remaining_steps`), the agent answers [`NEED_MORE_STEPS`] instead, so
 /// the run ends with an answer rather than a recursion error.
 ///
-/// Not yet: a structured final response (`response_format`), which needs
-/// the model's structured output; nor `pre_model_hook`,
-/// `post_model_hook` and `return_direct` tools.
+/// With [`response_format`](ReactAgent::response_format), a third node,
+/// `"generate_structured_response"`, runs when the loop ends (LangGraph's
+/// `response_format`). Not yet: `pre_model_hook`, `post_model_hook` and
+/// `return_direct` tools.
 pub struct ReactAgent<S: State, C = ()> {
+    /// The model as given, for the structured response.
+    raw: Arc<dyn ChatModel>,
+    /// The model with the tools bound.
     model: Arc<dyn ChatModel>,
     tools: ToolNode<S, C>,
     prompt: Option<PromptFn<S>>,
     interrupt_before_tools: bool,
+    respond: Option<RespondFn<S::Delta>>,
 }
 
 impl<S: State + 'static, C: 'static> std::fmt::Debug for ReactAgent<S, C> {
@@ -96,6 +133,7 @@ impl<S: State + 'static, C: 'static> std::fmt::Debug for ReactAgent<S, C> {
             .field("tools", &self.tools)
             .field("prompt", &self.prompt.is_some())
             .field("interrupt_before_tools", &self.interrupt_before_tools)
+            .field("response_format", &self.respond.is_some())
             .finish()
     }
 }
@@ -141,17 +179,88 @@ where
     /// policy, a concurrency bound).
     pub fn with_tools<M: ChatModel>(model: M, tools: ToolNode<S, C>) -> Self {
         let specs = tools.specs();
+        let raw: Arc<dyn ChatModel> = Arc::new(model);
         let model: Arc<dyn ChatModel> = if specs.is_empty() {
-            Arc::new(model)
+            raw.clone()
         } else {
-            Arc::new(model.bind_tools(specs))
+            Arc::new(Shared(raw.clone()).bind_tools(specs))
         };
         ReactAgent {
+            raw,
             model,
             tools,
             prompt: None,
             interrupt_before_tools: false,
+            respond: None,
         }
+    }
+
+    /// A structured final response (LangGraph's `response_format`): when
+    /// the model answers without calling a tool, the conversation is given
+    /// once more to the model, made to answer with a `T`
+    /// ([`with_structured_output`](ChatModelExt::with_structured_output)),
+    /// and `write` makes the delta that stores it (LangGraph's
+    /// `structured_response` key: a field of your state). A reply that
+    /// does not fit `T` fails the run with the model's parse error.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use serde::{Deserialize, Serialize};
+    /// use serde_json::json;
+    /// use state_agent::{FakeChatModel, ReactAgent, tool};
+    /// use state_core::{AgentState, Message, MessagesState, State, ToolCall};
+    ///
+    /// /// The answer.
+    /// #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+    /// struct Sum {
+    ///     value: i64,
+    /// }
+    ///
+    /// #[derive(AgentState, Debug, Clone)]
+    /// struct Math {
+    ///     #[state(flatten)]
+    ///     base: MessagesState,
+    ///     sum: Option<Sum>,
+    /// }
+    ///
+    /// /// Adds two numbers.
+    /// #[tool]
+    /// fn add(a: i64, b: i64) -> i64 {
+    ///     a + b
+    /// }
+    ///
+    /// let model = FakeChatModel::new([
+    ///     Message::ai("").with_tool_calls([ToolCall::new("add", json!({"a": 2, "b": 2})).with_id("c1")]),
+    ///     Message::ai("It is 4."),
+    ///     Message::ai("").with_tool_calls([ToolCall::new("Sum", json!({"value": 4})).with_id("c2")]),
+    /// ]);
+    /// let app = ReactAgent::<Math>::new(model, [add])
+    ///     .response_format(|sum: Sum| Math::delta().sum(Some(sum)))
+    ///     .compile()?;
+    /// let out = app.invoke(Math::delta().messages(vec![Message::human("2 + 2?")])).await?;
+    /// assert_eq!(out.sum, Some(Sum { value: 4 }));
+    /// assert_eq!(out.base.messages.last().unwrap().text(), "It is 4.");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn response_format<T, F>(mut self, write: F) -> Self
+    where
+        T: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        F: Fn(T) -> S::Delta + Send + Sync + 'static,
+    {
+        let write = Arc::new(write);
+        self.respond = Some(Arc::new(move |model, messages| {
+            let write = write.clone();
+            Box::pin(async move {
+                let value = Shared(model)
+                    .with_structured_output::<T>()
+                    .invoke(messages)
+                    .await?;
+                Ok(write(value))
+            })
+        }));
+        self
     }
 
     /// A system message put before the conversation on every model call
@@ -198,6 +307,8 @@ where
         let has_tools = !self.tools.specs().is_empty();
         let model = self.model;
         let prompt = self.prompt;
+        let raw = self.raw;
+        let respond = self.respond;
         let agent = move |state: Arc<S>, ctx: Ctx<C>| {
             let model = model.clone();
             let prompt = prompt.clone();
@@ -222,15 +333,33 @@ where
         let mut g = StateGraph::<S, C>::new();
         g.add_node("agent", agent);
         g.add_edge(START, "agent");
+        // Where the loop ends: END, or the structured response first.
+        let end = match respond {
+            Some(respond) => {
+                g.add_node(STRUCTURED_RESPONSE, move |state: Arc<S>| {
+                    respond(raw.clone(), field.read(&*state).to_vec())
+                });
+                g.add_edge(STRUCTURED_RESPONSE, END);
+                STRUCTURED_RESPONSE
+            }
+            None => END,
+        };
         if has_tools {
             g.add_node("tools", self.tools);
-            g.add_conditional_edges("agent", move |s: &S| route(field, s), ["tools", END]);
+            g.add_conditional_edges(
+                "agent",
+                move |s: &S| match route(field, s) {
+                    "tools" => "tools",
+                    _ => end,
+                },
+                ["tools", end],
+            );
             g.add_edge("tools", "agent");
             if self.interrupt_before_tools {
                 g.interrupt_before(["tools"]);
             }
         } else {
-            g.add_edge("agent", END);
+            g.add_edge("agent", end);
         }
         g
     }

@@ -41,7 +41,7 @@ pub(crate) fn keep_tool_calls_whole(kept: Vec<Message>, input: &[Message]) -> Ve
             let split_result = m
                 .tool_call_id()
                 .is_some_and(|id| split_calls.contains(id) || !called.contains(id));
-            !split_ai && !(m.kind() == MessageKind::Tool && split_result)
+            !(split_ai || (m.kind() == MessageKind::Tool && split_result))
         })
         .collect();
     kept.into_iter()

@@ -182,3 +182,65 @@ async fn a_model_error_fails_the_run() {
         .unwrap_err();
     assert_eq!(err.node(), Some("agent"));
 }
+
+/// The forecast, as the agent's final, structured answer.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+struct Forecast {
+    /// The city.
+    city: String,
+    /// Whether it is sunny.
+    sunny: bool,
+}
+
+#[derive(AgentState, Debug, Clone)]
+struct Weather {
+    #[state(flatten)]
+    base: MessagesState,
+    forecast: Option<Forecast>,
+}
+
+#[tokio::test]
+async fn a_structured_response_ends_the_loop() {
+    let model = FakeChatModel::new([
+        calls(&[("get_weather", json!({"city": "Oslo"}), "c1")]),
+        Message::ai("Sunny in Oslo."),
+        calls(&[("Forecast", json!({"city": "Oslo", "sunny": true}), "c2")]),
+    ]);
+    let app = ReactAgent::<Weather>::new(model.clone(), [get_weather])
+        .response_format(|f: Forecast| Weather::delta().forecast(Some(f)))
+        .compile()
+        .unwrap();
+    let out = app
+        .invoke(Weather::delta().messages(vec![Message::human("Oslo?")]))
+        .await
+        .unwrap();
+    assert_eq!(
+        out.forecast,
+        Some(Forecast {
+            city: "Oslo".into(),
+            sunny: true
+        })
+    );
+    // The structured call: the conversation, one tool (the type), forced;
+    // its reply is not added to the conversation (LangGraph's neither).
+    let last = model.requests().pop().unwrap();
+    assert_eq!(last.messages.len(), 4);
+    let names: Vec<&str> = last.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["Forecast"]);
+    assert_eq!(out.base.messages.len(), 4);
+    assert!(app.draw_mermaid().contains("generate_structured_response"));
+}
+
+#[tokio::test]
+async fn a_reply_that_does_not_fit_the_response_format_fails_the_run() {
+    let model = FakeChatModel::new([Message::ai("Sunny."), Message::ai("I will not.")]);
+    let app = ReactAgent::<Weather>::new(model, [get_weather])
+        .response_format(|f: Forecast| Weather::delta().forecast(Some(f)))
+        .compile()
+        .unwrap();
+    let err = app
+        .invoke(Weather::delta().messages(vec![Message::human("Oslo?")]))
+        .await
+        .unwrap_err();
+    assert_eq!(err.node(), Some("generate_structured_response"));
+}
