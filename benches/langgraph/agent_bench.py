@@ -349,12 +349,14 @@ def side_by_side(theirs, ours):
         p = paired.get(key)
         if not p:
             return
-        worst = max(p["ratio_of_means"], p["median_pair_ratio"])
+        # Judged on the median of the pairs (BENCHMARKS.md section 11): a
+        # slow round on either side moves the means, not the median.
+        judged = p["median_pair_ratio"]
         lines.append(f"{label:<48} {p['ratio_of_means']:.3f}x of the means, "
                      f"{p['median_pair_ratio']:.3f}x median pair "
                      f"({fmt_s(p['a_mean_s'])} vs {fmt_s(p['b_mean_s'])}, {p['rounds']} rounds, "
                      f"load {p['load_average']})  target <= {limit}x  "
-                     + ("met" if worst <= limit else "NOT MET"))
+                     + ("met" if judged <= limit else "NOT MET"))
 
     print()
     print(f"{'workload (ours / LangGraph)':<48} {'ours':>9} {'LangGraph':>9} {'LG/ours':>9}   target")
