@@ -3,7 +3,11 @@
 //! read without JSON and written through the state's delta.
 
 use serde_json::{Value, json};
-use state_core::{Delta, Message, MessageKind, Messages, ReducerKind, State, StateError};
+use state_core::{
+    Delta, Message, MessageKind, Messages, MessagesState, MessagesStateDelta, ReducerKind, State,
+    StateError,
+};
+use std::any::{Any, TypeId};
 
 /// The key of a state's messages field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,8 +82,15 @@ impl MessagesField {
             .find(|m| m.kind() == MessageKind::Ai)
     }
 
-    /// A delta writing `messages` to the field, through its reducer.
-    pub fn delta<S: State>(self, messages: Vec<Message>) -> Result<S::Delta, StateError> {
+    /// A delta writing `messages` to the field, through its reducer:
+    /// `MessagesState`'s typed (its builder), any other state's through
+    /// JSON (`Delta::from_json`; a delta has no typed write by key).
+    pub fn delta<S: State + 'static>(self, messages: Vec<Message>) -> Result<S::Delta, StateError> {
+        if TypeId::of::<S::Delta>() == TypeId::of::<MessagesStateDelta>() && self.key == "messages"
+        {
+            let delta: Box<dyn Any> = Box::new(MessagesState::delta().messages(messages));
+            return Ok(*delta.downcast::<S::Delta>().expect("the same type"));
+        }
         let mut update = serde_json::Map::with_capacity(1);
         update.insert(self.key.to_owned(), json!(messages));
         S::Delta::from_json(Value::Object(update))
@@ -105,7 +116,7 @@ pub(crate) fn invalid_calls(message: &Message) -> &[Value] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use state_core::{AgentState, MessagesState};
+    use state_core::AgentState;
 
     #[derive(AgentState, Debug, Clone)]
     struct Flat {

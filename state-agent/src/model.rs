@@ -8,6 +8,7 @@ use crate::tool_spec::{ToolChoice, ToolSpec};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use state_core::Message;
+use std::sync::Arc;
 
 /// A reply as it streams: chunks, or the error that ended it.
 pub type ChunkStream = BoxStream<'static, Result<MessageChunk, ModelError>>;
@@ -19,8 +20,9 @@ pub type ChunkStream = BoxStream<'static, Result<MessageChunk, ModelError>>;
 pub struct ModelRequest {
     /// The conversation so far, system message first.
     pub messages: Vec<Message>,
-    /// The tools the model may call.
-    pub tools: Vec<ToolSpec>,
+    /// The tools the model may call (shared: a bound model's tools are
+    /// not copied into each of its requests).
+    pub tools: Arc<[ToolSpec]>,
     /// Which tool it must call, if any.
     pub tool_choice: Option<ToolChoice>,
     /// Whether anybody reads the tokens as they come (a provider may send
@@ -151,7 +153,7 @@ pub trait ChatModelExt: ChatModel {
     {
         Bound {
             model: self,
-            tools: tools.into_iter().collect(),
+            tools: tools.into_iter().collect::<Vec<_>>().into(),
             tool_choice: None,
         }
     }
@@ -163,7 +165,7 @@ impl<M: ChatModel + ?Sized> ChatModelExt for M {}
 #[derive(Debug, Clone)]
 pub struct Bound<M> {
     model: M,
-    tools: Vec<ToolSpec>,
+    tools: Arc<[ToolSpec]>,
     tool_choice: Option<ToolChoice>,
 }
 
@@ -190,7 +192,16 @@ impl<M: ChatModel> ChatModel for Bound<M> {
     }
 
     fn stream_reply(&self, mut request: ModelRequest) -> ChunkStream {
-        request.tools.extend(self.tools.iter().cloned());
+        request.tools = if request.tools.is_empty() {
+            self.tools.clone()
+        } else {
+            request
+                .tools
+                .iter()
+                .chain(self.tools.iter())
+                .cloned()
+                .collect()
+        };
         if request.tool_choice.is_none() {
             request.tool_choice = self.tool_choice.clone();
         }

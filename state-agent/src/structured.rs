@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use state_core::Message;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 /// A model whose replies are parsed into `T`: see
 /// [`ChatModelExt::with_structured_output`].
@@ -122,7 +123,7 @@ impl<M: ChatModel, T: DeserializeOwned + schemars::JsonSchema> Structured<M, T> 
         messages: impl Into<Vec<Message>>,
     ) -> Result<StructuredReply<T>, ModelError> {
         let mut request = ModelRequest::new(messages);
-        request.tools = vec![self.tool.clone()];
+        request.tools = Arc::from([self.tool.clone()]);
         request.tool_choice = Some(ToolChoice::Tool(self.tool.name.clone()));
         let raw = self.model.invoke_request(request).await?;
         let (parsed, parsing_error) = match self.parse(&raw) {
