@@ -209,7 +209,7 @@ where
             ),
             (_, Some(step)) => {
                 let nodes: Vec<String> = step.nodes().iter().map(|n| (*n).to_owned()).collect();
-                let cursor = LoggedRoutes::from_metadata(&step.metadata)
+                let cursor = LoggedRoutes::from_metadata(&step.metadata, &nodes)
                     .and_then(|routes| routes.cursor(&self.plan, &nodes))
                     .map_err(|reason| GraphError::Log {
                         thread: thread.to_owned(),

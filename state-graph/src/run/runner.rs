@@ -5,7 +5,7 @@
 //! limit. Where it stops is the caller's to record ([`Stop`]).
 
 use super::backing::Backing;
-use super::cursor::{LoggedRoutes, LoggedSend};
+use super::cursor::{LoggedRoutes, LoggedSend, step_metadata};
 use super::pending::{
     Breakpoint, ChildPending, Failure, PendingBody, PendingInterrupt, PendingWrite, Prior,
     TaskAnswers,
@@ -232,7 +232,7 @@ where
             next.joins = plan.mark_joins(joins, &ran);
             // Named for the log only: a run in memory never reads them.
             let routes = if backing.logs() {
-                LoggedRoutes::of(plan, &next).into_metadata()
+                step_metadata(plan, &next)
             } else {
                 serde_json::Map::new()
             };
