@@ -12,7 +12,7 @@ use super::pending::{
 };
 use super::superstep::{self, Done, Env};
 use crate::command::Goto;
-use crate::ctx::{EmitFn, Emitted};
+use crate::ctx::{EmitFn, Emitted, TaskScope};
 use crate::error::GraphError;
 use crate::graph_state::GraphState;
 use crate::outcome::Interrupt;
@@ -106,6 +106,7 @@ where
             .as_ref()
             .is_some_and(|s| s.modes.contains(StreamMode::MESSAGES));
         let top = self.namespace.is_empty();
+        let scope = TaskScope::new(self.namespace.clone(), self.thread.map(str::to_owned));
         loop {
             let state = backing.shared();
             let (tasks, joins) = plan.next(&cursor, &state, Some(&self.context))?;
@@ -145,6 +146,7 @@ where
                 emit: emit.as_ref(),
                 messages,
                 namespace: &self.namespace,
+                scope: &scope,
                 log,
                 base: self.base,
                 at: self.at,
@@ -185,6 +187,7 @@ where
                 emit: None,
                 messages,
                 namespace: &self.namespace,
+                scope: &scope,
                 log: None,
                 base: self.base,
                 at: self.at,

@@ -3,7 +3,7 @@
 //! order, whichever finished first.
 
 use crate::command::{Command, Goto};
-use crate::ctx::{Ctx, CtxParts, EmitFn, TaskInfo, task_id};
+use crate::ctx::{Ctx, CtxParts, EmitFn, TaskInfo, TaskScope};
 use crate::error::{BoxError, GraphError, NodeError, Panicked};
 use crate::node::Call;
 use crate::outcome::Interrupt;
@@ -44,6 +44,8 @@ pub(crate) struct Env<'a, C> {
     pub messages: bool,
     /// The namespace of the graph the tasks run in.
     pub namespace: &'a [String],
+    /// What the tasks' [`TaskInfo`]s share (the namespace, hashed).
+    pub scope: &'a Arc<TaskScope>,
     /// Where subgraph tasks log their steps.
     pub log: Option<Arc<dyn ChildLog>>,
     /// Where the root run stands (see [`SubCall`]).
@@ -56,19 +58,11 @@ pub(crate) struct Env<'a, C> {
 impl<C> Env<'_, C> {
     /// Who `task` is, for its context and the stream.
     pub fn task_info<S: State>(&self, plan: &Plan<S, C>, task: &Task) -> TaskInfo {
-        let node = &plan.nodes[task.node].name;
-        let send = task.send.as_ref().map(|(i, _)| *i);
         TaskInfo {
-            node: node.clone(),
-            id: task_id(self.namespace, self.step, node, send),
+            node: plan.nodes[task.node].name.clone(),
             step: self.step,
-            triggers: vec![match send {
-                Some(_) => "__pregel_push".to_owned(),
-                None => format!("branch:to:{node}"),
-            }],
-            namespace: self.namespace.to_vec(),
-            send,
-            thread: self.thread.map(str::to_owned),
+            send: task.send.as_ref().map(|(i, _)| *i),
+            scope: self.scope.clone(),
         }
     }
 }
@@ -181,7 +175,6 @@ where
     loop {
         let parts = CtxParts {
             task: env.task_info(plan, task),
-            thread: env.thread,
             store: env.store,
             remaining: env.remaining,
             answers: answers.clone(),
