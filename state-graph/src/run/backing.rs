@@ -26,7 +26,8 @@ pub(crate) struct Child<S: State> {
     pub state: Arc<S>,
     pub log: Option<Arc<dyn ChildLog>>,
     /// What its steps' metadata carry besides their nodes and routes: its
-    /// namespace, and where the root run stands (see `child.rs`).
+    /// namespace, and where the root run stands (see `child.rs`); empty
+    /// when nothing is logged.
     pub tags: Map<String, Value>,
     /// What its supersteps wrote, one after the other, when its parent
     /// takes its writes (a subgraph of the same state type).
@@ -74,6 +75,39 @@ impl<S: GraphState> Backing<S> {
             Backing::Thread(_) | Backing::Lent(..) => true,
             Backing::Child(child) => child.log.is_some(),
         }
+    }
+
+    /// Whether a superstep may end by taking a subgraph's final state as
+    /// its own ([`adopt`](Backing::adopt)): nothing is logged, and no
+    /// parent composes what this run's supersteps wrote.
+    pub fn adoptable(&self) -> bool {
+        match self {
+            Backing::Memory(_) => true,
+            Backing::Child(child) => child.log.is_none() && !child.keep_writes,
+            Backing::Thread(_) | Backing::Lent(..) => false,
+        }
+    }
+
+    /// Ends a superstep whose only task was a subgraph run on its state:
+    /// `state`, the subgraph's final state, is the state after it (what
+    /// [`commit`](Backing::commit) of the subgraph's writes would make).
+    pub fn adopt(&mut self, state: Arc<S>) -> Result<(), GraphError> {
+        match self {
+            Backing::Memory(held) => *held = state,
+            Backing::Child(child) if child.log.is_none() && !child.keep_writes => {
+                child.state = state;
+                child.steps += 1;
+            }
+            _ => {
+                return Err(GraphError::Log {
+                    thread: String::new(),
+                    seq: self.seq(),
+                    reason: "a subgraph's state was adopted by a run that logs its steps"
+                        .to_owned(),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Where the subgraphs of the next superstep log their steps: the
@@ -239,9 +273,9 @@ impl<S: GraphState> Child<S> {
         routes: Map<String, Value>,
         fields: &[(&str, state_core::FieldNames)],
     ) -> Result<(), GraphError> {
-        let names: Vec<Value> = nodes.iter().map(|(n, _)| json!(n)).collect();
         let logged = match &self.log {
             Some(_) => {
+                let names: Vec<Value> = nodes.iter().map(|(n, _)| json!(n)).collect();
                 let mut deltas = Vec::with_capacity(nodes.len());
                 for (node, delta) in &nodes {
                     deltas.push(state_core::json::to_value(delta).map_err(|e| {
@@ -254,7 +288,7 @@ impl<S: GraphState> Child<S> {
                         }
                     })?);
                 }
-                Some(deltas)
+                Some((names, deltas))
             }
             None => None,
         };
@@ -268,7 +302,7 @@ impl<S: GraphState> Child<S> {
         Arc::make_mut(&mut self.state)
             .apply(merged)
             .map_err(|source| conflict(source, fields))?;
-        if let (Some(log), Some(deltas)) = (&self.log, logged) {
+        if let (Some(log), Some((names, deltas))) = (&self.log, logged) {
             let mut metadata = self.tags.clone();
             metadata.insert("nodes".to_owned(), Value::Array(names));
             metadata.extend(routes);

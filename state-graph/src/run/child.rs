@@ -64,11 +64,17 @@ where
         })
     }
 
-    fn run(&self, call: SubCall<S, C>) -> BoxFuture<SubOutcome<S::Delta>> {
+    fn run(&self, call: SubCall<S, C>) -> BoxFuture<SubOutcome<S>> {
         let child = self.child.clone();
         Box::pin(async move {
             let start = call.state.clone();
-            match child.run_child(start, true, call).await {
+            let adopt = call.adopt;
+            // Adopted, its final state is the parent's: its writes are not
+            // composed to be applied again.
+            match child.run_child(start, !adopt, call).await {
+                Ended::Done { state, handoff, .. } if adopt => {
+                    SubOutcome::Adopted { state, handoff }
+                }
                 Ended::Done {
                     writes, handoff, ..
                 } => SubOutcome::Wrote {
@@ -108,7 +114,7 @@ where
         Box::pin(async move { child.child_snapshot(Arc::new(start?), &node, call).await })
     }
 
-    fn run(&self, call: SubCall<S, C>) -> BoxFuture<SubOutcome<S::Delta>> {
+    fn run(&self, call: SubCall<S, C>) -> BoxFuture<SubOutcome<S>> {
         let child = self.child.clone();
         let into_child = self.into_child.clone();
         let from_child = self.from_child.clone();
@@ -122,7 +128,7 @@ where
             let start = Arc::new(start);
             match child.run_child(start.clone(), false, call).await {
                 Ended::Done { state, handoff, .. } => SubOutcome::Wrote {
-                    update: Some(from_child(&state)),
+                    update: Some(from_child(&*state)),
                     handoff,
                 },
                 Ended::Paused(SubOutcome::Paused {
@@ -145,16 +151,16 @@ where
     }
 }
 
-/// How a subgraph's run ended.
-enum Ended<T: State, D> {
+/// How a subgraph's run ended (`P`: its parent's state type).
+enum Ended<T: State, P: State> {
     Done {
-        state: T,
+        state: Arc<T>,
         /// What its steps wrote, one after the other (when kept).
         writes: Option<T::Delta>,
         handoff: Option<Vec<crate::command::Goto>>,
     },
     /// Paused or failed: what the parent gets.
-    Paused(SubOutcome<D>),
+    Paused(SubOutcome<P>),
 }
 
 impl<T, C> CompiledGraph<T, C>
@@ -173,17 +179,23 @@ where
         call: &SubCall<P, C>,
         paused: Option<(Value, Vec<(String, Value)>)>,
     ) -> Result<(Child<T>, Position<T::Delta>, Option<Value>), GraphError> {
-        let ns = call.namespace.join("|");
+        let stored = call.store.is_some() && call.thread.is_some();
+        // Its namespace as logged: read and written only with a store.
+        let ns = if stored || call.log.is_some() {
+            call.namespace.join("|")
+        } else {
+            String::new()
+        };
+        let mut tags = Map::new();
+        if call.log.is_some() {
+            tags.insert("ns".to_owned(), json!(ns));
+            tags.insert("base".to_owned(), json!(call.base));
+            tags.insert("at".to_owned(), json!(call.at));
+        }
         let mut child = Child {
             state: start,
             log: call.log.clone(),
-            tags: {
-                let mut tags = Map::new();
-                tags.insert("ns".to_owned(), json!(ns));
-                tags.insert("base".to_owned(), json!(call.base));
-                tags.insert("at".to_owned(), json!(call.at));
-                tags
-            },
+            tags,
             writes: None,
             keep_writes,
             steps: 0,
@@ -237,12 +249,12 @@ where
 
     /// Runs this graph as a subgraph task (or goes on with it), from
     /// `start`, keeping what its steps write when `keep_writes`.
-    async fn run_child<P, D>(
+    async fn run_child<P: State>(
         &self,
         start: Arc<T>,
         keep_writes: bool,
         mut call: SubCall<P, C>,
-    ) -> Ended<T, D> {
+    ) -> Ended<T, P> {
         let failed = |error: GraphError| Ended::Paused(SubOutcome::Failed(Box::new(error)));
         let Some(context) = call.context.clone() else {
             return failed(GraphError::NoContext {
@@ -309,12 +321,12 @@ where
         match stop {
             Stop::Ended => Ended::Done {
                 writes: child.writes,
-                state: unshare(child.state),
+                state: child.state,
                 handoff: None,
             },
             Stop::Handoff { goto } => Ended::Done {
                 writes: child.writes,
-                state: unshare(child.state),
+                state: child.state,
                 handoff: Some(goto),
             },
             Stop::Breakpoint { body, .. } => paused(&body, Vec::new(), None),
@@ -383,6 +395,7 @@ where
                     at: call.at,
                     paused: Some((inner.body, Vec::new())),
                     events: None,
+                    adopt: false,
                 };
                 subgraphs.push(sub.snapshot(&inner.task.node, inner_call).await?);
             }
@@ -479,8 +492,4 @@ fn mapped_start<S, T: State>(
             source,
         })?;
     Ok(start)
-}
-
-fn unshare<T: Clone>(state: Arc<T>) -> T {
-    Arc::try_unwrap(state).unwrap_or_else(|s| (*s).clone())
 }

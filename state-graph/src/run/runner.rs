@@ -106,6 +106,10 @@ where
             .as_ref()
             .is_some_and(|s| s.modes.contains(StreamMode::MESSAGES));
         let top = self.namespace.is_empty();
+        let want_updates = self
+            .sink
+            .as_ref()
+            .is_some_and(|s| s.modes.contains(StreamMode::UPDATES));
         let scope = TaskScope::new(self.namespace.clone(), self.thread.map(str::to_owned));
         loop {
             let state = backing.shared();
@@ -136,6 +140,15 @@ where
             let has_subgraphs = tasks
                 .iter()
                 .any(|t| matches!(plan.nodes[t.node].body, crate::spec::Body::Subgraph(_)));
+            // A lone subgraph task runs on the superstep's state and hands
+            // back its final state, when nothing reads what it wrote: its
+            // writes applied again here would make that same state.
+            let adopt = has_subgraphs
+                && tasks.len() == 1
+                && prior.is_empty()
+                && !want_updates
+                && !messages
+                && backing.adoptable();
             let log = if has_subgraphs { backing.lend() } else { None };
             let env = Env {
                 thread: self.thread,
@@ -151,6 +164,7 @@ where
                 base: self.base,
                 at: self.at,
                 nested: self.nested.as_ref(),
+                adopt,
             };
             let (done, ran) = superstep::execute(plan, &tasks, state, &mut prior, &env).await;
             drop(env);
@@ -171,7 +185,7 @@ where
                     ),
                 });
             }
-            let stopped = done.iter().any(|d| !matches!(d, Done::Wrote(_)));
+            let stopped = done.iter().any(|d| !d.finished());
             if stopped {
                 return self.paused(&cursor, &tasks, done, prior, ran > 0);
             }
@@ -192,21 +206,23 @@ where
                 base: self.base,
                 at: self.at,
                 nested: None,
+                adopt: false,
             };
             let mut next = Cursor::default();
             let mut nodes = Vec::with_capacity(tasks.len());
             let mut updates = Vec::new();
             let mut said = Vec::new();
             let mut handoff = None;
-            let want_updates = self
-                .sink
-                .as_ref()
-                .is_some_and(|s| s.modes.contains(StreamMode::UPDATES));
+            let mut adopted = None;
             for (task, done) in tasks.iter().zip(done) {
                 if !next.sources.contains(&Some(task.node)) {
                     next.sources.push(Some(task.node));
                 }
-                let Done::Wrote(output) = done else { continue };
+                let (output, state) = match done {
+                    Done::Wrote(output) => (output, None),
+                    Done::Adopted(state, output) => (output, Some(state)),
+                    _ => continue,
+                };
                 let name = plan.nodes[task.node].name.as_str();
                 if output.parent {
                     if top {
@@ -222,6 +238,10 @@ where
                     .extend(output.resolved.targets.into_iter().map(|t| (task.node, t)));
                 next.sends
                     .extend(output.resolved.sends.into_iter().map(|s| (task.node, s)));
+                if state.is_some() {
+                    adopted = state;
+                    continue;
+                }
                 let delta = output.update.unwrap_or_default();
                 if want_updates {
                     updates.push((name.to_owned(), delta.clone()));
@@ -246,7 +266,10 @@ where
                     sink.delta_messages(task, delta, &mut written);
                 }
             }
-            backing.commit(nodes, routes).await?;
+            match adopted {
+                Some(state) => backing.adopt(state)?,
+                None => backing.commit(nodes, routes).await?,
+            }
             if top && self.thread.is_some() {
                 self.base = backing.seq();
                 self.at = self.base;
@@ -304,7 +327,7 @@ where
         &self,
         cursor: &Cursor,
         tasks: &[Task],
-        done: Vec<Done<S::Delta>>,
+        done: Vec<Done<S>>,
         mut prior: Prior<S::Delta>,
         ran: bool,
     ) -> Result<Stop, GraphError> {
@@ -316,7 +339,7 @@ where
         for (task, done) in tasks.iter().zip(done) {
             let key = superstep::key(plan, task);
             // A task that paused or failed runs again: it keeps its answers.
-            if !matches!(done, Done::Wrote(_)) {
+            if !done.finished() {
                 if !next.contains(&key.node) {
                     next.push(key.node.clone());
                 }
@@ -401,6 +424,14 @@ where
                         task: key,
                         namespace,
                         body: child,
+                    });
+                }
+                // Only the lone task of a superstep that finished adopts.
+                Done::Adopted(..) => {
+                    return Err(GraphError::Log {
+                        thread: self.thread.unwrap_or_default().to_owned(),
+                        seq: self.at,
+                        reason: "a paused superstep adopted a subgraph's state".to_owned(),
                     });
                 }
                 Done::Failed(error) => {

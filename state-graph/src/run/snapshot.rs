@@ -487,6 +487,7 @@ where
                 at: loaded.at,
                 paused: Some((child.body.clone(), Vec::new())),
                 events: None,
+                adopt: false,
             };
             subgraphs.push(sub.snapshot(&child.task.node, call).await?);
         }

@@ -53,6 +53,12 @@ pub(crate) struct Env<'a, C> {
     pub at: u64,
     /// Where subgraph tasks send their events.
     pub nested: Option<&'a Nested>,
+    /// Whether a subgraph task of the superstep's state type may run on
+    /// the superstep's state and hand back its final state
+    /// ([`Done::Adopted`]): it is the superstep's only task, and nothing
+    /// reads its writes (no log, no stream of updates or messages, no
+    /// parent composing them).
+    pub adopt: bool,
 }
 
 impl<C> Env<'_, C> {
@@ -68,9 +74,13 @@ impl<C> Env<'_, C> {
 }
 
 /// What one task of a superstep did.
-pub(crate) enum Done<D> {
+pub(crate) enum Done<S: State> {
     /// It returned its output (or had one pending from before).
-    Wrote(Output<D>),
+    Wrote(Output<S::Delta>),
+    /// A subgraph task ran on the superstep's state (see [`Env::adopt`]):
+    /// its final state is the state after the superstep; the output's
+    /// update is empty.
+    Adopted(Arc<S>, Output<S::Delta>),
     /// It paused (or was still paused from before).
     Paused { id: String, value: Value },
     /// A subgraph task paused (or failed) inside: the subgraph's pending
@@ -83,6 +93,13 @@ pub(crate) enum Done<D> {
     },
     /// It failed.
     Failed(BoxError),
+}
+
+impl<S: State> Done<S> {
+    /// Whether it finished (nothing paused or failed).
+    pub fn finished(&self) -> bool {
+        matches!(self, Done::Wrote(_) | Done::Adopted(..))
+    }
 }
 
 pub(crate) fn key<S: State, C>(plan: &Plan<S, C>, task: &Task) -> TaskKey {
@@ -100,12 +117,12 @@ pub(crate) async fn execute<S: State + Send + Sync + 'static, C: Send + Sync + '
     state: Arc<S>,
     prior: &mut Prior<S::Delta>,
     env: &Env<'_, C>,
-) -> (Vec<Done<S::Delta>>, usize)
+) -> (Vec<Done<S>>, usize)
 where
     S::Delta: Send + 'static,
 {
     let mut runs = Vec::with_capacity(tasks.len());
-    let mut done: Vec<Option<Done<S::Delta>>> = Vec::with_capacity(tasks.len());
+    let mut done: Vec<Option<Done<S>>> = Vec::with_capacity(tasks.len());
     for task in tasks {
         let mut answers = Vec::new();
         let mut child = None;
@@ -163,7 +180,7 @@ async fn run_task<S: State + Send + Sync + 'static, C: Send + Sync + 'static>(
     answers: Vec<Value>,
     child: Option<ChildPrior>,
     env: &Env<'_, C>,
-) -> Done<S::Delta>
+) -> Done<S>
 where
     S::Delta: Send + 'static,
 {
@@ -214,7 +231,7 @@ async fn run_subgraph<S: State + Send + Sync + 'static, C: Send + Sync + 'static
     state: Arc<S>,
     child: Option<ChildPrior>,
     env: &Env<'_, C>,
-) -> Done<S::Delta>
+) -> Done<S>
 where
     S::Delta: Send + 'static,
 {
@@ -232,26 +249,16 @@ where
         at: env.at,
         paused: child.map(|c| (c.body, c.answers)),
         events: env.nested.cloned(),
+        adopt: env.adopt,
     };
     match AssertUnwindSafe(subgraph.run(call)).catch_unwind().await {
-        Ok(SubOutcome::Wrote { update, handoff }) => match handoff {
-            // A node inside routed here: the subgraph node's command.
-            Some(goto) => resolve(
-                plan,
-                task.node,
-                Command {
-                    update,
-                    goto,
-                    parent: false,
-                },
-            ),
-            None => Done::Wrote(Output {
-                update,
-                resolved: Resolved::default(),
-                parent: false,
-                handoff: None,
-            }),
-        },
+        Ok(SubOutcome::Wrote { update, handoff }) => subgraph_output(plan, task, update, handoff),
+        Ok(SubOutcome::Adopted { state, handoff }) => {
+            match subgraph_output(plan, task, None, handoff) {
+                Done::Wrote(output) => Done::Adopted(state, output),
+                other => other,
+            }
+        }
         Ok(SubOutcome::Paused {
             body,
             interrupts,
@@ -276,10 +283,38 @@ where
     }
 }
 
+/// What a subgraph task that reached its end wrote: `update`, and where a
+/// node inside routed in this graph, if one did.
+fn subgraph_output<S: State, C>(
+    plan: &Plan<S, C>,
+    task: &Task,
+    update: Option<S::Delta>,
+    handoff: Option<Vec<Goto>>,
+) -> Done<S> {
+    match handoff {
+        // A node inside routed here: the subgraph node's command.
+        Some(goto) => resolve(
+            plan,
+            task.node,
+            Command {
+                update,
+                goto,
+                parent: false,
+            },
+        ),
+        None => Done::Wrote(Output {
+            update,
+            resolved: Resolved::default(),
+            parent: false,
+            handoff: None,
+        }),
+    }
+}
+
 /// A command's targets checked against the node's destinations: one that
 /// goes elsewhere fails the task (not retried: the node did what it does).
 /// A command for the parent graph is resolved there.
-fn resolve<S: State, C, D>(plan: &Plan<S, C>, node: usize, command: Command<D>) -> Done<D> {
+fn resolve<S: State, C>(plan: &Plan<S, C>, node: usize, command: Command<S::Delta>) -> Done<S> {
     let Command {
         update,
         goto,
