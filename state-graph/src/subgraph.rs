@@ -93,6 +93,10 @@ pub(crate) trait SubgraphNode<S: State, C>: Send + Sync {
     /// Runs the subgraph (or goes on with it) inside the parent's superstep.
     fn run(&self, call: SubCall<S, C>) -> BoxFuture<SubOutcome<S>>;
 
+    /// Whether it ends with [`SubOutcome::Adopted`] when called with
+    /// [`SubCall::adopt`] (a subgraph of the parent's state type).
+    fn adopts(&self) -> bool;
+
     /// Where the subgraph, node `node` of its parent, stands while paused
     /// inside (`call.paused`): its state, what runs next in it, what is
     /// pending, and its own paused subgraphs.

@@ -68,6 +68,19 @@ impl<S: GraphState> Backing<S> {
         }
     }
 
+    /// The state, for a subgraph task to adopt ([`adopt`](Backing::adopt)):
+    /// held by it alone, it changes it in place instead of copying it. A
+    /// default state is left until then; a run that adopts nothing after
+    /// this ends in an error (it logs nothing, so a pause or a failure is
+    /// one), which returns no state.
+    pub fn take_shared(&mut self) -> Arc<S> {
+        match self {
+            Backing::Memory(state) => std::mem::replace(state, Arc::new(S::default())),
+            Backing::Child(child) => std::mem::replace(&mut child.state, Arc::new(S::default())),
+            Backing::Thread(_) | Backing::Lent(..) => self.shared(),
+        }
+    }
+
     /// Whether a superstep's commit is logged (and so reads its routes).
     pub fn logs(&self) -> bool {
         match self {

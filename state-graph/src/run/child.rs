@@ -16,6 +16,7 @@ use super::backing::{Backing, Child};
 use super::cursor::LoggedRoutes;
 use super::pending::{PendingBody, Prior, answer_interrupts};
 use super::runner::{Position, Runner, Stop};
+use crate::ctx::TaskScope;
 use crate::error::{BoxError, GraphError};
 use crate::graph_state::GraphState;
 use crate::node::BoxFuture;
@@ -62,6 +63,10 @@ where
             let start = call.state.clone();
             child.child_snapshot(start, &node, call).await
         })
+    }
+
+    fn adopts(&self) -> bool {
+        true
     }
 
     fn run(&self, call: SubCall<S, C>) -> BoxFuture<SubOutcome<S>> {
@@ -112,6 +117,10 @@ where
             _ => mapped_start::<S, T>(&*self.into_child, &call.state),
         };
         Box::pin(async move { child.child_snapshot(Arc::new(start?), &node, call).await })
+    }
+
+    fn adopts(&self) -> bool {
+        false
     }
 
     fn run(&self, call: SubCall<S, C>) -> BoxFuture<SubOutcome<S>> {
@@ -267,6 +276,7 @@ where
             Err(e) => return failed(e),
         };
         let SubCall {
+            state,
             thread,
             store,
             namespace,
@@ -275,17 +285,21 @@ where
             events,
             ..
         } = call;
+        // The parent's state is the child's start (or read into it): let
+        // go, an adopted one is the child's alone to change in place.
+        drop(state);
         let thread_name = thread.as_deref().unwrap_or_default();
+        let sink = events
+            .as_ref()
+            .map(|nested| nested.sink::<T>(namespace.clone()));
         let mut runner = Runner {
             plan: &self.plan,
             limit: self.limit,
             store: store.as_ref(),
             thread: thread.as_deref(),
             context,
-            sink: events
-                .as_ref()
-                .map(|nested| nested.sink::<T>(namespace.clone())),
-            namespace: namespace.clone(),
+            sink,
+            scope: TaskScope::new(namespace, thread.clone()),
             base,
             at,
             nested: events.clone(),
@@ -335,7 +349,7 @@ where
                 let mut interrupts = p.interrupts;
                 for interrupt in &mut interrupts {
                     if interrupt.namespace.is_empty() {
-                        interrupt.namespace = namespace.clone();
+                        interrupt.namespace = runner.scope.namespace.clone();
                     }
                 }
                 paused(&p.body, interrupts, failed)

@@ -71,8 +71,9 @@ pub(crate) struct Runner<'a, S: State, C> {
     pub thread: Option<&'a str>,
     pub context: Arc<C>,
     pub sink: Option<Sink<S>>,
-    /// The namespace of the graph (empty at the top).
-    pub namespace: Vec<String>,
+    /// What its tasks share: the graph's namespace (empty at the top) and
+    /// the thread.
+    pub scope: Arc<TaskScope>,
     /// Where the root run stands: its last committed step, and the step its
     /// position was read from.
     pub base: u64,
@@ -105,12 +106,12 @@ where
             .sink
             .as_ref()
             .is_some_and(|s| s.modes.contains(StreamMode::MESSAGES));
-        let top = self.namespace.is_empty();
+        let scope = self.scope.clone();
+        let top = scope.namespace.is_empty();
         let want_updates = self
             .sink
             .as_ref()
             .is_some_and(|s| s.modes.contains(StreamMode::UPDATES));
-        let scope = TaskScope::new(self.namespace.clone(), self.thread.map(str::to_owned));
         loop {
             let state = backing.shared();
             let (tasks, joins) = plan.next(&cursor, &state, Some(&self.context))?;
@@ -140,15 +141,23 @@ where
             let has_subgraphs = tasks
                 .iter()
                 .any(|t| matches!(plan.nodes[t.node].body, crate::spec::Body::Subgraph(_)));
-            // A lone subgraph task runs on the superstep's state and hands
-            // back its final state, when nothing reads what it wrote: its
-            // writes applied again here would make that same state.
-            let adopt = has_subgraphs
-                && tasks.len() == 1
-                && prior.is_empty()
+            // A lone subgraph task of this state type runs on the
+            // superstep's state (handed over, not copied) and hands back its
+            // final state, when nothing reads what it wrote: its writes
+            // applied again here would make that same state.
+            let adopt = matches!(&tasks[..], [task] if matches!(
+                &plan.nodes[task.node].body,
+                crate::spec::Body::Subgraph(sub) if sub.adopts()
+            )) && prior.is_empty()
                 && !want_updates
                 && !messages
                 && backing.adoptable();
+            let state = if adopt {
+                drop(state);
+                backing.take_shared()
+            } else {
+                state
+            };
             let log = if has_subgraphs { backing.lend() } else { None };
             let env = Env {
                 thread: self.thread,
@@ -158,7 +167,7 @@ where
                 remaining: self.limit - self.steps,
                 emit: emit.as_ref(),
                 messages,
-                namespace: &self.namespace,
+                namespace: &scope.namespace,
                 scope: &scope,
                 log,
                 base: self.base,
@@ -200,7 +209,7 @@ where
                 remaining: 0,
                 emit: None,
                 messages,
-                namespace: &self.namespace,
+                namespace: &scope.namespace,
                 scope: &scope,
                 log: None,
                 base: self.base,
@@ -266,9 +275,19 @@ where
                     sink.delta_messages(task, delta, &mut written);
                 }
             }
-            match adopted {
-                Some(state) => backing.adopt(state)?,
-                None => backing.commit(nodes, routes).await?,
+            match (adopted, adopt) {
+                (Some(state), _) => backing.adopt(state)?,
+                (None, false) => backing.commit(nodes, routes).await?,
+                // Its state was handed over: its writes have nothing to
+                // apply to.
+                (None, true) => {
+                    return Err(GraphError::Log {
+                        thread: self.thread.unwrap_or_default().to_owned(),
+                        seq: self.at,
+                        reason: "a subgraph given the superstep's state did not hand it back"
+                            .to_owned(),
+                    });
+                }
             }
             if top && self.thread.is_some() {
                 self.base = backing.seq();
@@ -315,7 +334,7 @@ where
                 .collect(),
             LoggedRoutes::of(plan, cursor),
         );
-        if self.namespace.is_empty() && self.thread.is_some() {
+        if self.scope.namespace.is_empty() && self.thread.is_some() {
             body.base = Some(self.base);
         }
         body

@@ -236,15 +236,18 @@ where
     S::Delta: Send + 'static,
 {
     let info = env.task_info(plan, task);
-    let mut namespace = env.namespace.to_vec();
-    namespace.push(info.segment());
+    let namespace = || {
+        let mut namespace = env.namespace.to_vec();
+        namespace.push(info.segment());
+        namespace
+    };
     let call = SubCall {
         state,
         context: Some(env.context.clone()),
         thread: env.thread.map(str::to_owned),
         store: env.store.cloned(),
         log: env.log.clone(),
-        namespace: namespace.clone(),
+        namespace: namespace(),
         base: env.base,
         at: env.at,
         paused: child.map(|c| (c.body, c.answers)),
@@ -265,7 +268,8 @@ where
             failed,
             ..
         }) => Done::Child {
-            namespace,
+            // Made again: a pause is rarer than a copy.
+            namespace: namespace(),
             body,
             interrupts,
             failed,

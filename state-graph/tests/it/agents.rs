@@ -782,10 +782,11 @@ fn tally(total: &mut u64, n: u64) {
     *total += n;
 }
 
-/// START -> pre -> middle -> post -> END; `middle` a subgraph START -> m1
-/// -> inner, whose last node hands off to `m2` in `middle`
+/// START -> pre -> middle -> notes -> post -> END; `middle` a subgraph
+/// START -> m1 -> inner, whose last node hands off to `m2` in `middle`
 /// (`to_parent`); `inner` a subgraph START -> a -> b, both writing the
-/// plain field `last` and the tally.
+/// plain field `last` and the tally; `notes` a subgraph of another state
+/// type.
 fn nested_teams() -> CompiledGraph<Tallied> {
     let says = |name: &'static str| {
         move |_: &Tallied| {
@@ -822,13 +823,26 @@ fn nested_teams() -> CompiledGraph<Tallied> {
         .add_edge(START, "m1")
         .add_edge("m1", "inner")
         .add_edge("m2", END);
+    // Of another state type: never adopted.
+    let mut notes = StateGraph::<Notes>::new();
+    notes.add_node("jot", |n: &Notes| {
+        Notes::delta().notes(vec![format!("noted {}", n.subject)])
+    });
+    notes.add_edge(START, "jot").add_edge("jot", END);
     let mut g = StateGraph::<Tallied>::new();
     g.add_node("pre", says("pre"));
     g.add_subgraph("middle", middle.compile().unwrap());
+    g.add_subgraph_mapped(
+        "notes",
+        notes.compile().unwrap(),
+        |t: &Tallied| Notes::delta().subject(t.last.clone().unwrap_or_default()),
+        |n: &Notes| Tallied::delta().log(n.notes.clone()),
+    );
     g.add_node("post", says("post"));
     g.add_edge(START, "pre")
         .add_edge("pre", "middle")
-        .add_edge("middle", "post")
+        .add_edge("middle", "notes")
+        .add_edge("notes", "post")
         .add_edge("post", END);
     g.compile().unwrap()
 }
@@ -847,7 +861,7 @@ async fn an_adopted_subgraph_state_is_what_applying_its_writes_makes() {
     let app = nested_teams();
     let input = || Tallied::delta().log(vec!["in".to_owned()]);
     let expected = Tallied {
-        log: ["in", "pre", "m1", "a", "b", "m2", "post"]
+        log: ["in", "pre", "m1", "a", "b", "m2", "noted m2", "post"]
             .map(str::to_owned)
             .to_vec(),
         last: Some("post".to_owned()),
@@ -874,7 +888,11 @@ async fn an_adopted_subgraph_state_is_what_applying_its_writes_makes() {
     let applied = values(StreamMode::VALUES | StreamMode::UPDATES).await;
     assert!(TALLIED.load(SeqCst) > 2 + 2, "applied again at each level");
     assert_eq!(adopted, applied);
-    assert_eq!(adopted.len(), 4, "input, pre, middle, post: {adopted:?}");
+    assert_eq!(
+        adopted.len(),
+        5,
+        "input, pre, middle, notes, post: {adopted:?}"
+    );
     assert_eq!(adopted.last(), Some(&expected.to_json().unwrap()));
 
     // A stored run applies the writes as logged: the same state, and the
@@ -897,6 +915,30 @@ async fn an_adopted_subgraph_state_is_what_applying_its_writes_makes() {
             tally: 3,
         }
     );
+
+    // A node failing inside (after a step that wrote): the same error.
+    let mut failing = StateGraph::<Tallied>::new();
+    failing.add_node("a", |_: &Tallied| Tallied::delta().tally(1));
+    failing.add_node("x", |_: &Tallied| -> Result<TalliedDelta, NodeError> {
+        Err(NodeError::msg("no tool"))
+    });
+    failing
+        .add_edge(START, "a")
+        .add_edge("a", "x")
+        .add_edge("x", END);
+    let mut g = StateGraph::<Tallied>::new();
+    g.add_subgraph("crew", failing.compile().unwrap());
+    g.add_edge(START, "crew").add_edge("crew", END);
+    let app = g.compile().unwrap();
+    let adopted = format!("{:?}", app.invoke(input()).await.unwrap_err());
+    let applied = app
+        .stream(input(), StreamMode::UPDATES)
+        .filter_map(|e| async move { e.err() })
+        .collect::<Vec<_>>()
+        .await;
+    let applied = format!("{:?}", applied.first().expect("the run's error"));
+    assert_eq!(adopted, applied);
+    assert!(adopted.contains("no tool"), "{adopted}");
 }
 
 // ---------------------------------------------------------------------------
