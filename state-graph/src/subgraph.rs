@@ -22,10 +22,11 @@ pub(crate) type LogFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// Where subgraphs log their steps: the root thread, shared by every
 /// subgraph task of a superstep.
 pub(crate) trait ChildLog: Send + Sync {
-    /// Logs one subgraph step (a step that changes no state of the thread).
+    /// Logs one subgraph step (a step that changes no state of the
+    /// thread); `body` is a JSON object's text.
     fn log(
         &self,
-        body: Value,
+        body: String,
         metadata: Map<String, Value>,
     ) -> LogFuture<'_, Result<u64, StoreError>>;
 }

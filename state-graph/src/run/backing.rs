@@ -44,14 +44,14 @@ pub(crate) struct ThreadLog<S>(tokio::sync::Mutex<Thread<S>>);
 impl<S: GraphState> ChildLog for ThreadLog<S> {
     fn log(
         &self,
-        body: Value,
+        body: String,
         metadata: Map<String, Value>,
     ) -> LogFuture<'_, Result<u64, StoreError>> {
         Box::pin(async move {
             let mut thread = self.0.lock().await;
             thread
                 .with_metadata(Value::Object(metadata))
-                .log_subgraph(body)
+                .log_subgraph_text(body)
                 .await
         })
     }
@@ -289,19 +289,25 @@ impl<S: GraphState> Child<S> {
         let logged = match &self.log {
             Some(_) => {
                 let names: Vec<Value> = nodes.iter().map(|(n, _)| json!(n)).collect();
-                let mut deltas = Vec::with_capacity(nodes.len());
-                for (node, delta) in &nodes {
-                    deltas.push(state_core::json::to_value(delta).map_err(|e| {
-                        GraphError::State {
+                // `{"deltas": [..]}`, the typed deltas written as text once
+                // (no `Value` made and dropped).
+                let mut body = String::from("{\"deltas\":[");
+                for (i, (node, delta)) in nodes.iter().enumerate() {
+                    let text =
+                        state_core::json::to_string(delta).map_err(|e| GraphError::State {
                             context: format!("the delta of \"{node}\" cannot be stored"),
                             source: StateError::Serialize {
                                 field: (*node).to_owned(),
                                 message: e.to_string(),
                             },
-                        }
-                    })?);
+                        })?;
+                    if i > 0 {
+                        body.push(',');
+                    }
+                    body.push_str(&text);
                 }
-                Some((names, deltas))
+                body.push_str("]}");
+                Some((names, body))
             }
             None => None,
         };
@@ -315,11 +321,11 @@ impl<S: GraphState> Child<S> {
         Arc::make_mut(&mut self.state)
             .apply(merged)
             .map_err(|source| conflict(source, fields))?;
-        if let (Some(log), Some((names, deltas))) = (&self.log, logged) {
+        if let (Some(log), Some((names, body))) = (&self.log, logged) {
             let mut metadata = self.tags.clone();
             metadata.insert("nodes".to_owned(), Value::Array(names));
             metadata.extend(routes);
-            log.log(json!({ "deltas": deltas }), metadata).await?;
+            log.log(body, metadata).await?;
         }
         if let Some(kept) = kept {
             self.writes = Some(match self.writes.take() {
