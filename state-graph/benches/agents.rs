@@ -62,6 +62,14 @@
 //!   set). It runs when no filter is given or the filter is part of
 //!   `agents_paired`; `STATE_GRAPH_PAIRED=0` or `1` decides instead.
 //!
+//! - `AGENTS_DRIVER=<group>/<backend>/<variant>[/<n>]` (`handoff/memory/command`,
+//!   `subgraph/no_store/subgraph/10`; no store or memory) runs
+//!   `AGENTS_DRIVER_RUNS` runs (default 100) of that workload alone, on a
+//!   current-thread runtime, and exits: under
+//!   `valgrind --tool=callgrind --toggle-collect='*timed_section*'` the
+//!   count is of the timed part of each run alone (as criterion times it);
+//!   the difference of two counts (say 101 and 1 runs) is per 100 runs.
+//!
 //! Run: `cargo bench -p state-graph --bench agents` (about 5 minutes; add
 //! `-- handoff` to pick a group, `-- agents_paired` for the interleaved
 //! runs alone). LangGraph's side: `benches/langgraph/agent_bench.py`,
@@ -429,18 +437,16 @@ where
     let input = input();
     match backend {
         Backend::NoStore => {
-            let start = Instant::now();
-            let s = rt.block_on(app.invoke(input)).expect("a run");
-            let elapsed = start.elapsed();
+            let (s, elapsed) = timed_section(|| rt.block_on(app.invoke(input)));
+            let s = s.expect("a run");
             check(&s);
             drop(black_box(s));
             elapsed
         }
         Backend::Memory => {
             let app = app.clone().with_store(Store::memory());
-            let start = Instant::now();
-            let out = rt.block_on(app.invoke_thread("run", input)).expect("a run");
-            let elapsed = start.elapsed();
+            let (out, elapsed) = timed_section(|| rt.block_on(app.invoke_thread("run", input)));
+            let out = out.expect("a run");
             check(out.state());
             drop(black_box((out, app)));
             elapsed
@@ -448,9 +454,8 @@ where
         Backend::Sqlite => {
             let store = sqlite.expect("a SQLite store");
             let id = thread_id("run");
-            let start = Instant::now();
-            let out = rt.block_on(app.invoke_thread(&id, input)).expect("a run");
-            let elapsed = start.elapsed();
+            let (out, elapsed) = timed_section(|| rt.block_on(app.invoke_thread(&id, input)));
+            let out = out.expect("a run");
             check(out.state());
             drop(black_box(out));
             rt.block_on(store.delete_thread(&id))
@@ -460,9 +465,77 @@ where
     }
 }
 
+/// What a run times, out of line so that callgrind can count it alone
+/// (`--toggle-collect='*timed_section*'`, see [`driver`]).
+#[inline(never)]
+fn timed_section<T>(run: impl FnOnce() -> T) -> (T, Duration) {
+    let start = Instant::now();
+    let out = run();
+    (out, start.elapsed())
+}
+
+/// `AGENTS_DRIVER=<group>/<backend>/<variant>[/<n>]`: that workload's runs
+/// alone, for callgrind. Returns whether it ran.
+fn driver() -> bool {
+    let Ok(which) = std::env::var("AGENTS_DRIVER") else {
+        return false;
+    };
+    let runs: u32 = std::env::var("AGENTS_DRIVER_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100);
+    // One thread: callgrind counts the toggled function's thread only.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let parts: Vec<&str> = which.split('/').collect();
+    let backend = match parts.get(1) {
+        Some(&"no_store") => Backend::NoStore,
+        Some(&"memory") => Backend::Memory,
+        _ => panic!("AGENTS_DRIVER's backend is no_store or memory: {which}"),
+    };
+    let mut took = Duration::ZERO;
+    match parts[..] {
+        ["handoff", _, variant] => {
+            let variant = match variant {
+                "command" => Handoff::Command,
+                _ => Handoff::Router,
+            };
+            let app = handoff_graph(variant);
+            for _ in 0..runs {
+                took += timed_run(&rt, &app, backend, None, team_input, check_team);
+            }
+        }
+        ["subgraph", _, variant, n] => {
+            let variant = match variant {
+                "direct" => Sub::Direct,
+                "subgraph" => Sub::Subgraph,
+                _ => Sub::Mapped,
+            };
+            let n: u64 = n.parse().expect("AGENTS_DRIVER's n is a number");
+            let app = sub_graph(variant, n);
+            for _ in 0..runs {
+                took += timed_run(&rt, &app, backend, None, loop_input, |s| check_loop(s, n));
+            }
+        }
+        _ => panic!(
+            "AGENTS_DRIVER is handoff/<backend>/<variant> or subgraph/<backend>/<variant>/<n>: {which}"
+        ),
+    }
+    eprintln!(
+        "{which}: {runs} runs, {:.2} µs each",
+        took.as_secs_f64() * 1e6 / f64::from(runs)
+    );
+    true
+}
+
 // ---------------------------------------------------------------- criterion
 
 fn main() {
+    if driver() {
+        return;
+    }
     let rt = runtime();
     // Pools and threads are dropped inside the runtime's context.
     let _context = rt.enter();

@@ -57,8 +57,6 @@ impl<C> std::fmt::Debug for Ctx<C> {
 
 struct Inner {
     task: TaskInfo,
-    /// The thread of a stored run; `None` in memory.
-    thread: Option<String>,
     /// The run's store, for items.
     store: Option<Store>,
     /// Supersteps the run may still take after this one.
@@ -75,63 +73,115 @@ struct Inner {
 }
 
 /// Which task a [`Ctx`] belongs to, as LangGraph's stream metadata names
-/// it.
+/// it. Made for every task, so cheap to make: what only the stream and a
+/// subgraph's namespace read (the id, the triggers) is derived when read.
 #[derive(Debug, Clone)]
 pub(crate) struct TaskInfo {
     pub node: String,
-    /// The task's id: the same for the same task of the same superstep of
-    /// the same thread, in any process (see [`task_id`]).
-    pub id: String,
     /// The superstep's number in the thread (the step's `seq` once
     /// committed).
     pub step: u64,
-    /// What scheduled the task (LangGraph's `langgraph_triggers`).
-    pub triggers: Vec<String>,
-    /// The namespace of the graph the task runs in: `node:task-id`
+    /// The place among the sends to a worker, if it is one.
+    pub send: Option<usize>,
+    /// What every task of its graph's run shares.
+    pub scope: Arc<TaskScope>,
+}
+
+/// What the tasks of one run of a graph share: where it runs, and its
+/// namespace already hashed for their ids.
+#[derive(Debug)]
+pub(crate) struct TaskScope {
+    /// The namespace of the graph the tasks run in: `node:task-id`
     /// segments of the subgraph tasks above it, outermost first (empty at
     /// the top).
     pub namespace: Vec<String>,
-    /// The place among the sends to a worker, if it is one.
-    pub send: Option<usize>,
-    /// The thread, for the stream's metadata.
+    /// The thread of a stored run; `None` in memory.
     pub thread: Option<String>,
+    /// [`task_id`]'s hash once it has eaten the namespace.
+    hashed: IdHash,
+}
+
+impl TaskScope {
+    pub fn new(namespace: Vec<String>, thread: Option<String>) -> Arc<TaskScope> {
+        let mut hashed = IdHash::START;
+        for segment in &namespace {
+            hashed.eat(segment.as_bytes());
+        }
+        Arc::new(TaskScope {
+            namespace,
+            thread,
+            hashed,
+        })
+    }
 }
 
 impl TaskInfo {
+    /// The task's id: the same for the same task of the same superstep of
+    /// the same thread, in any process (see [`task_id`]).
+    pub fn id(&self) -> String {
+        self.scope.hashed.task(self.step, &self.node, self.send)
+    }
+
+    /// What scheduled the task (LangGraph's `langgraph_triggers`).
+    pub fn triggers(&self) -> Vec<String> {
+        vec![match self.send {
+            Some(_) => "__pregel_push".to_owned(),
+            None => format!("branch:to:{}", self.node),
+        }]
+    }
+
     /// The task's own namespace segment, `node:id` (LangGraph's
     /// `checkpoint_ns` of what runs inside it).
     pub fn segment(&self) -> String {
-        format!("{}:{}", self.node, self.id)
+        format!("{}:{}", self.node, self.id())
     }
 }
 
 /// A task's id, derived from what identifies it in its thread (a
 /// UUID-shaped FNV-1a hash: stable across processes and versions, so a
 /// subgraph's namespace is the same when a crashed run goes on elsewhere,
-/// and on a fork of its thread).
+/// and on a fork of its thread). The runner hashes the namespace once per
+/// run ([`TaskScope`]); this is the same hash in one go.
+#[cfg(test)]
 pub(crate) fn task_id(namespace: &[String], step: u64, node: &str, send: Option<usize>) -> String {
-    const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
-    const PRIME: u128 = 0x0000000001000000000000000000013B;
-    let mut hash = OFFSET;
-    let mut eat = |bytes: &[u8]| {
-        for &b in bytes {
-            hash ^= u128::from(b);
-            hash = hash.wrapping_mul(PRIME);
-        }
-        hash ^= 0xff;
-        hash = hash.wrapping_mul(PRIME);
-    };
+    let mut hash = IdHash::START;
     for segment in namespace {
-        eat(segment.as_bytes());
+        hash.eat(segment.as_bytes());
     }
-    eat(&step.to_le_bytes());
-    eat(node.as_bytes());
-    eat(&send.map_or(u64::MAX, |s| s as u64).to_le_bytes());
-    // A version 8 (custom) UUID: its version and variant bits set.
-    let mut bytes = hash.to_be_bytes();
-    bytes[6] = (bytes[6] & 0x0f) | 0x80;
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    uuid::Uuid::from_bytes(bytes).to_string()
+    hash.task(step, node, send)
+}
+
+/// The 128-bit FNV-1a hash of task ids, each part ended by `0xff`.
+#[derive(Debug, Clone, Copy)]
+struct IdHash(u128);
+
+impl IdHash {
+    const START: IdHash = IdHash(0x6c62272e07bb014262b821756295c58d);
+    const PRIME: u128 = 0x0000000001000000000000000000013B;
+
+    fn eat(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u128::from(b);
+            self.0 = self.0.wrapping_mul(Self::PRIME);
+        }
+        self.0 ^= 0xff;
+        self.0 = self.0.wrapping_mul(Self::PRIME);
+    }
+
+    /// The id of a task of this namespace, as a version 8 (custom) UUID.
+    fn task(mut self, step: u64, node: &str, send: Option<usize>) -> String {
+        self.eat(&step.to_le_bytes());
+        self.eat(node.as_bytes());
+        self.eat(&send.map_or(u64::MAX, |s| s as u64).to_le_bytes());
+        let mut bytes = self.0.to_be_bytes();
+        bytes[6] = (bytes[6] & 0x0f) | 0x80;
+        bytes[8] = (bytes[8] & 0x3f) | 0x80;
+        let mut text = uuid::Uuid::encode_buffer();
+        let text = uuid::Uuid::from_bytes(bytes)
+            .hyphenated()
+            .encode_lower(&mut text);
+        text.to_owned()
+    }
 }
 
 /// Where a node's custom data and message chunks go: the run's stream.
@@ -141,7 +191,7 @@ impl std::fmt::Debug for Inner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ctx")
             .field("node", &self.task.node)
-            .field("thread", &self.thread)
+            .field("thread", &self.task.scope.thread)
             .field("remaining_steps", &self.remaining)
             .field("answers", &self.answers)
             .finish_non_exhaustive()
@@ -244,7 +294,6 @@ pub struct Interrupted;
 /// What a [`Ctx`] is made of, from the runner.
 pub(crate) struct CtxParts<'a> {
     pub task: TaskInfo,
-    pub thread: Option<&'a str>,
     pub store: Option<&'a Store>,
     pub remaining: usize,
     pub answers: Vec<Value>,
@@ -257,7 +306,6 @@ impl<C> Ctx<C> {
         Ctx {
             inner: Arc::new(Inner {
                 task: parts.task,
-                thread: parts.thread.map(str::to_owned),
                 store: parts.store.cloned(),
                 remaining: parts.remaining,
                 answers: parts.answers,
@@ -278,7 +326,7 @@ impl<C> Ctx<C> {
     /// The thread the run is on (LangGraph's `config["configurable"]
     /// ["thread_id"]`); `None` for a run in memory.
     pub fn thread(&self) -> Option<&str> {
-        self.inner.thread.as_deref()
+        self.inner.task.scope.thread.as_deref()
     }
 
     /// The run's context (LangGraph's `runtime.context`): the value bound
@@ -401,5 +449,30 @@ impl<C> Ctx<C> {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Task ids are in logs (subgraph namespaces): the same values in every
+    /// version, whether the namespace is hashed once per run or not.
+    #[test]
+    fn task_ids_are_pinned() {
+        let info = |namespace: Vec<String>, step, node: &str, send| TaskInfo {
+            node: node.to_owned(),
+            step,
+            send,
+            scope: TaskScope::new(namespace, None),
+        };
+        let top = info(Vec::new(), 3, "agent", None);
+        assert_eq!(top.id(), "68d6ae78-1330-8f19-8b5c-ca7f0bf731f6");
+        assert_eq!(top.id(), task_id(&[], 3, "agent", None));
+        let inner = info(Vec::new(), 1, "inner", None).segment();
+        assert_eq!(inner, "inner:e7a2ba7b-5af9-805a-a076-a3afa2860541");
+        let nested = info(vec![inner.clone()], 2, "worker", Some(1));
+        assert_eq!(nested.id(), "121f1f96-06d5-82b8-b0f2-cd71b9d6491a");
+        assert_eq!(nested.id(), task_id(&[inner], 2, "worker", Some(1)));
     }
 }

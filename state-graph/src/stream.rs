@@ -226,7 +226,7 @@ pub struct MessageMetadata {
 
 impl MessageMetadata {
     pub(crate) fn of(task: &crate::ctx::TaskInfo) -> MessageMetadata {
-        let namespace = task.namespace.join("|");
+        let namespace = task.scope.namespace.join("|");
         let task_namespace = if namespace.is_empty() {
             task.segment()
         } else {
@@ -235,14 +235,14 @@ impl MessageMetadata {
         MessageMetadata {
             step: task.step,
             node: task.node.clone(),
-            triggers: task.triggers.clone(),
+            triggers: task.triggers(),
             path: match task.send {
                 Some(index) => json!(["__pregel_push", index]),
                 None => json!(["__pregel_pull", task.node]),
             },
             task_namespace,
             namespace,
-            thread: task.thread.clone(),
+            thread: task.scope.thread.clone(),
         }
     }
 

@@ -22,10 +22,11 @@ pub(crate) type LogFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// Where subgraphs log their steps: the root thread, shared by every
 /// subgraph task of a superstep.
 pub(crate) trait ChildLog: Send + Sync {
-    /// Logs one subgraph step (a step that changes no state of the thread).
+    /// Logs one subgraph step (a step that changes no state of the
+    /// thread); `body` is a JSON object's text.
     fn log(
         &self,
-        body: Value,
+        body: String,
         metadata: Map<String, Value>,
     ) -> LogFuture<'_, Result<u64, StoreError>>;
 }
@@ -54,14 +55,25 @@ pub(crate) struct SubCall<S, C> {
     pub paused: Option<(Value, Vec<(String, Value)>)>,
     /// Where its events go (for `StreamMode::SUBGRAPHS`).
     pub events: Option<Nested>,
+    /// Whether a subgraph of the parent's state type may hand back its
+    /// final state ([`SubOutcome::Adopted`]) instead of what its steps
+    /// wrote: its parent's superstep has no other task and nothing reads
+    /// the writes (see the runner's `Env::adopt`).
+    pub adopt: bool,
 }
 
-/// What a subgraph task did.
-pub(crate) enum SubOutcome<D> {
+/// What a subgraph task of a parent of state `S` did.
+pub(crate) enum SubOutcome<S: State> {
     /// It reached its end: what it wrote for the parent, and, when one of
     /// its nodes routed in the parent (`to_parent`), where to.
     Wrote {
-        update: Option<D>,
+        update: Option<S::Delta>,
+        handoff: Option<Vec<Goto>>,
+    },
+    /// It reached its end, run with [`SubCall::adopt`]: its final state is
+    /// the parent's state after the superstep (no writes to apply again).
+    Adopted {
+        state: Arc<S>,
         handoff: Option<Vec<Goto>>,
     },
     /// A node inside paused or failed: the subgraph's pending body (JSON,
@@ -80,7 +92,11 @@ pub(crate) enum SubOutcome<D> {
 /// `add_subgraph_mapped` store.
 pub(crate) trait SubgraphNode<S: State, C>: Send + Sync {
     /// Runs the subgraph (or goes on with it) inside the parent's superstep.
-    fn run(&self, call: SubCall<S, C>) -> BoxFuture<SubOutcome<S::Delta>>;
+    fn run(&self, call: SubCall<S, C>) -> BoxFuture<SubOutcome<S>>;
+
+    /// Whether it ends with [`SubOutcome::Adopted`] when called with
+    /// [`SubCall::adopt`] (a subgraph of the parent's state type).
+    fn adopts(&self) -> bool;
 
     /// Where the subgraph, node `node` of its parent, stands while paused
     /// inside (`call.paused`): its state, what runs next in it, what is

@@ -312,6 +312,37 @@ where
         self.subgraph_with(body, Map::new()).await
     }
 
+    /// [`log_subgraph`](Thread::log_subgraph) of a body already written as
+    /// JSON text (say by `state_core::json::to_string` of typed deltas),
+    /// logged as it is: no [`Value`] is built. The text must be a JSON
+    /// object (it is checked, without building one).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// use state_core::AgentState;
+    /// use state_store::StepKind;
+    ///
+    /// #[derive(AgentState)]
+    /// struct S {
+    ///     n: u32,
+    /// }
+    ///
+    /// let store = state_store::Store::memory();
+    /// let mut t = store.thread::<S>("t").await?;
+    /// t.log_subgraph_text(r#"{"deltas": [{"n": 1}]}"#.to_owned()).await?;
+    /// let history = store.history("t", ..).await?;
+    /// assert_eq!(history[0].kind, StepKind::Subgraph);
+    /// assert_eq!(history[0].body["deltas"][0]["n"], 1);
+    /// assert!(t.log_subgraph_text("[1, 2]".to_owned()).await.is_err());
+    /// assert!(t.log_subgraph_text("{\"open\": ".to_owned()).await.is_err());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn log_subgraph_text(&mut self, body: String) -> Result<u64, StoreError> {
+        self.subgraph_text_with(body, Map::new()).await
+    }
+
     /// Writes a snapshot of the current state now (the policy also writes
     /// them on its own). A snapshot already stored at this step is kept.
     pub async fn snapshot(&mut self) -> Result<(), StoreError> {
@@ -485,6 +516,16 @@ where
     ) -> Result<u64, StoreError> {
         self.settle().await?;
         let encoded = Encoded::subgraph(&self.id, &body)?;
+        self.write(encoded, metadata, |_| {}).await
+    }
+
+    async fn subgraph_text_with(
+        &mut self,
+        body: String,
+        metadata: Map<String, Value>,
+    ) -> Result<u64, StoreError> {
+        let encoded = Encoded::subgraph_text(&self.id, body)?;
+        self.settle().await?;
         self.write(encoded, metadata, |_| {}).await
     }
 
@@ -705,5 +746,11 @@ where
     pub async fn log_subgraph(self, body: Value) -> Result<u64, StoreError> {
         let metadata = self.metadata?;
         self.thread.subgraph_with(body, metadata).await
+    }
+
+    /// [`Thread::log_subgraph_text`], with this metadata.
+    pub async fn log_subgraph_text(self, body: String) -> Result<u64, StoreError> {
+        let metadata = self.metadata?;
+        self.thread.subgraph_text_with(body, metadata).await
     }
 }

@@ -26,7 +26,8 @@ pub(crate) struct Child<S: State> {
     pub state: Arc<S>,
     pub log: Option<Arc<dyn ChildLog>>,
     /// What its steps' metadata carry besides their nodes and routes: its
-    /// namespace, and where the root run stands (see `child.rs`).
+    /// namespace, and where the root run stands (see `child.rs`); empty
+    /// when nothing is logged.
     pub tags: Map<String, Value>,
     /// What its supersteps wrote, one after the other, when its parent
     /// takes its writes (a subgraph of the same state type).
@@ -43,14 +44,14 @@ pub(crate) struct ThreadLog<S>(tokio::sync::Mutex<Thread<S>>);
 impl<S: GraphState> ChildLog for ThreadLog<S> {
     fn log(
         &self,
-        body: Value,
+        body: String,
         metadata: Map<String, Value>,
     ) -> LogFuture<'_, Result<u64, StoreError>> {
         Box::pin(async move {
             let mut thread = self.0.lock().await;
             thread
                 .with_metadata(Value::Object(metadata))
-                .log_subgraph(body)
+                .log_subgraph_text(body)
                 .await
         })
     }
@@ -67,6 +68,19 @@ impl<S: GraphState> Backing<S> {
         }
     }
 
+    /// The state, for a subgraph task to adopt ([`adopt`](Backing::adopt)):
+    /// held by it alone, it changes it in place instead of copying it. A
+    /// default state is left until then; a run that adopts nothing after
+    /// this ends in an error (it logs nothing, so a pause or a failure is
+    /// one), which returns no state.
+    pub fn take_shared(&mut self) -> Arc<S> {
+        match self {
+            Backing::Memory(state) => std::mem::replace(state, Arc::new(S::default())),
+            Backing::Child(child) => std::mem::replace(&mut child.state, Arc::new(S::default())),
+            Backing::Thread(_) | Backing::Lent(..) => self.shared(),
+        }
+    }
+
     /// Whether a superstep's commit is logged (and so reads its routes).
     pub fn logs(&self) -> bool {
         match self {
@@ -74,6 +88,39 @@ impl<S: GraphState> Backing<S> {
             Backing::Thread(_) | Backing::Lent(..) => true,
             Backing::Child(child) => child.log.is_some(),
         }
+    }
+
+    /// Whether a superstep may end by taking a subgraph's final state as
+    /// its own ([`adopt`](Backing::adopt)): nothing is logged, and no
+    /// parent composes what this run's supersteps wrote.
+    pub fn adoptable(&self) -> bool {
+        match self {
+            Backing::Memory(_) => true,
+            Backing::Child(child) => child.log.is_none() && !child.keep_writes,
+            Backing::Thread(_) | Backing::Lent(..) => false,
+        }
+    }
+
+    /// Ends a superstep whose only task was a subgraph run on its state:
+    /// `state`, the subgraph's final state, is the state after it (what
+    /// [`commit`](Backing::commit) of the subgraph's writes would make).
+    pub fn adopt(&mut self, state: Arc<S>) -> Result<(), GraphError> {
+        match self {
+            Backing::Memory(held) => *held = state,
+            Backing::Child(child) if child.log.is_none() && !child.keep_writes => {
+                child.state = state;
+                child.steps += 1;
+            }
+            _ => {
+                return Err(GraphError::Log {
+                    thread: String::new(),
+                    seq: self.seq(),
+                    reason: "a subgraph's state was adopted by a run that logs its steps"
+                        .to_owned(),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Where the subgraphs of the next superstep log their steps: the
@@ -239,22 +286,28 @@ impl<S: GraphState> Child<S> {
         routes: Map<String, Value>,
         fields: &[(&str, state_core::FieldNames)],
     ) -> Result<(), GraphError> {
-        let names: Vec<Value> = nodes.iter().map(|(n, _)| json!(n)).collect();
         let logged = match &self.log {
             Some(_) => {
-                let mut deltas = Vec::with_capacity(nodes.len());
-                for (node, delta) in &nodes {
-                    deltas.push(state_core::json::to_value(delta).map_err(|e| {
-                        GraphError::State {
+                let names: Vec<Value> = nodes.iter().map(|(n, _)| json!(n)).collect();
+                // `{"deltas": [..]}`, the typed deltas written as text once
+                // (no `Value` made and dropped).
+                let mut body = String::from("{\"deltas\":[");
+                for (i, (node, delta)) in nodes.iter().enumerate() {
+                    let text =
+                        state_core::json::to_string(delta).map_err(|e| GraphError::State {
                             context: format!("the delta of \"{node}\" cannot be stored"),
                             source: StateError::Serialize {
                                 field: (*node).to_owned(),
                                 message: e.to_string(),
                             },
-                        }
-                    })?);
+                        })?;
+                    if i > 0 {
+                        body.push(',');
+                    }
+                    body.push_str(&text);
                 }
-                Some(deltas)
+                body.push_str("]}");
+                Some((names, body))
             }
             None => None,
         };
@@ -268,11 +321,11 @@ impl<S: GraphState> Child<S> {
         Arc::make_mut(&mut self.state)
             .apply(merged)
             .map_err(|source| conflict(source, fields))?;
-        if let (Some(log), Some(deltas)) = (&self.log, logged) {
+        if let (Some(log), Some((names, body))) = (&self.log, logged) {
             let mut metadata = self.tags.clone();
             metadata.insert("nodes".to_owned(), Value::Array(names));
             metadata.extend(routes);
-            log.log(json!({ "deltas": deltas }), metadata).await?;
+            log.log(body, metadata).await?;
         }
         if let Some(kept) = kept {
             self.writes = Some(match self.writes.take() {

@@ -16,6 +16,7 @@ use super::backing::{Backing, Child};
 use super::cursor::LoggedRoutes;
 use super::pending::{PendingBody, Prior, answer_interrupts};
 use super::runner::{Position, Runner, Stop};
+use crate::ctx::TaskScope;
 use crate::error::{BoxError, GraphError};
 use crate::graph_state::GraphState;
 use crate::node::BoxFuture;
@@ -64,11 +65,21 @@ where
         })
     }
 
-    fn run(&self, call: SubCall<S, C>) -> BoxFuture<SubOutcome<S::Delta>> {
+    fn adopts(&self) -> bool {
+        true
+    }
+
+    fn run(&self, call: SubCall<S, C>) -> BoxFuture<SubOutcome<S>> {
         let child = self.child.clone();
         Box::pin(async move {
             let start = call.state.clone();
-            match child.run_child(start, true, call).await {
+            let adopt = call.adopt;
+            // Adopted, its final state is the parent's: its writes are not
+            // composed to be applied again.
+            match child.run_child(start, !adopt, call).await {
+                Ended::Done { state, handoff, .. } if adopt => {
+                    SubOutcome::Adopted { state, handoff }
+                }
                 Ended::Done {
                     writes, handoff, ..
                 } => SubOutcome::Wrote {
@@ -108,7 +119,11 @@ where
         Box::pin(async move { child.child_snapshot(Arc::new(start?), &node, call).await })
     }
 
-    fn run(&self, call: SubCall<S, C>) -> BoxFuture<SubOutcome<S::Delta>> {
+    fn adopts(&self) -> bool {
+        false
+    }
+
+    fn run(&self, call: SubCall<S, C>) -> BoxFuture<SubOutcome<S>> {
         let child = self.child.clone();
         let into_child = self.into_child.clone();
         let from_child = self.from_child.clone();
@@ -122,7 +137,7 @@ where
             let start = Arc::new(start);
             match child.run_child(start.clone(), false, call).await {
                 Ended::Done { state, handoff, .. } => SubOutcome::Wrote {
-                    update: Some(from_child(&state)),
+                    update: Some(from_child(&*state)),
                     handoff,
                 },
                 Ended::Paused(SubOutcome::Paused {
@@ -145,16 +160,16 @@ where
     }
 }
 
-/// How a subgraph's run ended.
-enum Ended<T: State, D> {
+/// How a subgraph's run ended (`P`: its parent's state type).
+enum Ended<T: State, P: State> {
     Done {
-        state: T,
+        state: Arc<T>,
         /// What its steps wrote, one after the other (when kept).
         writes: Option<T::Delta>,
         handoff: Option<Vec<crate::command::Goto>>,
     },
     /// Paused or failed: what the parent gets.
-    Paused(SubOutcome<D>),
+    Paused(SubOutcome<P>),
 }
 
 impl<T, C> CompiledGraph<T, C>
@@ -173,17 +188,23 @@ where
         call: &SubCall<P, C>,
         paused: Option<(Value, Vec<(String, Value)>)>,
     ) -> Result<(Child<T>, Position<T::Delta>, Option<Value>), GraphError> {
-        let ns = call.namespace.join("|");
+        let stored = call.store.is_some() && call.thread.is_some();
+        // Its namespace as logged: read and written only with a store.
+        let ns = if stored || call.log.is_some() {
+            call.namespace.join("|")
+        } else {
+            String::new()
+        };
+        let mut tags = Map::new();
+        if call.log.is_some() {
+            tags.insert("ns".to_owned(), json!(ns));
+            tags.insert("base".to_owned(), json!(call.base));
+            tags.insert("at".to_owned(), json!(call.at));
+        }
         let mut child = Child {
             state: start,
             log: call.log.clone(),
-            tags: {
-                let mut tags = Map::new();
-                tags.insert("ns".to_owned(), json!(ns));
-                tags.insert("base".to_owned(), json!(call.base));
-                tags.insert("at".to_owned(), json!(call.at));
-                tags
-            },
+            tags,
             writes: None,
             keep_writes,
             steps: 0,
@@ -209,7 +230,7 @@ where
             ),
             (_, Some(step)) => {
                 let nodes: Vec<String> = step.nodes().iter().map(|n| (*n).to_owned()).collect();
-                let cursor = LoggedRoutes::from_metadata(&step.metadata)
+                let cursor = LoggedRoutes::from_metadata(&step.metadata, &nodes)
                     .and_then(|routes| routes.cursor(&self.plan, &nodes))
                     .map_err(|reason| GraphError::Log {
                         thread: thread.to_owned(),
@@ -237,12 +258,12 @@ where
 
     /// Runs this graph as a subgraph task (or goes on with it), from
     /// `start`, keeping what its steps write when `keep_writes`.
-    async fn run_child<P, D>(
+    async fn run_child<P: State>(
         &self,
         start: Arc<T>,
         keep_writes: bool,
         mut call: SubCall<P, C>,
-    ) -> Ended<T, D> {
+    ) -> Ended<T, P> {
         let failed = |error: GraphError| Ended::Paused(SubOutcome::Failed(Box::new(error)));
         let Some(context) = call.context.clone() else {
             return failed(GraphError::NoContext {
@@ -255,6 +276,7 @@ where
             Err(e) => return failed(e),
         };
         let SubCall {
+            state,
             thread,
             store,
             namespace,
@@ -263,17 +285,21 @@ where
             events,
             ..
         } = call;
+        // The parent's state is the child's start (or read into it): let
+        // go, an adopted one is the child's alone to change in place.
+        drop(state);
         let thread_name = thread.as_deref().unwrap_or_default();
+        let sink = events
+            .as_ref()
+            .map(|nested| nested.sink::<T>(namespace.clone()));
         let mut runner = Runner {
             plan: &self.plan,
             limit: self.limit,
             store: store.as_ref(),
             thread: thread.as_deref(),
             context,
-            sink: events
-                .as_ref()
-                .map(|nested| nested.sink::<T>(namespace.clone())),
-            namespace: namespace.clone(),
+            sink,
+            scope: TaskScope::new(namespace, thread.clone()),
             base,
             at,
             nested: events.clone(),
@@ -309,12 +335,12 @@ where
         match stop {
             Stop::Ended => Ended::Done {
                 writes: child.writes,
-                state: unshare(child.state),
+                state: child.state,
                 handoff: None,
             },
             Stop::Handoff { goto } => Ended::Done {
                 writes: child.writes,
-                state: unshare(child.state),
+                state: child.state,
                 handoff: Some(goto),
             },
             Stop::Breakpoint { body, .. } => paused(&body, Vec::new(), None),
@@ -323,7 +349,7 @@ where
                 let mut interrupts = p.interrupts;
                 for interrupt in &mut interrupts {
                     if interrupt.namespace.is_empty() {
-                        interrupt.namespace = namespace.clone();
+                        interrupt.namespace = runner.scope.namespace.clone();
                     }
                 }
                 paused(&p.body, interrupts, failed)
@@ -383,6 +409,7 @@ where
                     at: call.at,
                     paused: Some((inner.body, Vec::new())),
                     events: None,
+                    adopt: false,
                 };
                 subgraphs.push(sub.snapshot(&inner.task.node, inner_call).await?);
             }
@@ -479,8 +506,4 @@ fn mapped_start<S, T: State>(
             source,
         })?;
     Ok(start)
-}
-
-fn unshare<T: Clone>(state: Arc<T>) -> T {
-    Arc::try_unwrap(state).unwrap_or_else(|s| (*s).clone())
 }

@@ -10,7 +10,10 @@
 //! `nodes` are the step's tasks (as `Thread::apply_nodes` writes them);
 //! the other keys appear only when not empty: the targets commands chose
 //! (`END` is not listed: it adds no task), the workers they sent to with
-//! the inputs, and the joins that have seen some of their sources.
+//! the inputs, and the joins that have seen some of their sources. A
+//! superstep's step whose tasks are all of one node logs its targets
+//! alone, `{"nodes": ["a"], "goto": "x"}` (or `["x", "y"]`): a handoff
+//! logs one at every superstep. Pending bodies always name the node.
 
 use crate::plan::{Cursor, Plan, Sent, Target};
 use crate::spec::{END, START};
@@ -77,45 +80,25 @@ impl LoggedRoutes {
         LoggedRoutes { goto, sends, joins }
     }
 
-    /// Into a step's metadata: what serializing it writes, built directly
-    /// (a command's `goto` is logged at every superstep it routes).
-    pub fn into_metadata(self) -> Map<String, Value> {
-        let names = |map: BTreeMap<String, Vec<String>>| {
-            Value::Object(
-                map.into_iter()
-                    .map(|(k, v)| (k, Value::Array(v.into_iter().map(Value::String).collect())))
-                    .collect(),
-            )
-        };
-        let mut metadata = Map::new();
-        if !self.goto.is_empty() {
-            metadata.insert("goto".to_owned(), names(self.goto));
+    /// Read from a step's metadata (absent keys: no routes); `nodes` are
+    /// the step's tasks, whose node a `goto` without one is from.
+    pub fn from_metadata(
+        metadata: &Map<String, Value>,
+        nodes: &[String],
+    ) -> Result<LoggedRoutes, String> {
+        let present = |key: &str| metadata.get(key).filter(|v| !v.is_null());
+        let invalid = |e: serde_json::Error| format!("its routes: {e}");
+        let mut routes = LoggedRoutes::default();
+        if let Some(goto) = present("goto") {
+            routes.goto = goto_of(goto, nodes)?;
         }
-        if !self.sends.is_empty() {
-            // Names and logged inputs (already JSON): always serializable.
-            if let Ok(sends) = serde_json::to_value(self.sends) {
-                metadata.insert("sends".to_owned(), sends);
-            }
+        if let Some(sends) = present("sends") {
+            routes.sends = Vec::deserialize(sends).map_err(invalid)?;
         }
-        if !self.joins.is_empty() {
-            metadata.insert("joins".to_owned(), names(self.joins));
+        if let Some(joins) = present("joins") {
+            routes.joins = BTreeMap::deserialize(joins).map_err(invalid)?;
         }
-        metadata
-    }
-
-    /// Read from a step's metadata (absent keys: no routes).
-    pub fn from_metadata(metadata: &Map<String, Value>) -> Result<LoggedRoutes, String> {
-        let pick = |key: &str| metadata.get(key).cloned().unwrap_or(Value::Null);
-        let routes = serde_json::json!({
-            "goto": pick("goto"),
-            "sends": pick("sends"),
-            "joins": pick("joins"),
-        });
-        let routes: Map<String, Value> = match routes {
-            Value::Object(map) => map.into_iter().filter(|(_, v)| !v.is_null()).collect(),
-            _ => Map::new(),
-        };
-        serde_json::from_value(Value::Object(routes)).map_err(|e| format!("its routes: {e}"))
+        Ok(routes)
     }
 
     /// The cursor of a step whose tasks were `nodes`, with these routes.
@@ -204,40 +187,199 @@ impl LoggedRoutes {
     }
 }
 
+/// `cursor`'s routes as a step's metadata, built straight from it: a
+/// command's targets are logged at every superstep it routes, so this is
+/// kept small. A step whose tasks are all of one node logs its targets
+/// alone (`"goto": "worker"`, or a list of names); others name the node
+/// each target is from (`{"a": ["x"]}`, which [`LoggedRoutes::from_metadata`]
+/// reads in either case).
+pub(crate) fn step_metadata<S: State, C>(plan: &Plan<S, C>, cursor: &Cursor) -> Map<String, Value> {
+    let name = |n: usize| Value::String(plan.nodes[n].name.clone());
+    let mut metadata = Map::new();
+    if let Some(goto) = goto_metadata(plan, cursor) {
+        metadata.insert("goto".to_owned(), goto);
+    }
+    if !cursor.sends.is_empty() {
+        let sends = cursor.sends.iter().map(|(from, sent)| {
+            let mut send = Map::new();
+            send.insert("from".to_owned(), name(*from));
+            send.insert("to".to_owned(), name(sent.worker));
+            send.insert("input".to_owned(), sent.logged.clone());
+            Value::Object(send)
+        });
+        metadata.insert("sends".to_owned(), Value::Array(sends.collect()));
+    }
+    let mut joins: Vec<(&str, Value)> = plan
+        .joins
+        .iter()
+        .zip(&cursor.joins)
+        .filter(|(_, seen)| seen.iter().any(|s| *s))
+        .map(|(join, seen)| {
+            let ran = join.sources.iter().zip(seen).filter(|(_, s)| **s);
+            let ran = ran.map(|(n, _)| name(*n)).collect();
+            (join.key.as_str(), Value::Array(ran))
+        })
+        .collect();
+    if !joins.is_empty() {
+        joins.sort_by(|a, b| a.0.cmp(b.0));
+        let joins = joins.into_iter().map(|(k, v)| (k.to_owned(), v));
+        metadata.insert("joins".to_owned(), Value::Object(joins.collect()));
+    }
+    metadata
+}
+
+/// The `goto` of [`step_metadata`], if a command chose a node (`END` adds
+/// no task, so it is not logged).
+fn goto_metadata<S: State, C>(plan: &Plan<S, C>, cursor: &Cursor) -> Option<Value> {
+    let name = |n: usize| Value::String(plan.nodes[n].name.clone());
+    let routed = || {
+        cursor
+            .goto
+            .iter()
+            .filter_map(|(from, target)| match target {
+                Target::Node(to) => Some((*from, *to)),
+                Target::End => None,
+            })
+    };
+    let (first, _) = routed().next()?;
+    if cursor.sources == [Some(first)] {
+        let mut targets = routed().map(|(_, to)| name(to));
+        return Some(match (targets.next(), targets.next()) {
+            (Some(one), None) => one,
+            (one, two) => Value::Array(one.into_iter().chain(two).chain(targets).collect()),
+        });
+    }
+    let mut sources: Vec<&str> = routed()
+        .map(|(from, _)| plan.nodes[from].name.as_str())
+        .collect();
+    sources.sort_unstable();
+    sources.dedup();
+    let by_source = sources.into_iter().map(|source| {
+        let targets = routed()
+            .filter(|(from, _)| plan.nodes[*from].name == source)
+            .map(|(_, to)| name(to));
+        (source.to_owned(), Value::Array(targets.collect()))
+    });
+    Some(Value::Object(by_source.collect()))
+}
+
+/// A logged `goto`: by source (`{"a": ["x"]}`), or the targets alone of a
+/// step whose tasks are all of one node (`"x"`, `["x", "y"]`).
+fn goto_of(goto: &Value, nodes: &[String]) -> Result<BTreeMap<String, Vec<String>>, String> {
+    let invalid = |e: serde_json::Error| format!("its routes: {e}");
+    let targets = match goto {
+        Value::Object(_) => return BTreeMap::deserialize(goto).map_err(invalid),
+        Value::String(one) => vec![one.clone()],
+        _ => Vec::deserialize(goto).map_err(invalid)?,
+    };
+    match nodes.split_first() {
+        Some((from, rest)) if rest.iter().all(|n| n == from) => {
+            Ok(BTreeMap::from([(from.clone(), targets)]))
+        }
+        _ => Err(format!(
+            "its routes: a goto ({goto}) without its node, in a step of nodes {nodes:?}"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Command, END, START, StateGraph};
 
-    /// `into_metadata` writes what serializing the routes writes.
-    #[test]
-    fn into_metadata_is_the_serialized_routes() {
-        let cases = [
-            LoggedRoutes::default(),
-            LoggedRoutes {
-                goto: BTreeMap::from([
-                    ("supervisor".to_owned(), vec!["worker".to_owned()]),
-                    ("a".to_owned(), vec!["x".to_owned(), "y".to_owned()]),
-                ]),
-                sends: vec![LoggedSend {
-                    from: "a".to_owned(),
-                    to: "w".to_owned(),
-                    input: serde_json::json!({"subject": "cats"}),
-                }],
-                joins: BTreeMap::from([("b+c:d".to_owned(), vec!["b".to_owned()])]),
-            },
-        ];
-        for routes in cases {
-            let serialized = serde_json::to_value(&routes).expect("routes serialize");
-            let built = Value::Object(routes.clone().into_metadata());
-            assert_eq!(built, serialized);
-            assert_eq!(
-                serde_json::to_string(&built).expect("as text"),
-                serde_json::to_string(&serialized).expect("as text")
-            );
-            let Value::Object(map) = built else {
-                unreachable!()
-            };
-            assert_eq!(LoggedRoutes::from_metadata(&map), Ok(routes));
+    #[derive(state_core::AgentState, Debug, Clone)]
+    struct S {
+        #[reducer(append)]
+        log: Vec<String>,
+    }
+
+    fn plan() -> std::sync::Arc<Plan<S, ()>> {
+        let mut g = StateGraph::<S>::new();
+        let command = |_: &S| Command::<SDelta>::goto(["x", "y"]);
+        g.add_node("a", command).destinations(["x", "y", END]);
+        g.add_node("b", command).destinations(["x", "y", END]);
+        for node in ["x", "y", "c", "d"] {
+            g.add_node(node, |_: &S| S::delta());
         }
+        g.add_edge(START, "a");
+        g.add_edge(START, "b");
+        g.add_edge(START, "c");
+        g.add_edge(["b", "c"], "d");
+        for node in ["x", "y", "d"] {
+            g.add_edge(node, END);
+        }
+        g.compile().expect("compiles").plan
+    }
+
+    /// A cursor's routes as metadata read back to the same cursor, and
+    /// the metadata's text.
+    #[test]
+    fn step_metadata_reads_back() {
+        let plan = plan();
+        let node = |name: &str| plan.node(name).expect("a node");
+        let (a, b, c, x, y) = (node("a"), node("b"), node("c"), node("x"), node("y"));
+        let cases = [
+            (vec![a], vec![(a, Target::Node(x))], r#"{"goto":"x"}"#),
+            (
+                vec![a],
+                vec![(a, Target::Node(x)), (a, Target::End), (a, Target::Node(y))],
+                r#"{"goto":["x","y"]}"#,
+            ),
+            (vec![a], vec![(a, Target::End)], r#"{}"#),
+            (
+                vec![b, a, c],
+                vec![
+                    (b, Target::Node(y)),
+                    (a, Target::Node(x)),
+                    (b, Target::Node(x)),
+                ],
+                r#"{"goto":{"a":["x"],"b":["y","x"]},"joins":{"b+c:d":["b","c"]}}"#,
+            ),
+        ];
+        for (sources, goto, text) in cases {
+            let nodes: Vec<String> = sources
+                .iter()
+                .map(|n| plan.nodes[*n].name.clone())
+                .collect();
+            let cursor = Cursor {
+                joins: plan.mark_joins(Vec::new(), &sources),
+                sources: sources.into_iter().map(Some).collect(),
+                goto,
+                sends: Vec::new(),
+            };
+            let metadata = step_metadata(&plan, &cursor);
+            assert_eq!(serde_json::to_string(&metadata).expect("text"), text);
+            let read = LoggedRoutes::from_metadata(&metadata, &nodes)
+                .and_then(|routes| routes.cursor(&plan, &nodes))
+                .expect("reads back");
+            let named = |c: &Cursor| {
+                let routes = LoggedRoutes::of(&plan, c);
+                (c.sources.clone(), routes.goto, routes.joins)
+            };
+            assert_eq!(named(&read), named(&cursor), "{text}");
+        }
+    }
+
+    /// The log before the targets alone: every `goto` by source.
+    #[test]
+    fn goto_by_source_still_reads() {
+        let plan = plan();
+        let nodes = vec!["a".to_owned()];
+        let old = serde_json::json!({"nodes": ["a"], "goto": {"a": ["x", "y"]}});
+        let new = serde_json::json!({"nodes": ["a"], "goto": ["x", "y"]});
+        let read = |v: Value| {
+            let Value::Object(m) = v else { unreachable!() };
+            LoggedRoutes::from_metadata(&m, &nodes)
+        };
+        assert_eq!(read(old.clone()), read(new));
+        let routes = read(old).expect("reads");
+        assert_eq!(routes.goto["a"], ["x", "y"]);
+        assert!(routes.cursor(&plan, &nodes).is_ok());
+        // Targets alone name no node in a step of several.
+        let Value::Object(m) = serde_json::json!({"goto": "x"}) else {
+            unreachable!()
+        };
+        let two = vec!["a".to_owned(), "b".to_owned()];
+        assert!(LoggedRoutes::from_metadata(&m, &two).is_err());
     }
 }

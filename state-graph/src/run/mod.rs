@@ -10,6 +10,7 @@ mod runner;
 mod snapshot;
 mod superstep;
 
+use crate::ctx::TaskScope;
 use crate::error::GraphError;
 use crate::graph_state::GraphState;
 use crate::outcome::{Interrupt, Outcome, Resume};
@@ -375,7 +376,7 @@ where
             thread: (!thread.is_empty()).then_some(thread),
             context,
             sink: sink.cloned(),
-            namespace: Vec::new(),
+            scope: TaskScope::new(Vec::new(), (!thread.is_empty()).then(|| thread.to_owned())),
             base,
             at,
             nested: sink.and_then(Sink::nested),

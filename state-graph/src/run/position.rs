@@ -147,7 +147,7 @@ where
                 ),
             });
         };
-        let cursor = LoggedRoutes::from_metadata(&step.metadata)
+        let cursor = LoggedRoutes::from_metadata(&step.metadata, &names)
             .and_then(|routes| routes.cursor(&self.plan, &names))
             .map_err(err)?;
         // An edit of a thread paused at a breakpoint keeps it passed.

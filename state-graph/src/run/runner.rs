@@ -5,14 +5,14 @@
 //! limit. Where it stops is the caller's to record ([`Stop`]).
 
 use super::backing::Backing;
-use super::cursor::{LoggedRoutes, LoggedSend};
+use super::cursor::{LoggedRoutes, LoggedSend, step_metadata};
 use super::pending::{
     Breakpoint, ChildPending, Failure, PendingBody, PendingInterrupt, PendingWrite, Prior,
     TaskAnswers,
 };
 use super::superstep::{self, Done, Env};
 use crate::command::Goto;
-use crate::ctx::{EmitFn, Emitted};
+use crate::ctx::{EmitFn, Emitted, TaskScope};
 use crate::error::GraphError;
 use crate::graph_state::GraphState;
 use crate::outcome::Interrupt;
@@ -71,8 +71,9 @@ pub(crate) struct Runner<'a, S: State, C> {
     pub thread: Option<&'a str>,
     pub context: Arc<C>,
     pub sink: Option<Sink<S>>,
-    /// The namespace of the graph (empty at the top).
-    pub namespace: Vec<String>,
+    /// What its tasks share: the graph's namespace (empty at the top) and
+    /// the thread.
+    pub scope: Arc<TaskScope>,
     /// Where the root run stands: its last committed step, and the step its
     /// position was read from.
     pub base: u64,
@@ -105,7 +106,12 @@ where
             .sink
             .as_ref()
             .is_some_and(|s| s.modes.contains(StreamMode::MESSAGES));
-        let top = self.namespace.is_empty();
+        let scope = self.scope.clone();
+        let top = scope.namespace.is_empty();
+        let want_updates = self
+            .sink
+            .as_ref()
+            .is_some_and(|s| s.modes.contains(StreamMode::UPDATES));
         loop {
             let state = backing.shared();
             let (tasks, joins) = plan.next(&cursor, &state, Some(&self.context))?;
@@ -135,6 +141,23 @@ where
             let has_subgraphs = tasks
                 .iter()
                 .any(|t| matches!(plan.nodes[t.node].body, crate::spec::Body::Subgraph(_)));
+            // A lone subgraph task of this state type runs on the
+            // superstep's state (handed over, not copied) and hands back its
+            // final state, when nothing reads what it wrote: its writes
+            // applied again here would make that same state.
+            let adopt = matches!(&tasks[..], [task] if matches!(
+                &plan.nodes[task.node].body,
+                crate::spec::Body::Subgraph(sub) if sub.adopts()
+            )) && prior.is_empty()
+                && !want_updates
+                && !messages
+                && backing.adoptable();
+            let state = if adopt {
+                drop(state);
+                backing.take_shared()
+            } else {
+                state
+            };
             let log = if has_subgraphs { backing.lend() } else { None };
             let env = Env {
                 thread: self.thread,
@@ -144,11 +167,13 @@ where
                 remaining: self.limit - self.steps,
                 emit: emit.as_ref(),
                 messages,
-                namespace: &self.namespace,
+                namespace: &scope.namespace,
+                scope: &scope,
                 log,
                 base: self.base,
                 at: self.at,
                 nested: self.nested.as_ref(),
+                adopt,
             };
             let (done, ran) = superstep::execute(plan, &tasks, state, &mut prior, &env).await;
             drop(env);
@@ -169,7 +194,7 @@ where
                     ),
                 });
             }
-            let stopped = done.iter().any(|d| !matches!(d, Done::Wrote(_)));
+            let stopped = done.iter().any(|d| !d.finished());
             if stopped {
                 return self.paused(&cursor, &tasks, done, prior, ran > 0);
             }
@@ -184,26 +209,29 @@ where
                 remaining: 0,
                 emit: None,
                 messages,
-                namespace: &self.namespace,
+                namespace: &scope.namespace,
+                scope: &scope,
                 log: None,
                 base: self.base,
                 at: self.at,
                 nested: None,
+                adopt: false,
             };
             let mut next = Cursor::default();
             let mut nodes = Vec::with_capacity(tasks.len());
             let mut updates = Vec::new();
             let mut said = Vec::new();
             let mut handoff = None;
-            let want_updates = self
-                .sink
-                .as_ref()
-                .is_some_and(|s| s.modes.contains(StreamMode::UPDATES));
+            let mut adopted = None;
             for (task, done) in tasks.iter().zip(done) {
                 if !next.sources.contains(&Some(task.node)) {
                     next.sources.push(Some(task.node));
                 }
-                let Done::Wrote(output) = done else { continue };
+                let (output, state) = match done {
+                    Done::Wrote(output) => (output, None),
+                    Done::Adopted(state, output) => (output, Some(state)),
+                    _ => continue,
+                };
                 let name = plan.nodes[task.node].name.as_str();
                 if output.parent {
                     if top {
@@ -219,6 +247,10 @@ where
                     .extend(output.resolved.targets.into_iter().map(|t| (task.node, t)));
                 next.sends
                     .extend(output.resolved.sends.into_iter().map(|s| (task.node, s)));
+                if state.is_some() {
+                    adopted = state;
+                    continue;
+                }
                 let delta = output.update.unwrap_or_default();
                 if want_updates {
                     updates.push((name.to_owned(), delta.clone()));
@@ -232,7 +264,7 @@ where
             next.joins = plan.mark_joins(joins, &ran);
             // Named for the log only: a run in memory never reads them.
             let routes = if backing.logs() {
-                LoggedRoutes::of(plan, &next).into_metadata()
+                step_metadata(plan, &next)
             } else {
                 serde_json::Map::new()
             };
@@ -243,7 +275,20 @@ where
                     sink.delta_messages(task, delta, &mut written);
                 }
             }
-            backing.commit(nodes, routes).await?;
+            match (adopted, adopt) {
+                (Some(state), _) => backing.adopt(state)?,
+                (None, false) => backing.commit(nodes, routes).await?,
+                // Its state was handed over: its writes have nothing to
+                // apply to.
+                (None, true) => {
+                    return Err(GraphError::Log {
+                        thread: self.thread.unwrap_or_default().to_owned(),
+                        seq: self.at,
+                        reason: "a subgraph given the superstep's state did not hand it back"
+                            .to_owned(),
+                    });
+                }
+            }
             if top && self.thread.is_some() {
                 self.base = backing.seq();
                 self.at = self.base;
@@ -289,7 +334,7 @@ where
                 .collect(),
             LoggedRoutes::of(plan, cursor),
         );
-        if self.namespace.is_empty() && self.thread.is_some() {
+        if self.scope.namespace.is_empty() && self.thread.is_some() {
             body.base = Some(self.base);
         }
         body
@@ -301,7 +346,7 @@ where
         &self,
         cursor: &Cursor,
         tasks: &[Task],
-        done: Vec<Done<S::Delta>>,
+        done: Vec<Done<S>>,
         mut prior: Prior<S::Delta>,
         ran: bool,
     ) -> Result<Stop, GraphError> {
@@ -313,7 +358,7 @@ where
         for (task, done) in tasks.iter().zip(done) {
             let key = superstep::key(plan, task);
             // A task that paused or failed runs again: it keeps its answers.
-            if !matches!(done, Done::Wrote(_)) {
+            if !done.finished() {
                 if !next.contains(&key.node) {
                     next.push(key.node.clone());
                 }
@@ -398,6 +443,14 @@ where
                         task: key,
                         namespace,
                         body: child,
+                    });
+                }
+                // Only the lone task of a superstep that finished adopts.
+                Done::Adopted(..) => {
+                    return Err(GraphError::Log {
+                        thread: self.thread.unwrap_or_default().to_owned(),
+                        seq: self.at,
+                        reason: "a paused superstep adopted a subgraph's state".to_owned(),
                     });
                 }
                 Done::Failed(error) => {

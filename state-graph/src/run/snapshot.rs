@@ -3,7 +3,7 @@
 //! after one logged step, with what runs next and what is pending there.
 
 use super::CompiledGraph;
-use super::cursor::LoggedRoutes;
+use super::cursor::step_metadata;
 use super::pending::{Breakpoint, PendingBody, PendingWrite};
 use super::position::Loaded;
 use crate::error::GraphError;
@@ -395,7 +395,7 @@ where
         }
         let ran: Vec<usize> = tasks.iter().map(|t: &Task| t.node).collect();
         next.joins = self.plan.mark_joins(joins, &ran);
-        let routes = LoggedRoutes::of(&self.plan, &next).into_metadata();
+        let routes = step_metadata(&self.plan, &next);
         metadata.extend(routes);
         let seq = handle
             .with_metadata(Value::Object(metadata))
@@ -487,6 +487,7 @@ where
                 at: loaded.at,
                 paused: Some((child.body.clone(), Vec::new())),
                 events: None,
+                adopt: false,
             };
             subgraphs.push(sub.snapshot(&child.task.node, call).await?);
         }

@@ -3,7 +3,7 @@
 //! order, whichever finished first.
 
 use crate::command::{Command, Goto};
-use crate::ctx::{Ctx, CtxParts, EmitFn, TaskInfo, task_id};
+use crate::ctx::{Ctx, CtxParts, EmitFn, TaskInfo, TaskScope};
 use crate::error::{BoxError, GraphError, NodeError, Panicked};
 use crate::node::Call;
 use crate::outcome::Interrupt;
@@ -44,6 +44,8 @@ pub(crate) struct Env<'a, C> {
     pub messages: bool,
     /// The namespace of the graph the tasks run in.
     pub namespace: &'a [String],
+    /// What the tasks' [`TaskInfo`]s share (the namespace, hashed).
+    pub scope: &'a Arc<TaskScope>,
     /// Where subgraph tasks log their steps.
     pub log: Option<Arc<dyn ChildLog>>,
     /// Where the root run stands (see [`SubCall`]).
@@ -51,32 +53,34 @@ pub(crate) struct Env<'a, C> {
     pub at: u64,
     /// Where subgraph tasks send their events.
     pub nested: Option<&'a Nested>,
+    /// Whether a subgraph task of the superstep's state type may run on
+    /// the superstep's state and hand back its final state
+    /// ([`Done::Adopted`]): it is the superstep's only task, and nothing
+    /// reads its writes (no log, no stream of updates or messages, no
+    /// parent composing them).
+    pub adopt: bool,
 }
 
 impl<C> Env<'_, C> {
     /// Who `task` is, for its context and the stream.
     pub fn task_info<S: State>(&self, plan: &Plan<S, C>, task: &Task) -> TaskInfo {
-        let node = &plan.nodes[task.node].name;
-        let send = task.send.as_ref().map(|(i, _)| *i);
         TaskInfo {
-            node: node.clone(),
-            id: task_id(self.namespace, self.step, node, send),
+            node: plan.nodes[task.node].name.clone(),
             step: self.step,
-            triggers: vec![match send {
-                Some(_) => "__pregel_push".to_owned(),
-                None => format!("branch:to:{node}"),
-            }],
-            namespace: self.namespace.to_vec(),
-            send,
-            thread: self.thread.map(str::to_owned),
+            send: task.send.as_ref().map(|(i, _)| *i),
+            scope: self.scope.clone(),
         }
     }
 }
 
 /// What one task of a superstep did.
-pub(crate) enum Done<D> {
+pub(crate) enum Done<S: State> {
     /// It returned its output (or had one pending from before).
-    Wrote(Output<D>),
+    Wrote(Output<S::Delta>),
+    /// A subgraph task ran on the superstep's state (see [`Env::adopt`]):
+    /// its final state is the state after the superstep; the output's
+    /// update is empty.
+    Adopted(Arc<S>, Output<S::Delta>),
     /// It paused (or was still paused from before).
     Paused { id: String, value: Value },
     /// A subgraph task paused (or failed) inside: the subgraph's pending
@@ -89,6 +93,13 @@ pub(crate) enum Done<D> {
     },
     /// It failed.
     Failed(BoxError),
+}
+
+impl<S: State> Done<S> {
+    /// Whether it finished (nothing paused or failed).
+    pub fn finished(&self) -> bool {
+        matches!(self, Done::Wrote(_) | Done::Adopted(..))
+    }
 }
 
 pub(crate) fn key<S: State, C>(plan: &Plan<S, C>, task: &Task) -> TaskKey {
@@ -106,12 +117,12 @@ pub(crate) async fn execute<S: State + Send + Sync + 'static, C: Send + Sync + '
     state: Arc<S>,
     prior: &mut Prior<S::Delta>,
     env: &Env<'_, C>,
-) -> (Vec<Done<S::Delta>>, usize)
+) -> (Vec<Done<S>>, usize)
 where
     S::Delta: Send + 'static,
 {
     let mut runs = Vec::with_capacity(tasks.len());
-    let mut done: Vec<Option<Done<S::Delta>>> = Vec::with_capacity(tasks.len());
+    let mut done: Vec<Option<Done<S>>> = Vec::with_capacity(tasks.len());
     for task in tasks {
         let mut answers = Vec::new();
         let mut child = None;
@@ -169,7 +180,7 @@ async fn run_task<S: State + Send + Sync + 'static, C: Send + Sync + 'static>(
     answers: Vec<Value>,
     child: Option<ChildPrior>,
     env: &Env<'_, C>,
-) -> Done<S::Delta>
+) -> Done<S>
 where
     S::Delta: Send + 'static,
 {
@@ -181,7 +192,6 @@ where
     loop {
         let parts = CtxParts {
             task: env.task_info(plan, task),
-            thread: env.thread,
             store: env.store,
             remaining: env.remaining,
             answers: answers.clone(),
@@ -221,51 +231,45 @@ async fn run_subgraph<S: State + Send + Sync + 'static, C: Send + Sync + 'static
     state: Arc<S>,
     child: Option<ChildPrior>,
     env: &Env<'_, C>,
-) -> Done<S::Delta>
+) -> Done<S>
 where
     S::Delta: Send + 'static,
 {
     let info = env.task_info(plan, task);
-    let mut namespace = env.namespace.to_vec();
-    namespace.push(info.segment());
+    let namespace = || {
+        let mut namespace = env.namespace.to_vec();
+        namespace.push(info.segment());
+        namespace
+    };
     let call = SubCall {
         state,
         context: Some(env.context.clone()),
         thread: env.thread.map(str::to_owned),
         store: env.store.cloned(),
         log: env.log.clone(),
-        namespace: namespace.clone(),
+        namespace: namespace(),
         base: env.base,
         at: env.at,
         paused: child.map(|c| (c.body, c.answers)),
         events: env.nested.cloned(),
+        adopt: env.adopt,
     };
     match AssertUnwindSafe(subgraph.run(call)).catch_unwind().await {
-        Ok(SubOutcome::Wrote { update, handoff }) => match handoff {
-            // A node inside routed here: the subgraph node's command.
-            Some(goto) => resolve(
-                plan,
-                task.node,
-                Command {
-                    update,
-                    goto,
-                    parent: false,
-                },
-            ),
-            None => Done::Wrote(Output {
-                update,
-                resolved: Resolved::default(),
-                parent: false,
-                handoff: None,
-            }),
-        },
+        Ok(SubOutcome::Wrote { update, handoff }) => subgraph_output(plan, task, update, handoff),
+        Ok(SubOutcome::Adopted { state, handoff }) => {
+            match subgraph_output(plan, task, None, handoff) {
+                Done::Wrote(output) => Done::Adopted(state, output),
+                other => other,
+            }
+        }
         Ok(SubOutcome::Paused {
             body,
             interrupts,
             failed,
             ..
         }) => Done::Child {
-            namespace,
+            // Made again: a pause is rarer than a copy.
+            namespace: namespace(),
             body,
             interrupts,
             failed,
@@ -283,10 +287,38 @@ where
     }
 }
 
+/// What a subgraph task that reached its end wrote: `update`, and where a
+/// node inside routed in this graph, if one did.
+fn subgraph_output<S: State, C>(
+    plan: &Plan<S, C>,
+    task: &Task,
+    update: Option<S::Delta>,
+    handoff: Option<Vec<Goto>>,
+) -> Done<S> {
+    match handoff {
+        // A node inside routed here: the subgraph node's command.
+        Some(goto) => resolve(
+            plan,
+            task.node,
+            Command {
+                update,
+                goto,
+                parent: false,
+            },
+        ),
+        None => Done::Wrote(Output {
+            update,
+            resolved: Resolved::default(),
+            parent: false,
+            handoff: None,
+        }),
+    }
+}
+
 /// A command's targets checked against the node's destinations: one that
 /// goes elsewhere fails the task (not retried: the node did what it does).
 /// A command for the parent graph is resolved there.
-fn resolve<S: State, C, D>(plan: &Plan<S, C>, node: usize, command: Command<D>) -> Done<D> {
+fn resolve<S: State, C>(plan: &Plan<S, C>, node: usize, command: Command<S::Delta>) -> Done<S> {
     let Command {
         update,
         goto,

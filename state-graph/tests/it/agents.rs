@@ -764,6 +764,183 @@ async fn subgraph_events_carry_their_namespace() {
     );
 }
 
+/// A state whose `tally` counts its reducer's calls in [`TALLIED`].
+#[derive(AgentState, Debug, Clone, PartialEq)]
+struct Tallied {
+    #[reducer(append)]
+    log: Vec<String>,
+    last: Option<String>,
+    #[reducer(with = tally)]
+    tally: u64,
+}
+
+/// Calls of [`tally`], the reducer of [`Tallied::tally`].
+static TALLIED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn tally(total: &mut u64, n: u64) {
+    TALLIED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    *total += n;
+}
+
+/// START -> pre -> middle -> notes -> post -> END; `middle` a subgraph
+/// START -> m1 -> inner, whose last node hands off to `m2` in `middle`
+/// (`to_parent`); `inner` a subgraph START -> a -> b, both writing the
+/// plain field `last` and the tally; `notes` a subgraph of another state
+/// type.
+fn nested_teams() -> CompiledGraph<Tallied> {
+    let says = |name: &'static str| {
+        move |_: &Tallied| {
+            Tallied::delta()
+                .log(vec![name.to_owned()])
+                .last(name.to_owned())
+        }
+    };
+    let mut inner = StateGraph::<Tallied>::new();
+    inner.add_node("a", |_: &Tallied| {
+        Tallied::delta()
+            .log(vec!["a".to_owned()])
+            .last("a".to_owned())
+            .tally(1)
+    });
+    inner.add_node("b", |_: &Tallied| {
+        let update = Tallied::delta()
+            .log(vec!["b".to_owned()])
+            .last("b".to_owned())
+            .tally(2);
+        Command::goto("m2").update(update).to_parent()
+    });
+    inner
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("b", END);
+    let mut middle = StateGraph::<Tallied>::new();
+    middle.add_node("m1", says("m1"));
+    middle
+        .add_subgraph("inner", inner.compile().unwrap())
+        .destinations(["m2"]);
+    middle.add_node("m2", says("m2"));
+    middle
+        .add_edge(START, "m1")
+        .add_edge("m1", "inner")
+        .add_edge("m2", END);
+    // Of another state type: never adopted.
+    let mut notes = StateGraph::<Notes>::new();
+    notes.add_node("jot", |n: &Notes| {
+        Notes::delta().notes(vec![format!("noted {}", n.subject)])
+    });
+    notes.add_edge(START, "jot").add_edge("jot", END);
+    let mut g = StateGraph::<Tallied>::new();
+    g.add_node("pre", says("pre"));
+    g.add_subgraph("middle", middle.compile().unwrap());
+    g.add_subgraph_mapped(
+        "notes",
+        notes.compile().unwrap(),
+        |t: &Tallied| Notes::delta().subject(t.last.clone().unwrap_or_default()),
+        |n: &Notes| Tallied::delta().log(n.notes.clone()),
+    );
+    g.add_node("post", says("post"));
+    g.add_edge(START, "pre")
+        .add_edge("pre", "middle")
+        .add_edge("middle", "notes")
+        .add_edge("notes", "post")
+        .add_edge("post", END);
+    g.compile().unwrap()
+}
+
+/// A subgraph that is its superstep's only task runs on the superstep's
+/// state and hands back its final state when nothing reads its writes (no
+/// store, no `updates` or `messages` stream): the same state and the same
+/// `values` events as a run that applies its writes again, which one with
+/// `updates` streamed does, and as a stored run, whose log is the
+/// composed writes'. Its steps' writes are applied once, not once per
+/// level.
+#[tokio::test]
+async fn an_adopted_subgraph_state_is_what_applying_its_writes_makes() {
+    use futures::StreamExt;
+    use std::sync::atomic::Ordering::SeqCst;
+    let app = nested_teams();
+    let input = || Tallied::delta().log(vec!["in".to_owned()]);
+    let expected = Tallied {
+        log: ["in", "pre", "m1", "a", "b", "m2", "noted m2", "post"]
+            .map(str::to_owned)
+            .to_vec(),
+        last: Some("post".to_owned()),
+        tally: 3,
+    };
+
+    TALLIED.store(0, SeqCst);
+    assert_eq!(app.invoke(input()).await.unwrap(), expected);
+    assert_eq!(TALLIED.load(SeqCst), 2, "each write applied once");
+
+    // Values events and their state, with and without the writes applied
+    // again (updates streamed).
+    let values = |modes| {
+        app.stream(input(), modes)
+            .filter_map(|e| async move {
+                let e = e.unwrap();
+                (e.mode() == "values").then(|| e.data().unwrap())
+            })
+            .collect::<Vec<Value>>()
+    };
+    TALLIED.store(0, SeqCst);
+    let adopted = values(StreamMode::VALUES).await;
+    assert_eq!(TALLIED.load(SeqCst), 2);
+    let applied = values(StreamMode::VALUES | StreamMode::UPDATES).await;
+    assert!(TALLIED.load(SeqCst) > 2 + 2, "applied again at each level");
+    assert_eq!(adopted, applied);
+    assert_eq!(
+        adopted.len(),
+        5,
+        "input, pre, middle, notes, post: {adopted:?}"
+    );
+    assert_eq!(adopted.last(), Some(&expected.to_json().unwrap()));
+
+    // A stored run applies the writes as logged: the same state, and the
+    // subgraph's writes in its parent's step as before.
+    let stored = app.with_store(Store::memory());
+    let out = stored.invoke_thread("t", input()).await.unwrap();
+    assert_eq!(out.state(), &expected);
+    let history = stored.get_state_history("t").await.unwrap();
+    let middle = history
+        .iter()
+        .find(|s| s.metadata()["nodes"] == json!(["middle"]))
+        .expect("the parent's step of middle");
+    assert_eq!(
+        middle.state(),
+        &Tallied {
+            log: ["in", "pre", "m1", "a", "b", "m2"]
+                .map(str::to_owned)
+                .to_vec(),
+            last: Some("m2".to_owned()),
+            tally: 3,
+        }
+    );
+
+    // A node failing inside (after a step that wrote): the same error.
+    let mut failing = StateGraph::<Tallied>::new();
+    failing.add_node("a", |_: &Tallied| Tallied::delta().tally(1));
+    failing.add_node("x", |_: &Tallied| -> Result<TalliedDelta, NodeError> {
+        Err(NodeError::msg("no tool"))
+    });
+    failing
+        .add_edge(START, "a")
+        .add_edge("a", "x")
+        .add_edge("x", END);
+    let mut g = StateGraph::<Tallied>::new();
+    g.add_subgraph("crew", failing.compile().unwrap());
+    g.add_edge(START, "crew").add_edge("crew", END);
+    let app = g.compile().unwrap();
+    let adopted = format!("{:?}", app.invoke(input()).await.unwrap_err());
+    let applied = app
+        .stream(input(), StreamMode::UPDATES)
+        .filter_map(|e| async move { e.err() })
+        .collect::<Vec<_>>()
+        .await;
+    let applied = format!("{:?}", applied.first().expect("the run's error"));
+    assert_eq!(adopted, applied);
+    assert!(adopted.contains("no tool"), "{adopted}");
+}
+
 // ---------------------------------------------------------------------------
 // Edits of a thread paused inside a subgraph, and the order of interrupts.
 
