@@ -7,6 +7,7 @@ mod error;
 mod handle;
 mod ids;
 mod items;
+mod listing;
 mod migrations;
 mod missing;
 mod rebuild;
@@ -21,8 +22,8 @@ pub use handle::{Compaction, Store};
 pub use items::{
     Embeddings, IndexConfig, IntoNamespace, Item, ListNamespaces, PutItem, SearchItem, SearchItems,
 };
+pub use listing::{ListThreads, ThreadCursor, ThreadInfo, ThreadOrder, ThreadPage};
 pub use snapshot::SnapshotPolicy;
 pub use step::{StepKind, StepRecord};
-pub use store::ThreadInfo;
 pub use thread::{Thread, WithMetadata};
 pub use watch::StepStream;

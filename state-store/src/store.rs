@@ -7,43 +7,15 @@ use crate::backend::{Backend, ForkRows, Memory, SnapshotRow};
 use crate::error::StoreError;
 use crate::handle::Store;
 use crate::ids::check_id;
+use crate::listing::{ListThreads, ThreadInfo};
 use crate::migrations::version_of;
 use crate::rebuild::{rebuild, rows_upto, state_text};
 use crate::snapshot::SnapshotPolicy;
-use crate::step::{from_millis, now_millis};
+use crate::step::now_millis;
 use crate::thread::Thread;
 use crate::watch::{Hub, StepStream};
 use serde::Serialize;
 use state_core::State;
-use std::time::SystemTime;
-
-/// A thread, as listed by [`Store::threads`].
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct ThreadInfo {
-    /// Its id.
-    pub id: String,
-    /// Its last committed step (0: none yet).
-    pub seq: u64,
-    /// When it was opened for the first time (or forked).
-    pub created_at: SystemTime,
-    /// When its last step was committed.
-    pub updated_at: SystemTime,
-    /// The thread and step it was forked from, if it was.
-    pub forked_from: Option<(String, u64)>,
-}
-
-impl ThreadInfo {
-    fn from_row(row: crate::backend::ThreadRow) -> ThreadInfo {
-        ThreadInfo {
-            id: row.id,
-            seq: row.head,
-            created_at: from_millis(row.created_at),
-            updated_at: from_millis(row.updated_at),
-            forked_from: row.parent,
-        }
-    }
-}
 
 impl Store {
     /// A store in memory: threads live as long as the store (and its
@@ -383,7 +355,19 @@ impl Store {
         crate::watch::watch(self.backend.clone(), &self.hub, id, after)
     }
 
-    /// Every thread, ordered by id.
+    /// A page of threads, newest first unless another
+    /// [`order`](ListThreads::order) is asked for, when awaited: see
+    /// [`ListThreads`]. What lists threads for a person or a client (the
+    /// inspector's list, the Agent Server's thread search): each page
+    /// reads at most what it returns (plus what a filter refuses).
+    pub fn list_threads(&self) -> ListThreads<'_> {
+        ListThreads::new(self)
+    }
+
+    /// Every thread, ordered by id, in one list: for a program that
+    /// needs them all (a migration, a test). It reads every thread's row
+    /// at once; to list threads for a person or a client, page through
+    /// them with [`list_threads`](Store::list_threads).
     pub async fn threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
         let rows = self.backend.threads().await?;
         Ok(rows.into_iter().map(ThreadInfo::from_row).collect())

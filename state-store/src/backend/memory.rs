@@ -2,7 +2,9 @@
 //! one lock, so that tests and short-lived programs behave exactly as with a
 //! database (conflicts, compaction, corrupt rows included).
 
-use super::{Appended, ForkRows, LogTail, Removed, SnapshotRow, StepRow, Tail, ThreadRow};
+use super::{
+    Appended, ForkRows, LogTail, Removed, SnapshotRow, StepRow, Tail, ThreadRow, ThreadsPage,
+};
 use crate::error::StoreError;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -140,6 +142,35 @@ impl Memory {
         let mut rows: Vec<ThreadRow> = self.lock().values().filter_map(|t| t.row.clone()).collect();
         rows.sort_by(|a, b| a.id.cmp(&b.id));
         Ok(rows)
+    }
+
+    pub fn threads_page(&self, page: ThreadsPage<'_>) -> Result<Vec<ThreadRow>, StoreError> {
+        let at = |row: &ThreadRow| (page.position(row), row.id.as_bytes().to_vec());
+        let mut rows: Vec<ThreadRow> = self
+            .lock()
+            .values()
+            .filter_map(|t| t.row.clone())
+            .filter(|row| {
+                page.after.is_none_or(|(time, id)| {
+                    let here = (page.position(row), row.id.as_bytes());
+                    let cursor = (time, id.as_bytes());
+                    if page.descending {
+                        here < cursor
+                    } else {
+                        here > cursor
+                    }
+                })
+            })
+            .collect();
+        rows.sort_by_cached_key(|row| at(row));
+        if page.descending {
+            rows.reverse();
+        }
+        Ok(rows
+            .into_iter()
+            .skip(page.offset)
+            .take(page.limit)
+            .collect())
     }
 
     pub fn thread(&self, thread: &str) -> Result<Option<ThreadRow>, StoreError> {

@@ -96,6 +96,38 @@ pub(crate) struct ThreadRow {
     pub parent: Option<(String, u64)>,
 }
 
+/// What a page of threads is ordered by: a time (then the id), or the id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ThreadKey {
+    Updated,
+    Created,
+    Id,
+}
+
+/// A page of thread rows ([`Backend::threads_page`]): in the order of
+/// `key`, ascending or `descending` (ids compared bytewise, on every
+/// backend), after the position `after` (the key's time, 0 for the id
+/// order, and the id), skipping `offset` rows, at most `limit`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ThreadsPage<'a> {
+    pub key: ThreadKey,
+    pub descending: bool,
+    pub after: Option<(i64, &'a str)>,
+    pub offset: usize,
+    pub limit: usize,
+}
+
+impl ThreadsPage<'_> {
+    /// The position of `row` in this order.
+    pub fn position(&self, row: &ThreadRow) -> i64 {
+        match self.key {
+            ThreadKey::Updated => row.updated_at,
+            ThreadKey::Created => row.created_at,
+            ThreadKey::Id => 0,
+        }
+    }
+}
+
 /// How an append ended, when the database answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Appended {
@@ -204,6 +236,11 @@ impl Backend {
     /// Every thread, by id.
     pub async fn threads(&self) -> Result<Vec<ThreadRow>, StoreError> {
         dispatch!(self, b => b.threads())
+    }
+
+    /// A page of thread rows, in order.
+    pub async fn threads_page(&self, page: ThreadsPage<'_>) -> Result<Vec<ThreadRow>, StoreError> {
+        dispatch!(self, b => b.threads_page(page))
     }
 
     /// One thread's row.

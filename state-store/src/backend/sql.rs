@@ -5,7 +5,10 @@
 //! Every value is bound as a parameter: thread ids, JSON and numbers are
 //! data, never SQL.
 
-use super::{Appended, ForkRows, LogTail, Removed, SnapshotRow, StepRow, Tail, ThreadRow};
+use super::{
+    Appended, ForkRows, LogTail, Removed, SnapshotRow, StepRow, Tail, ThreadKey, ThreadRow,
+    ThreadsPage,
+};
 use crate::error::StoreError;
 
 /// The version of the tables below. A database written by a newer version
@@ -82,6 +85,21 @@ const SELECT_HEAD: &str = "SELECT head FROM state_store_threads WHERE thread_id 
 #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 const MOVE_HEAD: &str = "UPDATE state_store_threads SET head = $2, updated_at = $3 \
      WHERE thread_id = $1 AND head = $4";
+/// SQLite's append in one call (one round trip to sqlx's worker thread
+/// instead of two): `MOVE_HEAD`, then the step's row (`$5`..`$8`: kind,
+/// body, metadata, state version; recorded at `$3`) inserted only if the
+/// head moved (`changes()` counts the rows the `UPDATE` changed), then
+/// the rows the `INSERT` added: 1, or 0 when no step was written (a
+/// `RETURNING` clause would say the same at twice the cost: SQLite
+/// buffers its rows in a temporary table). In the write transaction of
+/// `append`, whose rollback covers both.
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+const MOVE_HEAD_AND_INSERT_STEP: &str = "UPDATE state_store_threads SET head = $2, updated_at = $3 \
+     WHERE thread_id = $1 AND head = $4; \
+     INSERT INTO state_store_steps \
+     (thread_id, seq, kind, body, metadata, state_version, recorded_at) \
+     SELECT $1, $2, $5, $6, $7, $8, $3 WHERE changes() = 1; \
+     SELECT changes()";
 const INSERT_STEP: &str = "INSERT INTO state_store_steps \
      (thread_id, seq, kind, body, metadata, state_version, recorded_at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7)";
@@ -154,6 +172,52 @@ const CREATE_FORK_NOTIFY: &str = "INSERT INTO state_store_threads \
      VALUES ($1, $2, $3, $3, $4, $5) ON CONFLICT (thread_id) DO NOTHING \
      RETURNING pg_notify('state_store_steps', json_build_object('thread', thread_id, 'seq', head)::text)";
 
+/// The statement of a page of threads (`Backend::threads_page`): after
+/// the position `$1, $2` (the time, then the id; the id alone as `$1` in
+/// the id order) when `after`, then `LIMIT` and `OFFSET`. `collate` makes
+/// PostgreSQL compare ids bytewise, as SQLite and the memory backend do.
+/// Nothing but the table's rows is read; a time order sorts them (no
+/// index on the times: it would cost every step a page more).
+fn threads_page_sql(page: &ThreadsPage<'_>, collate: &str) -> String {
+    let column = match page.key {
+        ThreadKey::Updated => Some("updated_at"),
+        ThreadKey::Created => Some("created_at"),
+        ThreadKey::Id => None,
+    };
+    let (direction, cmp) = match page.descending {
+        true => ("DESC", "<"),
+        false => ("ASC", ">"),
+    };
+    let mut sql = String::from(
+        "SELECT thread_id, head, created_at, updated_at, parent_thread, parent_seq \
+         FROM state_store_threads",
+    );
+    let mut next = 1;
+    if page.after.is_some() {
+        match column {
+            Some(column) => {
+                sql.push_str(&format!(
+                    " WHERE ({column}, thread_id{collate}) {cmp} ($1, $2)"
+                ));
+                next = 3;
+            }
+            None => {
+                sql.push_str(&format!(" WHERE thread_id{collate} {cmp} $1"));
+                next = 2;
+            }
+        }
+    }
+    sql.push_str(" ORDER BY ");
+    if let Some(column) = column {
+        sql.push_str(&format!("{column} {direction}, "));
+    }
+    sql.push_str(&format!(
+        "thread_id{collate} {direction} LIMIT ${next} OFFSET ${}",
+        next + 1
+    ));
+    sql
+}
+
 /// A sequence number as stored (BIGINT).
 fn to_db(seq: u64) -> i64 {
     // Sequence numbers count steps one at a time; i64::MAX is unreachable.
@@ -176,14 +240,21 @@ fn db_error(context: String) -> impl FnOnce(sqlx::Error) -> StoreError {
 /// database, `$lock` (optional) serializes schema creation across workers,
 /// `$move_head`, `$delete_thread` and `$create_fork` are `MOVE_HEAD`,
 /// `DELETE_THREAD` and `CREATE_FORK`, or versions of them that also tell
-/// other processes' watchers; `$item_tables` and `$dialect` are the
+/// other processes' watchers; `$queue_writes` queues this process's
+/// writers in arrival order, and `$write_pool` gives the pool they write
+/// through (made from the store's pool); `$move_and_insert` is the
+/// statements that move the head and insert the step in one call, if the
+/// driver runs several in one (else `$move_head`, then `INSERT_STEP`);
+/// `$collate` follows a thread id
+/// where a page of threads compares or orders it; `$item_tables` and `$dialect` are the
 /// items' (`sql_items.rs`), whose methods are stamped out here too.
 macro_rules! sql_backend {
     (
         $(#[$doc:meta])*
         $name:ident, $db:ty, $pool:ty,
         write = $write:expr, read = $read:expr, lock = $lock:expr,
-        queue_writes = $queue:expr,
+        queue_writes = $queue:expr, write_pool = $write_pool:path, collate = $collate:expr,
+        move_and_insert = $move_and_insert:expr,
         move_head = $move_head:expr, delete_thread = $delete_thread:expr, create_fork = $create_fork:expr,
         item_tables = $item_tables:expr, dialect = $dialect:expr
     ) => {
@@ -191,6 +262,8 @@ macro_rules! sql_backend {
         #[derive(Debug, Clone)]
         pub(crate) struct $name {
             pool: $pool,
+            /// Where this store's writes go (see `write_pool`).
+            writes: $pool,
             /// Writers of this process, in arrival order (see `queue_writes`).
             writers: Option<std::sync::Arc<tokio::sync::Mutex<()>>>,
         }
@@ -199,7 +272,8 @@ macro_rules! sql_backend {
             /// Wraps a pool, creating or checking the store's tables.
             pub async fn new(pool: $pool) -> Result<Self, StoreError> {
                 let writers = $queue.then(|| std::sync::Arc::new(tokio::sync::Mutex::new(())));
-                let backend = $name { pool, writers };
+                let writes = $write_pool(&pool).await;
+                let backend = $name { pool, writes, writers };
                 backend.init().await?;
                 Ok(backend)
             }
@@ -215,7 +289,7 @@ macro_rules! sql_backend {
 
             async fn init(&self) -> Result<(), StoreError> {
                 let context = || "creating the store's tables".to_owned();
-                let mut tx = self.pool.begin_with($write).await.map_err(db_error(context()))?;
+                let mut tx = self.writes.begin_with($write).await.map_err(db_error(context()))?;
                 // Under the write lock (SQLite) or the advisory lock
                 // (PostgreSQL), one worker at a time gets past here.
                 if let Some(lock) = $lock {
@@ -263,7 +337,7 @@ macro_rules! sql_backend {
                 sqlx::query(OPEN_THREAD)
                     .bind(thread)
                     .bind(now)
-                    .execute(&self.pool)
+                    .execute(&self.writes)
                     .await
                     .map_err(db_error(format!("opening thread \"{thread}\"")))?;
                 Ok(())
@@ -305,32 +379,55 @@ macro_rules! sql_backend {
 
             pub async fn append(&self, thread: &str, step: &StepRow) -> Result<Appended, StoreError> {
                 let _queued = self.queue().await;
-                let context = || format!("appending step {} to thread \"{thread}\"", step.seq);
-                let mut tx = self.pool.begin_with($write).await.map_err(db_error(context()))?;
+                // The context is written only on an error (it is on every
+                // step's path).
+                let failed = |e| StoreError::backend(format!("appending step {} to thread \"{thread}\"", step.seq), e);
+                let mut tx = self.writes.begin_with($write).await.map_err(failed)?;
                 // The head moves only from the expected step: a stale writer
                 // changes no row and learns the stored head below.
-                let moved = sqlx::query($move_head)
-                    .bind(thread)
-                    .bind(to_db(step.seq))
-                    .bind(step.recorded_at)
-                    .bind(to_db(step.seq - 1))
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(db_error(context()))?
-                    .rows_affected();
+                let moved = match $move_and_insert {
+                    // Both statements in one call: the step is inserted only
+                    // if the head moved.
+                    Some(both) => {
+                        let inserted: Option<(i64,)> = sqlx::query_as(both)
+                            .bind(thread)
+                            .bind(to_db(step.seq))
+                            .bind(step.recorded_at)
+                            .bind(to_db(step.seq - 1))
+                            .bind(&step.kind)
+                            .bind(&step.body)
+                            .bind(&step.metadata)
+                            .bind(step.state_version)
+                            .fetch_optional(&mut *tx)
+                            .await
+                            .map_err(failed)?;
+                        inserted.map_or(0, |(n,)| u64::try_from(n).unwrap_or(0))
+                    }
+                    None => sqlx::query($move_head)
+                        .bind(thread)
+                        .bind(to_db(step.seq))
+                        .bind(step.recorded_at)
+                        .bind(to_db(step.seq - 1))
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(failed)?
+                        .rows_affected(),
+                };
                 if moved != 1 {
                     let head: Option<(i64,)> = sqlx::query_as(SELECT_HEAD)
                         .bind(thread)
                         .fetch_optional(&mut *tx)
                         .await
-                        .map_err(db_error(context()))?;
+                        .map_err(failed)?;
                     return Ok(match head {
                         Some((head,)) => Appended::Conflict { stored: from_db(thread, "thread head", head)? },
                         None => Appended::NoThread,
                     });
                 }
-                insert_step(&mut *tx, thread, step).await.map_err(db_error(context()))?;
-                tx.commit().await.map_err(db_error(context()))?;
+                if $move_and_insert.is_none() {
+                    insert_step(&mut *tx, thread, step).await.map_err(failed)?;
+                }
+                tx.commit().await.map_err(failed)?;
                 Ok(Appended::Committed)
             }
 
@@ -347,7 +444,7 @@ macro_rules! sql_backend {
             pub async fn snapshot(&self, thread: &str, snapshot: &SnapshotRow) -> Result<(), StoreError> {
                 let _queued = self.queue().await;
                 let context = || format!("writing a snapshot of thread \"{thread}\" at step {}", snapshot.seq);
-                let mut conn = self.pool.acquire().await.map_err(db_error(context()))?;
+                let mut conn = self.writes.acquire().await.map_err(db_error(context()))?;
                 insert_snapshot(&mut *conn, thread, snapshot).await.map_err(db_error(context()))
             }
 
@@ -387,6 +484,24 @@ macro_rules! sql_backend {
                 rows.into_iter().map(thread_row).collect()
             }
 
+            pub async fn threads_page(&self, page: ThreadsPage<'_>) -> Result<Vec<ThreadRow>, StoreError> {
+                let sql = threads_page_sql(&page, $collate);
+                let mut query = sqlx::query_as::<_, ThreadTuple>(&sql);
+                if let Some((time, id)) = page.after {
+                    if page.key != ThreadKey::Id {
+                        query = query.bind(time);
+                    }
+                    query = query.bind(id);
+                }
+                let rows: Vec<ThreadTuple> = query
+                    .bind(i64::try_from(page.limit).unwrap_or(i64::MAX))
+                    .bind(i64::try_from(page.offset).unwrap_or(i64::MAX))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(db_error("listing threads".to_owned()))?;
+                rows.into_iter().map(thread_row).collect()
+            }
+
             pub async fn thread(&self, thread: &str) -> Result<Option<ThreadRow>, StoreError> {
                 let row: Option<ThreadTuple> = sqlx::query_as(SELECT_THREAD)
                     .bind(thread)
@@ -399,7 +514,7 @@ macro_rules! sql_backend {
             pub async fn delete(&self, thread: &str) -> Result<bool, StoreError> {
                 let _queued = self.queue().await;
                 let context = || format!("deleting thread \"{thread}\"");
-                let mut tx = self.pool.begin_with($write).await.map_err(db_error(context()))?;
+                let mut tx = self.writes.begin_with($write).await.map_err(db_error(context()))?;
                 let mut existed = false;
                 for statement in $delete_thread {
                     let done = sqlx::query(statement)
@@ -423,7 +538,7 @@ macro_rules! sql_backend {
             ) -> Result<bool, StoreError> {
                 let _queued = self.queue().await;
                 let context = || format!("forking thread \"{parent}\" at step {parent_seq} into \"{thread}\"");
-                let mut tx = self.pool.begin_with($write).await.map_err(db_error(context()))?;
+                let mut tx = self.writes.begin_with($write).await.map_err(db_error(context()))?;
                 let created = sqlx::query($create_fork)
                     .bind(thread)
                     .bind(to_db(parent_seq))
@@ -450,7 +565,7 @@ macro_rules! sql_backend {
             pub async fn compact(&self, thread: &str) -> Result<Removed, StoreError> {
                 let _queued = self.queue().await;
                 let context = || format!("compacting thread \"{thread}\"");
-                let mut tx = self.pool.begin_with($write).await.map_err(db_error(context()))?;
+                let mut tx = self.writes.begin_with($write).await.map_err(db_error(context()))?;
                 let (latest,): (Option<i64>,) = sqlx::query_as(SELECT_LATEST_SNAPSHOT_SEQ)
                     .bind(thread)
                     .fetch_one(&mut *tx)
@@ -626,6 +741,11 @@ mod sqlite {
         // while others come and go. Queueing this process's writers keeps
         // the order fair; other processes still wait on the lock.
         queue_writes = true,
+        // One connection of its own for the writes: see `write_pool`.
+        write_pool = write_pool,
+        // Ids compare bytewise already (BINARY).
+        collate = "",
+        move_and_insert = Some(MOVE_HEAD_AND_INSERT_STEP),
         // Other processes' watchers poll `PRAGMA data_version` instead
         // (see `watched_heads`).
         move_head = MOVE_HEAD,
@@ -633,6 +753,36 @@ mod sqlite {
         create_fork = CREATE_FORK,
         item_tables = crate::backend::sql_items::SQLITE_ITEM_TABLES,
         dialect = crate::backend::sql_items::Dialect::Sqlite
+    }
+
+    /// The pool the store writes through: for a database file, a pool of
+    /// its own with one connection, opened with `pool`'s options; for an
+    /// in-memory database (which no other connection can open), `pool`.
+    ///
+    /// The store's writes queue anyway (`queue_writes`); on one connection
+    /// they also find their pages in its cache. Spread over a pool's
+    /// connections (sqlx hands the idle ones out in turn), each write was
+    /// on a connection that another had written since it was last used,
+    /// which SQLite answers by emptying its page cache and reading the
+    /// pages again: a step cost 1.5-1.8x a bare commit of its row, and is
+    /// within 1.2x of it on one connection (BENCHMARKS.md, section 7).
+    pub(super) async fn write_pool(pool: &sqlx::SqlitePool) -> sqlx::SqlitePool {
+        let file: Option<String> =
+            sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
+                .fetch_optional(pool)
+                .await
+                .ok()
+                .flatten();
+        if file.is_none_or(|file| file.is_empty()) {
+            return pool.clone();
+        }
+        sqlx::sqlite::SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(0)
+            // Kept open: a new connection starts with an empty cache.
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .connect_lazy_with((*pool.connect_options()).clone())
     }
 
     /// Changes to the database committed by any other connection (this
@@ -673,6 +823,11 @@ mod sqlite {
 mod postgres {
     use super::*;
 
+    /// PostgreSQL's writes go through the store's pool, many at once.
+    async fn same_pool(pool: &sqlx::PgPool) -> sqlx::PgPool {
+        pool.clone()
+    }
+
     sql_backend! {
         /// PostgreSQL through sqlx: many workers, many machines.
         Postgres, sqlx::Postgres, sqlx::PgPool,
@@ -684,6 +839,13 @@ mod postgres {
         lock = Some("SELECT pg_advisory_xact_lock(7217347781021533)"),
         // Row locks queue PostgreSQL's writers already.
         queue_writes = false,
+        // Writes on the pool, many at once.
+        write_pool = same_pool,
+        // Ids compared bytewise, as SQLite and the memory backend do,
+        // whatever the database's collation.
+        collate = " COLLATE \"C\"",
+        // `MOVE_HEAD_NOTIFY`, then `INSERT_STEP`.
+        move_and_insert = None::<&str>,
         // Other processes' watchers listen on NOTIFY_CHANNEL.
         move_head = MOVE_HEAD_NOTIFY,
         delete_thread = DELETE_THREAD_NOTIFY,

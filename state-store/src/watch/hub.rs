@@ -4,7 +4,16 @@
 //! the hub with its first watcher and stopped with its last; the pumps
 //! are `sqlite.rs`'s and `postgres.rs`'s, handed to the hub when it is
 //! made, so this file names neither).
+//!
+//! The watchers of one thread share their reads of the log: a notice
+//! wakes them all, the first to read keeps what it read beside the
+//! thread's channel, and each of the others takes it from there if it was
+//! read after the notice that woke it ([`Subscription::read`]). Fifty
+//! watchers of a thread cost one read per commit, not fifty.
 
+use crate::backend::{Backend, Tail};
+use crate::error::StoreError;
+use crate::step::StepRecord;
 use futures::future::BoxFuture;
 use std::collections::HashMap;
 use std::fmt;
@@ -49,9 +58,12 @@ struct Watchers {
 }
 
 struct Channel {
-    /// Flipped on every notice; each watcher waits for a flip it has not
-    /// seen. Holds no value: the log is read for that.
-    flag: watch::Sender<()>,
+    /// Counts the notices; each watcher waits for one it has not seen.
+    /// The log is read for what they announce; the count tells a watcher
+    /// whether a read it did not make is recent enough for it.
+    flag: watch::Sender<u64>,
+    /// The last read of the thread's log, shared by its watchers.
+    feed: Arc<Feed>,
     /// The highest head announced since it was last reset (0: unknown, or
     /// the thread is gone), to drop the notices that cannot be news: the
     /// PostgreSQL echo of this store's own commits, say.
@@ -93,7 +105,7 @@ impl Hub {
             && (head == 0 || head > channel.known)
         {
             channel.known = head;
-            channel.flag.send_replace(());
+            channel.flag.send_modify(|notices| *notices += 1);
         }
     }
 
@@ -102,7 +114,7 @@ impl Hub {
     #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) fn wake_all(&self) {
         for channel in self.lock().threads.values() {
-            channel.flag.send_replace(());
+            channel.flag.send_modify(|notices| *notices += 1);
         }
     }
 
@@ -116,20 +128,26 @@ impl Hub {
     pub(crate) fn subscribe(self: &Arc<Hub>, thread: &str) -> Subscription {
         let mut watchers = self.lock();
         watchers.count += 1;
-        let flag = match watchers.threads.get(thread) {
-            Some(channel) => channel.flag.subscribe(),
+        let (flag, feed) = match watchers.threads.get(thread) {
+            Some(channel) => (channel.flag.subscribe(), Arc::clone(&channel.feed)),
             None => {
-                let (flag, receiver) = watch::channel(());
-                watchers
-                    .threads
-                    .insert(thread.to_owned(), Channel { flag, known: 0 });
-                receiver
+                let (flag, receiver) = watch::channel(0);
+                let feed = Arc::new(Feed::default());
+                let channel = Channel {
+                    flag,
+                    feed: Arc::clone(&feed),
+                    known: 0,
+                };
+                watchers.threads.insert(thread.to_owned(), channel);
+                (receiver, feed)
             }
         };
         Subscription {
             hub: Arc::clone(self),
             thread: thread.to_owned(),
             flag: Some(flag),
+            feed,
+            seen: 0,
         }
     }
 
@@ -196,7 +214,60 @@ pub(crate) struct Subscription {
     hub: Arc<Hub>,
     thread: String,
     /// `Some` until dropped.
-    flag: Option<watch::Receiver<()>>,
+    flag: Option<watch::Receiver<u64>>,
+    /// The thread's shared read.
+    feed: Arc<Feed>,
+    /// The notices seen at the last [`mark_seen`](Subscription::mark_seen).
+    seen: u64,
+}
+
+/// The last read of one thread's log, shared by its watchers; locked
+/// while one of them reads, so that the others wait for that read instead
+/// of making their own.
+#[derive(Default)]
+struct Feed {
+    last: tokio::sync::Mutex<Option<SharedRead>>,
+    /// Reads of the log made, for the tests.
+    #[cfg(test)]
+    reads: std::sync::atomic::AtomicUsize,
+}
+
+/// One read of a thread's log: `Backend::tail` from step `from`, at most
+/// `limit` steps.
+struct SharedRead {
+    /// The notices counted before it was made: it holds every step
+    /// committed before the last of them.
+    notices: u64,
+    from: u64,
+    limit: usize,
+    /// `None`: the thread did not exist.
+    tail: Option<Arc<Read>>,
+}
+
+/// What a shared read holds: the rows as read, and each step decoded
+/// once for all the watchers (`None` where the row is corrupt: each
+/// watcher decodes it again for its own error).
+pub(crate) struct Read {
+    pub tail: Tail,
+    pub records: Vec<Option<StepRecord>>,
+}
+
+impl SharedRead {
+    /// Whether it holds what a read from `from` (of at most `limit` steps)
+    /// made after `seen` notices would begin with: made after them, from
+    /// that step or an earlier one, and not cut off before it.
+    fn serves(&self, from: u64, limit: usize, seen: u64) -> bool {
+        if self.notices < seen || self.from > from || self.limit > limit {
+            return false;
+        }
+        match &self.tail {
+            None => true,
+            Some(read) => {
+                let steps = &read.tail.steps;
+                steps.len() < self.limit || steps.last().is_some_and(|s| s.seq >= from)
+            }
+        }
+    }
 }
 
 impl Subscription {
@@ -208,8 +279,57 @@ impl Subscription {
     /// Marks every notice so far as seen: call right before reading.
     pub(crate) fn mark_seen(&mut self) {
         if let Some(flag) = &mut self.flag {
-            flag.borrow_and_update();
+            self.seen = *flag.borrow_and_update();
         }
+    }
+
+    /// The thread's log from step `from` (at most `limit` steps; `None`:
+    /// no such thread), as read after the notices marked seen: the read
+    /// another watcher of the thread made, if it was made after them and
+    /// holds what a read from `from` would, or else a read of its own,
+    /// which the others may then take. The steps before `from` are the
+    /// caller's to skip.
+    pub(crate) async fn read(
+        &self,
+        backend: &Backend,
+        thread: &str,
+        from: u64,
+        limit: usize,
+    ) -> Result<Option<Arc<Read>>, StoreError> {
+        let mut last = self.feed.last.lock().await;
+        if let Some(read) = &*last
+            && read.serves(from, limit, self.seen)
+        {
+            return Ok(read.tail.clone());
+        }
+        // Counted before reading: a notice after this may be in the read
+        // or not, so the read does not count it.
+        let notices = self.flag.as_ref().map_or(0, |flag| *flag.borrow());
+        #[cfg(test)]
+        self.feed
+            .reads
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tail = backend.tail(thread, from, limit).await?.map(|tail| {
+            let records = tail
+                .steps
+                .iter()
+                .map(|row| StepRecord::from_row(thread, row.clone()).ok())
+                .collect();
+            Arc::new(Read { tail, records })
+        });
+        *last = Some(SharedRead {
+            notices,
+            from,
+            limit,
+            tail: tail.clone(),
+        });
+        Ok(tail)
+    }
+
+    /// Reads of the log made by this thread's watchers so far.
+    #[cfg(test)]
+    pub(crate) fn reads(&self) -> usize {
+        self.feed.reads.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Waits for a notice not yet seen.

@@ -141,13 +141,18 @@ impl Watcher {
 
     /// Reads the log from `next` into `ready`. False: nothing new.
     async fn read(&mut self) -> Result<bool, StoreError> {
-        let Some(tail) = self.backend.tail(&self.id, self.next, BATCH).await? else {
+        let shared = self
+            .subscription
+            .read(&self.backend, &self.id, self.next, BATCH)
+            .await?;
+        let Some(shared) = shared else {
             // Not created yet: wait for it. Seen before: deleted.
             return match self.seen {
                 None => Ok(false),
                 Some(_) => Err(self.deleted()),
             };
         };
+        let tail = &shared.tail;
         if let Some((created_at, head)) = self.seen
             && (tail.created_at != created_at || tail.head < head)
         {
@@ -155,12 +160,19 @@ impl Watcher {
         }
         self.seen = Some((tail.created_at, tail.head));
         let mut read = false;
-        for row in tail.steps {
+        // A read shared with other watchers may begin before `next`.
+        let from = self.next;
+        let rows = tail.steps.iter().zip(&shared.records);
+        for (row, record) in rows.skip_while(|(row, _)| row.seq < from) {
             if row.seq != self.next {
                 let error = self.gap(Some(row.seq)).await?;
                 return self.end_with(error);
             }
-            match StepRecord::from_row(&self.id, row) {
+            let record = match record {
+                Some(record) => Ok(record.clone()),
+                None => StepRecord::from_row(&self.id, row.clone()),
+            };
+            match record {
                 Ok(step) => self.ready.push_back(Ok(step)),
                 Err(error) => return self.end_with(error),
             }
@@ -258,6 +270,36 @@ mod tests {
         assert_eq!(store.hub.counts(), (1, 1, false));
         drop(a);
         assert_eq!(store.hub.counts(), (0, 0, false));
+    }
+
+    #[tokio::test]
+    async fn the_watchers_of_a_thread_share_one_read_per_commit() {
+        let store = Store::memory();
+        let mut t = store.thread::<S>("t").await.unwrap();
+        t.apply(step("one")).await.unwrap();
+        let mut watchers: Vec<_> = (0..20).map(|_| store.watch("t", 0)).collect();
+        let probe = store.hub.subscribe("t");
+        for w in &mut watchers {
+            assert_eq!(w.next().await.unwrap().unwrap().seq, 1);
+        }
+        assert_eq!(probe.reads(), 1, "the backlog, read once for twenty");
+        for (n, text) in [(2, "two"), (3, "three")] {
+            t.apply(step(text)).await.unwrap();
+            for w in &mut watchers {
+                assert_eq!(w.next().await.unwrap().unwrap().seq, n);
+            }
+        }
+        assert_eq!(probe.reads(), 3, "one read per commit");
+        // One that starts behind them reads for itself, then joins them.
+        let mut late = store.watch("t", 0);
+        for n in 1..=3 {
+            assert_eq!(late.next().await.unwrap().unwrap().seq, n);
+        }
+        t.apply(step("four")).await.unwrap();
+        for w in watchers.iter_mut().chain([&mut late]) {
+            assert_eq!(w.next().await.unwrap().unwrap().seq, 4);
+        }
+        assert!(probe.reads() <= 5, "{}", probe.reads());
     }
 
     #[cfg(feature = "sqlite")]
