@@ -85,21 +85,26 @@ const SELECT_HEAD: &str = "SELECT head FROM state_store_threads WHERE thread_id 
 #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 const MOVE_HEAD: &str = "UPDATE state_store_threads SET head = $2, updated_at = $3 \
      WHERE thread_id = $1 AND head = $4";
-/// SQLite's append in one call (one round trip to sqlx's worker thread
-/// instead of two): `MOVE_HEAD`, then the step's row (`$5`..`$8`: kind,
+/// SQLite's whole append in one call to sqlx's worker thread (one round
+/// trip instead of four, and the transaction's statements prepared once
+/// and cached, where sqlx parses its `BEGIN` and `COMMIT` at every use):
+/// the write transaction; `MOVE_HEAD`; the step's row (`$5`..`$8`: kind,
 /// body, metadata, state version; recorded at `$3`) inserted only if the
-/// head moved (`changes()` counts the rows the `UPDATE` changed), then
-/// the rows the `INSERT` added: 1, or 0 when no step was written (a
-/// `RETURNING` clause would say the same at twice the cost: SQLite
-/// buffers its rows in a temporary table). In the write transaction of
-/// `append`, whose rollback covers both.
+/// head moved (`changes()` counts the rows the `UPDATE` changed); the
+/// commit (of nothing, when the head did not move). Run by
+/// `sqlite::append_in_one_call`, which reads the rows the `INSERT` added
+/// from its own result (1, or 0 when no step was written; a `SELECT
+/// changes()` would be one more statement, a `RETURNING` clause twice
+/// the cost: SQLite buffers its rows in a temporary table), and rolls
+/// the transaction back if the call stops between its ends.
 #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
-const MOVE_HEAD_AND_INSERT_STEP: &str = "UPDATE state_store_threads SET head = $2, updated_at = $3 \
+const APPEND_IN_ONE_CALL: &str = "BEGIN IMMEDIATE; \
+     UPDATE state_store_threads SET head = $2, updated_at = $3 \
      WHERE thread_id = $1 AND head = $4; \
      INSERT INTO state_store_steps \
      (thread_id, seq, kind, body, metadata, state_version, recorded_at) \
      SELECT $1, $2, $5, $6, $7, $8, $3 WHERE changes() = 1; \
-     SELECT changes()";
+     COMMIT";
 const INSERT_STEP: &str = "INSERT INTO state_store_steps \
      (thread_id, seq, kind, body, metadata, state_version, recorded_at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7)";
@@ -242,9 +247,10 @@ fn db_error(context: String) -> impl FnOnce(sqlx::Error) -> StoreError {
 /// `DELETE_THREAD` and `CREATE_FORK`, or versions of them that also tell
 /// other processes' watchers; `$queue_writes` queues this process's
 /// writers in arrival order, and `$write_pool` gives the pool they write
-/// through (made from the store's pool); `$move_and_insert` is the
-/// statements that move the head and insert the step in one call, if the
-/// driver runs several in one (else `$move_head`, then `INSERT_STEP`);
+/// through (made from the store's pool); `$append_in_one_call` appends a
+/// step in one call where the driver can (`Some` of the rows written),
+/// else says `None` and the step is appended in a transaction of its own
+/// (`$move_head`, then `INSERT_STEP`);
 /// `$collate` follows a thread id
 /// where a page of threads compares or orders it; `$item_tables` and `$dialect` are the
 /// items' (`sql_items.rs`), whose methods are stamped out here too.
@@ -254,7 +260,7 @@ macro_rules! sql_backend {
         $name:ident, $db:ty, $pool:ty,
         write = $write:expr, read = $read:expr, lock = $lock:expr,
         queue_writes = $queue:expr, write_pool = $write_pool:path, collate = $collate:expr,
-        move_and_insert = $move_and_insert:expr,
+        append_in_one_call = $append_in_one_call:path,
         move_head = $move_head:expr, delete_thread = $delete_thread:expr, create_fork = $create_fork:expr,
         item_tables = $item_tables:expr, dialect = $dialect:expr
     ) => {
@@ -382,53 +388,43 @@ macro_rules! sql_backend {
                 // The context is written only on an error (it is on every
                 // step's path).
                 let failed = |e| StoreError::backend(format!("appending step {} to thread \"{thread}\"", step.seq), e);
-                let mut tx = self.writes.begin_with($write).await.map_err(failed)?;
                 // The head moves only from the expected step: a stale writer
                 // changes no row and learns the stored head below.
-                let moved = match $move_and_insert {
-                    // Both statements in one call: the step is inserted only
-                    // if the head moved.
-                    Some(both) => {
-                        let inserted: Option<(i64,)> = sqlx::query_as(both)
+                let moved = match $append_in_one_call(&self.writes, thread, step).await {
+                    Some(moved) => moved.map_err(failed)?,
+                    None => {
+                        let mut tx = self.writes.begin_with($write).await.map_err(failed)?;
+                        let moved = sqlx::query($move_head)
                             .bind(thread)
                             .bind(to_db(step.seq))
                             .bind(step.recorded_at)
                             .bind(to_db(step.seq - 1))
-                            .bind(&step.kind)
-                            .bind(&step.body)
-                            .bind(&step.metadata)
-                            .bind(step.state_version)
-                            .fetch_optional(&mut *tx)
+                            .execute(&mut *tx)
                             .await
-                            .map_err(failed)?;
-                        inserted.map_or(0, |(n,)| u64::try_from(n).unwrap_or(0))
+                            .map_err(failed)?
+                            .rows_affected();
+                        if moved == 1 {
+                            insert_step(&mut *tx, thread, step).await.map_err(failed)?;
+                            tx.commit().await.map_err(failed)?;
+                        }
+                        // Else the transaction rolls back when dropped.
+                        moved
                     }
-                    None => sqlx::query($move_head)
-                        .bind(thread)
-                        .bind(to_db(step.seq))
-                        .bind(step.recorded_at)
-                        .bind(to_db(step.seq - 1))
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(failed)?
-                        .rows_affected(),
                 };
-                if moved != 1 {
-                    let head: Option<(i64,)> = sqlx::query_as(SELECT_HEAD)
-                        .bind(thread)
-                        .fetch_optional(&mut *tx)
-                        .await
-                        .map_err(failed)?;
-                    return Ok(match head {
-                        Some((head,)) => Appended::Conflict { stored: from_db(thread, "thread head", head)? },
-                        None => Appended::NoThread,
-                    });
+                if moved == 1 {
+                    return Ok(Appended::Committed);
                 }
-                if $move_and_insert.is_none() {
-                    insert_step(&mut *tx, thread, step).await.map_err(failed)?;
-                }
-                tx.commit().await.map_err(failed)?;
-                Ok(Appended::Committed)
+                // Read after the failed move: a head moved further still, or
+                // a thread deleted since, is as much a conflict.
+                let head: Option<(i64,)> = sqlx::query_as(SELECT_HEAD)
+                    .bind(thread)
+                    .fetch_optional(&self.writes)
+                    .await
+                    .map_err(failed)?;
+                Ok(match head {
+                    Some((head,)) => Appended::Conflict { stored: from_db(thread, "thread head", head)? },
+                    None => Appended::NoThread,
+                })
             }
 
             pub async fn step(&self, thread: &str, seq: u64) -> Result<Option<StepRow>, StoreError> {
@@ -729,6 +725,7 @@ fn thread_row(
 #[cfg(feature = "sqlite")]
 mod sqlite {
     use super::*;
+    use futures::TryStreamExt;
 
     sql_backend! {
         /// SQLite through sqlx: one file, WAL mode, `synchronous = FULL`.
@@ -745,7 +742,8 @@ mod sqlite {
         write_pool = write_pool,
         // Ids compare bytewise already (BINARY).
         collate = "",
-        move_and_insert = Some(MOVE_HEAD_AND_INSERT_STEP),
+        // The whole append in one call: see `APPEND_IN_ONE_CALL`.
+        append_in_one_call = append_in_one_call,
         // Other processes' watchers poll `PRAGMA data_version` instead
         // (see `watched_heads`).
         move_head = MOVE_HEAD,
@@ -783,6 +781,94 @@ mod sqlite {
             .idle_timeout(None)
             .max_lifetime(None)
             .connect_lazy_with((*pool.connect_options()).clone())
+    }
+
+    /// Appends `step` in one call (`APPEND_IN_ONE_CALL`): `Some` of the
+    /// rows it inserted, 1 or 0 (the head was not at `step.seq - 1`).
+    pub(super) async fn append_in_one_call(
+        writes: &sqlx::SqlitePool,
+        thread: &str,
+        step: &StepRow,
+    ) -> Option<Result<u64, sqlx::Error>> {
+        Some(append_once(writes, thread, step).await)
+    }
+
+    async fn append_once(
+        writes: &sqlx::SqlitePool,
+        thread: &str,
+        step: &StepRow,
+    ) -> Result<u64, sqlx::Error> {
+        let mut conn = RollBackUnlessDone(Some(writes.acquire().await?));
+        let Some(open) = conn.0.as_mut() else {
+            unreachable!("set just above");
+        };
+        let query = sqlx::query(APPEND_IN_ONE_CALL)
+            .bind(thread)
+            .bind(to_db(step.seq))
+            .bind(step.recorded_at)
+            .bind(to_db(step.seq - 1))
+            .bind(&step.kind)
+            .bind(&step.body)
+            .bind(&step.metadata)
+            .bind(step.state_version);
+        // One result per statement, in order; the `INSERT`'s (the third)
+        // counts the rows it added. (`execute` would add up every
+        // statement's, and SQLite reports the last `INSERT`'s count again
+        // for `BEGIN` and `COMMIT`.)
+        let mut results = sqlx::Executor::fetch_many(&mut **open, query);
+        let mut inserted = 0;
+        let mut statement = 0;
+        while let Some(result) = results.try_next().await? {
+            if let sqlx::Either::Left(done) = result {
+                if statement == 2 {
+                    inserted = done.rows_affected();
+                }
+                statement += 1;
+            }
+        }
+        drop(results);
+        if statement != 4 {
+            // Not reached: SQLite runs the statements in turn, or errs.
+            return Err(sqlx::Error::Protocol(format!(
+                "the append ran {statement} of its 4 statements"
+            )));
+        }
+        conn.done();
+        Ok(inserted)
+    }
+
+    /// A write connection running `APPEND_IN_ONE_CALL`, whose transaction
+    /// sqlx does not know of: if the call fails or is dropped (cancelled)
+    /// between its `BEGIN` and its `COMMIT`, sqlx's worker stops there and
+    /// the transaction stays open, holding the database's write lock.
+    /// Unless [`done`](Self::done), dropping this rolls it back before the
+    /// connection is used again (a `ROLLBACK` with nothing open fails
+    /// harmlessly); without a runtime to run that on, the connection is
+    /// closed instead, which rolls back too.
+    struct RollBackUnlessDone(Option<sqlx::pool::PoolConnection<sqlx::Sqlite>>);
+
+    impl RollBackUnlessDone {
+        /// The transaction ended: the connection goes back as it is.
+        fn done(mut self) {
+            drop(self.0.take());
+        }
+    }
+
+    impl Drop for RollBackUnlessDone {
+        fn drop(&mut self) {
+            let Some(mut conn) = self.0.take() else {
+                return;
+            };
+            match tokio::runtime::Handle::try_current() {
+                // The pool gets the connection back after the rollback.
+                Ok(runtime) => {
+                    runtime.spawn(async move {
+                        let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
+                    });
+                }
+                Err(_) => conn.close_on_drop(),
+            }
+        }
     }
 
     /// Changes to the database committed by any other connection (this
@@ -828,6 +914,16 @@ mod postgres {
         pool.clone()
     }
 
+    /// PostgreSQL appends in a transaction: its driver runs several
+    /// statements in one call only without parameters.
+    async fn no_one_call(
+        _: &sqlx::PgPool,
+        _: &str,
+        _: &StepRow,
+    ) -> Option<Result<u64, sqlx::Error>> {
+        None
+    }
+
     sql_backend! {
         /// PostgreSQL through sqlx: many workers, many machines.
         Postgres, sqlx::Postgres, sqlx::PgPool,
@@ -844,8 +940,8 @@ mod postgres {
         // Ids compared bytewise, as SQLite and the memory backend do,
         // whatever the database's collation.
         collate = " COLLATE \"C\"",
-        // `MOVE_HEAD_NOTIFY`, then `INSERT_STEP`.
-        move_and_insert = None::<&str>,
+        // `MOVE_HEAD_NOTIFY`, then `INSERT_STEP`, in a transaction.
+        append_in_one_call = no_one_call,
         // Other processes' watchers listen on NOTIFY_CHANNEL.
         move_head = MOVE_HEAD_NOTIFY,
         delete_thread = DELETE_THREAD_NOTIFY,
