@@ -11,7 +11,7 @@
 use crate::backend::Backend;
 use crate::error::StoreError;
 use crate::ids::check_id;
-use crate::rebuild::rebuild;
+use crate::rebuild::{latest, rebuild};
 use crate::snapshot::SnapshotPolicy;
 use crate::step::StepRecord;
 use crate::watch::Hub;
@@ -71,6 +71,20 @@ pub struct Compaction {
     pub snapshots_removed: u64,
 }
 
+/// A thread's latest state with the step that made it, read together:
+/// what [`Store::latest`] returns.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LatestState<S> {
+    /// The thread's last step (0 before any).
+    pub seq: u64,
+    /// The state after it.
+    pub state: S,
+    /// Its record: `None` at step 0, or when [`Store::compact`] removed it
+    /// (a snapshot at the last step keeps the state, not the step).
+    pub step: Option<StepRecord>,
+}
+
 impl Store {
     pub(crate) fn new(backend: Backend, hub: Arc<Hub>) -> Store {
         Store {
@@ -91,6 +105,52 @@ impl Store {
     {
         check_id(id)?;
         Ok(rebuild::<S>(&self.backend, id, Some(seq)).await?.state)
+    }
+
+    /// The latest state of thread `id` with the record of its last step,
+    /// read together (one read transaction on SQLite and PostgreSQL: the
+    /// state and the record are of the same step when another is being
+    /// committed): what a snapshot of the thread shows (state-graph's
+    /// `get_state`). Creates nothing: a thread that does not exist is
+    /// [`StoreError::ThreadNotFound`].
+    ///
+    /// Costs one load of the thread on the SQL backends. On
+    /// [`Store::memory`], the state returned is also kept, decoded, beside
+    /// the thread's rows (one copy of the state per thread read this way),
+    /// and the next call starts from it: it replays only the steps
+    /// committed since, where a load decodes the log since the last
+    /// snapshot.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// use state_core::{AgentState, State};
+    /// use state_store::Store;
+    ///
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct S { n: u32 }
+    ///
+    /// let store = Store::memory();
+    /// let mut t = store.thread::<S>("t").await?;
+    /// t.with_metadata(serde_json::json!({"node": "inc"})).apply(S::delta().n(1)).await?;
+    ///
+    /// let latest = store.latest::<S>("t").await?;
+    /// assert_eq!((latest.seq, latest.state.n), (1, 1));
+    /// let step = latest.step.expect("the last step");
+    /// assert_eq!(step.metadata["node"], "inc");
+    /// assert!(store.latest::<S>("no-such-thread").await.is_err());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn latest<S>(&self, id: &str) -> Result<LatestState<S>, StoreError>
+    where
+        S: State + Clone + Serialize + Send + Sync + 'static,
+        S::Delta: Serialize + Send,
+    {
+        check_id(id)?;
+        let (seq, state, last) = latest::<S>(&self.backend, id).await?;
+        let step = last.map(|row| StepRecord::from_row(id, row)).transpose()?;
+        Ok(LatestState { seq, state, step })
     }
 
     /// The logged steps of thread `id` whose numbers fall in `range`, in

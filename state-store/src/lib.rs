@@ -18,7 +18,7 @@ mod thread;
 mod watch;
 
 pub use error::{BoxError, StoreError};
-pub use handle::{Compaction, Store};
+pub use handle::{Compaction, LatestState, Store};
 pub use items::{
     Embeddings, IndexConfig, IntoNamespace, Item, ListNamespaces, PutItem, SearchItem, SearchItems,
 };

@@ -4,7 +4,7 @@
 //! forks all load this way, from `thread.rs`, `handle.rs` and `store.rs`,
 //! which also share the snapshot's JSON text written here.
 
-use crate::backend::{Backend, ForkRows, LogTail, SnapshotRow};
+use crate::backend::{Backend, Decoded, ForkRows, Latest, LogTail, SnapshotRow, StepRow};
 use crate::error::StoreError;
 use crate::migrations::Migrations;
 use crate::missing::{Missing, why_missing};
@@ -13,6 +13,8 @@ use crate::step::replay;
 use serde::Serialize;
 use serde_json::Value;
 use state_core::State;
+use std::any::TypeId;
+use std::sync::Arc;
 
 /// A state rebuilt from the log, with what the snapshot policy needs.
 pub(crate) struct Rebuilt<S> {
@@ -32,6 +34,20 @@ where
     S: State + Serialize,
 {
     let (tail, target) = load(backend, id, upto).await?;
+    replay_tail(backend, id, tail, target).await
+}
+
+/// The state a load's rows give: the snapshot (or the initial state), then
+/// the steps after it, which must reach `target`.
+async fn replay_tail<S>(
+    backend: &Backend,
+    id: &str,
+    tail: LogTail,
+    target: u64,
+) -> Result<Rebuilt<S>, StoreError>
+where
+    S: State + Serialize,
+{
     let migrations = Migrations::of::<S>();
     let (mut state, mut seq, snapshot_bytes) = match &tail.snapshot {
         Some(snapshot) => (
@@ -55,6 +71,77 @@ where
         return Err(missing_step(backend, id, target, seq + 1).await);
     }
     Ok(Rebuilt { state, seq, log })
+}
+
+/// Thread `id`'s latest state, its step number and the head's step row
+/// (`None` at 0, or when compaction removed it), read consistently:
+/// `Store::latest`. The memory backend keeps the state it returns
+/// ([`Decoded`]) and starts the next call from it, replaying only the
+/// steps after it, as long as no snapshot is newer.
+pub(crate) async fn latest<S>(
+    backend: &Backend,
+    id: &str,
+) -> Result<(u64, S, Option<StepRow>), StoreError>
+where
+    S: State + Clone + Serialize + Send + Sync + 'static,
+{
+    let not_found = || StoreError::ThreadNotFound {
+        thread: id.to_owned(),
+    };
+    let Backend::Memory(memory) = backend else {
+        let mut tail = backend.load_latest(id).await?.ok_or_else(not_found)?;
+        let last = tail.last.take();
+        let head = tail.head;
+        let rebuilt = replay_tail::<S>(backend, id, tail, head).await?;
+        return Ok((rebuilt.seq, rebuilt.state, last));
+    };
+    let type_id = TypeId::of::<S>();
+    let (state, seq, last, generation) =
+        match memory.load_latest(id, type_id)?.ok_or_else(not_found)? {
+            Latest::Decoded {
+                base,
+                steps,
+                head,
+                last,
+                generation,
+            } => {
+                let Some(kept) = base.state.downcast_ref::<S>() else {
+                    unreachable!("kept with the type id of S");
+                };
+                if steps.is_empty() {
+                    return Ok((head, kept.clone(), last));
+                }
+                let mut state = kept.clone();
+                let migrations = Migrations::of::<S>();
+                for row in &steps {
+                    let migrate = migrations.for_step::<S>(id, row.seq, row.state_version)?;
+                    replay(id, &mut state, row, migrate)?;
+                }
+                (state, head, last, generation)
+            }
+            Latest::Rows {
+                mut tail,
+                generation,
+            } => {
+                let last = tail.last.take();
+                let head = tail.head;
+                let rebuilt = replay_tail::<S>(backend, id, tail, head).await?;
+                (rebuilt.state, rebuilt.seq, last, generation)
+            }
+        };
+    // Kept as it is, and a copy returned: one copy either way.
+    let kept = Arc::new(state);
+    let state = S::clone(&kept);
+    memory.keep_decoded(
+        id,
+        generation,
+        Decoded {
+            seq,
+            type_id,
+            state: kept,
+        },
+    );
+    Ok((seq, state, last))
 }
 
 /// Thread `id`'s stored rows up to step `upto`, as they are, checked to be

@@ -97,7 +97,9 @@ where
     /// The thread's current [`Snapshot`] (LangGraph's `get_state`): its
     /// state, [`next`](Snapshot::next), pending interrupts and the last
     /// step's metadata. A thread that does not exist has the default state
-    /// and nothing next, and is not created. Costs one load of the thread.
+    /// and nothing next, and is not created. Costs one load of the thread
+    /// at most ([`Store::latest`](state_store::Store::latest): on
+    /// `Store::memory()` the steps since the last call).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -123,25 +125,25 @@ where
     /// ```
     pub async fn get_state(&self, thread: &str) -> Result<Snapshot<S>, GraphError> {
         let store = self.store_for("get_state")?;
-        let info = match store.thread_info(thread).await {
-            Ok(info) => info,
+        // The state and its last step read together (a step committed
+        // meanwhile is not the one whose metadata is shown), without
+        // opening the thread.
+        let latest = match store.latest::<S>(thread).await {
+            Ok(latest) => latest,
             Err(state_store::StoreError::ThreadNotFound { .. }) => return Ok(empty()),
             Err(e) => return Err(e.into()),
         };
-        if info.seq == 0 {
+        if latest.seq == 0 {
             return Ok(empty());
         }
-        // The state at the step read (a step committed meanwhile is not
-        // the one whose metadata is shown), without opening the thread.
-        let state = store.state_at::<S>(thread, info.seq).await?;
-        let Some(step) = store.history(thread, info.seq..=info.seq).await?.pop() else {
+        let Some(step) = latest.step else {
             return Err(GraphError::Log {
                 thread: thread.to_owned(),
-                seq: info.seq,
+                seq: latest.seq,
                 reason: "the thread's last step was compacted away".to_owned(),
             });
         };
-        self.snapshot(thread, step, state).await
+        self.snapshot(thread, step, latest.state).await
     }
 
     /// The thread's snapshots, newest first (LangGraph's

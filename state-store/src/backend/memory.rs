@@ -1,12 +1,16 @@
 //! The in-memory backend: the same rows as the SQL backends, in maps behind
 //! one lock, so that tests and short-lived programs behave exactly as with a
-//! database (conflicts, compaction, corrupt rows included).
+//! database (conflicts, compaction, corrupt rows included). Beside the rows,
+//! each thread may keep the state `Store::latest` last rebuilt, typed
+//! ([`Decoded`]): the next call starts from it instead of decoding the log.
 
 use super::{
     Appended, ForkRows, LogTail, Removed, SnapshotRow, StepRow, Tail, ThreadRow, ThreadsPage,
 };
 use crate::error::StoreError;
+use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 #[derive(Debug, Default)]
@@ -14,12 +18,56 @@ struct MemThread {
     row: Option<ThreadRow>,
     steps: BTreeMap<u64, StepRow>,
     snapshots: BTreeMap<u64, SnapshotRow>,
+    /// Which thread of this id this is: a thread deleted and created
+    /// again has another, so a state decoded from the first is not kept
+    /// for the second.
+    generation: u64,
+    decoded: Option<Decoded>,
+}
+
+/// A thread's state after step `seq`, as `Store::latest` rebuilt it from
+/// the rows, kept typed (`state` is of the type `type_id` names): the
+/// memory store keeps its rows as text, as the SQL backends do, and
+/// decoding them again at every call made `get_state` as slow as a load.
+/// Still valid as long as the thread is: a step is never changed once
+/// written, and compaction removes only steps a snapshot replaces.
+#[derive(Clone)]
+pub(crate) struct Decoded {
+    pub seq: u64,
+    pub type_id: TypeId,
+    pub state: Arc<dyn Any + Send + Sync>,
+}
+
+impl std::fmt::Debug for Decoded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Decoded")
+            .field("seq", &self.seq)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What [`Memory::load_latest`] read.
+pub(crate) enum Latest {
+    /// The kept state at `base.seq`, the steps after it up to `head`
+    /// (all there, in order), and the head's step.
+    Decoded {
+        base: Decoded,
+        steps: Vec<StepRow>,
+        head: u64,
+        last: Option<StepRow>,
+        generation: u64,
+    },
+    /// No kept state to start from: the rows, as a load reads them, with
+    /// the head's step in `tail.last`.
+    Rows { tail: LogTail, generation: u64 },
 }
 
 /// Threads in memory, shared by every clone of the store.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Memory {
     threads: Arc<Mutex<HashMap<String, MemThread>>>,
+    /// The last [`MemThread::generation`] given.
+    generations: Arc<AtomicU64>,
     /// The long-term memory items (`Store::put_item`).
     pub(super) items: super::memory_items::MemoryItems,
 }
@@ -32,27 +80,35 @@ impl Memory {
         self.threads.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    fn next_generation(&self) -> u64 {
+        self.generations.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
     pub fn open(&self, thread: &str, now: i64) -> Result<(), StoreError> {
+        let generation = self.next_generation();
         let mut threads = self.lock();
         let entry = threads.entry(thread.to_owned()).or_default();
-        entry.row.get_or_insert_with(|| ThreadRow {
-            id: thread.to_owned(),
-            head: 0,
-            created_at: now,
-            updated_at: now,
-            parent: None,
-        });
+        if entry.row.is_none() {
+            entry.row = Some(ThreadRow {
+                id: thread.to_owned(),
+                head: 0,
+                created_at: now,
+                updated_at: now,
+                parent: None,
+            });
+            entry.generation = generation;
+        }
         Ok(())
     }
 
     pub fn load(&self, thread: &str, upto: Option<u64>) -> Result<Option<LogTail>, StoreError> {
         let threads = self.lock();
-        let Some(t) = threads.get(thread) else {
-            return Ok(None);
-        };
-        let Some(row) = &t.row else {
-            return Ok(None);
-        };
+        Ok(threads.get(thread).and_then(|t| Self::tail_of(t, upto)))
+    }
+
+    /// What [`load`](Self::load) reads, from the thread's rows.
+    fn tail_of(t: &MemThread, upto: Option<u64>) -> Option<LogTail> {
+        let row = t.row.as_ref()?;
         let upto = upto.unwrap_or(row.head).min(row.head);
         let snapshot = t
             .snapshots
@@ -65,11 +121,80 @@ impl Memory {
         } else {
             t.steps.range(from..=upto).map(|(_, s)| s.clone()).collect()
         };
-        Ok(Some(LogTail {
+        Some(LogTail {
             head: row.head,
             snapshot,
             steps,
+            last: None,
+        })
+    }
+
+    /// The thread's latest state as rows to rebuild it from, with its head's
+    /// step: the kept [`Decoded`] state of type `type_id` and the steps
+    /// after it when there is one no older than the latest snapshot (and
+    /// every step after it is there), else the rows a load reads. `None`:
+    /// no thread.
+    pub fn load_latest(&self, thread: &str, type_id: TypeId) -> Result<Option<Latest>, StoreError> {
+        let threads = self.lock();
+        let Some(t) = threads.get(thread) else {
+            return Ok(None);
+        };
+        let Some(head) = t.row.as_ref().map(|row| row.head) else {
+            return Ok(None);
+        };
+        let last = t.steps.get(&head).cloned();
+        if let Some(base) = &t.decoded
+            && base.type_id == type_id
+            && base.seq <= head
+            && t.snapshots
+                .range(..=head)
+                .next_back()
+                .is_none_or(|(&snapshot, _)| snapshot <= base.seq)
+        {
+            let steps: Vec<StepRow> = if base.seq == head {
+                Vec::new()
+            } else {
+                t.steps
+                    .range(base.seq + 1..=head)
+                    .map(|(_, s)| s.clone())
+                    .collect()
+            };
+            // Keys are distinct and in the range: as many as the range
+            // holds means none is missing.
+            if steps.len() as u64 == head - base.seq {
+                return Ok(Some(Latest::Decoded {
+                    base: base.clone(),
+                    steps,
+                    head,
+                    last,
+                    generation: t.generation,
+                }));
+            }
+        }
+        let Some(mut tail) = Self::tail_of(t, None) else {
+            return Ok(None);
+        };
+        tail.last = last;
+        Ok(Some(Latest::Rows {
+            tail,
+            generation: t.generation,
         }))
+    }
+
+    /// Keeps `decoded` as thread `thread`'s latest decoded state, if the
+    /// thread is still the one of `generation` (not deleted and created
+    /// again) and what it keeps is not newer (of the same type).
+    pub fn keep_decoded(&self, thread: &str, generation: u64, decoded: Decoded) {
+        let mut threads = self.lock();
+        if let Some(t) = threads.get_mut(thread)
+            && t.generation == generation
+            && t.row.is_some()
+            && t.decoded
+                .as_ref()
+                .is_none_or(|kept| kept.type_id != decoded.type_id || kept.seq < decoded.seq)
+        {
+            t.decoded = Some(decoded);
+        }
     }
 
     pub fn append(&self, thread: &str, step: &StepRow) -> Result<Appended, StoreError> {
@@ -193,6 +318,7 @@ impl Memory {
             return Ok(false);
         }
         let mut t = MemThread {
+            generation: self.next_generation(),
             row: Some(ThreadRow {
                 id: thread.to_owned(),
                 head: parent_seq,

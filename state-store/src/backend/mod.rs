@@ -15,7 +15,7 @@ mod sql;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql_items;
 
-pub(crate) use memory::Memory;
+pub(crate) use memory::{Decoded, Latest, Memory};
 #[cfg(feature = "postgres")]
 pub(crate) use sql::NOTIFY_CHANNEL;
 #[cfg(feature = "postgres")]
@@ -62,6 +62,9 @@ pub(crate) struct LogTail {
     pub head: u64,
     pub snapshot: Option<SnapshotRow>,
     pub steps: Vec<StepRow>,
+    /// The head's step, when asked for ([`Backend::load_latest`]; `None`
+    /// at head 0 or when compaction removed it).
+    pub last: Option<StepRow>,
 }
 
 /// What a fork starts with: a snapshot, the steps after it (up to the
@@ -188,6 +191,29 @@ impl Backend {
         upto: Option<u64>,
     ) -> Result<Option<LogTail>, StoreError> {
         dispatch!(self, b => b.load(thread, upto))
+    }
+
+    /// What [`load`](Self::load) reads up to the head, and the head's step
+    /// ([`LogTail::last`]), read consistently (one read transaction).
+    /// `None`: no thread. The memory backend has its own,
+    /// [`Memory::load_latest`], which may start from a decoded state.
+    pub async fn load_latest(&self, thread: &str) -> Result<Option<LogTail>, StoreError> {
+        match self {
+            Backend::Memory(b) => {
+                let tail = b.load(thread, None)?;
+                Ok(tail.map(|mut tail| {
+                    tail.last = match tail.steps.last() {
+                        Some(last) if last.seq == tail.head => Some(last.clone()),
+                        _ => b.step(thread, tail.head).ok().flatten(),
+                    };
+                    tail
+                }))
+            }
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(b) => b.load_latest(thread).await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(b) => b.load_latest(thread).await,
+        }
     }
 
     /// Appends `step` if the thread's head is `step.seq - 1`, moving the

@@ -350,6 +350,17 @@ macro_rules! sql_backend {
             }
 
             pub async fn load(&self, thread: &str, upto: Option<u64>) -> Result<Option<LogTail>, StoreError> {
+                self.read_tail(thread, upto, false).await
+            }
+
+            pub async fn load_latest(&self, thread: &str) -> Result<Option<LogTail>, StoreError> {
+                self.read_tail(thread, None, true).await
+            }
+
+            /// `load`, and with `with_last` the head's step in the same
+            /// transaction: among the steps read, or read on its own when
+            /// a snapshot is at the head.
+            async fn read_tail(&self, thread: &str, upto: Option<u64>, with_last: bool) -> Result<Option<LogTail>, StoreError> {
                 let context = || format!("loading thread \"{thread}\"");
                 let mut tx = self.pool.begin_with($read).await.map_err(db_error(context()))?;
                 let head: Option<(i64,)> = sqlx::query_as(SELECT_HEAD)
@@ -379,8 +390,21 @@ macro_rules! sql_backend {
                 };
                 let from = snapshot.as_ref().map_or(1, |s| s.seq + 1);
                 let steps = step_rows(thread, fetch_steps(&mut *tx, thread, from, upto).await.map_err(db_error(context()))?)?;
+                let last = match steps.last() {
+                    _ if !with_last || head == 0 => None,
+                    Some(last) if last.seq == head => Some(last.clone()),
+                    _ => {
+                        let row: Option<StepTuple> = sqlx::query_as(SELECT_STEP)
+                            .bind(thread)
+                            .bind(to_db(head))
+                            .fetch_optional(&mut *tx)
+                            .await
+                            .map_err(db_error(context()))?;
+                        step_rows(thread, row.into_iter().collect())?.pop()
+                    }
+                };
                 tx.commit().await.map_err(db_error(context()))?;
-                Ok(Some(LogTail { head, snapshot, steps }))
+                Ok(Some(LogTail { head, snapshot, steps, last }))
             }
 
             pub async fn append(&self, thread: &str, step: &StepRow) -> Result<Appended, StoreError> {

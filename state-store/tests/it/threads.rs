@@ -1104,8 +1104,90 @@ async fn threads_are_listed_a_page_at_a_time(ts: TestStore) {
     assert!(none.threads.is_empty() && none.next.is_none());
 }
 
+/// `Store::latest` against a load of the same thread, and the last step's
+/// record against `history`'s.
+async fn assert_latest_is_loaded(store: &state_store::Store, id: &str) {
+    let latest = store.latest::<Chat>(id).await.unwrap();
+    let loaded = store.existing_thread::<Chat>(id).await.unwrap();
+    assert_eq!(latest.seq, loaded.seq(), "{id}: seq");
+    assert_eq!(&latest.state, loaded.state(), "{id}: state");
+    let last = store
+        .history(id, loaded.seq()..=loaded.seq())
+        .await
+        .unwrap()
+        .pop();
+    assert_eq!(latest.step, last, "{id}: last step");
+}
+
+/// `Store::latest` is the loaded state with its last step, at every point:
+/// before any step, after steps (asked again and again: the memory store
+/// starts from the state it kept), after steps another worker wrote, after
+/// a snapshot, after compaction removed the last step, on a fork, and on
+/// a thread deleted and created again (nothing kept from the first).
+async fn latest_is_the_loaded_state_with_its_last_step(ts: TestStore) {
+    let store = &ts.store;
+    assert!(matches!(
+        store.latest::<Chat>("l").await,
+        Err(StoreError::ThreadNotFound { .. })
+    ));
+    let mut t = store.thread::<Chat>("l").await.unwrap();
+    let empty = store.latest::<Chat>("l").await.unwrap();
+    assert_eq!((empty.seq, &empty.state), (0, &Chat::default()));
+    assert!(empty.step.is_none());
+
+    run_turns(&mut t).await;
+    assert_latest_is_loaded(store, "l").await;
+    assert_latest_is_loaded(store, "l").await;
+    for i in 0..3 {
+        t.apply(Chat::delta().transcript(vec![format!("step-{i}")]))
+            .await
+            .unwrap();
+        assert_latest_is_loaded(store, "l").await;
+    }
+    let other = ts.another_worker().await;
+    let mut theirs = other.existing_thread::<Chat>("l").await.unwrap();
+    theirs
+        .apply(Chat::delta().messages(vec![Message::ai("from another worker")]))
+        .await
+        .unwrap();
+    assert_latest_is_loaded(store, "l").await;
+    assert_latest_is_loaded(&other, "l").await;
+
+    t.reload().await.unwrap();
+    t.snapshot().await.unwrap();
+    assert_latest_is_loaded(store, "l").await;
+    t.apply(Chat::delta().note(Some("after the snapshot".to_owned())))
+        .await
+        .unwrap();
+    assert_latest_is_loaded(store, "l").await;
+    t.compact().await.unwrap();
+    let compacted = store.latest::<Chat>("l").await.unwrap();
+    assert_eq!(compacted.seq, t.seq());
+    assert_eq!(&compacted.state, t.state());
+    assert!(compacted.step.is_none(), "the last step was compacted away");
+    t.apply(Chat::delta().transcript(vec!["after compaction".to_owned()]))
+        .await
+        .unwrap();
+    assert_latest_is_loaded(store, "l").await;
+
+    store.fork::<Chat>("l", t.seq(), "l-fork").await.unwrap();
+    assert_latest_is_loaded(store, "l-fork").await;
+
+    assert!(store.delete_thread("l").await.unwrap());
+    let mut again = store.thread::<Chat>("l").await.unwrap();
+    again
+        .apply(Chat::delta().transcript(vec!["a new thread".to_owned()]))
+        .await
+        .unwrap();
+    let latest = store.latest::<Chat>("l").await.unwrap();
+    assert_eq!(latest.seq, 1);
+    assert_eq!(latest.state.transcript, ["a new thread"]);
+    assert_latest_is_loaded(store, "l").await;
+}
+
 on_every_backend!(
     threads_are_listed_a_page_at_a_time,
+    latest_is_the_loaded_state_with_its_last_step,
     reload_equals_live_state,
     steps_are_logged_with_kind_and_metadata,
     refused_steps_leave_no_trace,
