@@ -78,8 +78,10 @@ pub struct Compaction {
 pub struct LatestState<S> {
     /// The thread's last step (0 before any).
     pub seq: u64,
-    /// The state after it.
-    pub state: S,
+    /// The state after it. Shared on [`Store::memory`] with the copy the
+    /// store keeps (`Arc::unwrap_or_clone` for one of your own); not
+    /// shared on the SQL backends.
+    pub state: Arc<S>,
     /// Its record: `None` at step 0, or when [`Store::compact`] removed it
     /// (a snapshot at the last step keeps the state, not the step).
     pub step: Option<StepRecord>,
@@ -116,10 +118,10 @@ impl Store {
     ///
     /// Costs one load of the thread on the SQL backends. On
     /// [`Store::memory`], the state returned is also kept, decoded, beside
-    /// the thread's rows (one copy of the state per thread read this way),
-    /// and the next call starts from it: it replays only the steps
-    /// committed since, where a load decodes the log since the last
-    /// snapshot.
+    /// the thread's rows (one state per thread read this way, shared with
+    /// the callers that hold it), and the next call starts from it: it
+    /// replays only the steps committed since (none: no copy at all),
+    /// where a load decodes the log since the last snapshot.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]

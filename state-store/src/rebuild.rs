@@ -81,7 +81,7 @@ where
 pub(crate) async fn latest<S>(
     backend: &Backend,
     id: &str,
-) -> Result<(u64, S, Option<StepRow>), StoreError>
+) -> Result<(u64, Arc<S>, Option<StepRow>), StoreError>
 where
     S: State + Clone + Serialize + Send + Sync + 'static,
 {
@@ -93,7 +93,7 @@ where
         let last = tail.last.take();
         let head = tail.head;
         let rebuilt = replay_tail::<S>(backend, id, tail, head).await?;
-        return Ok((rebuilt.seq, rebuilt.state, last));
+        return Ok((rebuilt.seq, Arc::new(rebuilt.state), last));
     };
     let type_id = TypeId::of::<S>();
     let (state, seq, last, generation) =
@@ -105,13 +105,14 @@ where
                 last,
                 generation,
             } => {
-                let Some(kept) = base.state.downcast_ref::<S>() else {
+                let Ok(kept) = base.state.downcast::<S>() else {
                     unreachable!("kept with the type id of S");
                 };
+                // Nothing committed since: the kept state itself, shared.
                 if steps.is_empty() {
-                    return Ok((head, kept.clone(), last));
+                    return Ok((head, kept, last));
                 }
-                let mut state = kept.clone();
+                let mut state = S::clone(&kept);
                 let migrations = Migrations::of::<S>();
                 for row in &steps {
                     let migrate = migrations.for_step::<S>(id, row.seq, row.state_version)?;
@@ -129,16 +130,15 @@ where
                 (rebuilt.state, rebuilt.seq, last, generation)
             }
         };
-    // Kept as it is, and a copy returned: one copy either way.
-    let kept = Arc::new(state);
-    let state = S::clone(&kept);
+    // Kept and returned: one state, shared.
+    let state = Arc::new(state);
     memory.keep_decoded(
         id,
         generation,
         Decoded {
             seq,
             type_id,
-            state: kept,
+            state: state.clone(),
         },
     );
     Ok((seq, state, last))

@@ -27,7 +27,9 @@ use std::time::SystemTime;
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Snapshot<S> {
-    state: S,
+    // Shared: `get_state` on `Store::memory()` hands out the state the
+    // store keeps decoded, without copying it.
+    state: Arc<S>,
     seq: u64,
     next: Vec<String>,
     interrupts: Vec<Interrupt>,
@@ -42,9 +44,13 @@ impl<S> Snapshot<S> {
         &self.state
     }
 
-    /// The state, consuming the snapshot.
-    pub fn into_state(self) -> S {
-        self.state
+    /// The state, consuming the snapshot (a copy if the store still
+    /// shares it: `get_state` on `Store::memory()`).
+    pub fn into_state(self) -> S
+    where
+        S: Clone,
+    {
+        Arc::unwrap_or_clone(self.state)
     }
 
     /// The step (0: a thread with none yet). Fork here with
@@ -412,7 +418,7 @@ where
         &self,
         thread: &str,
         step: StepRecord,
-        state: S,
+        state: Arc<S>,
     ) -> Result<Snapshot<S>, GraphError> {
         let seq = step.seq;
         let created_at = Some(step.recorded_at);
@@ -560,7 +566,7 @@ where
                 // A subgraph's own step: not one of this graph's snapshots.
                 continue;
             }
-            let snapshot = self.snapshot(thread, step, state.clone()).await?;
+            let snapshot = self.snapshot(thread, step, Arc::new(state.clone())).await?;
             if filter
                 .iter()
                 .all(|(k, v)| snapshot.metadata.get(k) == Some(v))
@@ -589,7 +595,7 @@ fn pending_body(step: &StepRecord) -> Option<&Value> {
 /// The snapshot of a thread with no step.
 fn empty<S: State>() -> Snapshot<S> {
     Snapshot {
-        state: S::default(),
+        state: Arc::new(S::default()),
         seq: 0,
         next: Vec::new(),
         interrupts: Vec::new(),
