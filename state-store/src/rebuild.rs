@@ -105,20 +105,22 @@ where
                 last,
                 generation,
             } => {
-                let Ok(kept) = base.state.downcast::<S>() else {
+                let Ok(mut kept) = base.state.downcast::<S>() else {
                     unreachable!("kept with the type id of S");
                 };
                 // Nothing committed since: the kept state itself, shared.
                 if steps.is_empty() {
                     return Ok((head, kept, last));
                 }
-                let mut state = S::clone(&kept);
+                // Brought up to date in place, or on a copy if a caller
+                // still holds it. (On an error it is dropped: not kept.)
+                let state = Arc::make_mut(&mut kept);
                 let migrations = Migrations::of::<S>();
                 for row in &steps {
                     let migrate = migrations.for_step::<S>(id, row.seq, row.state_version)?;
-                    replay(id, &mut state, row, migrate)?;
+                    replay(id, state, row, migrate)?;
                 }
-                (state, head, last, generation)
+                (kept, head, last, generation)
             }
             Latest::Rows {
                 mut tail,
@@ -127,11 +129,10 @@ where
                 let last = tail.last.take();
                 let head = tail.head;
                 let rebuilt = replay_tail::<S>(backend, id, tail, head).await?;
-                (rebuilt.state, rebuilt.seq, last, generation)
+                (Arc::new(rebuilt.state), rebuilt.seq, last, generation)
             }
         };
     // Kept and returned: one state, shared.
-    let state = Arc::new(state);
     memory.keep_decoded(
         id,
         generation,

@@ -49,7 +49,8 @@ impl std::fmt::Debug for Decoded {
 /// What [`Memory::load_latest`] read.
 pub(crate) enum Latest {
     /// The kept state at `base.seq`, the steps after it up to `head`
-    /// (all there, in order), and the head's step.
+    /// (all there, in order), and the head's step. With steps, the thread
+    /// no longer keeps `base`: the caller keeps the state it makes.
     Decoded {
         base: Decoded,
         steps: Vec<StepRow>,
@@ -135,40 +136,50 @@ impl Memory {
     /// every step after it is there), else the rows a load reads. `None`:
     /// no thread.
     pub fn load_latest(&self, thread: &str, type_id: TypeId) -> Result<Option<Latest>, StoreError> {
-        let threads = self.lock();
-        let Some(t) = threads.get(thread) else {
+        let mut threads = self.lock();
+        let Some(t) = threads.get_mut(thread) else {
             return Ok(None);
         };
         let Some(head) = t.row.as_ref().map(|row| row.head) else {
             return Ok(None);
         };
         let last = t.steps.get(&head).cloned();
-        if let Some(base) = &t.decoded
-            && base.type_id == type_id
-            && base.seq <= head
-            && t.snapshots
-                .range(..=head)
-                .next_back()
-                .is_none_or(|(&snapshot, _)| snapshot <= base.seq)
-        {
-            let steps: Vec<StepRow> = if base.seq == head {
+        let kept = t.decoded.as_ref().filter(|base| {
+            base.type_id == type_id
+                && base.seq <= head
+                && t.snapshots
+                    .range(..=head)
+                    .next_back()
+                    .is_none_or(|(&snapshot, _)| snapshot <= base.seq)
+        });
+        if let Some(from) = kept.map(|base| base.seq) {
+            let steps: Vec<StepRow> = if from == head {
                 Vec::new()
             } else {
                 t.steps
-                    .range(base.seq + 1..=head)
+                    .range(from + 1..=head)
                     .map(|(_, s)| s.clone())
                     .collect()
             };
             // Keys are distinct and in the range: as many as the range
             // holds means none is missing.
-            if steps.len() as u64 == head - base.seq {
-                return Ok(Some(Latest::Decoded {
-                    base: base.clone(),
-                    steps,
-                    head,
-                    last,
-                    generation: t.generation,
-                }));
+            if steps.len() as u64 == head - from {
+                // With steps to replay, taken out: the caller brings it up
+                // to date in place when no one else holds it (and keeps it
+                // again), instead of copying it.
+                let base = match steps.is_empty() {
+                    true => t.decoded.clone(),
+                    false => t.decoded.take(),
+                };
+                if let Some(base) = base {
+                    return Ok(Some(Latest::Decoded {
+                        base,
+                        steps,
+                        head,
+                        last,
+                        generation: t.generation,
+                    }));
+                }
             }
         }
         let Some(mut tail) = Self::tail_of(t, None) else {

@@ -1144,6 +1144,21 @@ async fn latest_is_the_loaded_state_with_its_last_step(ts: TestStore) {
         let b = store.latest::<Chat>("l").await.unwrap();
         assert!(Arc::ptr_eq(&a.state, &b.state));
     }
+    // A state held across a step stays as it was (the memory store brings
+    // the state it keeps up to date in place only when no one holds it).
+    let held = store.latest::<Chat>("l").await.unwrap();
+    let before = (*held.state).clone();
+    t.apply(Chat::delta().transcript(vec!["while held".to_owned()]))
+        .await
+        .unwrap();
+    let after = store.latest::<Chat>("l").await.unwrap();
+    assert_eq!(*held.state, before);
+    assert_eq!(after.state.transcript.last().unwrap(), "while held");
+    drop((held, after));
+    t.apply(Chat::delta().transcript(vec!["none held".to_owned()]))
+        .await
+        .unwrap();
+    assert_latest_is_loaded(store, "l").await;
     for i in 0..3 {
         t.apply(Chat::delta().transcript(vec![format!("step-{i}")]))
             .await
