@@ -19,7 +19,10 @@ use state_core::State;
 
 impl Store {
     /// A store in memory: threads live as long as the store (and its
-    /// clones). Behaves as the SQL backends do, conflicts included.
+    /// clones). Behaves as the SQL backends do, conflicts included. It
+    /// keeps the rows as text, as they do; besides, a thread read with
+    /// [`Store::latest`] keeps the state read, decoded (one per thread),
+    /// so the next read replays only the steps since.
     pub fn memory() -> Store {
         Store::new(Backend::Memory(Memory::default()), Hub::local())
     }
