@@ -8,6 +8,10 @@
 //! - `apply_plain40`: the same 3 writes on a state of the same 40 fields
 //!   all `replace` (`Plain`), against the plainest hand-written code:
 //!   `if let Some(v) = d.f { s.f = v }` for each field (issue 29, item 7);
+//! - `commit_plain40`: `commit` alone of the same 3 writes, checked
+//!   before the timed loop, against the same hand-written moves (issue
+//!   35, item 6: inlined, the generated `commit` copied its delta, as
+//!   `apply` did; both are out of line now);
 //! - `apply_all`: one superstep of 4 parallel deltas, on a 10,000-message
 //!   history (the LangGraph script runs the same superstep);
 //! - `begin_turn`: reset the 35 turn-scoped fields;
@@ -19,17 +23,18 @@
 //! untimed, which keeps the history within 10% of its nominal size and its
 //! buffers at their capacity (no reallocation is timed).
 //!
-//! After criterion's runs, `apply`, `apply_plain` and `apply_plain40` run
-//! again interleaved (`apply_paired`): rounds of 100 calls of each side in
-//! turn, ABBA, so that the machine's load hits both alike; it prints the
-//! time per call of each side, their ratio and the load average. It runs
+//! After criterion's runs, `apply`, `apply_plain`, `apply_plain40` and
+//! `commit_plain40` run again interleaved (`apply_paired`): rounds of 100
+//! calls of each side in turn, ABBA, so that the machine's load hits both
+//! alike; it prints the time per call of each side, their ratio and the
+//! load average. It runs
 //! when no filter is given or the filter is part of `apply_paired`;
 //! `APPLY_PAIRED=0` or `1` decides instead, `APPLY_PAIRED_ROUNDS` sets the
 //! rounds (default 20,000).
 //!
 //! For instruction counts, which machine load does not move:
 //! `APPLY_DRIVER=apply_plain40/generated` (or `/hand_written`, or another
-//! workload of the three) runs `APPLY_DRIVER_CALLS` calls (default
+//! workload of the four) runs `APPLY_DRIVER_CALLS` calls (default
 //! 100,000) of that side only and exits; under
 //! `valgrind --tool=callgrind --toggle-collect='*timed_calls*'` the count is
 //! of the timed loop alone (the deltas are built outside it).
@@ -120,7 +125,7 @@ fn timed_calls<S, I>(state: &mut S, inputs: Vec<I>, run: &mut impl FnMut(&mut S,
 type Side = Box<dyn FnMut(u64) -> Duration>;
 
 /// The workloads that run both in criterion and interleaved.
-const PAIRED: [&str; 3] = ["apply", "apply_plain", "apply_plain40"];
+const PAIRED: [&str; 4] = ["apply", "apply_plain", "apply_plain40", "commit_plain40"];
 
 /// Calls per chunk (and per interleaved round).
 const CHUNK: u64 = 100;
@@ -201,6 +206,20 @@ fn side(workload: &str, which: &str) -> Side {
             |s, d| s.apply(d),
             |s, _| assert_eq!(s.planning_current_step_index, 7),
         ),
+        // `commit` alone (issue 35, item 6): the writes `check` accepted,
+        // checked before the timed loop (against a default state: no
+        // `replace` write depends on the state), moved in; against the
+        // same hand-written moves as `apply_plain40`.
+        ("commit_plain40", "generated") => side_of(
+            Plain {
+                messages: history_with_room(HISTORY, 0),
+                ..Plain::default()
+            },
+            |_| Plain::default().check(plain40_delta()).unwrap(),
+            |s, c| s.commit(c),
+            |s, _| assert_eq!(s.planning_current_step_index, 7),
+        ),
+        ("commit_plain40", "hand_written") => side("apply_plain40", which),
         _ => panic!("no side {which:?} of workload {workload:?}"),
     }
 }

@@ -56,7 +56,9 @@
 //!   `paired.rs`), with the load average, and prints the mean of each, the
 //!   ratio of the means and the median of the per-pair ratios: handoff
 //!   `command` / `router`, `subgraph` and `mapped` / `direct` per
-//!   superstep, `get_state` / `load`. One round of a side is a batch of
+//!   superstep, `get_state` / `load`; and on `Store::memory()`,
+//!   `get_state` right after a step (the step untimed: the store's kept
+//!   state brought up to date) / `load`. One round of a side is a batch of
 //!   runs (or calls) timed together. It writes them to
 //!   `target/state-graph-agents-paired.json` (under `CARGO_TARGET_DIR` if
 //!   set). It runs when no filter is given or the filter is part of
@@ -847,6 +849,56 @@ fn agents_paired(rt: &Runtime) {
             row["n"] = json!(n);
             report.push(row);
         }
+    }
+
+    // get_state right after a step (on `Store::memory()` the state the
+    // store keeps is brought up to date with it), against loading the
+    // thread: per call, the step untimed.
+    for &n in &THREAD_SIZES {
+        let id = format!("stepped-{n}");
+        let app = loop_graph(n).with_store(memory.clone());
+        rt.block_on(app.invoke_thread(&id, loop_input()))
+            .expect("write the thread");
+        let mut th = rt
+            .block_on(memory.existing_thread::<Loop>(&id))
+            .expect("open the thread");
+        let mut count = 0;
+        let (rounds, calls) = if n <= 100 { (200, 20) } else { (100, 4) };
+        let label = format!("get_state_after_step/memory/{n}");
+        let mut row = pair(
+            &label,
+            ("after_step", "load"),
+            "per call",
+            rounds,
+            || {
+                batch(calls, 1, || {
+                    count += 1;
+                    rt.block_on(th.apply(Loop::delta().count(count)))
+                        .expect("a step");
+                    let start = Instant::now();
+                    let snap = rt.block_on(app.get_state(&id)).expect("get_state");
+                    let elapsed = start.elapsed();
+                    assert_eq!(snap.state().count, count);
+                    drop(black_box(snap));
+                    elapsed
+                })
+            },
+            || {
+                batch(calls, 1, || {
+                    let start = Instant::now();
+                    let t = rt
+                        .block_on(memory.existing_thread::<Loop>(&id))
+                        .expect("load the thread");
+                    let elapsed = start.elapsed();
+                    drop(black_box(t));
+                    elapsed
+                })
+            },
+        );
+        row["workload"] = json!("get_state_after_step");
+        row["backend"] = json!("memory");
+        row["n"] = json!(n);
+        report.push(row);
     }
 
     let target = std::env::var_os("CARGO_TARGET_DIR")

@@ -32,8 +32,26 @@ pub(crate) enum QueryToken {
     KeptAsCookie,
 }
 
-/// The cookie that carries the token for a browser.
+/// The cookie that carries the token for a browser, as named where the
+/// request names no port; where it does, the port follows
+/// (`state_server_token_8080`): a browser keeps one set of cookies per
+/// host, whatever the port, so two servers on one host would otherwise
+/// overwrite each other's (see [`cookie_name`]).
 pub(crate) const TOKEN_COOKIE: &str = "state_server_token";
+
+/// The token cookie's name for a request: [`TOKEN_COOKIE`], then `_` and
+/// the port the request was sent to (its `Host`, or the URI's authority
+/// in HTTP/2) when it names one.
+fn cookie_name(uri: &Uri, headers: &HeaderMap) -> String {
+    let host = uri.authority().cloned().or_else(|| {
+        let host = headers.get(header::HOST)?.to_str().ok()?;
+        host.parse::<axum::http::uri::Authority>().ok()
+    });
+    match host.and_then(|host| host.port_u16()) {
+        Some(port) => format!("{TOKEN_COOKIE}_{port}"),
+        None => TOKEN_COOKIE.to_owned(),
+    }
+}
 
 /// The query parameter that may carry the token where `query_token` is set.
 #[derive(serde::Deserialize)]
@@ -51,12 +69,13 @@ pub(crate) async fn guard(
 ) -> Response {
     let mut response = match check(&guard, request.uri(), request.headers()) {
         Ok(via) => {
+            let name = cookie_name(request.uri(), request.headers());
             let mut response = next.run(request).await;
             if via == Via::Query
                 && guard.query_token == QueryToken::KeptAsCookie
                 && let Some(token) = &guard.token
                 && let Ok(cookie) = HeaderValue::try_from(format!(
-                    "{TOKEN_COOKIE}={}; Path=/; HttpOnly; SameSite=Strict",
+                    "{name}={}; Path=/; HttpOnly; SameSite=Strict",
                     String::from_utf8_lossy(token)
                 ))
             {
@@ -103,7 +122,11 @@ fn check(guard: &Guard, uri: &Uri, headers: &HeaderMap) -> Result<Via, ApiError>
                 }
                 via = Via::Query;
             }
-            None if cookie(headers).is_some_and(|given| same_bytes(given, token)) => {}
+            // The cookie named for this port, or one named without a port
+            // (a client's own); any that holds the token will do.
+            None if [cookie_name(uri, headers).as_str(), TOKEN_COOKIE]
+                .into_iter()
+                .any(|name| cookies(headers, name).any(|given| same_bytes(given, token))) => {}
             None => {
                 return Err(ApiError::unauthorized(
                     "this server requires a bearer token: send `Authorization: Bearer <token>`",
@@ -133,17 +156,24 @@ fn check(guard: &Guard, uri: &Uri, headers: &HeaderMap) -> Result<Via, ApiError>
     }
 }
 
-/// The token cookie's value, if the request carries it.
-fn cookie(headers: &HeaderMap) -> Option<&[u8]> {
+/// The values of the cookies named `name` that the request carries.
+fn cookies<'h>(headers: &'h HeaderMap, name: &str) -> impl Iterator<Item = &'h [u8]> {
+    let name = name.as_bytes().to_vec();
     headers
         .get_all(header::COOKIE)
         .iter()
         .flat_map(|value| value.as_bytes().split(|&b| b == b';'))
-        .find_map(|pair| {
+        .filter_map(move |pair| {
             let pair = pair.trim_ascii();
-            let value = pair.strip_prefix(TOKEN_COOKIE.as_bytes())?;
+            let value = pair.strip_prefix(name.as_slice())?;
             value.strip_prefix(b"=")
         })
+}
+
+/// The first token cookie without a port in its name, if any.
+#[cfg(test)]
+fn cookie(headers: &HeaderMap) -> Option<&[u8]> {
+    cookies(headers, TOKEN_COOKIE).next()
 }
 
 /// Whether `Authorization: <value>` is `Bearer <token>` (the scheme in any
@@ -187,6 +217,45 @@ mod tests {
         );
         assert_eq!(cookie(&other), None);
         assert_eq!(cookie(&HeaderMap::new()), None);
+    }
+
+    #[test]
+    fn the_cookie_is_named_for_the_port_the_request_was_sent_to() {
+        let host = |value: &'static str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::HOST, HeaderValue::from_static(value));
+            headers
+        };
+        let uri = Uri::from_static("/");
+        assert_eq!(
+            cookie_name(&uri, &host("127.0.0.1:8080")),
+            "state_server_token_8080"
+        );
+        assert_eq!(
+            cookie_name(&uri, &host("[::1]:3000")),
+            "state_server_token_3000"
+        );
+        assert_eq!(
+            cookie_name(&uri, &host("example.com")),
+            "state_server_token"
+        );
+        assert_eq!(cookie_name(&uri, &HeaderMap::new()), "state_server_token");
+        let absolute = Uri::from_static("http://localhost:9000/");
+        assert_eq!(
+            cookie_name(&absolute, &host("localhost:1")),
+            "state_server_token_9000"
+        );
+        // Two servers' cookies side by side: each finds its own.
+        let mut both = HeaderMap::new();
+        both.append(
+            header::COOKIE,
+            HeaderValue::from_static("state_server_token_8080=a; state_server_token_8081=b"),
+        );
+        assert_eq!(
+            cookies(&both, "state_server_token_8081").collect::<Vec<_>>(),
+            [&b"b"[..]]
+        );
+        assert_eq!(cookies(&both, TOKEN_COOKIE).count(), 0);
     }
 
     #[test]

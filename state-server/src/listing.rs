@@ -3,8 +3,7 @@
 
 use crate::error::ApiError;
 use crate::json::millis;
-use state_store::{Store, ThreadInfo};
-use std::cmp::Ordering;
+use state_store::{Store, ThreadCursor, ThreadInfo, ThreadOrder};
 
 /// One page of threads, and where the next one starts.
 pub(crate) struct ThreadPage {
@@ -18,7 +17,9 @@ pub(crate) struct ThreadPage {
 
 /// The threads after `before` (a cursor, as [`ThreadPage::next`] gives it)
 /// whose id contains `filter` (case-insensitively, when given), at most
-/// `limit` of them.
+/// `limit` of them, newest `updated_at` first (then id, both descending):
+/// a page of the store's own listing ([`Store::list_threads`]), which
+/// reads only what the page needs.
 pub(crate) async fn page(
     store: &Store,
     before: Option<&str>,
@@ -26,44 +27,27 @@ pub(crate) async fn page(
     filter: Option<&str>,
 ) -> Result<ThreadPage, ApiError> {
     let before = before.map(Cursor::parse).transpose()?;
-    let filter = filter.map(str::to_lowercase).filter(|f| !f.is_empty());
-    let mut listed: Vec<(u64, ThreadInfo)> = store
-        .threads()
-        .await?
-        .into_iter()
-        .map(|info| (millis(info.updated_at), info))
-        .filter(|(updated, info)| {
-            before.as_ref().is_none_or(|cursor| {
-                newest_first((*updated, &info.id), (cursor.updated, &cursor.id))
-                    == Ordering::Greater
-            }) && filter
-                .as_deref()
-                .is_none_or(|f| info.id.to_lowercase().contains(f))
-        })
-        .collect();
-    let more = listed.len() > limit;
-    if more {
-        // The page's threads, unordered, in O(threads); then sort the page.
-        listed.select_nth_unstable_by(limit, |(ua, a), (ub, b)| {
-            newest_first((*ua, &a.id), (*ub, &b.id))
-        });
-        listed.truncate(limit);
+    let mut listing = store
+        .list_threads()
+        .order(ThreadOrder::UpdatedDesc)
+        .limit(limit);
+    if let Some(cursor) = before {
+        listing = listing.after(ThreadCursor::new(cursor.updated, cursor.id));
     }
-    listed.sort_unstable_by(|(ua, a), (ub, b)| newest_first((*ua, &a.id), (*ub, &b.id)));
-    let next = match listed.last() {
-        Some((updated, last)) if more => Some(format!("{updated}:{}", last.id)),
-        _ => None,
-    };
+    if let Some(filter) = filter {
+        listing = listing.id_contains(filter);
+    }
+    let listed = listing.await?;
     Ok(ThreadPage {
-        threads: listed,
-        next,
+        threads: listed
+            .threads
+            .into_iter()
+            .map(|info| (millis(info.updated_at), info))
+            .collect(),
+        next: listed
+            .next
+            .map(|cursor| format!("{}:{}", cursor.millis(), cursor.id())),
     })
-}
-
-/// The order of the lists: `Less` when `a` is listed before `b` (newest
-/// `updated_at` first, then id descending).
-fn newest_first(a: (u64, &str), b: (u64, &str)) -> Ordering {
-    b.cmp(&a)
 }
 
 /// Where a page of threads starts: after this thread.
@@ -99,12 +83,5 @@ mod tests {
         assert!(Cursor::parse("17").is_err());
         assert!(Cursor::parse("x:a").is_err());
         assert!(Cursor::parse("-1:a").is_err());
-    }
-
-    #[test]
-    fn newest_first_breaks_ties_by_id_descending() {
-        assert_eq!(newest_first((2, "a"), (1, "z")), Ordering::Less);
-        assert_eq!(newest_first((1, "b"), (1, "a")), Ordering::Less);
-        assert_eq!(newest_first((1, "a"), (1, "a")), Ordering::Equal);
     }
 }

@@ -4,7 +4,12 @@
 
 mod backend;
 mod error;
+mod handle;
+mod ids;
 mod items;
+mod listing;
+mod migrations;
+mod missing;
 mod rebuild;
 mod snapshot;
 mod step;
@@ -13,11 +18,12 @@ mod thread;
 mod watch;
 
 pub use error::{BoxError, StoreError};
+pub use handle::{Compaction, LatestState, Store};
 pub use items::{
     Embeddings, IndexConfig, IntoNamespace, Item, ListNamespaces, PutItem, SearchItem, SearchItems,
 };
+pub use listing::{ListThreads, ThreadCursor, ThreadInfo, ThreadOrder, ThreadPage};
 pub use snapshot::SnapshotPolicy;
 pub use step::{StepKind, StepRecord};
-pub use store::{Compaction, Store, ThreadInfo};
 pub use thread::{Thread, WithMetadata};
 pub use watch::StepStream;

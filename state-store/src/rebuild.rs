@@ -1,22 +1,20 @@
 //! A thread's state rebuilt from the store: the latest snapshot, then the
 //! steps after it replayed through the reducers, both migrated to the
-//! current schema. Opening, reloading, time travel and forks all load this
-//! way, from `thread.rs` and `store.rs`, which also share the two
-//! encodings here: a snapshot's JSON text and the schema version stored
-//! with every step and snapshot.
+//! current schema (`migrations.rs`). Opening, reloading, time travel and
+//! forks all load this way, from `thread.rs`, `handle.rs` and `store.rs`,
+//! which also share the snapshot's JSON text written here.
 
-use crate::backend::{Backend, ForkRows, LogTail, SnapshotRow};
+use crate::backend::{Backend, Decoded, ForkRows, Latest, LogTail, SnapshotRow, StepRow};
 use crate::error::StoreError;
+use crate::migrations::Migrations;
+use crate::missing::{Missing, why_missing};
 use crate::snapshot::LogSinceSnapshot;
 use crate::step::replay;
 use serde::Serialize;
 use serde_json::Value;
 use state_core::State;
-
-/// The schema version written with every step and snapshot of `S`.
-pub(crate) fn version_of<S: State>() -> i64 {
-    i64::from(S::schema().version())
-}
+use std::any::TypeId;
+use std::sync::Arc;
 
 /// A state rebuilt from the log, with what the snapshot policy needs.
 pub(crate) struct Rebuilt<S> {
@@ -36,6 +34,20 @@ where
     S: State + Serialize,
 {
     let (tail, target) = load(backend, id, upto).await?;
+    replay_tail(backend, id, tail, target).await
+}
+
+/// The state a load's rows give: the snapshot (or the initial state), then
+/// the steps after it, which must reach `target`.
+async fn replay_tail<S>(
+    backend: &Backend,
+    id: &str,
+    tail: LogTail,
+    target: u64,
+) -> Result<Rebuilt<S>, StoreError>
+where
+    S: State + Serialize,
+{
     let migrations = Migrations::of::<S>();
     let (mut state, mut seq, snapshot_bytes) = match &tail.snapshot {
         Some(snapshot) => (
@@ -59,6 +71,78 @@ where
         return Err(missing_step(backend, id, target, seq + 1).await);
     }
     Ok(Rebuilt { state, seq, log })
+}
+
+/// Thread `id`'s latest state, its step number and the head's step row
+/// (`None` at 0, or when compaction removed it), read consistently:
+/// `Store::latest`. The memory backend keeps the state it returns
+/// ([`Decoded`]) and starts the next call from it, replaying only the
+/// steps after it, as long as no snapshot is newer.
+pub(crate) async fn latest<S>(
+    backend: &Backend,
+    id: &str,
+) -> Result<(u64, Arc<S>, Option<StepRow>), StoreError>
+where
+    S: State + Clone + Serialize + Send + Sync + 'static,
+{
+    let not_found = || StoreError::ThreadNotFound {
+        thread: id.to_owned(),
+    };
+    let Backend::Memory(memory) = backend else {
+        let mut tail = backend.load_latest(id).await?.ok_or_else(not_found)?;
+        let last = tail.last.take();
+        let head = tail.head;
+        let rebuilt = replay_tail::<S>(backend, id, tail, head).await?;
+        return Ok((rebuilt.seq, Arc::new(rebuilt.state), last));
+    };
+    let type_id = TypeId::of::<S>();
+    let (state, seq, last, generation) =
+        match memory.load_latest(id, type_id)?.ok_or_else(not_found)? {
+            Latest::Decoded {
+                base,
+                steps,
+                head,
+                last,
+                generation,
+            } => {
+                let Ok(mut kept) = base.state.downcast::<S>() else {
+                    unreachable!("kept with the type id of S");
+                };
+                // Nothing committed since: the kept state itself, shared.
+                if steps.is_empty() {
+                    return Ok((head, kept, last));
+                }
+                // Brought up to date in place, or on a copy if a caller
+                // still holds it. (On an error it is dropped: not kept.)
+                let state = Arc::make_mut(&mut kept);
+                let migrations = Migrations::of::<S>();
+                for row in &steps {
+                    let migrate = migrations.for_step::<S>(id, row.seq, row.state_version)?;
+                    replay(id, state, row, migrate)?;
+                }
+                (kept, head, last, generation)
+            }
+            Latest::Rows {
+                mut tail,
+                generation,
+            } => {
+                let last = tail.last.take();
+                let head = tail.head;
+                let rebuilt = replay_tail::<S>(backend, id, tail, head).await?;
+                (Arc::new(rebuilt.state), rebuilt.seq, last, generation)
+            }
+        };
+    // Kept and returned: one state, shared.
+    memory.keep_decoded(
+        id,
+        generation,
+        Decoded {
+            seq,
+            type_id,
+            state: state.clone(),
+        },
+    );
+    Ok((seq, state, last))
 }
 
 /// Thread `id`'s stored rows up to step `upto`, as they are, checked to be
@@ -112,19 +196,23 @@ async fn load(
 
 /// The error for a state at `target` whose replay needs step `needed`, which
 /// the log lacks: compacted away (or before a fork), or a gap in a corrupt
-/// log.
+/// log (the rule is `missing.rs`'s); the database's own error when it
+/// cannot tell which.
 async fn missing_step(backend: &Backend, id: &str, target: u64, needed: u64) -> StoreError {
     let compacted = |reason: String| StoreError::NoSuchStep {
         thread: id.to_owned(),
         seq: target,
         reason,
     };
-    match backend.first_step(id).await {
-        Ok(Some(first)) if first > needed => compacted(format!(
+    match why_missing(backend, id, needed).await {
+        Ok(Missing::Compacted { first: Some(first) }) => compacted(format!(
             "the log before step {first} was compacted away or precedes a fork"
         )),
-        Ok(None) => compacted("its log was compacted away or precedes a fork".to_owned()),
-        _ => StoreError::corrupt(id, "step", needed, "missing from the log"),
+        Ok(Missing::Compacted { first: None }) => {
+            compacted("its log was compacted away or precedes a fork".to_owned())
+        }
+        Ok(Missing::Hole) => StoreError::corrupt(id, "step", needed, "missing from the log"),
+        Err(error) => error,
     }
 }
 
@@ -145,67 +233,6 @@ fn decode_snapshot<S: State>(
             message,
         })?;
     S::from_json(value).map_err(|e| StoreError::corrupt(id, "snapshot", row.seq, e))
-}
-
-/// What reading stored data of `S` needs: its schema version, and whether
-/// any field has a former name (then even current data is looked at).
-pub(crate) struct Migrations {
-    current: u32,
-    aliases: bool,
-}
-
-impl Migrations {
-    pub(crate) fn of<S: State>() -> Migrations {
-        let schema = S::schema();
-        Migrations {
-            current: schema.version(),
-            aliases: schema
-                .entries()
-                .iter()
-                .any(|(_, f)| !f.aliases().is_empty()),
-        }
-    }
-
-    /// The version data was written with, refused if newer than the code.
-    fn check<S: State>(
-        &self,
-        id: &str,
-        what: &'static str,
-        seq: u64,
-        version: i64,
-    ) -> Result<u32, StoreError> {
-        match u32::try_from(version) {
-            Ok(v) if v <= self.current => Ok(v),
-            _ => Err(StoreError::TooNew {
-                what: format!("thread \"{id}\", {what} {seq} (state {})", S::schema().name),
-                found: version,
-                known: i64::from(self.current),
-            }),
-        }
-    }
-
-    /// How to bring the field maps of step `seq`, written with `version`,
-    /// up to the current version; refused if `version` is newer than the
-    /// code. Loading and [`StepRecord::replay_onto`] both go through here.
-    ///
-    /// [`StepRecord::replay_onto`]: crate::StepRecord::replay_onto
-    pub(crate) fn for_step<S: State>(
-        &self,
-        id: &str,
-        seq: u64,
-        version: i64,
-    ) -> Result<impl Fn(&mut Value) -> Result<(), String> + '_, StoreError> {
-        let from = self.check::<S>(id, "step", seq, version)?;
-        Ok(move |data: &mut Value| self.apply::<S>(from, data))
-    }
-
-    /// Brings one stored field map up to the current version.
-    fn apply<S: State>(&self, from: u32, data: &mut Value) -> Result<(), String> {
-        if from < self.current || self.aliases {
-            S::schema().migrate(from, data)?;
-        }
-        Ok(())
-    }
 }
 
 /// The state's JSON text, as a snapshot stores it.

@@ -3,7 +3,7 @@
 
 use crate::backend::StepRow;
 use crate::error::StoreError;
-use crate::rebuild::Migrations;
+use crate::migrations::Migrations;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use state_core::{Delta, State, StateError};

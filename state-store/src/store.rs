@@ -1,105 +1,28 @@
-//! [`Store`]: a handle on a backend, shared by every thread of a program.
-//!
-//! A store opens [`Thread`]s, and a thread keeps its store (to log through
-//! it, and for its history and compaction): this file and `thread.rs` name
-//! each other's type, which is the shape of the API. What both need to
-//! load a state from the log is in `rebuild.rs`.
+//! [`Store`]'s methods that open stores and threads, fork them, list and
+//! delete them, and watch them. The handle itself, and what a
+//! [`Thread`] calls back through it, is in `handle.rs`: this file opens
+//! threads (`thread.rs`), and neither of the two uses the other.
 
 use crate::backend::{Backend, ForkRows, Memory, SnapshotRow};
 use crate::error::StoreError;
-use crate::rebuild::{rebuild, rows_upto, state_text, version_of};
+use crate::handle::Store;
+use crate::ids::check_id;
+use crate::listing::{ListThreads, ThreadInfo};
+use crate::migrations::version_of;
+use crate::rebuild::{rebuild, rows_upto, state_text};
 use crate::snapshot::SnapshotPolicy;
-use crate::step::{StepRecord, from_millis, now_millis};
+use crate::step::now_millis;
 use crate::thread::Thread;
 use crate::watch::{Hub, StepStream};
 use serde::Serialize;
 use state_core::State;
-use std::ops::{Bound, RangeBounds};
-use std::sync::Arc;
-use std::time::SystemTime;
-
-/// Where threads are stored: SQLite, PostgreSQL or memory.
-///
-/// Cheap to clone (clones share the connection pool); `Send + Sync`, and
-/// every future it returns is `Send`, so thread handles can run in
-/// `tokio::spawn`.
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), state_store::StoreError> {
-/// use state_core::{AgentState, Message, Messages, State};
-/// use state_store::Store;
-///
-/// #[derive(AgentState, Debug, Clone, PartialEq)]
-/// struct Chat {
-///     #[reducer(add_messages)]
-///     messages: Messages,
-/// }
-///
-/// let store = Store::memory();
-/// let mut t = store.thread::<Chat>("user-42").await?;
-/// t.apply(Chat::delta().messages(vec![Message::human("hi")])).await?;
-/// assert_eq!(t.seq(), 1);
-///
-/// // Another handle (another worker, after a restart...) sees the same state.
-/// let again = store.thread::<Chat>("user-42").await?;
-/// assert_eq!(again.state(), t.state());
-/// # Ok(())
-/// # }
-/// ```
-#[derive(Debug, Clone)]
-pub struct Store {
-    pub(crate) backend: Backend,
-    pub(crate) policy: SnapshotPolicy,
-    /// The watchers of this store (and of its clones), woken by its
-    /// commits: see [`Store::watch`].
-    pub(crate) hub: Arc<Hub>,
-    /// How items are embedded for search by meaning, if they are (see
-    /// [`Store::with_index`]).
-    pub(crate) index: Option<Arc<crate::items::IndexConfig>>,
-}
-
-/// A thread, as listed by [`Store::threads`].
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct ThreadInfo {
-    /// Its id.
-    pub id: String,
-    /// Its last committed step (0: none yet).
-    pub seq: u64,
-    /// When it was opened for the first time (or forked).
-    pub created_at: SystemTime,
-    /// When its last step was committed.
-    pub updated_at: SystemTime,
-    /// The thread and step it was forked from, if it was.
-    pub forked_from: Option<(String, u64)>,
-}
-
-impl ThreadInfo {
-    fn from_row(row: crate::backend::ThreadRow) -> ThreadInfo {
-        ThreadInfo {
-            id: row.id,
-            seq: row.head,
-            created_at: from_millis(row.created_at),
-            updated_at: from_millis(row.updated_at),
-            forked_from: row.parent,
-        }
-    }
-}
-
-/// What [`Store::compact`] removed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Compaction {
-    /// Steps removed (all at or before the kept snapshot).
-    pub steps_removed: u64,
-    /// Older snapshots removed.
-    pub snapshots_removed: u64,
-}
 
 impl Store {
     /// A store in memory: threads live as long as the store (and its
-    /// clones). Behaves as the SQL backends do, conflicts included.
+    /// clones). Behaves as the SQL backends do, conflicts included. It
+    /// keeps the rows as text, as they do; besides, a thread read with
+    /// [`Store::latest`] keeps the state read, decoded (one per thread),
+    /// so the next read replays only the steps since.
     pub fn memory() -> Store {
         Store::new(Backend::Memory(Memory::default()), Hub::local())
     }
@@ -155,20 +78,11 @@ impl Store {
     /// prefixed `state_store_`).
     #[cfg(feature = "postgres")]
     pub async fn from_pg_pool(pool: sqlx::PgPool) -> Result<Store, StoreError> {
-        let hub = Hub::postgres(&pool);
+        let hub = crate::watch::postgres_hub(&pool);
         Ok(Store::new(
             Backend::Postgres(crate::backend::Postgres::new(pool).await?),
             hub,
         ))
-    }
-
-    fn new(backend: Backend, hub: Arc<Hub>) -> Store {
-        Store {
-            backend,
-            policy: SnapshotPolicy::default(),
-            hub,
-            index: None,
-        }
     }
 
     /// This store with another snapshot policy (for the threads opened
@@ -227,18 +141,6 @@ impl Store {
             });
         }
         Thread::load(self.clone(), id.to_owned()).await
-    }
-
-    /// The state of thread `id` right after step `seq` (0: the initial
-    /// state), rebuilt from the log: time travel. Fails if the thread never
-    /// reached `seq`, or if compaction removed the steps needed.
-    pub async fn state_at<S>(&self, id: &str, seq: u64) -> Result<S, StoreError>
-    where
-        S: State + Serialize + Send + 'static,
-        S::Delta: Serialize + Send,
-    {
-        check_id(id)?;
-        Ok(rebuild::<S>(&self.backend, id, Some(seq)).await?.state)
     }
 
     /// A new thread `to` whose state is that of `from` right after step
@@ -376,40 +278,6 @@ impl Store {
         Ok(())
     }
 
-    /// The logged steps of thread `id` whose numbers fall in `range`, in
-    /// order, with their metadata (steps removed by compaction are not
-    /// listed).
-    pub async fn history(
-        &self,
-        id: &str,
-        range: impl RangeBounds<u64>,
-    ) -> Result<Vec<StepRecord>, StoreError> {
-        check_id(id)?;
-        let from = match range.start_bound() {
-            Bound::Included(&n) => n,
-            Bound::Excluded(&n) => n.saturating_add(1),
-            Bound::Unbounded => 0,
-        };
-        let to = match range.end_bound() {
-            Bound::Included(&n) => n,
-            Bound::Excluded(&0) => return Ok(Vec::new()),
-            Bound::Excluded(&n) => n - 1,
-            Bound::Unbounded => u64::MAX,
-        };
-        let Some(info) = self.backend.thread(id).await? else {
-            return Err(StoreError::ThreadNotFound {
-                thread: id.to_owned(),
-            });
-        };
-        let rows = self
-            .backend
-            .steps(id, from.max(1), to.min(info.head))
-            .await?;
-        rows.into_iter()
-            .map(|row| StepRecord::from_row(id, row))
-            .collect()
-    }
-
     /// The steps of thread `id` numbered above `after`, in order, each
     /// once, then every step as it is committed: by this store, its
     /// clones, or any other process on the same database. A
@@ -490,7 +358,19 @@ impl Store {
         crate::watch::watch(self.backend.clone(), &self.hub, id, after)
     }
 
-    /// Every thread, ordered by id.
+    /// A page of threads, newest first unless another
+    /// [`order`](ListThreads::order) is asked for, when awaited: see
+    /// [`ListThreads`]. What lists threads for a person or a client (the
+    /// inspector's list, the Agent Server's thread search): each page
+    /// reads at most what it returns (plus what a filter refuses).
+    pub fn list_threads(&self) -> ListThreads<'_> {
+        ListThreads::new(self)
+    }
+
+    /// Every thread, ordered by id, in one list: for a program that
+    /// needs them all (a migration, a test). It reads every thread's row
+    /// at once; to list threads for a person or a client, page through
+    /// them with [`list_threads`](Store::list_threads).
     pub async fn threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
         let rows = self.backend.threads().await?;
         Ok(rows.into_iter().map(ThreadInfo::from_row).collect())
@@ -535,43 +415,6 @@ impl Store {
         }
         Ok(existed)
     }
-
-    /// Drops the steps of thread `id` at or before its latest snapshot, and
-    /// the older snapshots. Loading is unchanged; history and time travel
-    /// no longer reach before that snapshot. A thread with no snapshot is
-    /// left alone (see [`Thread::compact`], which snapshots first).
-    pub async fn compact(&self, id: &str) -> Result<Compaction, StoreError> {
-        check_id(id)?;
-        let removed = self.backend.compact(id).await?;
-        Ok(Compaction {
-            steps_removed: removed.steps,
-            snapshots_removed: removed.snapshots,
-        })
-    }
-}
-
-/// Longest thread id accepted, in bytes (index entries stay small).
-const MAX_ID_LEN: usize = 512;
-
-/// Refuses thread ids that cannot be stored faithfully.
-pub(crate) fn check_id(id: &str) -> Result<(), StoreError> {
-    let reason = if id.is_empty() {
-        "a thread id cannot be empty"
-    } else if id.len() > MAX_ID_LEN {
-        "a thread id is at most 512 bytes"
-    } else if id.contains('\0') {
-        "a thread id cannot contain a NUL character"
-    } else {
-        return Ok(());
-    };
-    let mut shown: String = id.chars().take(40).collect();
-    if shown.len() < id.len() {
-        shown.push('…');
-    }
-    Err(StoreError::InvalidThreadId {
-        shown: format!("{shown:?}"),
-        reason,
-    })
 }
 
 /// `host[:port]` of a connection URL, without credentials.
@@ -585,20 +428,6 @@ fn host_of(url: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ids_that_cannot_be_stored_are_refused_with_a_reason() {
-        assert!(check_id("user-42").is_ok());
-        assert!(check_id("'; DROP TABLE x; --").is_ok());
-        let empty = check_id("").unwrap_err().to_string();
-        assert_eq!(empty, "invalid thread id \"\": a thread id cannot be empty");
-        let long = check_id(&"x".repeat(513)).unwrap_err().to_string();
-        assert!(
-            long.contains("at most 512 bytes") && long.contains('…'),
-            "{long}"
-        );
-        assert!(check_id("a\0b").unwrap_err().to_string().contains("NUL"));
-    }
 
     #[cfg(feature = "postgres")]
     #[test]

@@ -1,13 +1,15 @@
 //! [`Thread`]: a handle that owns one thread's state and logs every change
-//! to it before the change becomes visible. It keeps the [`Store`] that
-//! opened it (see `store.rs` for why the two name each other).
+//! to it before the change becomes visible. It keeps the [`Store`] handle
+//! that opened it (`handle.rs`), and calls back through it for its history,
+//! time travel and compaction.
 
 use crate::backend::{Appended, SnapshotRow, StepRow};
 use crate::error::StoreError;
-use crate::rebuild::{rebuild, state_text, version_of};
+use crate::handle::{Compaction, Store};
+use crate::migrations::version_of;
+use crate::rebuild::{rebuild, state_text};
 use crate::snapshot::LogSinceSnapshot;
 use crate::step::{Encoded, StepRecord, metadata_object, metadata_text, now_millis};
-use crate::store::{Compaction, Store};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use state_core::{State, StateError};

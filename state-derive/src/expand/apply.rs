@@ -183,13 +183,18 @@ fn check(model: &Model) -> TokenStream {
 }
 
 /// `commit`: applies the writes `check` accepted (no errors).
+///
+/// Not `#[inline]`, for the reason `apply` is not: inlined into a caller
+/// that calls it once (a store's step, a runner), LLVM copied the checked
+/// delta into the inlined body before moving each write: 781 instructions
+/// against 525 for the hand-written moves of the same 3 writes on 40
+/// `replace` fields (1.49x; BENCHMARKS.md, section 1, `commit_plain40`).
 fn commit(model: &Model) -> TokenStream {
     let p = private(model);
     let writes = field_moves(model);
     let commits = commits(model, &writes, |_, w| quote!(#p::restage(#w)));
     let base_names = model.bases.iter().map(|b| &b.ident);
     quote! {
-        #[inline]
         fn commit(&mut self, checked: #p::Checked<Self::Delta>) {
             let delta = #p::Checked::into_inner(checked);
             #(#commits)*

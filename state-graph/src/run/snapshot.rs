@@ -27,7 +27,9 @@ use std::time::SystemTime;
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Snapshot<S> {
-    state: S,
+    // Shared: `get_state` on `Store::memory()` hands out the state the
+    // store keeps decoded, without copying it.
+    state: Arc<S>,
     seq: u64,
     next: Vec<String>,
     interrupts: Vec<Interrupt>,
@@ -42,9 +44,13 @@ impl<S> Snapshot<S> {
         &self.state
     }
 
-    /// The state, consuming the snapshot.
-    pub fn into_state(self) -> S {
-        self.state
+    /// The state, consuming the snapshot (a copy if the store still
+    /// shares it: `get_state` on `Store::memory()`).
+    pub fn into_state(self) -> S
+    where
+        S: Clone,
+    {
+        Arc::unwrap_or_clone(self.state)
     }
 
     /// The step (0: a thread with none yet). Fork here with
@@ -97,7 +103,9 @@ where
     /// The thread's current [`Snapshot`] (LangGraph's `get_state`): its
     /// state, [`next`](Snapshot::next), pending interrupts and the last
     /// step's metadata. A thread that does not exist has the default state
-    /// and nothing next, and is not created. Costs one load of the thread.
+    /// and nothing next, and is not created. Costs one load of the thread
+    /// at most ([`Store::latest`](state_store::Store::latest): on
+    /// `Store::memory()` the steps since the last call).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -123,25 +131,25 @@ where
     /// ```
     pub async fn get_state(&self, thread: &str) -> Result<Snapshot<S>, GraphError> {
         let store = self.store_for("get_state")?;
-        let info = match store.thread_info(thread).await {
-            Ok(info) => info,
+        // The state and its last step read together (a step committed
+        // meanwhile is not the one whose metadata is shown), without
+        // opening the thread.
+        let latest = match store.latest::<S>(thread).await {
+            Ok(latest) => latest,
             Err(state_store::StoreError::ThreadNotFound { .. }) => return Ok(empty()),
             Err(e) => return Err(e.into()),
         };
-        if info.seq == 0 {
+        if latest.seq == 0 {
             return Ok(empty());
         }
-        // The state at the step read (a step committed meanwhile is not
-        // the one whose metadata is shown), without opening the thread.
-        let state = store.state_at::<S>(thread, info.seq).await?;
-        let Some(step) = store.history(thread, info.seq..=info.seq).await?.pop() else {
+        let Some(step) = latest.step else {
             return Err(GraphError::Log {
                 thread: thread.to_owned(),
-                seq: info.seq,
+                seq: latest.seq,
                 reason: "the thread's last step was compacted away".to_owned(),
             });
         };
-        self.snapshot(thread, step, state).await
+        self.snapshot(thread, step, latest.state).await
     }
 
     /// The thread's snapshots, newest first (LangGraph's
@@ -410,7 +418,7 @@ where
         &self,
         thread: &str,
         step: StepRecord,
-        state: S,
+        state: Arc<S>,
     ) -> Result<Snapshot<S>, GraphError> {
         let seq = step.seq;
         let created_at = Some(step.recorded_at);
@@ -559,7 +567,7 @@ where
                 // A subgraph's own step: not one of this graph's snapshots.
                 continue;
             }
-            let snapshot = self.snapshot(thread, step, state.clone()).await?;
+            let snapshot = self.snapshot(thread, step, Arc::new(state.clone())).await?;
             if filter
                 .iter()
                 .all(|(k, v)| snapshot.metadata.get(k) == Some(v))
@@ -588,7 +596,7 @@ fn pending_body(step: &StepRecord) -> Option<&Value> {
 /// The snapshot of a thread with no step.
 fn empty<S: State>() -> Snapshot<S> {
     Snapshot {
-        state: S::default(),
+        state: Arc::new(S::default()),
         seq: 0,
         next: Vec::new(),
         interrupts: Vec::new(),

@@ -453,7 +453,9 @@ async fn a_token_opens_the_pages_once_then_rides_in_a_cookie() {
     let cookie = opened
         .header("set-cookie")
         .expect("the token kept as a cookie");
-    assert!(cookie.starts_with("state_server_token=s3cret;"), "{cookie}");
+    // Named for the port: two servers on one host keep a cookie each.
+    let named = format!("state_server_token_{}=s3cret;", addr.port());
+    assert!(cookie.starts_with(&named), "{cookie}");
     assert!(
         cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
         "{cookie}"
@@ -474,6 +476,20 @@ async fn a_token_opens_the_pages_once_then_rides_in_a_cookie() {
     }
     // The JSON routes take no token in the query.
     assert_eq!(get(addr, "/threads?access_token=s3cret").await.status, 401);
+    // The cookie the answer set opens the pages; another port's does not.
+    let own = format!("state_server_token_{}=s3cret", addr.port());
+    let response = request(addr, "GET", "/inspect/t", &[("Cookie", own.as_str())], b"").await;
+    assert_eq!(response.status, 200);
+    let other = format!("state_server_token_{}=s3cret", addr.port().wrapping_add(1));
+    let response = request(
+        addr,
+        "GET",
+        "/inspect/t",
+        &[("Cookie", other.as_str())],
+        b"",
+    )
+    .await;
+    assert_eq!(response.status, 401);
 }
 
 #[tokio::test]

@@ -354,6 +354,104 @@ fn file_len(path: &Path) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
 
+/// The step's baseline (`bare_commit` in `store.rs`): a SQLite file of its
+/// own beside the store's, opened as `Store::sqlite` opens one (WAL,
+/// `synchronous = FULL`), with a table shaped as the store's steps; each
+/// commit is one `INSERT` of a step's row (the same columns and bytes as
+/// the store writes for a timed step: its thread id, seq, kind, the
+/// delta's JSON, `{}`, version and time) in autocommit.
+pub struct BareCommit {
+    pool: sqlx::SqlitePool,
+    seq: i64,
+    /// CPU time of the process during the timed commits so far, in ns.
+    pub cpu_ns: u64,
+    _dir: tempfile::TempDir,
+}
+
+impl BareCommit {
+    pub async fn open() -> BareCommit {
+        use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
+        let dir = match std::env::var_os("STATE_STORE_BENCH_DIR") {
+            Some(base) => tempfile::tempdir_in(base),
+            None => tempfile::tempdir(),
+        }
+        .expect("a temporary directory");
+        let options = SqliteConnectOptions::new()
+            .filename(dir.path().join("bare.db"))
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .busy_timeout(std::time::Duration::from_secs(30));
+        let pool = sqlx::SqlitePool::connect_with(options)
+            .await
+            .expect("open the bare SQLite file");
+        sqlx::query(
+            "CREATE TABLE bare_steps (thread_id TEXT NOT NULL, seq BIGINT NOT NULL, \
+             kind TEXT NOT NULL, body TEXT NOT NULL, metadata TEXT NOT NULL, \
+             state_version BIGINT NOT NULL, recorded_at BIGINT NOT NULL, \
+             PRIMARY KEY (thread_id, seq))",
+        )
+        .execute(&pool)
+        .await
+        .expect("create the bare table");
+        BareCommit {
+            pool,
+            seq: 0,
+            cpu_ns: 0,
+            _dir: dir,
+        }
+    }
+
+    /// Commits `iters` rows, one each, timing only the commits.
+    pub async fn run(&mut self, iters: u64) -> std::time::Duration {
+        let bodies: Vec<String> = step_deltas(iters)
+            .iter()
+            .map(|delta| serde_json::to_string(delta).expect("a delta's JSON"))
+            .collect();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        let cpu = process_cpu_ns();
+        let start = std::time::Instant::now();
+        for body in &bodies {
+            self.seq += 1;
+            sqlx::query(
+                "INSERT INTO bare_steps \
+                 (thread_id, seq, kind, body, metadata, state_version, recorded_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            )
+            .bind("bench-0")
+            .bind(self.seq)
+            .bind("apply")
+            .bind(body)
+            .bind("{}")
+            .bind(0i64)
+            .bind(now)
+            .execute(&self.pool)
+            .await
+            .expect("a bare commit");
+        }
+        let took = start.elapsed();
+        self.cpu_ns += process_cpu_ns().saturating_sub(cpu);
+        took
+    }
+}
+
+/// CPU time this process has used so far, in nanoseconds: the sum over
+/// its threads of `/proc/self/task/*/schedstat`'s time on a CPU (0 where
+/// that is not available).
+pub fn process_cpu_ns() -> u64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    tasks
+        .filter_map(|task| {
+            let stat = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
+            stat.split_whitespace().next()?.parse::<u64>().ok()
+        })
+        .sum()
+}
+
 /// Bytes this process has passed to `write`/`pwrite` so far (`wchar` of
 /// `/proc/self/io`, all threads): SQLite's WAL appends and checkpoints.
 pub fn process_wchar() -> Option<u64> {

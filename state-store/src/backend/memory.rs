@@ -1,10 +1,16 @@
 //! The in-memory backend: the same rows as the SQL backends, in maps behind
 //! one lock, so that tests and short-lived programs behave exactly as with a
-//! database (conflicts, compaction, corrupt rows included).
+//! database (conflicts, compaction, corrupt rows included). Beside the rows,
+//! each thread may keep the state `Store::latest` last rebuilt, typed
+//! ([`Decoded`]): the next call starts from it instead of decoding the log.
 
-use super::{Appended, ForkRows, LogTail, Removed, SnapshotRow, StepRow, Tail, ThreadRow};
+use super::{
+    Appended, ForkRows, LogTail, Removed, SnapshotRow, StepRow, Tail, ThreadRow, ThreadsPage,
+};
 use crate::error::StoreError;
+use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 #[derive(Debug, Default)]
@@ -12,12 +18,57 @@ struct MemThread {
     row: Option<ThreadRow>,
     steps: BTreeMap<u64, StepRow>,
     snapshots: BTreeMap<u64, SnapshotRow>,
+    /// Which thread of this id this is: a thread deleted and created
+    /// again has another, so a state decoded from the first is not kept
+    /// for the second.
+    generation: u64,
+    decoded: Option<Decoded>,
+}
+
+/// A thread's state after step `seq`, as `Store::latest` rebuilt it from
+/// the rows, kept typed (`state` is of the type `type_id` names): the
+/// memory store keeps its rows as text, as the SQL backends do, and
+/// decoding them again at every call made `get_state` as slow as a load.
+/// Still valid as long as the thread is: a step is never changed once
+/// written, and compaction removes only steps a snapshot replaces.
+#[derive(Clone)]
+pub(crate) struct Decoded {
+    pub seq: u64,
+    pub type_id: TypeId,
+    pub state: Arc<dyn Any + Send + Sync>,
+}
+
+impl std::fmt::Debug for Decoded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Decoded")
+            .field("seq", &self.seq)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What [`Memory::load_latest`] read.
+pub(crate) enum Latest {
+    /// The kept state at `base.seq`, the steps after it up to `head`
+    /// (all there, in order), and the head's step. With steps, the thread
+    /// no longer keeps `base`: the caller keeps the state it makes.
+    Decoded {
+        base: Decoded,
+        steps: Vec<StepRow>,
+        head: u64,
+        last: Option<StepRow>,
+        generation: u64,
+    },
+    /// No kept state to start from: the rows, as a load reads them, with
+    /// the head's step in `tail.last`.
+    Rows { tail: LogTail, generation: u64 },
 }
 
 /// Threads in memory, shared by every clone of the store.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Memory {
     threads: Arc<Mutex<HashMap<String, MemThread>>>,
+    /// The last [`MemThread::generation`] given.
+    generations: Arc<AtomicU64>,
     /// The long-term memory items (`Store::put_item`).
     pub(super) items: super::memory_items::MemoryItems,
 }
@@ -30,27 +81,35 @@ impl Memory {
         self.threads.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    fn next_generation(&self) -> u64 {
+        self.generations.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
     pub fn open(&self, thread: &str, now: i64) -> Result<(), StoreError> {
+        let generation = self.next_generation();
         let mut threads = self.lock();
         let entry = threads.entry(thread.to_owned()).or_default();
-        entry.row.get_or_insert_with(|| ThreadRow {
-            id: thread.to_owned(),
-            head: 0,
-            created_at: now,
-            updated_at: now,
-            parent: None,
-        });
+        if entry.row.is_none() {
+            entry.row = Some(ThreadRow {
+                id: thread.to_owned(),
+                head: 0,
+                created_at: now,
+                updated_at: now,
+                parent: None,
+            });
+            entry.generation = generation;
+        }
         Ok(())
     }
 
     pub fn load(&self, thread: &str, upto: Option<u64>) -> Result<Option<LogTail>, StoreError> {
         let threads = self.lock();
-        let Some(t) = threads.get(thread) else {
-            return Ok(None);
-        };
-        let Some(row) = &t.row else {
-            return Ok(None);
-        };
+        Ok(threads.get(thread).and_then(|t| Self::tail_of(t, upto)))
+    }
+
+    /// What [`load`](Self::load) reads, from the thread's rows.
+    fn tail_of(t: &MemThread, upto: Option<u64>) -> Option<LogTail> {
+        let row = t.row.as_ref()?;
         let upto = upto.unwrap_or(row.head).min(row.head);
         let snapshot = t
             .snapshots
@@ -63,11 +122,90 @@ impl Memory {
         } else {
             t.steps.range(from..=upto).map(|(_, s)| s.clone()).collect()
         };
-        Ok(Some(LogTail {
+        Some(LogTail {
             head: row.head,
             snapshot,
             steps,
+            last: None,
+        })
+    }
+
+    /// The thread's latest state as rows to rebuild it from, with its head's
+    /// step: the kept [`Decoded`] state of type `type_id` and the steps
+    /// after it when there is one no older than the latest snapshot (and
+    /// every step after it is there), else the rows a load reads. `None`:
+    /// no thread.
+    pub fn load_latest(&self, thread: &str, type_id: TypeId) -> Result<Option<Latest>, StoreError> {
+        let mut threads = self.lock();
+        let Some(t) = threads.get_mut(thread) else {
+            return Ok(None);
+        };
+        let Some(head) = t.row.as_ref().map(|row| row.head) else {
+            return Ok(None);
+        };
+        let last = t.steps.get(&head).cloned();
+        let kept = t.decoded.as_ref().filter(|base| {
+            base.type_id == type_id
+                && base.seq <= head
+                && t.snapshots
+                    .range(..=head)
+                    .next_back()
+                    .is_none_or(|(&snapshot, _)| snapshot <= base.seq)
+        });
+        if let Some(from) = kept.map(|base| base.seq) {
+            let steps: Vec<StepRow> = if from == head {
+                Vec::new()
+            } else {
+                t.steps
+                    .range(from + 1..=head)
+                    .map(|(_, s)| s.clone())
+                    .collect()
+            };
+            // Keys are distinct and in the range: as many as the range
+            // holds means none is missing.
+            if steps.len() as u64 == head - from {
+                // With steps to replay, taken out: the caller brings it up
+                // to date in place when no one else holds it (and keeps it
+                // again), instead of copying it.
+                let base = match steps.is_empty() {
+                    true => t.decoded.clone(),
+                    false => t.decoded.take(),
+                };
+                if let Some(base) = base {
+                    return Ok(Some(Latest::Decoded {
+                        base,
+                        steps,
+                        head,
+                        last,
+                        generation: t.generation,
+                    }));
+                }
+            }
+        }
+        let Some(mut tail) = Self::tail_of(t, None) else {
+            return Ok(None);
+        };
+        tail.last = last;
+        Ok(Some(Latest::Rows {
+            tail,
+            generation: t.generation,
         }))
+    }
+
+    /// Keeps `decoded` as thread `thread`'s latest decoded state, if the
+    /// thread is still the one of `generation` (not deleted and created
+    /// again) and what it keeps is not newer (of the same type).
+    pub fn keep_decoded(&self, thread: &str, generation: u64, decoded: Decoded) {
+        let mut threads = self.lock();
+        if let Some(t) = threads.get_mut(thread)
+            && t.generation == generation
+            && t.row.is_some()
+            && t.decoded
+                .as_ref()
+                .is_none_or(|kept| kept.type_id != decoded.type_id || kept.seq < decoded.seq)
+        {
+            t.decoded = Some(decoded);
+        }
     }
 
     pub fn append(&self, thread: &str, step: &StepRow) -> Result<Appended, StoreError> {
@@ -142,6 +280,35 @@ impl Memory {
         Ok(rows)
     }
 
+    pub fn threads_page(&self, page: ThreadsPage<'_>) -> Result<Vec<ThreadRow>, StoreError> {
+        let at = |row: &ThreadRow| (page.position(row), row.id.as_bytes().to_vec());
+        let mut rows: Vec<ThreadRow> = self
+            .lock()
+            .values()
+            .filter_map(|t| t.row.clone())
+            .filter(|row| {
+                page.after.is_none_or(|(time, id)| {
+                    let here = (page.position(row), row.id.as_bytes());
+                    let cursor = (time, id.as_bytes());
+                    if page.descending {
+                        here < cursor
+                    } else {
+                        here > cursor
+                    }
+                })
+            })
+            .collect();
+        rows.sort_by_cached_key(|row| at(row));
+        if page.descending {
+            rows.reverse();
+        }
+        Ok(rows
+            .into_iter()
+            .skip(page.offset)
+            .take(page.limit)
+            .collect())
+    }
+
     pub fn thread(&self, thread: &str) -> Result<Option<ThreadRow>, StoreError> {
         Ok(self.lock().get(thread).and_then(|t| t.row.clone()))
     }
@@ -162,6 +329,7 @@ impl Memory {
             return Ok(false);
         }
         let mut t = MemThread {
+            generation: self.next_generation(),
             row: Some(ThreadRow {
                 id: thread.to_owned(),
                 head: parent_seq,

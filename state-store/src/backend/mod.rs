@@ -15,7 +15,7 @@ mod sql;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql_items;
 
-pub(crate) use memory::Memory;
+pub(crate) use memory::{Decoded, Latest, Memory};
 #[cfg(feature = "postgres")]
 pub(crate) use sql::NOTIFY_CHANNEL;
 #[cfg(feature = "postgres")]
@@ -62,6 +62,9 @@ pub(crate) struct LogTail {
     pub head: u64,
     pub snapshot: Option<SnapshotRow>,
     pub steps: Vec<StepRow>,
+    /// The head's step, when asked for ([`Backend::load_latest`]; `None`
+    /// at head 0 or when compaction removed it).
+    pub last: Option<StepRow>,
 }
 
 /// What a fork starts with: a snapshot, the steps after it (up to the
@@ -94,6 +97,38 @@ pub(crate) struct ThreadRow {
     pub created_at: i64,
     pub updated_at: i64,
     pub parent: Option<(String, u64)>,
+}
+
+/// What a page of threads is ordered by: a time (then the id), or the id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ThreadKey {
+    Updated,
+    Created,
+    Id,
+}
+
+/// A page of thread rows ([`Backend::threads_page`]): in the order of
+/// `key`, ascending or `descending` (ids compared bytewise, on every
+/// backend), after the position `after` (the key's time, 0 for the id
+/// order, and the id), skipping `offset` rows, at most `limit`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ThreadsPage<'a> {
+    pub key: ThreadKey,
+    pub descending: bool,
+    pub after: Option<(i64, &'a str)>,
+    pub offset: usize,
+    pub limit: usize,
+}
+
+impl ThreadsPage<'_> {
+    /// The position of `row` in this order.
+    pub fn position(&self, row: &ThreadRow) -> i64 {
+        match self.key {
+            ThreadKey::Updated => row.updated_at,
+            ThreadKey::Created => row.created_at,
+            ThreadKey::Id => 0,
+        }
+    }
 }
 
 /// How an append ended, when the database answered.
@@ -158,6 +193,29 @@ impl Backend {
         dispatch!(self, b => b.load(thread, upto))
     }
 
+    /// What [`load`](Self::load) reads up to the head, and the head's step
+    /// ([`LogTail::last`]), read consistently (one read transaction).
+    /// `None`: no thread. The memory backend has its own,
+    /// [`Memory::load_latest`], which may start from a decoded state.
+    pub async fn load_latest(&self, thread: &str) -> Result<Option<LogTail>, StoreError> {
+        match self {
+            Backend::Memory(b) => {
+                let tail = b.load(thread, None)?;
+                Ok(tail.map(|mut tail| {
+                    tail.last = match tail.steps.last() {
+                        Some(last) if last.seq == tail.head => Some(last.clone()),
+                        _ => b.step(thread, tail.head).ok().flatten(),
+                    };
+                    tail
+                }))
+            }
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(b) => b.load_latest(thread).await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(b) => b.load_latest(thread).await,
+        }
+    }
+
     /// Appends `step` if the thread's head is `step.seq - 1`, moving the
     /// head to `step.seq`, atomically.
     pub async fn append(&self, thread: &str, step: &StepRow) -> Result<Appended, StoreError> {
@@ -204,6 +262,11 @@ impl Backend {
     /// Every thread, by id.
     pub async fn threads(&self) -> Result<Vec<ThreadRow>, StoreError> {
         dispatch!(self, b => b.threads())
+    }
+
+    /// A page of thread rows, in order.
+    pub async fn threads_page(&self, page: ThreadsPage<'_>) -> Result<Vec<ThreadRow>, StoreError> {
+        dispatch!(self, b => b.threads_page(page))
     }
 
     /// One thread's row.

@@ -5,7 +5,10 @@
 //! Every value is bound as a parameter: thread ids, JSON and numbers are
 //! data, never SQL.
 
-use super::{Appended, ForkRows, LogTail, Removed, SnapshotRow, StepRow, Tail, ThreadRow};
+use super::{
+    Appended, ForkRows, LogTail, Removed, SnapshotRow, StepRow, Tail, ThreadKey, ThreadRow,
+    ThreadsPage,
+};
 use crate::error::StoreError;
 
 /// The version of the tables below. A database written by a newer version
@@ -82,6 +85,26 @@ const SELECT_HEAD: &str = "SELECT head FROM state_store_threads WHERE thread_id 
 #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 const MOVE_HEAD: &str = "UPDATE state_store_threads SET head = $2, updated_at = $3 \
      WHERE thread_id = $1 AND head = $4";
+/// SQLite's whole append in one call to sqlx's worker thread (one round
+/// trip instead of four, and the transaction's statements prepared once
+/// and cached, where sqlx parses its `BEGIN` and `COMMIT` at every use):
+/// the write transaction; `MOVE_HEAD`; the step's row (`$5`..`$8`: kind,
+/// body, metadata, state version; recorded at `$3`) inserted only if the
+/// head moved (`changes()` counts the rows the `UPDATE` changed); the
+/// commit (of nothing, when the head did not move). Run by
+/// `sqlite::append_in_one_call`, which reads the rows the `INSERT` added
+/// from its own result (1, or 0 when no step was written; a `SELECT
+/// changes()` would be one more statement, a `RETURNING` clause twice
+/// the cost: SQLite buffers its rows in a temporary table), and rolls
+/// the transaction back if the call stops between its ends.
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+const APPEND_IN_ONE_CALL: &str = "BEGIN IMMEDIATE; \
+     UPDATE state_store_threads SET head = $2, updated_at = $3 \
+     WHERE thread_id = $1 AND head = $4; \
+     INSERT INTO state_store_steps \
+     (thread_id, seq, kind, body, metadata, state_version, recorded_at) \
+     SELECT $1, $2, $5, $6, $7, $8, $3 WHERE changes() = 1; \
+     COMMIT";
 const INSERT_STEP: &str = "INSERT INTO state_store_steps \
      (thread_id, seq, kind, body, metadata, state_version, recorded_at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7)";
@@ -154,6 +177,52 @@ const CREATE_FORK_NOTIFY: &str = "INSERT INTO state_store_threads \
      VALUES ($1, $2, $3, $3, $4, $5) ON CONFLICT (thread_id) DO NOTHING \
      RETURNING pg_notify('state_store_steps', json_build_object('thread', thread_id, 'seq', head)::text)";
 
+/// The statement of a page of threads (`Backend::threads_page`): after
+/// the position `$1, $2` (the time, then the id; the id alone as `$1` in
+/// the id order) when `after`, then `LIMIT` and `OFFSET`. `collate` makes
+/// PostgreSQL compare ids bytewise, as SQLite and the memory backend do.
+/// Nothing but the table's rows is read; a time order sorts them (no
+/// index on the times: it would cost every step a page more).
+fn threads_page_sql(page: &ThreadsPage<'_>, collate: &str) -> String {
+    let column = match page.key {
+        ThreadKey::Updated => Some("updated_at"),
+        ThreadKey::Created => Some("created_at"),
+        ThreadKey::Id => None,
+    };
+    let (direction, cmp) = match page.descending {
+        true => ("DESC", "<"),
+        false => ("ASC", ">"),
+    };
+    let mut sql = String::from(
+        "SELECT thread_id, head, created_at, updated_at, parent_thread, parent_seq \
+         FROM state_store_threads",
+    );
+    let mut next = 1;
+    if page.after.is_some() {
+        match column {
+            Some(column) => {
+                sql.push_str(&format!(
+                    " WHERE ({column}, thread_id{collate}) {cmp} ($1, $2)"
+                ));
+                next = 3;
+            }
+            None => {
+                sql.push_str(&format!(" WHERE thread_id{collate} {cmp} $1"));
+                next = 2;
+            }
+        }
+    }
+    sql.push_str(" ORDER BY ");
+    if let Some(column) = column {
+        sql.push_str(&format!("{column} {direction}, "));
+    }
+    sql.push_str(&format!(
+        "thread_id{collate} {direction} LIMIT ${next} OFFSET ${}",
+        next + 1
+    ));
+    sql
+}
+
 /// A sequence number as stored (BIGINT).
 fn to_db(seq: u64) -> i64 {
     // Sequence numbers count steps one at a time; i64::MAX is unreachable.
@@ -176,14 +245,22 @@ fn db_error(context: String) -> impl FnOnce(sqlx::Error) -> StoreError {
 /// database, `$lock` (optional) serializes schema creation across workers,
 /// `$move_head`, `$delete_thread` and `$create_fork` are `MOVE_HEAD`,
 /// `DELETE_THREAD` and `CREATE_FORK`, or versions of them that also tell
-/// other processes' watchers; `$item_tables` and `$dialect` are the
+/// other processes' watchers; `$queue_writes` queues this process's
+/// writers in arrival order, and `$write_pool` gives the pool they write
+/// through (made from the store's pool); `$append_in_one_call` appends a
+/// step in one call where the driver can (`Some` of the rows written),
+/// else says `None` and the step is appended in a transaction of its own
+/// (`$move_head`, then `INSERT_STEP`);
+/// `$collate` follows a thread id
+/// where a page of threads compares or orders it; `$item_tables` and `$dialect` are the
 /// items' (`sql_items.rs`), whose methods are stamped out here too.
 macro_rules! sql_backend {
     (
         $(#[$doc:meta])*
         $name:ident, $db:ty, $pool:ty,
         write = $write:expr, read = $read:expr, lock = $lock:expr,
-        queue_writes = $queue:expr,
+        queue_writes = $queue:expr, write_pool = $write_pool:path, collate = $collate:expr,
+        append_in_one_call = $append_in_one_call:path,
         move_head = $move_head:expr, delete_thread = $delete_thread:expr, create_fork = $create_fork:expr,
         item_tables = $item_tables:expr, dialect = $dialect:expr
     ) => {
@@ -191,6 +268,8 @@ macro_rules! sql_backend {
         #[derive(Debug, Clone)]
         pub(crate) struct $name {
             pool: $pool,
+            /// Where this store's writes go (see `write_pool`).
+            writes: $pool,
             /// Writers of this process, in arrival order (see `queue_writes`).
             writers: Option<std::sync::Arc<tokio::sync::Mutex<()>>>,
         }
@@ -199,7 +278,8 @@ macro_rules! sql_backend {
             /// Wraps a pool, creating or checking the store's tables.
             pub async fn new(pool: $pool) -> Result<Self, StoreError> {
                 let writers = $queue.then(|| std::sync::Arc::new(tokio::sync::Mutex::new(())));
-                let backend = $name { pool, writers };
+                let writes = $write_pool(&pool).await;
+                let backend = $name { pool, writes, writers };
                 backend.init().await?;
                 Ok(backend)
             }
@@ -215,7 +295,7 @@ macro_rules! sql_backend {
 
             async fn init(&self) -> Result<(), StoreError> {
                 let context = || "creating the store's tables".to_owned();
-                let mut tx = self.pool.begin_with($write).await.map_err(db_error(context()))?;
+                let mut tx = self.writes.begin_with($write).await.map_err(db_error(context()))?;
                 // Under the write lock (SQLite) or the advisory lock
                 // (PostgreSQL), one worker at a time gets past here.
                 if let Some(lock) = $lock {
@@ -263,13 +343,24 @@ macro_rules! sql_backend {
                 sqlx::query(OPEN_THREAD)
                     .bind(thread)
                     .bind(now)
-                    .execute(&self.pool)
+                    .execute(&self.writes)
                     .await
                     .map_err(db_error(format!("opening thread \"{thread}\"")))?;
                 Ok(())
             }
 
             pub async fn load(&self, thread: &str, upto: Option<u64>) -> Result<Option<LogTail>, StoreError> {
+                self.read_tail(thread, upto, false).await
+            }
+
+            pub async fn load_latest(&self, thread: &str) -> Result<Option<LogTail>, StoreError> {
+                self.read_tail(thread, None, true).await
+            }
+
+            /// `load`, and with `with_last` the head's step in the same
+            /// transaction: among the steps read, or read on its own when
+            /// a snapshot is at the head.
+            async fn read_tail(&self, thread: &str, upto: Option<u64>, with_last: bool) -> Result<Option<LogTail>, StoreError> {
                 let context = || format!("loading thread \"{thread}\"");
                 let mut tx = self.pool.begin_with($read).await.map_err(db_error(context()))?;
                 let head: Option<(i64,)> = sqlx::query_as(SELECT_HEAD)
@@ -299,39 +390,65 @@ macro_rules! sql_backend {
                 };
                 let from = snapshot.as_ref().map_or(1, |s| s.seq + 1);
                 let steps = step_rows(thread, fetch_steps(&mut *tx, thread, from, upto).await.map_err(db_error(context()))?)?;
+                let last = match steps.last() {
+                    _ if !with_last || head == 0 => None,
+                    Some(last) if last.seq == head => Some(last.clone()),
+                    _ => {
+                        let row: Option<StepTuple> = sqlx::query_as(SELECT_STEP)
+                            .bind(thread)
+                            .bind(to_db(head))
+                            .fetch_optional(&mut *tx)
+                            .await
+                            .map_err(db_error(context()))?;
+                        step_rows(thread, row.into_iter().collect())?.pop()
+                    }
+                };
                 tx.commit().await.map_err(db_error(context()))?;
-                Ok(Some(LogTail { head, snapshot, steps }))
+                Ok(Some(LogTail { head, snapshot, steps, last }))
             }
 
             pub async fn append(&self, thread: &str, step: &StepRow) -> Result<Appended, StoreError> {
                 let _queued = self.queue().await;
-                let context = || format!("appending step {} to thread \"{thread}\"", step.seq);
-                let mut tx = self.pool.begin_with($write).await.map_err(db_error(context()))?;
+                // The context is written only on an error (it is on every
+                // step's path).
+                let failed = |e| StoreError::backend(format!("appending step {} to thread \"{thread}\"", step.seq), e);
                 // The head moves only from the expected step: a stale writer
                 // changes no row and learns the stored head below.
-                let moved = sqlx::query($move_head)
-                    .bind(thread)
-                    .bind(to_db(step.seq))
-                    .bind(step.recorded_at)
-                    .bind(to_db(step.seq - 1))
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(db_error(context()))?
-                    .rows_affected();
-                if moved != 1 {
-                    let head: Option<(i64,)> = sqlx::query_as(SELECT_HEAD)
-                        .bind(thread)
-                        .fetch_optional(&mut *tx)
-                        .await
-                        .map_err(db_error(context()))?;
-                    return Ok(match head {
-                        Some((head,)) => Appended::Conflict { stored: from_db(thread, "thread head", head)? },
-                        None => Appended::NoThread,
-                    });
+                let moved = match $append_in_one_call(&self.writes, thread, step).await {
+                    Some(moved) => moved.map_err(failed)?,
+                    None => {
+                        let mut tx = self.writes.begin_with($write).await.map_err(failed)?;
+                        let moved = sqlx::query($move_head)
+                            .bind(thread)
+                            .bind(to_db(step.seq))
+                            .bind(step.recorded_at)
+                            .bind(to_db(step.seq - 1))
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(failed)?
+                            .rows_affected();
+                        if moved == 1 {
+                            insert_step(&mut *tx, thread, step).await.map_err(failed)?;
+                            tx.commit().await.map_err(failed)?;
+                        }
+                        // Else the transaction rolls back when dropped.
+                        moved
+                    }
+                };
+                if moved == 1 {
+                    return Ok(Appended::Committed);
                 }
-                insert_step(&mut *tx, thread, step).await.map_err(db_error(context()))?;
-                tx.commit().await.map_err(db_error(context()))?;
-                Ok(Appended::Committed)
+                // Read after the failed move: a head moved further still, or
+                // a thread deleted since, is as much a conflict.
+                let head: Option<(i64,)> = sqlx::query_as(SELECT_HEAD)
+                    .bind(thread)
+                    .fetch_optional(&self.writes)
+                    .await
+                    .map_err(failed)?;
+                Ok(match head {
+                    Some((head,)) => Appended::Conflict { stored: from_db(thread, "thread head", head)? },
+                    None => Appended::NoThread,
+                })
             }
 
             pub async fn step(&self, thread: &str, seq: u64) -> Result<Option<StepRow>, StoreError> {
@@ -347,7 +464,7 @@ macro_rules! sql_backend {
             pub async fn snapshot(&self, thread: &str, snapshot: &SnapshotRow) -> Result<(), StoreError> {
                 let _queued = self.queue().await;
                 let context = || format!("writing a snapshot of thread \"{thread}\" at step {}", snapshot.seq);
-                let mut conn = self.pool.acquire().await.map_err(db_error(context()))?;
+                let mut conn = self.writes.acquire().await.map_err(db_error(context()))?;
                 insert_snapshot(&mut *conn, thread, snapshot).await.map_err(db_error(context()))
             }
 
@@ -387,6 +504,24 @@ macro_rules! sql_backend {
                 rows.into_iter().map(thread_row).collect()
             }
 
+            pub async fn threads_page(&self, page: ThreadsPage<'_>) -> Result<Vec<ThreadRow>, StoreError> {
+                let sql = threads_page_sql(&page, $collate);
+                let mut query = sqlx::query_as::<_, ThreadTuple>(&sql);
+                if let Some((time, id)) = page.after {
+                    if page.key != ThreadKey::Id {
+                        query = query.bind(time);
+                    }
+                    query = query.bind(id);
+                }
+                let rows: Vec<ThreadTuple> = query
+                    .bind(i64::try_from(page.limit).unwrap_or(i64::MAX))
+                    .bind(i64::try_from(page.offset).unwrap_or(i64::MAX))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(db_error("listing threads".to_owned()))?;
+                rows.into_iter().map(thread_row).collect()
+            }
+
             pub async fn thread(&self, thread: &str) -> Result<Option<ThreadRow>, StoreError> {
                 let row: Option<ThreadTuple> = sqlx::query_as(SELECT_THREAD)
                     .bind(thread)
@@ -399,7 +534,7 @@ macro_rules! sql_backend {
             pub async fn delete(&self, thread: &str) -> Result<bool, StoreError> {
                 let _queued = self.queue().await;
                 let context = || format!("deleting thread \"{thread}\"");
-                let mut tx = self.pool.begin_with($write).await.map_err(db_error(context()))?;
+                let mut tx = self.writes.begin_with($write).await.map_err(db_error(context()))?;
                 let mut existed = false;
                 for statement in $delete_thread {
                     let done = sqlx::query(statement)
@@ -423,7 +558,7 @@ macro_rules! sql_backend {
             ) -> Result<bool, StoreError> {
                 let _queued = self.queue().await;
                 let context = || format!("forking thread \"{parent}\" at step {parent_seq} into \"{thread}\"");
-                let mut tx = self.pool.begin_with($write).await.map_err(db_error(context()))?;
+                let mut tx = self.writes.begin_with($write).await.map_err(db_error(context()))?;
                 let created = sqlx::query($create_fork)
                     .bind(thread)
                     .bind(to_db(parent_seq))
@@ -450,7 +585,7 @@ macro_rules! sql_backend {
             pub async fn compact(&self, thread: &str) -> Result<Removed, StoreError> {
                 let _queued = self.queue().await;
                 let context = || format!("compacting thread \"{thread}\"");
-                let mut tx = self.pool.begin_with($write).await.map_err(db_error(context()))?;
+                let mut tx = self.writes.begin_with($write).await.map_err(db_error(context()))?;
                 let (latest,): (Option<i64>,) = sqlx::query_as(SELECT_LATEST_SNAPSHOT_SEQ)
                     .bind(thread)
                     .fetch_one(&mut *tx)
@@ -614,6 +749,7 @@ fn thread_row(
 #[cfg(feature = "sqlite")]
 mod sqlite {
     use super::*;
+    use futures::TryStreamExt;
 
     sql_backend! {
         /// SQLite through sqlx: one file, WAL mode, `synchronous = FULL`.
@@ -626,6 +762,12 @@ mod sqlite {
         // while others come and go. Queueing this process's writers keeps
         // the order fair; other processes still wait on the lock.
         queue_writes = true,
+        // One connection of its own for the writes: see `write_pool`.
+        write_pool = write_pool,
+        // Ids compare bytewise already (BINARY).
+        collate = "",
+        // The whole append in one call: see `APPEND_IN_ONE_CALL`.
+        append_in_one_call = append_in_one_call,
         // Other processes' watchers poll `PRAGMA data_version` instead
         // (see `watched_heads`).
         move_head = MOVE_HEAD,
@@ -633,6 +775,124 @@ mod sqlite {
         create_fork = CREATE_FORK,
         item_tables = crate::backend::sql_items::SQLITE_ITEM_TABLES,
         dialect = crate::backend::sql_items::Dialect::Sqlite
+    }
+
+    /// The pool the store writes through: for a database file, a pool of
+    /// its own with one connection, opened with `pool`'s options; for an
+    /// in-memory database (which no other connection can open), `pool`.
+    ///
+    /// The store's writes queue anyway (`queue_writes`); on one connection
+    /// they also find their pages in its cache. Spread over a pool's
+    /// connections (sqlx hands the idle ones out in turn), each write was
+    /// on a connection that another had written since it was last used,
+    /// which SQLite answers by emptying its page cache and reading the
+    /// pages again: a step cost 1.5-1.8x a bare commit of its row, and is
+    /// within 1.2x of it on one connection (BENCHMARKS.md, section 7).
+    pub(super) async fn write_pool(pool: &sqlx::SqlitePool) -> sqlx::SqlitePool {
+        let file: Option<String> =
+            sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
+                .fetch_optional(pool)
+                .await
+                .ok()
+                .flatten();
+        if file.is_none_or(|file| file.is_empty()) {
+            return pool.clone();
+        }
+        sqlx::sqlite::SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(0)
+            // Kept open: a new connection starts with an empty cache.
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .connect_lazy_with((*pool.connect_options()).clone())
+    }
+
+    /// Appends `step` in one call (`APPEND_IN_ONE_CALL`): `Some` of the
+    /// rows it inserted, 1 or 0 (the head was not at `step.seq - 1`).
+    pub(super) async fn append_in_one_call(
+        writes: &sqlx::SqlitePool,
+        thread: &str,
+        step: &StepRow,
+    ) -> Option<Result<u64, sqlx::Error>> {
+        Some(append_once(writes, thread, step).await)
+    }
+
+    async fn append_once(
+        writes: &sqlx::SqlitePool,
+        thread: &str,
+        step: &StepRow,
+    ) -> Result<u64, sqlx::Error> {
+        let mut conn = RollBackUnlessDone(Some(writes.acquire().await?));
+        let Some(open) = conn.0.as_mut() else {
+            unreachable!("set just above");
+        };
+        let query = sqlx::query(APPEND_IN_ONE_CALL)
+            .bind(thread)
+            .bind(to_db(step.seq))
+            .bind(step.recorded_at)
+            .bind(to_db(step.seq - 1))
+            .bind(&step.kind)
+            .bind(&step.body)
+            .bind(&step.metadata)
+            .bind(step.state_version);
+        // One result per statement, in order; the `INSERT`'s (the third)
+        // counts the rows it added. (`execute` would add up every
+        // statement's, and SQLite reports the last `INSERT`'s count again
+        // for `BEGIN` and `COMMIT`.)
+        let mut results = sqlx::Executor::fetch_many(&mut **open, query);
+        let mut inserted = 0;
+        let mut statement = 0;
+        while let Some(result) = results.try_next().await? {
+            if let sqlx::Either::Left(done) = result {
+                if statement == 2 {
+                    inserted = done.rows_affected();
+                }
+                statement += 1;
+            }
+        }
+        drop(results);
+        if statement != 4 {
+            // Not reached: SQLite runs the statements in turn, or errs.
+            return Err(sqlx::Error::Protocol(format!(
+                "the append ran {statement} of its 4 statements"
+            )));
+        }
+        conn.done();
+        Ok(inserted)
+    }
+
+    /// A write connection running `APPEND_IN_ONE_CALL`, whose transaction
+    /// sqlx does not know of: if the call fails or is dropped (cancelled)
+    /// between its `BEGIN` and its `COMMIT`, sqlx's worker stops there and
+    /// the transaction stays open, holding the database's write lock.
+    /// Unless [`done`](Self::done), dropping this rolls it back before the
+    /// connection is used again (a `ROLLBACK` with nothing open fails
+    /// harmlessly); without a runtime to run that on, the connection is
+    /// closed instead, which rolls back too.
+    struct RollBackUnlessDone(Option<sqlx::pool::PoolConnection<sqlx::Sqlite>>);
+
+    impl RollBackUnlessDone {
+        /// The transaction ended: the connection goes back as it is.
+        fn done(mut self) {
+            drop(self.0.take());
+        }
+    }
+
+    impl Drop for RollBackUnlessDone {
+        fn drop(&mut self) {
+            let Some(mut conn) = self.0.take() else {
+                return;
+            };
+            match tokio::runtime::Handle::try_current() {
+                // The pool gets the connection back after the rollback.
+                Ok(runtime) => {
+                    runtime.spawn(async move {
+                        let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
+                    });
+                }
+                Err(_) => conn.close_on_drop(),
+            }
+        }
     }
 
     /// Changes to the database committed by any other connection (this
@@ -673,6 +933,21 @@ mod sqlite {
 mod postgres {
     use super::*;
 
+    /// PostgreSQL's writes go through the store's pool, many at once.
+    async fn same_pool(pool: &sqlx::PgPool) -> sqlx::PgPool {
+        pool.clone()
+    }
+
+    /// PostgreSQL appends in a transaction: its driver runs several
+    /// statements in one call only without parameters.
+    async fn no_one_call(
+        _: &sqlx::PgPool,
+        _: &str,
+        _: &StepRow,
+    ) -> Option<Result<u64, sqlx::Error>> {
+        None
+    }
+
     sql_backend! {
         /// PostgreSQL through sqlx: many workers, many machines.
         Postgres, sqlx::Postgres, sqlx::PgPool,
@@ -684,6 +959,13 @@ mod postgres {
         lock = Some("SELECT pg_advisory_xact_lock(7217347781021533)"),
         // Row locks queue PostgreSQL's writers already.
         queue_writes = false,
+        // Writes on the pool, many at once.
+        write_pool = same_pool,
+        // Ids compared bytewise, as SQLite and the memory backend do,
+        // whatever the database's collation.
+        collate = " COLLATE \"C\"",
+        // `MOVE_HEAD_NOTIFY`, then `INSERT_STEP`, in a transaction.
+        append_in_one_call = no_one_call,
         // Other processes' watchers listen on NOTIFY_CHANNEL.
         move_head = MOVE_HEAD_NOTIFY,
         delete_thread = DELETE_THREAD_NOTIFY,

@@ -37,7 +37,7 @@ macro_rules! sql_items {
                     )
                 };
                 let mut tx = self
-                    .pool
+                    .writes
                     .begin_with($write)
                     .await
                     .map_err(db_error(context()))?;
@@ -98,7 +98,7 @@ macro_rules! sql_items {
                 let _queued = self.queue().await;
                 let context = || format!("deleting item {key:?} in namespace {}", shown(prefix));
                 let mut tx = self
-                    .pool
+                    .writes
                     .begin_with($write)
                     .await
                     .map_err(db_error(context()))?;

@@ -13,7 +13,7 @@
 //! before the `LISTEN` is in that read; whatever commits after it is
 //! announced.
 
-use super::{Hub, unless_stopped};
+use super::hub::{Hub, unless_stopped};
 use crate::backend::NOTIFY_CHANNEL;
 use serde::Deserialize;
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
@@ -32,12 +32,17 @@ struct Notice {
     seq: u64,
 }
 
+/// The hub of a PostgreSQL store: while it has watchers, it listens.
+pub(crate) fn hub_for(pool: &sqlx::PgPool) -> Arc<Hub> {
+    let options = pool.connect_options();
+    Hub::hearing_others(
+        "PostgreSQL LISTEN",
+        Box::new(move |hub, stopped| Box::pin(pump(hub, Arc::clone(&options), stopped))),
+    )
+}
+
 /// Listens until stopped (the store's last watcher left) or the hub is gone.
-pub(super) async fn pump(
-    hub: Weak<Hub>,
-    options: Arc<PgConnectOptions>,
-    mut stopped: oneshot::Receiver<()>,
-) {
+async fn pump(hub: Weak<Hub>, options: Arc<PgConnectOptions>, mut stopped: oneshot::Receiver<()>) {
     let mut retry = RETRY_FIRST;
     loop {
         let mut listener = match unless_stopped(&mut stopped, listen(&options)).await {

@@ -12,7 +12,7 @@
 //! commit through any of them wakes the watchers of all at once, and one
 //! pump serves them.
 
-use super::{Hub, Source, unless_stopped};
+use super::hub::{Hub, unless_stopped};
 use crate::backend::{data_version, watched_heads};
 use crate::error::StoreError;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
@@ -54,13 +54,17 @@ pub(crate) async fn hub_for(pool: &SqlitePool) -> Arc<Hub> {
     {
         return hub;
     }
-    let hub = Arc::new(Hub::new(Source::Sqlite(pool.connect_options())));
+    let options = pool.connect_options();
+    let hub = Hub::hearing_others(
+        "SQLite data_version",
+        Box::new(move |hub, stopped| Box::pin(pump(hub, Arc::clone(&options), stopped))),
+    );
     hubs.push((path, Arc::downgrade(&hub)));
     hub
 }
 
 /// Polls until stopped (the store's last watcher left) or the hub is gone.
-pub(super) async fn pump(
+async fn pump(
     hub: Weak<Hub>,
     options: Arc<SqliteConnectOptions>,
     mut stopped: oneshot::Receiver<()>,

@@ -94,3 +94,73 @@ async fn two_workers_on_postgres() {
 async fn two_workers_in_memory() {
     two_workers(TestStore::memory()).await;
 }
+
+/// A SQLite step cancelled at any point (its future dropped, as a
+/// `timeout` or a `select!` does) leaves no transaction open: the next
+/// write of this store and another worker's both go through at once, and
+/// the log holds each committed step once. (The append runs its `BEGIN`
+/// and `COMMIT` in the one call to sqlx's worker, which stops where the
+/// caller stopped listening.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_step_leaves_no_transaction_open_on_sqlite() {
+    use std::time::Duration;
+    use tokio::time::timeout;
+
+    let ts = TestStore::sqlite().await;
+    let other = ts.another_worker().await;
+    let mut mine = ts.store.thread::<Chat>("cancelled").await.unwrap();
+    let mut theirs = other.thread::<Chat>("cancelled").await.unwrap();
+    let mut cancelled = 0;
+    for i in 0..60u64 {
+        // From cancelled before it starts to after it ends, in 25 µs steps.
+        let delta = Chat::delta().transcript(vec![format!("mine-{i}")]);
+        if timeout(Duration::from_micros(25 * i), mine.apply(delta))
+            .await
+            .is_err()
+        {
+            cancelled += 1;
+        }
+        // A lock left held would make these wait for the busy timeout. (A
+        // step cancelled during its commit may still land after the
+        // reload: a conflict, then, as for any other writer.)
+        for (thread, entry) in [(&mut theirs, "theirs"), (&mut mine, "again")] {
+            let step = async {
+                loop {
+                    thread.reload().await.unwrap();
+                    let delta = Chat::delta().transcript(vec![format!("{entry}-{i}")]);
+                    match thread.apply(delta).await {
+                        Ok(_) => break,
+                        Err(e) if e.is_conflict() => continue,
+                        Err(e) => panic!("{entry}-{i}: {e}"),
+                    }
+                }
+            };
+            timeout(Duration::from_secs(5), step)
+                .await
+                .unwrap_or_else(|_| panic!("{entry}-{i} is not kept waiting"));
+        }
+    }
+    assert!(cancelled > 0, "some steps were cancelled");
+    let history = ts.store.history("cancelled", ..).await.unwrap();
+    let seqs: Vec<u64> = history.iter().map(|s| s.seq).collect();
+    assert_eq!(seqs, (1..=history.len() as u64).collect::<Vec<_>>());
+    let mut serial = Chat::default();
+    for step in history {
+        serial
+            .apply(<Chat as State>::Delta::from_json(step.body).unwrap())
+            .unwrap();
+    }
+    let reloaded = ts.store.thread::<Chat>("cancelled").await.unwrap();
+    assert_eq!(&serial, reloaded.state());
+    for i in 0..60 {
+        for name in ["theirs", "again"] {
+            let entry = format!("{name}-{i}");
+            assert_eq!(
+                serial.transcript.iter().filter(|e| **e == entry).count(),
+                1,
+                "{entry} once"
+            );
+        }
+    }
+    eprintln!("{cancelled} of 60 steps cancelled");
+}

@@ -7,7 +7,7 @@ use crate::support::backends::TestStore;
 use crate::support::states::{Chat, Progress};
 use serde_json::json;
 use state_core::{Message, State};
-use state_store::{SnapshotPolicy, StepKind, StoreError};
+use state_store::{SnapshotPolicy, StepKind, StoreError, ThreadCursor, ThreadOrder};
 use std::collections::BTreeMap;
 use std::num::NonZeroU64;
 use std::sync::Arc;
@@ -973,7 +973,242 @@ async fn history_replays_step_by_step(ts: TestStore) {
     assert_eq!(state, before);
 }
 
+/// Every page of a listing, following each page's cursor.
+async fn all_pages(
+    store: &state_store::Store,
+    order: ThreadOrder,
+    filter: Option<&str>,
+    limit: usize,
+) -> Vec<String> {
+    let mut ids = Vec::new();
+    let mut after = None;
+    loop {
+        let mut listing = store.list_threads().order(order).limit(limit);
+        if let Some(cursor) = after.take() {
+            listing = listing.after(cursor);
+        }
+        if let Some(filter) = filter {
+            listing = listing.id_contains(filter);
+        }
+        let page = listing.await.unwrap();
+        assert!(page.threads.len() <= limit);
+        ids.extend(page.threads.into_iter().map(|t| t.id));
+        match page.next {
+            Some(next) => after = Some(next),
+            None => return ids,
+        }
+    }
+}
+
+async fn threads_are_listed_a_page_at_a_time(ts: TestStore) {
+    let store = &ts.store;
+    for id in ["b", "a", "Ü-1", "c-user", "USER-2", "user-3", "a b"] {
+        store.thread::<Chat>(id).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+    }
+    let mut t = store.thread::<Chat>("b").await.unwrap();
+    t.apply(Chat::delta().next("x")).await.unwrap();
+
+    let infos = store.threads().await.unwrap();
+    let millis = |time: std::time::SystemTime| {
+        time.duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+    };
+    let sorted = |key: &dyn Fn(&state_store::ThreadInfo) -> u128, descending: bool| {
+        let mut infos = infos.clone();
+        infos.sort_by(|x, y| (key(x), x.id.as_bytes()).cmp(&(key(y), y.id.as_bytes())));
+        if descending {
+            infos.reverse();
+        }
+        infos.into_iter().map(|t| t.id).collect::<Vec<_>>()
+    };
+    let updated = |t: &state_store::ThreadInfo| millis(t.updated_at);
+    let created = |t: &state_store::ThreadInfo| millis(t.created_at);
+    let id = |_: &state_store::ThreadInfo| 0;
+    for (order, expected) in [
+        (ThreadOrder::UpdatedDesc, sorted(&updated, true)),
+        (ThreadOrder::UpdatedAsc, sorted(&updated, false)),
+        (ThreadOrder::CreatedDesc, sorted(&created, true)),
+        (ThreadOrder::CreatedAsc, sorted(&created, false)),
+        (ThreadOrder::IdAsc, sorted(&id, false)),
+        (ThreadOrder::IdDesc, sorted(&id, true)),
+    ] {
+        assert_eq!(expected.len(), 7);
+        for limit in [1, 2, 3, 7, 100] {
+            assert_eq!(
+                all_pages(store, order, None, limit).await,
+                expected,
+                "{order:?}, pages of {limit}"
+            );
+        }
+    }
+    // The default order: the thread with the newest step first.
+    let first = store.list_threads().limit(1).await.unwrap();
+    assert_eq!(first.threads[0].id, "b");
+    assert_eq!(first.threads[0].seq, 1);
+    // Bytewise on every backend: upper case before lower, "a b" before "b".
+    assert_eq!(
+        all_pages(store, ThreadOrder::IdAsc, None, 3).await,
+        ["USER-2", "a", "a b", "b", "c-user", "user-3", "Ü-1"]
+    );
+
+    // A filter ignores case (Unicode's), in the listing's order.
+    for limit in [1, 2, 10] {
+        assert_eq!(
+            all_pages(store, ThreadOrder::IdAsc, Some("user"), limit).await,
+            ["USER-2", "c-user", "user-3"]
+        );
+    }
+    assert_eq!(
+        all_pages(store, ThreadOrder::IdAsc, Some("ü"), 5).await,
+        ["Ü-1"]
+    );
+    assert!(
+        all_pages(store, ThreadOrder::IdAsc, Some("nobody"), 5)
+            .await
+            .is_empty()
+    );
+
+    // An offset skips what the cursor and the filter leave.
+    let page = store
+        .list_threads()
+        .order(ThreadOrder::IdAsc)
+        .offset(2)
+        .limit(2)
+        .await
+        .unwrap();
+    let ids: Vec<_> = page.threads.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["a b", "b"]);
+    assert!(page.next.is_some());
+    let page = store
+        .list_threads()
+        .order(ThreadOrder::IdAsc)
+        .id_contains("USER")
+        .offset(1)
+        .await
+        .unwrap();
+    let ids: Vec<_> = page.threads.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["c-user", "user-3"]);
+    assert!(page.next.is_none());
+
+    // A cursor made by hand: after "b" in id order.
+    let page = store
+        .list_threads()
+        .order(ThreadOrder::IdAsc)
+        .after(ThreadCursor::new(0, "b"))
+        .await
+        .unwrap();
+    assert_eq!(page.threads.len(), 3);
+    let none = store.list_threads().limit(0).await.unwrap();
+    assert!(none.threads.is_empty() && none.next.is_none());
+}
+
+/// `Store::latest` against a load of the same thread, and the last step's
+/// record against `history`'s.
+async fn assert_latest_is_loaded(store: &state_store::Store, id: &str) {
+    let latest = store.latest::<Chat>(id).await.unwrap();
+    let loaded = store.existing_thread::<Chat>(id).await.unwrap();
+    assert_eq!(latest.seq, loaded.seq(), "{id}: seq");
+    assert_eq!(&*latest.state, loaded.state(), "{id}: state");
+    let last = store
+        .history(id, loaded.seq()..=loaded.seq())
+        .await
+        .unwrap()
+        .pop();
+    assert_eq!(latest.step, last, "{id}: last step");
+}
+
+/// `Store::latest` is the loaded state with its last step, at every point:
+/// before any step, after steps (asked again and again: the memory store
+/// starts from the state it kept), after steps another worker wrote, after
+/// a snapshot, after compaction removed the last step, on a fork, and on
+/// a thread deleted and created again (nothing kept from the first).
+async fn latest_is_the_loaded_state_with_its_last_step(ts: TestStore) {
+    let store = &ts.store;
+    assert!(matches!(
+        store.latest::<Chat>("l").await,
+        Err(StoreError::ThreadNotFound { .. })
+    ));
+    let mut t = store.thread::<Chat>("l").await.unwrap();
+    let empty = store.latest::<Chat>("l").await.unwrap();
+    assert_eq!((empty.seq, &*empty.state), (0, &Chat::default()));
+    assert!(empty.step.is_none());
+
+    run_turns(&mut t).await;
+    assert_latest_is_loaded(store, "l").await;
+    assert_latest_is_loaded(store, "l").await;
+    if ts.name == "memory" {
+        // Nothing committed between two calls: the kept state, not a copy.
+        let a = store.latest::<Chat>("l").await.unwrap();
+        let b = store.latest::<Chat>("l").await.unwrap();
+        assert!(Arc::ptr_eq(&a.state, &b.state));
+    }
+    // A state held across a step stays as it was (the memory store brings
+    // the state it keeps up to date in place only when no one holds it).
+    let held = store.latest::<Chat>("l").await.unwrap();
+    let before = (*held.state).clone();
+    t.apply(Chat::delta().transcript(vec!["while held".to_owned()]))
+        .await
+        .unwrap();
+    let after = store.latest::<Chat>("l").await.unwrap();
+    assert_eq!(*held.state, before);
+    assert_eq!(after.state.transcript.last().unwrap(), "while held");
+    drop((held, after));
+    t.apply(Chat::delta().transcript(vec!["none held".to_owned()]))
+        .await
+        .unwrap();
+    assert_latest_is_loaded(store, "l").await;
+    for i in 0..3 {
+        t.apply(Chat::delta().transcript(vec![format!("step-{i}")]))
+            .await
+            .unwrap();
+        assert_latest_is_loaded(store, "l").await;
+    }
+    let other = ts.another_worker().await;
+    let mut theirs = other.existing_thread::<Chat>("l").await.unwrap();
+    theirs
+        .apply(Chat::delta().messages(vec![Message::ai("from another worker")]))
+        .await
+        .unwrap();
+    assert_latest_is_loaded(store, "l").await;
+    assert_latest_is_loaded(&other, "l").await;
+
+    t.reload().await.unwrap();
+    t.snapshot().await.unwrap();
+    assert_latest_is_loaded(store, "l").await;
+    t.apply(Chat::delta().note(Some("after the snapshot".to_owned())))
+        .await
+        .unwrap();
+    assert_latest_is_loaded(store, "l").await;
+    t.compact().await.unwrap();
+    let compacted = store.latest::<Chat>("l").await.unwrap();
+    assert_eq!(compacted.seq, t.seq());
+    assert_eq!(&*compacted.state, t.state());
+    assert!(compacted.step.is_none(), "the last step was compacted away");
+    t.apply(Chat::delta().transcript(vec!["after compaction".to_owned()]))
+        .await
+        .unwrap();
+    assert_latest_is_loaded(store, "l").await;
+
+    store.fork::<Chat>("l", t.seq(), "l-fork").await.unwrap();
+    assert_latest_is_loaded(store, "l-fork").await;
+
+    assert!(store.delete_thread("l").await.unwrap());
+    let mut again = store.thread::<Chat>("l").await.unwrap();
+    again
+        .apply(Chat::delta().transcript(vec!["a new thread".to_owned()]))
+        .await
+        .unwrap();
+    let latest = store.latest::<Chat>("l").await.unwrap();
+    assert_eq!(latest.seq, 1);
+    assert_eq!(latest.state.transcript, ["a new thread"]);
+    assert_latest_is_loaded(store, "l").await;
+}
+
 on_every_backend!(
+    threads_are_listed_a_page_at_a_time,
+    latest_is_the_loaded_state_with_its_last_step,
     reload_equals_live_state,
     steps_are_logged_with_kind_and_metadata,
     refused_steps_leave_no_trace,
