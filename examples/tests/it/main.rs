@@ -15,6 +15,7 @@ mod graph_therapy;
 mod langgraph_customer_support;
 mod langgraph_map_reduce;
 mod langgraph_plan_and_execute;
+mod langgraph_react_agent;
 mod langgraph_review_tool_calls;
 mod langgraph_subgraph_interrupt;
 mod langgraph_summary_bot;
