@@ -33,12 +33,10 @@
 //!   and its tool call's arguments in two pieces, as a provider does.
 
 use futures::StreamExt;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use state_agent::anthropic::ChatAnthropic;
 use state_agent::openai::ChatOpenAI;
-use state_agent::{
-    ChatModel, ChunkStream, MessageChunk, ModelRequest, ToolCallChunk, Usage, react_agent, tool,
-};
+use state_agent::{ChatModel, ChunkStream, ModelRequest, react_agent, tool};
 use state_core::{Message, MessageKind, MessagesState, State};
 use state_graph::{CompiledGraph, Event, GraphError, StreamMode};
 use std::io::Write;
@@ -317,52 +315,6 @@ fn cities_in(text: &str) -> Vec<String> {
     found
 }
 
-/// `reply` as a provider streams it: a chunk per word, then each tool
-/// call (its id and name, then its arguments in two pieces), then the last
-/// chunk with the finish reason and the usage.
-fn chunks_of(reply: &Message, request: &ModelRequest) -> Vec<MessageChunk> {
-    let id = reply.id().unwrap_or_default().to_owned();
-    let mut out: Vec<MessageChunk> = reply
-        .text()
-        .split_inclusive(' ')
-        .map(MessageChunk::text)
-        .collect();
-    for (i, call) in reply.tool_calls().iter().enumerate() {
-        let args = call.args.to_string();
-        let cut = args.char_indices().nth(args.chars().count() / 2);
-        let (a, b) = args.split_at(cut.map_or(0, |(at, _)| at));
-        let call_id = call.id.clone().unwrap_or_default();
-        out.push(MessageChunk::tool_call(
-            ToolCallChunk::start(i, call_id, call.name.as_str()).args(a),
-        ));
-        out.push(MessageChunk::tool_call(ToolCallChunk::more(i).args(b)));
-    }
-    let read: usize = request.messages.iter().map(|m| m.text().len()).sum();
-    let written = reply.text().len() + reply.tool_calls().len() * 16;
-    let (input_tokens, output_tokens) = (read.div_ceil(4) as u64, written.div_ceil(4) as u64);
-    let mut last = MessageChunk::default().with_usage(Usage {
-        input_tokens,
-        output_tokens,
-        total_tokens: input_tokens + output_tokens,
-        ..Usage::default()
-    });
-    let finish = if reply.tool_calls().is_empty() {
-        "stop"
-    } else {
-        "tool_calls"
-    };
-    let mut metadata = Map::new();
-    metadata.insert("model_name".into(), json!("scripted-weather"));
-    metadata.insert("finish_reason".into(), json!(finish));
-    last.response_metadata = metadata;
-    last.last = true;
-    out.push(last);
-    for chunk in &mut out {
-        chunk.id = Some(id.clone());
-    }
-    out
-}
-
 impl ChatModel for ScriptedModel {
     fn provider(&self) -> &str {
         "scripted"
@@ -375,14 +327,7 @@ impl ChatModel for ScriptedModel {
     fn stream_reply(&self, request: ModelRequest) -> ChunkStream {
         let n = self.replies.fetch_add(1, Ordering::Relaxed) + 1;
         let reply = self.reply(&request, n);
-        let chunks = futures::stream::iter(chunks_of(&reply, &request));
-        match self.delay {
-            None => Box::pin(chunks.map(Ok)),
-            Some(delay) => Box::pin(chunks.then(move |chunk| async move {
-                tokio::time::sleep(delay).await;
-                Ok(chunk)
-            })),
-        }
+        crate::scripted::stream(self.model(), &reply, &request, self.delay)
     }
 }
 

@@ -6,12 +6,7 @@
 //! OpenAI's Chat Completions (streamed `chat.completion.chunk`s), its
 //! requests recorded.
 
-use axum::Router;
-use axum::body::{Body, Bytes};
-use axum::extract::State as Shared;
-use axum::http::HeaderMap;
-use axum::response::Response;
-use axum::routing::post;
+use crate::openai_server::{chunk, serve};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use state_core::{Message, MessageKind, MessagesState, State};
@@ -19,8 +14,7 @@ use state_examples::langgraph::react_agent::{
     AgentModel, ModelEnv, PROMPT, QUESTION, build_agent, choose_model, stream_answer,
 };
 use state_graph::{Event, StreamMode};
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
 
 fn offline() -> AgentModel {
     let (model, line) = choose_model(&ModelEnv::default());
@@ -204,84 +198,8 @@ fn the_model_is_chosen_from_the_environments_values() {
 }
 
 // ---------------------------------------------------------------------------
-// A local server speaking OpenAI's Chat Completions.
+// The local server speaking OpenAI's Chat Completions (`openai_server`).
 // ---------------------------------------------------------------------------
-
-/// What the server saw of a request.
-#[derive(Debug, Clone)]
-struct Seen {
-    authorization: Option<String>,
-    body: Value,
-}
-
-#[derive(Default)]
-struct Script {
-    /// Each reply: the `chat.completion.chunk`s of one stream.
-    replies: Mutex<VecDeque<Vec<Value>>>,
-    seen: Mutex<Vec<Seen>>,
-}
-
-/// Serves `POST /v1/chat/completions` on 127.0.0.1 with `replies`, each
-/// as a server-sent event stream ending in `data: [DONE]`. Returns the
-/// base URL and the script (what it saw).
-async fn serve(replies: Vec<Vec<Value>>) -> (String, Arc<Script>) {
-    let script = Arc::new(Script {
-        replies: Mutex::new(replies.into()),
-        ..Script::default()
-    });
-    let app = Router::new()
-        .route("/v1/chat/completions", post(completions))
-        .with_state(script.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (url, script)
-}
-
-async fn completions(
-    Shared(script): Shared<Arc<Script>>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let body: Value = serde_json::from_slice(&body).unwrap_or_default();
-    let authorization = headers
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    script.seen.lock().unwrap().push(Seen {
-        authorization,
-        body,
-    });
-    let chunks = script.replies.lock().unwrap().pop_front();
-    let Some(chunks) = chunks else {
-        let error = json!({"error": {"message": "no reply left", "type": "invalid_request_error"}});
-        return Response::builder()
-            .status(400)
-            .header("content-type", "application/json")
-            .body(Body::from(error.to_string()))
-            .unwrap();
-    };
-    let mut sse = String::new();
-    for chunk in chunks {
-        sse.push_str(&format!("data: {chunk}\n\n"));
-    }
-    sse.push_str("data: [DONE]\n\n");
-    Response::builder()
-        .header("content-type", "text/event-stream")
-        .body(Body::from(sse))
-        .unwrap()
-}
-
-/// One `chat.completion.chunk` of reply `id`.
-fn chunk(id: &str, delta: Value, finish: Option<&str>) -> Value {
-    json!({
-        "id": id,
-        "object": "chat.completion.chunk",
-        "created": 1_700_000_000,
-        "model": "gpt-4o-mini-2024-07-18",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]
-    })
-}
 
 /// The model's first reply: a `get_weather` call, its arguments split
 /// across chunks.

@@ -21,5 +21,6 @@ mod langgraph_subgraph_interrupt;
 mod langgraph_summary_bot;
 mod langgraph_supervisor;
 mod langgraph_time_travel;
+mod openai_server;
 mod persistent_agent;
 mod persistent_chat;
