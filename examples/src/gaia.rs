@@ -24,7 +24,7 @@
 //! calls a chat model ([`agent::call_model`], any `state_agent::ChatModel`:
 //! `Gaia::with_model(ChatOpenAI::new(..))`), offline [`agent::GaiaModel`],
 //! which decides by rule; its calendar tool is a `#[tool]`
-//! ([`agent::custom_fetch_events`]) run by a `ToolNode`
+//! ([`agent::custom_fetch_events`](struct@agent::custom_fetch_events)) run by a `ToolNode`
 //! ([`agent::tool_node`]), and `tools_condition` routes the agent to it.
 //!
 //! The graph runs as a [`state_graph::StateGraph`] ([`graph`]): pruning
@@ -70,7 +70,7 @@ pub const KEEP_LAST: usize = 10;
 pub const MAX_CONTENT_CHARS: usize = 10_000;
 /// Memories returned by one search (`limit=5` in the document).
 pub const MEMORY_LIMIT: usize = 5;
-/// The calendar tool the agent calls ([`agent::custom_fetch_events`]).
+/// The calendar tool the agent calls ([`agent::custom_fetch_events`](struct@agent::custom_fetch_events)).
 pub const FETCH_EVENTS: &str = "CUSTOM_FETCH_EVENTS";
 /// Node executions allowed in one run, as LangGraph's `recursion_limit`.
 pub const RECURSION_LIMIT: usize = 25;

@@ -2,7 +2,7 @@
 //! system prompt made from the state and the run's config, and the tool
 //! node that runs its calls.
 //!
-//! - [`custom_fetch_events`] is the calendar tool, a `#[tool]` named
+//! - [`custom_fetch_events`](struct@custom_fetch_events) is the calendar tool, a `#[tool]` named
 //!   `CUSTOM_FETCH_EVENTS` (GAIA's Composio name), run by [`tool_node`], a
 //!   `ToolNode`, which answers each call with a tool message (its
 //!   `tool_call_id` and the tool's name; its id is `add_messages`' UUID,

@@ -5,7 +5,7 @@
 //!
 //! LangGraph's calls and ours:
 //! - `def get_weather(city: str) -> str: """Get weather for a given
-//!   city."""`: [`get_weather`], a `#[tool]` function (its doc comment is
+//!   city."""`: [`get_weather`](struct@get_weather), a `#[tool]` function (its doc comment is
 //!   the description the model reads, its argument the JSON Schema).
 //! - `create_react_agent(model=.., tools=[get_weather], prompt=..)`:
 //!   `react_agent(model, [get_weather]).prompt(..).compile()?`: the
