@@ -956,9 +956,11 @@ impl Ohmind {
         })
     }
 
-    /// The second half of an agent's node: the messages of its run (each
-    /// given the next id of the app's counter, the model's named after the
-    /// agent), and OHMind's bookkeeping: a call its tool failed is an
+    /// The second half of an agent's node: the messages of its run (the
+    /// model's replies named after the agent, keeping their ids; the tool
+    /// messages, whose ids `add_messages` drew at random, given the next
+    /// id of the app's counter, so that runs are reproducible), and
+    /// OHMind's bookkeeping: a call its tool failed is an
     /// `error` and a route to the error handler (the tool message with
     /// `status: "error"` is in the conversation, as LangGraph's `ToolNode`
     /// writes it); a result goes to `mcp_results`, with its artifact, and
@@ -975,12 +977,12 @@ impl Ohmind {
     ) -> Result<AgentStateDelta, StateError> {
         let messages: Vec<Message> = messages
             .into_iter()
-            .map(|message| {
-                let message = message.with_id(self.id());
-                match message.kind() {
-                    MessageKind::Ai => message.with_name(spec.name),
-                    _ => message,
-                }
+            .map(|message| match message.kind() {
+                // The model's replies keep their ids: a run streamed in
+                // `StreamMode::MESSAGES` has sent their tokens under them.
+                MessageKind::Ai if message.id().is_some() => message.with_name(spec.name),
+                MessageKind::Ai => message.with_id(self.id()).with_name(spec.name),
+                _ => message.with_id(self.id()),
             })
             .collect();
         let answered = |m: &&Message| m.kind() == MessageKind::Tool && m.name() == Some(spec.tool);

@@ -209,8 +209,9 @@ pub async fn run_agent(
 
 /// OHMind's agents' model, offline: offered one tool, it calls it with
 /// the request (`call_<tool>_<n>`), then answers from its result with the
-/// tool's summary, or, after an error, says the tool failed. Its text
-/// streams a word per chunk.
+/// tool's summary, or, after an error, says the tool failed. Its replies
+/// are numbered from one counter (`ai-<n>`), so two models from the same
+/// start write the same ids; its text streams a word per chunk.
 #[derive(Debug, Default)]
 pub struct OhmindModel {
     calls: AtomicU64,
@@ -222,7 +223,16 @@ impl OhmindModel {
         OhmindModel::default()
     }
 
+    fn next(&self) -> u64 {
+        self.calls.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
     fn reply(&self, request: &ModelRequest) -> Message {
+        let reply = self.decide(request);
+        reply.with_id(format!("ai-{}", self.next()))
+    }
+
+    fn decide(&self, request: &ModelRequest) -> Message {
         let Some(tool) = request.tools.first() else {
             return Message::ai("I have no tool for that.");
         };
@@ -243,7 +253,7 @@ impl OhmindModel {
                     .map(Message::text)
                     .unwrap_or_default();
                 let param = first_required(&tool.parameters).unwrap_or("input");
-                let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+                let n = self.next();
                 let call = ToolCall::new(tool.name.as_str(), json!({ param: asked }))
                     .with_id(format!("call_{}_{n}", tool.name));
                 Message::ai("").with_tool_calls([call])

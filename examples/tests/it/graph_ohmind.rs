@@ -463,9 +463,10 @@ async fn an_agent_calls_its_tool_through_the_tool_node_then_answers() {
     assert_eq!(added[2].name(), Some("qm_agent"));
     assert_eq!(out.state().next, ohmind::FINISH);
     assert!(out.state().artifacts.contains_key("orbital_chart"));
-    // Every id from the app's counter: a run is reproducible.
+    // The model's replies keep its ids, the tool's answer has one from
+    // the app's counter: a run is reproducible.
     let ids: Vec<&str> = added.iter().filter_map(Message::id).collect();
-    assert_eq!(ids, ["m1", "m2", "m3"]);
+    assert_eq!(ids, ["ai-2", "m1", "ai-3"]);
 }
 
 /// A tool that fails is answered by the `ToolNode` with an error tool
@@ -621,4 +622,47 @@ async fn online_a_failing_server_fails_the_agents_node() {
     assert!(chain.contains("no reply left"), "{chain}");
     assert!(chain.to_lowercase().contains("openai"), "{chain}");
     assert!(!chain.contains("sk-test-key"), "{chain}");
+}
+
+/// An agent's subgraph streams into the run: in `StreamMode::MESSAGES`,
+/// the model's tokens come under the agent's node and its reply's id,
+/// before the node's update, and join into the reply the node writes;
+/// that reply is not sent again.
+#[tokio::test]
+async fn an_agents_tokens_reach_a_messages_stream_under_its_node() {
+    use futures::StreamExt;
+    use state_graph::{Event, StreamMode};
+    let sim = graph::shared(Ohmind::new());
+    let app = graph::compile(&sim, Store::memory()).unwrap();
+    let input = graph::state_input(&ohmind::create_initial_state(FIRST)).unwrap();
+    let mut events = app.stream_thread(THREAD, input, StreamMode::MESSAGES | StreamMode::UPDATES);
+    let mut tokens: Vec<(String, String, Option<String>)> = Vec::new();
+    let mut order = Vec::new();
+    let mut last = None;
+    while let Some(event) = events.next().await {
+        match event.unwrap() {
+            Event::Message { node, chunk, .. } => {
+                order.push(format!("token:{node}"));
+                tokens.push((node, chunk.text(), chunk.id().map(str::to_owned)));
+            }
+            Event::Update { node, .. } => order.push(format!("update:{node}")),
+            Event::End(outcome) => last = Some(outcome.into_state()),
+            _ => {}
+        }
+    }
+    let state = last.unwrap();
+    let answer = state.messages.last().unwrap();
+    assert_eq!(answer.name(), Some("qm_agent"));
+    let pieces: Vec<&str> = tokens
+        .iter()
+        .filter(|(node, _, id)| node == "qm_agent" && id.as_deref() == answer.id())
+        .map(|(_, text, _)| text.as_str())
+        .collect();
+    assert!(pieces.len() > 5, "a token per word: {pieces:?}");
+    assert_eq!(pieces.concat(), answer.text(), "sent once, as tokens");
+    order.dedup();
+    assert_eq!(
+        order,
+        ["update:supervisor", "token:qm_agent", "update:qm_agent"]
+    );
 }
