@@ -25,7 +25,10 @@
 
 use super::{FETCH_EVENTS, GaiaState, GaiaStateDelta, RunnableConfig};
 use serde_json::{Value, json};
-use state_agent::{ChatModel, ChatModelExt, ChunkStream, ModelError, ModelRequest, ToolNode, tool};
+use state_agent::{
+    ChatModel, ChatModelExt, ChunkStream, FilterOptions, ModelError, ModelRequest, ToolNode,
+    filter_messages, tool,
+};
 use state_core::{Message, MessageKind, State, ToolCall};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -87,10 +90,20 @@ pub fn system_prompt(state: &GaiaState, config: &RunnableConfig) -> String {
 
 /// The request the agent node makes: the prompt, the conversation, and
 /// the tools the user may use (`selected_tool` alone when picked).
+///
+/// The conversation leaves out its system messages (the memory node's
+/// "Found N relevant memories" notes; the memories are in the prompt):
+/// one system message, first, is what every provider takes (Anthropic,
+/// as `langchain-anthropic`, refuses system messages that are not
+/// consecutive).
 pub fn model_request(state: &GaiaState, config: &RunnableConfig) -> ModelRequest {
-    let mut messages = Vec::with_capacity(state.messages.len() + 1);
+    let conversation = filter_messages(
+        state.messages.as_slice(),
+        &FilterOptions::new().exclude_types([MessageKind::System]),
+    );
+    let mut messages = Vec::with_capacity(conversation.len() + 1);
     messages.push(Message::system(system_prompt(state, config)));
-    messages.extend(state.messages.iter().cloned());
+    messages.extend(conversation);
     let mut request = ModelRequest::new(messages);
     let selected = config.configurable.selected_tool.as_deref();
     request.tools = tool_node()

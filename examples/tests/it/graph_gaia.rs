@@ -684,10 +684,12 @@ async fn online_chat_openai_is_the_agents_model_against_a_compatible_server() {
     // the ToolNode's answer (the #[tool]'s JSON) last.
     let sent = seen[1].body["messages"].as_array().unwrap();
     let roles: Vec<&str> = sent.iter().map(|m| m["role"].as_str().unwrap()).collect();
-    assert_eq!(roles, ["system", "user", "system", "assistant", "tool"]);
-    assert_eq!(sent[3]["tool_calls"][0]["id"], "call_cal");
-    assert_eq!(sent[4]["tool_call_id"], "call_cal");
-    let events: Value = serde_json::from_str(sent[4]["content"].as_str().unwrap()).unwrap();
+    // One system message, first: the memory node's note is left out (its
+    // memories are in the prompt), as Anthropic takes no other.
+    assert_eq!(roles, ["system", "user", "assistant", "tool"]);
+    assert_eq!(sent[2]["tool_calls"][0]["id"], "call_cal");
+    assert_eq!(sent[3]["tool_call_id"], "call_cal");
+    let events: Value = serde_json::from_str(sent[3]["content"].as_str().unwrap()).unwrap();
     assert_eq!(events["events"][0]["summary"], "Team standup");
 
     // Kenji picked the mail tool in the UI: the calendar is not offered,
