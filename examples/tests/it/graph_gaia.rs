@@ -794,3 +794,73 @@ async fn the_agents_tokens_reach_a_messages_stream_as_they_come() {
         "{order:?}"
     );
 }
+
+/// GAIA's agent on `ChatAnthropic`, against a local server that speaks
+/// the Messages API: the prompt is Anthropic's one `system` (the memory
+/// node's note is not a second one), the calendar tool its `tools` entry
+/// (`input_schema` from the `#[tool]`), the `ToolNode`'s answer a
+/// `tool_result` block.
+#[tokio::test]
+async fn online_chat_anthropic_is_the_agents_model_against_a_compatible_server() {
+    use crate::anthropic_server::{message, serve};
+    use state_agent::anthropic::ChatAnthropic;
+    let (url, script) = serve(vec![
+        message(
+            "msg_1",
+            json!([{"type": "tool_use", "id": "toolu_cal", "name": gaia::FETCH_EVENTS,
+                "input": {"time_min": NOW}}]),
+            "tool_use",
+        ),
+        message(
+            "msg_2",
+            json!([{"type": "text", "text": "Two events; 3pm is free."}]),
+            "end_turn",
+        ),
+    ])
+    .await;
+    let model = ChatAnthropic::new("claude-sonnet-4-5")
+        .base_url(url.as_str())
+        .api_key("sk-ant-test");
+    let app = graph::compile(
+        &graph::shared(Gaia::with_model(model)),
+        loop_memories().await,
+    )
+    .unwrap();
+    let (run, outcome) = graph::stream_run(&app, first_input(), &config(), |_| {})
+        .await
+        .expect("the turn runs");
+    let nodes: Vec<&str> = run.steps.iter().map(|s| s.node).collect();
+    assert_eq!(nodes, [MEMORY_RETRIEVAL, AGENT, TOOLS, AGENT, STORE_MEMORY]);
+    let messages = &outcome.state().messages;
+    assert_eq!(messages.last().unwrap().text(), "Two events; 3pm is free.");
+    let answer = messages
+        .iter()
+        .find(|m| m.kind() == MessageKind::Tool)
+        .unwrap();
+    assert_eq!(answer.tool_call_id(), Some("toolu_cal"));
+
+    let seen = script.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2);
+    for request in &seen {
+        assert_eq!(request.authorization.as_deref(), Some("sk-ant-test"));
+        let system = request.body["system"].to_string();
+        assert!(system.contains("Timezone: Europe/Paris"), "{system}");
+        assert!(!system.contains("Found 1 relevant memories"), "{system}");
+        let tool = &request.body["tools"][0];
+        assert_eq!(tool["name"], gaia::FETCH_EVENTS);
+        assert_eq!(
+            tool["input_schema"]["properties"]["time_min"]["description"],
+            "The earliest start time, ISO 8601 (the user's current time)."
+        );
+    }
+    let sent = seen[1].body["messages"].as_array().unwrap();
+    let roles: Vec<&str> = sent.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "user"]);
+    let result = &sent[2]["content"][0];
+    assert_eq!(result["type"], "tool_result");
+    assert_eq!(result["tool_use_id"], "toolu_cal");
+    assert!(
+        result["content"].to_string().contains("Team standup"),
+        "{result}"
+    );
+}
