@@ -14,9 +14,19 @@
 //! by meaning and put through `ctx.store()`: what one conversation stored,
 //! the next finds, and another user does not.
 //!
+//! The agent node calls a chat model (any `state_agent::ChatModel`) with
+//! the calendar tool, a `#[tool]`, bound; a `ToolNode` runs its calls and
+//! `tools_condition` routes to it. With `OPENAI_API_KEY` or
+//! `OPENAI_BASE_URL` (`OPENAI_MODEL`), or `ANTHROPIC_API_KEY`
+//! (`ANTHROPIC_MODEL`), set, that is `ChatOpenAI` or `ChatAnthropic`;
+//! without, GAIA's offline model (`state_examples::gaia::agent::GaiaModel`),
+//! which decides by rule, so the run below is the same every time.
+//!
 //! The graph is in `state_examples::gaia::graph`.
 //!
-//! Run it with `cargo run --example gaia`.
+//! Run it with `cargo run --example gaia`
+//! (`OPENAI_BASE_URL=http://127.0.0.1:11434/v1 OPENAI_MODEL=llama3.2
+//! cargo run --example gaia` against a local Ollama).
 //!
 //! The Python original (GAIA's "State Management" page), for comparison:
 /*
@@ -128,6 +138,7 @@ use state_examples::gaia::graph as gaia_graph;
 use state_examples::gaia::{
     self, Gaia, GaiaState, GaiaStateDelta, MessageRequestWithHistory, Run, RunnableConfig, memory,
 };
+use state_examples::langgraph::react_agent::{AgentModel, ModelEnv, choose_model};
 use state_graph::{CompiledGraph, Event, START, Snapshot};
 
 type Graph = CompiledGraph<GaiaState, RunnableConfig>;
@@ -140,7 +151,21 @@ use gaia::demo::{
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    println!("GAIA state management, simulated, as a state_graph::StateGraph\n");
+    println!("GAIA state management, as a state_graph::StateGraph\n");
+    // The agent's model: a provider's from the environment, or GAIA's
+    // offline one.
+    let gaia = match choose_model(&ModelEnv::from_env()) {
+        (AgentModel::Scripted(_), _) => {
+            println!(
+                "The agent's model: GAIA's scripted model, offline (set OPENAI_API_KEY, OPENAI_BASE_URL or ANTHROPIC_API_KEY for a real one)\n"
+            );
+            Gaia::default()
+        }
+        (model, line) => {
+            println!("The agent's model: {line}\n");
+            Gaia::with_model(model)
+        }
+    };
     println!(
         "The schema, from #[derive(AgentState)]:\n{}",
         GaiaState::schema().to_markdown()
@@ -180,7 +205,7 @@ async fn main() {
     // for every user; each run is given its config
     // (`app.with_context(config)`), and the nodes read it as
     // `ctx.context()`, the store as `ctx.store()`.
-    let services = gaia_graph::shared(Gaia::default());
+    let services = gaia_graph::shared(gaia);
     let app = gaia_graph::compile(&services, store.clone()).expect("the graph compiles");
     println!("\n   The graph (state_examples::gaia::graph):");
     println!(

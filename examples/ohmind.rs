@@ -10,6 +10,15 @@
 //! `get_state_history`), and a decision without a message is written as
 //! `human_validation`'s update (`update_state`).
 //!
+//! Each specialist agent is a ReAct agent: a chat model with its MCP tool
+//! (a `#[tool]`) bound, looping through a `ToolNode` until it answers
+//! (`state_examples::ohmind::agents`). With `OPENAI_API_KEY` or
+//! `OPENAI_BASE_URL` (`OPENAI_MODEL`), or `ANTHROPIC_API_KEY`
+//! (`ANTHROPIC_MODEL`), set, the model is `ChatOpenAI` or `ChatAnthropic`;
+//! without, OHMind's offline model (`agents::OhmindModel`), which calls
+//! its tool with the request and answers with the tool's summary, so the
+//! run below is the same every time.
+//!
 //! The graph and its nodes are in `state_examples::ohmind::graph`.
 //!
 //! Run it with `cargo run --example ohmind`.
@@ -80,10 +89,30 @@ state = app.get_state(config)
 
 use serde_json::{Value, json};
 use state_core::{Delta, Message, Written};
+use state_examples::langgraph::react_agent::{AgentModel, ModelEnv, choose_model};
 use state_examples::ohmind::graph::{self, SharedOhmind};
 use state_examples::ohmind::{self, AgentState, AgentStateDelta, MAX_RETRIES, Ohmind, Step};
 use state_graph::{CompiledGraph, Outcome, Resume, START, Snapshot};
 use state_store::Store;
+
+/// The app, its agents on the model the environment names (the offline
+/// one when it names none).
+fn agents_app() -> Ohmind {
+    match choose_model(&ModelEnv::from_env()) {
+        (AgentModel::Scripted(_), _) => Ohmind::new(),
+        (model, _) => Ohmind::with_model(model),
+    }
+}
+
+/// Which model the agents run on.
+fn model_line() -> String {
+    match choose_model(&ModelEnv::from_env()) {
+        (AgentModel::Scripted(_), _) => "OHMind's scripted model, offline (set OPENAI_API_KEY, \
+                                         OPENAI_BASE_URL or ANTHROPIC_API_KEY for a real one)"
+            .to_owned(),
+        (_, line) => line,
+    }
+}
 
 const THREAD: &str = "user-123-session-1";
 const PLAN_THREAD: &str = "user-123-session-2";
@@ -95,10 +124,11 @@ async fn main() {
     // `Store::sqlite(path)` (SqliteSaver) and `Store::postgres(url)`
     // (PostgresSaver).
     let store = Store::memory();
-    let sim = graph::shared(Ohmind::new());
+    let sim = graph::shared(agents_app());
     let app = graph::compile(&sim, store.clone()).expect("the graph compiles");
 
-    println!("OHMind state management, simulated, as a state_graph::StateGraph");
+    println!("OHMind state management, as a state_graph::StateGraph");
+    println!("The agents' model: {}", model_line());
     println!("{}", shape());
     println!("Each node line: node → next [current_operation] and the flags its delta writes.\n");
     let mut session = Session::new(app.clone(), store.clone(), THREAD);
@@ -231,7 +261,7 @@ async fn main() {
         out.state().retry_count
     );
 
-    let planner = graph::shared(Ohmind::new().with_plan_approval());
+    let planner = graph::shared(agents_app().with_plan_approval());
     let planner_app = graph::compile(&planner, store.clone()).expect("the graph compiles");
     let mut plans = Session::new(planner_app, store.clone(), PLAN_THREAD);
     plan_needing_approval(&planner, &mut plans).await;
@@ -559,7 +589,10 @@ fn print_steps(steps: &[Step]) {
             .flatten()
         {
             let author = message.name().map(|name| format!("({name})"));
-            let text = message.text().replace('\n', "\n                        ");
+            let mut text = message.text().replace('\n', "\n                        ");
+            for call in message.tool_calls() {
+                text.push_str(&format!("→ {} {}", call.name, call.args));
+            }
             println!(
                 "   {:<16}   {}{}: {text}",
                 "",

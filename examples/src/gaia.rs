@@ -20,13 +20,16 @@
 //! the store the graph compiles with (`compile(store=store)`, LangGraph's
 //! `BaseStore`), under `["memories", user_id]`, searched by meaning
 //! ([`memory`]); the embedding model is a hashed bag of words
-//! ([`embedding`]), so runs are deterministic and offline. The LLM and the
-//! calendar tool are simulated by [`Gaia`]: fixed answers and
-//! deterministic message ids.
+//! ([`embedding`]), so runs are deterministic and offline. The agent
+//! calls a chat model ([`agent::call_model`], any `state_agent::ChatModel`:
+//! `Gaia::with_model(ChatOpenAI::new(..))`), offline [`agent::GaiaModel`],
+//! which decides by rule; its calendar tool is a `#[tool]`
+//! ([`agent::custom_fetch_events`](struct@agent::custom_fetch_events)) run by a `ToolNode`
+//! ([`agent::tool_node`]), and `tools_condition` routes the agent to it.
 //!
 //! The graph runs as a [`state_graph::StateGraph`] ([`graph`]): pruning
 //! routed by conditional edges, then memory retrieval, the agent and its
-//! tools loop, and the memory store; its run is streamed
+//! tools loop (`tools_condition`), and the memory store; its run is streamed
 //! (`stream_thread`), each node's update sent as it is applied, as GAIA's
 //! `graph.astream(.., stream_mode="updates")` feeds its SSE endpoint. The
 //! [`RunnableConfig`] is the graph's typed context: one compiled graph for
@@ -38,17 +41,25 @@
 //!
 //! [`Gaia::run`] is the same nodes driven by a hand-written loop on a bare
 //! state ([`next_node`] is its routing table), recording a [`Run`], its
-//! memories in the store it is given; [`Gaia::run_stored`] is that loop
+//! memories in the store it is given (the tool node runs in a graph of its
+//! own there: a `ToolNode` is a node, given its context by a graph; its
+//! answers' ids are `tool-` and their call's, where the graph's are
+//! `add_messages`' UUIDs); [`Gaia::run_stored`] is that loop
 //! with each update logged as a step of a thread. The tests drive them
 //! node by node, and check that the graph streams the same updates.
 
+use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{Value, json};
-use state_core::{Message, MessageKind, Messages, State, StateError, ToolCall, Written};
+use state_agent::{ChatModel, ModelError, tools_condition};
+use state_core::{Delta, Message, MessageKind, Messages, State, StateError, ToolCall, Written};
+use state_graph::{END, Event, GraphError, START, StateGraph};
 use state_store::{Store, StoreError, Thread};
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
+pub mod agent;
 pub mod embedding;
 pub mod graph;
 pub mod memory;
@@ -59,7 +70,7 @@ pub const KEEP_LAST: usize = 10;
 pub const MAX_CONTENT_CHARS: usize = 10_000;
 /// Memories returned by one search (`limit=5` in the document).
 pub const MEMORY_LIMIT: usize = 5;
-/// The calendar tool the simulated agent calls.
+/// The calendar tool the agent calls ([`agent::custom_fetch_events`](struct@agent::custom_fetch_events)).
 pub const FETCH_EVENTS: &str = "CUSTOM_FETCH_EVENTS";
 /// Node executions allowed in one run, as LangGraph's `recursion_limit`.
 pub const RECURSION_LIMIT: usize = 25;
@@ -302,37 +313,23 @@ pub fn next_node(node: &str, state: &GaiaState) -> Option<&'static str> {
             Some(prune_route(state).unwrap_or("memory_retrieval"))
         }
         "memory_retrieval" | "tools" => Some("agent"),
-        "agent" if wants_tools(state) => Some("tools"),
-        "agent" => Some("store_memory"),
+        // LangGraph's `tools_condition`: the tools while the model calls
+        // them; then the memory store rather than END.
+        "agent" => match tools_condition(state) {
+            "tools" => Some("tools"),
+            _ => Some("store_memory"),
+        },
         _ => None,
     }
 }
 
-/// True when the last message is an AI message with tool calls.
-fn wants_tools(state: &GaiaState) -> bool {
-    state.messages.last().is_some_and(|message| {
-        message.kind() == MessageKind::Ai && !message.tool_calls().is_empty()
-    })
-}
-
-/// The words of four letters or more, lowercased: what the simulated
-/// model looks for, and what the stand-in embedding counts.
+/// The words of four letters or more, lowercased: what the offline model
+/// looks for, and what the stand-in embedding counts.
 fn keywords(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|word| word.chars().count() >= 4)
         .map(str::to_lowercase)
         .collect()
-}
-
-/// The simulated calendar: the events `CUSTOM_FETCH_EVENTS` returns.
-pub fn fetch_events(args: &Value) -> Value {
-    json!({
-        "time_min": args.get("time_min").cloned().unwrap_or(Value::Null),
-        "events": [
-            {"summary": "Team standup", "start": "2024-01-02T09:00:00Z"},
-            {"summary": "Design review", "start": "2024-01-02T14:00:00Z"}
-        ]
-    })
 }
 
 /// One node execution: the node, its update, and the full state after it.
@@ -468,6 +465,11 @@ pub enum RunError {
     /// The long-term memory failed (searching or storing the user's
     /// memories in the store's items; see [`memory`]).
     Memory(StoreError),
+    /// The agent's model failed (a provider's error).
+    Model(ModelError),
+    /// The tool node failed (it answers a tool's error with a message, so
+    /// only a broken run does).
+    Tools(GraphError),
 }
 
 impl fmt::Display for RunError {
@@ -478,6 +480,8 @@ impl fmt::Display for RunError {
             RunError::UnknownNode(node) => write!(f, "no node named {node:?}"),
             RunError::Store(error) => write!(f, "checkpoint failed: {error}"),
             RunError::Memory(error) => write!(f, "long-term memory failed: {error}"),
+            RunError::Model(error) => write!(f, "the agent's model failed: {error}"),
+            RunError::Tools(error) => write!(f, "the tool node failed: {error}"),
         }
     }
 }
@@ -487,6 +491,8 @@ impl std::error::Error for RunError {
         match self {
             RunError::State(error) => Some(error),
             RunError::Store(error) | RunError::Memory(error) => Some(error),
+            RunError::Model(error) => Some(error),
+            RunError::Tools(error) => Some(error),
             _ => None,
         }
     }
@@ -504,15 +510,45 @@ impl From<StoreError> for RunError {
     }
 }
 
-/// The simulated GAIA graph: the calendar, a model that answers by rule,
-/// and a counter for deterministic message ids. The memories are not
-/// here: they are the store's ([`memory`]), given to each run.
-#[derive(Debug, Default)]
+/// The GAIA graph's services: the agent's chat model ([`agent::GaiaModel`]
+/// offline, by default) and a counter for the memory notes' ids. The
+/// memories are not here: they are the store's ([`memory`]), given to
+/// each run.
 pub struct Gaia {
     next_id: u64,
+    model: Arc<dyn ChatModel>,
+}
+
+impl Default for Gaia {
+    fn default() -> Self {
+        Gaia::with_model(agent::GaiaModel::new())
+    }
+}
+
+impl fmt::Debug for Gaia {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Gaia")
+            .field("next_id", &self.next_id)
+            .field("model", &(self.model.provider(), self.model.model()))
+            .finish()
+    }
 }
 
 impl Gaia {
+    /// GAIA with `model` as the agent's model (`ChatOpenAI::new(..)`,
+    /// `ChatAnthropic::new(..)`, or any `ChatModel`).
+    pub fn with_model(model: impl ChatModel) -> Gaia {
+        Gaia {
+            next_id: 0,
+            model: Arc::new(model),
+        }
+    }
+
+    /// The agent's model.
+    pub fn model(&self) -> Arc<dyn ChatModel> {
+        self.model.clone()
+    }
+
     /// Applies `input` to `state` and runs the graph to its end, recording
     /// every node's update and the state after it (`graph.astream`). The
     /// user's memories are searched and stored in `store` (GAIA's
@@ -631,7 +667,8 @@ impl Gaia {
     /// # Errors
     ///
     /// [`RunError::UnknownNode`] for a name the graph does not have;
-    /// [`RunError::Memory`] when the store fails.
+    /// [`RunError::Memory`] when the store fails; [`RunError::Model`] when
+    /// the model does, [`RunError::Tools`] when the tool node does.
     pub async fn run_node(
         &mut self,
         store: &Store,
@@ -648,8 +685,25 @@ impl Gaia {
                     .await
                     .map_err(RunError::Memory)?
             }
-            "agent" => self.agent(state, config),
-            "tools" => self.tools(state),
+            "agent" => agent::call_model(&*self.model, state, config)
+                .await
+                .map_err(RunError::Model)?,
+            "tools" => {
+                // The ToolNode's answers, their ids `tool-` and the call's
+                // (the graph's carry add_messages' UUIDs): a bare run
+                // stays the same from the same start.
+                let update = run_tool_node(state, config).await?;
+                let written = update.get_messages().map_or(&[][..], Written::updates);
+                let answers: Vec<Message> = written
+                    .iter()
+                    .flatten()
+                    .map(|message| {
+                        let call = message.tool_call_id().unwrap_or_default();
+                        message.clone().with_id(format!("tool-{call}"))
+                    })
+                    .collect();
+                GaiaState::delta().messages(answers)
+            }
             "store_memory" => memory::store_memory(store, state, config)
                 .await
                 .map_err(RunError::Memory)?,
@@ -657,79 +711,39 @@ impl Gaia {
         })
     }
 
-    /// The next message id of this kind (`sys-1`, `ai-2`): one counter for
-    /// the run's messages, so two runs from the same start write the same
-    /// ids.
+    /// The next id of a memory note (`sys-1`, `sys-2`): one counter for
+    /// the runs of these services, so two from the same start write the
+    /// same ids. (The model numbers its own replies; in a graph, the tool
+    /// messages get `add_messages`' UUIDs.)
     fn id(&mut self, kind: &str) -> String {
         self.next_id += 1;
         format!("{kind}-{}", self.next_id)
     }
-
-    /// The document's `my_node(state, config)`: reads the user's timezone,
-    /// name and selected tool from the config, never from the state.
-    fn agent(&mut self, state: &GaiaState, config: &RunnableConfig) -> GaiaStateDelta {
-        let user = &config.configurable;
-        let reply = match state.messages.last() {
-            Some(last) if last.kind() == MessageKind::Tool => {
-                self.calendar_answer(last, &user.user_timezone)
-            }
-            _ if wants_calendar(state, user.selected_tool.as_deref()) => self.calendar_call(state),
-            _ => self.chat_answer(state, user.user_name.as_deref()),
-        };
-        GaiaState::delta().messages(vec![reply])
-    }
-
-    fn calendar_call(&mut self, state: &GaiaState) -> Message {
-        let args = json!({"time_min": state.current_datetime});
-        let call = ToolCall::new(FETCH_EVENTS, args).with_id(self.id("call"));
-        Message::ai("I'll check your calendar")
-            .with_tool_calls([call])
-            .with_id(self.id("ai"))
-    }
-
-    fn calendar_answer(&mut self, result: &Message, timezone: &str) -> Message {
-        let events: Value = serde_json::from_str(&result.text()).unwrap_or(Value::Null);
-        let count = events["events"].as_array().map_or(0, Vec::len);
-        let text =
-            format!("You have {count} events tomorrow; I'll suggest a free slot in {timezone}.");
-        Message::ai(text).with_id(self.id("ai"))
-    }
-
-    fn chat_answer(&mut self, state: &GaiaState, user_name: Option<&str>) -> Message {
-        let name = user_name.unwrap_or("there");
-        let text = match state.memories.as_slice() {
-            [] => format!("Hi {name}! How can I help?"),
-            memories => format!("Hi {name}! I remember: {}.", memories.join("; ")),
-        };
-        Message::ai(text).with_id(self.id("ai"))
-    }
-
-    /// Executes the tool calls of the last AI message.
-    fn tools(&mut self, state: &GaiaState) -> GaiaStateDelta {
-        let calls = state
-            .messages
-            .last()
-            .map(Message::tool_calls)
-            .unwrap_or_default();
-        let results: Vec<Message> = calls
-            .iter()
-            .map(|call| {
-                let call_id = call.id.clone().unwrap_or_else(|| call.name.clone());
-                Message::tool(fetch_events(&call.args).to_string(), call_id)
-                    .with_id(self.id("tool"))
-            })
-            .collect();
-        GaiaState::delta().messages(results)
-    }
 }
 
-/// Whether the simulated model calls the calendar: the query is about
-/// scheduling, and the user did not pick another tool.
-fn wants_calendar(state: &GaiaState, selected_tool: Option<&str>) -> bool {
-    let about_calendar = keywords(&state.query)
-        .iter()
-        .any(|word| ["schedule", "meeting", "calendar", "events"].contains(&word.as_str()));
-    about_calendar && selected_tool.is_none_or(|tool| tool == FETCH_EVENTS)
+/// The graph's tool node ([`agent::tool_node`]) run on `state`, for the
+/// hand-written loop: a `ToolNode` is a node, and runs in a graph (which
+/// gives it the node's context), here one of that node alone, streamed to
+/// read its update.
+async fn run_tool_node(
+    state: &GaiaState,
+    config: &RunnableConfig,
+) -> Result<GaiaStateDelta, RunError> {
+    let mut g = StateGraph::<GaiaState, RunnableConfig>::new();
+    g.add_node("tools", agent::tool_node());
+    g.add_edge(START, "tools").add_edge("tools", END);
+    let app = g.compile().map_err(RunError::Tools)?;
+    let input = GaiaStateDelta::from_json(state.to_json()?)?;
+    let mut events = app
+        .with_context(config.clone())
+        .stream(input, state_graph::StreamMode::UPDATES);
+    let mut update = GaiaState::delta();
+    while let Some(event) = events.next().await {
+        if let Event::Update { delta, .. } = event.map_err(RunError::Tools)? {
+            update = delta;
+        }
+    }
+    Ok(update)
 }
 
 /// A PostgresSaver stand-in: one JSON snapshot per thread, written after a

@@ -26,6 +26,7 @@ use std::fmt;
 pub mod customer_support;
 pub mod map_reduce;
 pub mod plan_and_execute;
+pub mod react_agent;
 pub mod review_tool_calls;
 pub mod subgraph_interrupt;
 pub mod summary_bot;

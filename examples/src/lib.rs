@@ -14,4 +14,5 @@ pub mod logged;
 pub mod ohmind;
 pub mod persistent_agent;
 pub mod persistent_chat;
+pub mod scripted;
 pub mod therapy;

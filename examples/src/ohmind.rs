@@ -13,9 +13,15 @@
 //! helpers' deltas combine with [`Delta::merge`], which refuses two writes
 //! to the same last-write-wins field instead of letting one silently win.
 //!
-//! The LLM and the MCP servers are simulated by [`Ohmind`]: routing is by
-//! keyword, tool results are fixed, and failures are injected, so every run
-//! is deterministic.
+//! Each specialist agent is a ReAct agent ([`agents`]): a chat model (any
+//! `state_agent::ChatModel`, [`Ohmind::with_model`]) with its MCP tool, a
+//! `#[tool]`, bound, looping through a `ToolNode` (`tools_condition`)
+//! until it answers; the agent's node runs it and writes OHMind's
+//! bookkeeping (the tool's result in `mcp_results`, the artifact, the
+//! route). Offline the model is [`agents::OhmindModel`], which calls its
+//! tool with the request and answers with the tool's summary. The
+//! supervisor's routing is by keyword, the MCP tools' results are fixed,
+//! and failures are injected, so every offline run is deterministic.
 //!
 //! The graph runs as a [`state_graph::StateGraph`] ([`graph`]): the
 //! supervisor's `next` routes through conditional edges, each agent is a
@@ -35,11 +41,15 @@
 //! steps.
 
 use serde_json::{Map, Value, json};
+use state_agent::ChatModel;
 use state_core::{Delta, Message, MessageKind, Messages, State, StateError};
+use state_graph::GraphError;
 use state_store::{StoreError, Thread};
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
+pub mod agents;
 pub mod graph;
 
 /// The supervisor node; also the value of `next` that routes to it.
@@ -361,10 +371,10 @@ pub fn route(state: &AgentState) -> Option<String> {
 }
 
 // ---------------------------------------------------------------------------
-// The simulated agents.
+// The agents.
 // ---------------------------------------------------------------------------
 
-/// A specialist agent of the simulated graph.
+/// A specialist agent of the graph (its ReAct agent is in [`agents`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AgentSpec {
     /// The node name, written to `next` to route here.
@@ -548,6 +558,9 @@ pub enum RunError {
     /// the thread on ([`StoreError::is_conflict`]), or the backend failed.
     /// The thread and its state are as after the last stored step.
     Store(StoreError),
+    /// An agent's run failed: its model's error (a provider's), or the
+    /// agent's own recursion limit.
+    Agent(GraphError),
 }
 
 impl fmt::Display for RunError {
@@ -557,6 +570,7 @@ impl fmt::Display for RunError {
             RunError::UnknownNode(node) => write!(f, "no node named {node:?}"),
             RunError::RecursionLimit(limit) => write!(f, "more than {limit} steps in one turn"),
             RunError::Store(error) => write!(f, "checkpoint failed: {error}"),
+            RunError::Agent(error) => write!(f, "the agent's run failed: {error}"),
         }
     }
 }
@@ -566,6 +580,7 @@ impl std::error::Error for RunError {
         match self {
             RunError::State(error) => Some(error),
             RunError::Store(error) => Some(error),
+            RunError::Agent(error) => Some(error),
             _ => None,
         }
     }
@@ -583,20 +598,68 @@ impl From<StoreError> for RunError {
     }
 }
 
-/// The simulated OHMind graph: its nodes, the MCP tools' injected failures,
-/// and a counter for deterministic message ids.
-#[derive(Debug, Default)]
+/// The OHMind graph's services: the agents' chat model, the MCP tools'
+/// injected failures, and a counter for deterministic message ids.
 pub struct Ohmind {
-    failures: BTreeMap<String, u32>,
+    model: Arc<dyn ChatModel>,
+    failures: agents::Failures,
     require_plan_approval: bool,
     next_id: u64,
     plans: u32,
 }
 
+impl Default for Ohmind {
+    fn default() -> Self {
+        Ohmind::with_model(agents::OhmindModel::new())
+    }
+}
+
+impl fmt::Debug for Ohmind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ohmind")
+            .field("model", &(self.model.provider(), self.model.model()))
+            .field("failures", &self.failures)
+            .field("require_plan_approval", &self.require_plan_approval)
+            .field("next_id", &self.next_id)
+            .field("plans", &self.plans)
+            .finish()
+    }
+}
+
+/// What an agent's node does first ([`Ohmind::agent_start`]): answer at
+/// once (ask for validation), or run the agent's model and tool.
+pub enum AgentStart {
+    /// The node's delta, without the model (a validation to ask for).
+    Done(Box<AgentStateDelta>),
+    /// Run the agent ([`agents::run_agent`]) on this request, then
+    /// [`Ohmind::agent_finish`] with its messages.
+    Run {
+        /// The agents' model.
+        model: Arc<dyn ChatModel>,
+        /// The injected failures.
+        failures: agents::Failures,
+        /// What the agent is asked.
+        request: String,
+    },
+}
+
 impl Ohmind {
-    /// A graph whose tools always succeed and whose plans auto-execute.
+    /// A graph whose tools always succeed and whose plans auto-execute,
+    /// its agents on the offline model ([`agents::OhmindModel`]).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The app with `model` as its agents' model (`ChatOpenAI::new(..)`,
+    /// `ChatAnthropic::new(..)`, or any `ChatModel`).
+    pub fn with_model(model: impl ChatModel) -> Self {
+        Ohmind {
+            model: Arc::new(model),
+            failures: agents::Failures::default(),
+            require_plan_approval: false,
+            next_id: 0,
+            plans: 0,
+        }
     }
 
     /// Task plans wait for the user's approval before running.
@@ -608,7 +671,8 @@ impl Ohmind {
 
     /// Makes the next `times` calls of `tool` fail.
     pub fn fail_next(&mut self, tool: &str, times: u32) {
-        self.failures.insert(tool.to_owned(), times);
+        let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        failures.insert(tool.to_owned(), times);
     }
 
     /// Runs one turn for a new user message: the message is added, then
@@ -617,14 +681,14 @@ impl Ohmind {
     /// # Errors
     ///
     /// As [`Ohmind::run`].
-    pub fn run_turn(
+    pub async fn run_turn(
         &mut self,
         state: &mut AgentState,
         user_message: &str,
     ) -> Result<Vec<Step>, RunError> {
         let message = self.user_message(user_message);
         state.apply(update_state_with_message(message, None))?;
-        self.run(state)
+        self.run(state).await
     }
 
     /// Runs nodes from [`entry_node`] until [`route`] ends the turn (for a
@@ -635,11 +699,11 @@ impl Ohmind {
     ///
     /// When a delta is refused (the state is left as after the last accepted
     /// one), `next` names no node, or the turn exceeds [`RECURSION_LIMIT`].
-    pub fn run(&mut self, state: &mut AgentState) -> Result<Vec<Step>, RunError> {
+    pub async fn run(&mut self, state: &mut AgentState) -> Result<Vec<Step>, RunError> {
         let mut node = entry_node(state).to_owned();
         let mut steps = Vec::new();
         while steps.len() < RECURSION_LIMIT {
-            let delta = self.run_node(&node, state)?;
+            let delta = self.run_node(&node, state).await?;
             state.apply(delta.clone())?;
             steps.push(Step { node, delta });
             match route(state) {
@@ -692,7 +756,7 @@ impl Ohmind {
         let mut node = entry_node(thread.state()).to_owned();
         let mut steps = Vec::new();
         while steps.len() < RECURSION_LIMIT {
-            let delta = self.run_node(&node, thread.state())?;
+            let delta = self.run_node(&node, thread.state()).await?;
             thread
                 .with_metadata(json!({"node": node.as_str()}))
                 .apply(delta.clone())
@@ -710,9 +774,30 @@ impl Ohmind {
     ///
     /// # Errors
     ///
-    /// [`RunError::UnknownNode`] for a name that is no node, and
+    /// [`RunError::UnknownNode`] for a name that is no node,
+    /// [`RunError::State`] when combining a node's helper deltas conflicts,
+    /// and [`RunError::Agent`] when an agent's run fails (its model's
+    /// error).
+    pub async fn run_node(
+        &mut self,
+        node: &str,
+        state: &AgentState,
+    ) -> Result<AgentStateDelta, RunError> {
+        match agent_spec(node) {
+            Some(spec) => self.agent(spec, state).await,
+            None => self.run_control_node(node, state),
+        }
+    }
+
+    /// Runs one node that calls no model (the supervisor, the task
+    /// planner, the error handler, the summary, and the validation and
+    /// plan answers read from the last message) and returns its delta.
+    ///
+    /// # Errors
+    ///
+    /// [`RunError::UnknownNode`] for any other name (an agent's too), and
     /// [`RunError::State`] when combining a node's helper deltas conflicts.
-    pub fn run_node(
+    pub fn run_control_node(
         &mut self,
         node: &str,
         state: &AgentState,
@@ -724,10 +809,7 @@ impl Ohmind {
             ERROR_HANDLER => self.error_handler(state),
             HUMAN_VALIDATION => self.human_validation(state)?,
             PLAN_APPROVAL => self.plan_approval(state)?,
-            _ => match agent_spec(node) {
-                Some(spec) => self.agent(spec, state)?,
-                None => return Err(RunError::UnknownNode(node.to_owned())),
-            },
+            _ => return Err(RunError::UnknownNode(node.to_owned())),
         };
         Ok(delta)
     }
@@ -823,48 +905,110 @@ impl Ohmind {
         }
     }
 
-    /// Runs the agent's tool, or asks for validation first when the tool
-    /// needs it and no approval is on record.
-    fn agent(
+    /// The agent's node: asks for validation first when the tool needs it
+    /// and no approval is on record; else runs the agent (its model, its
+    /// tool) and records what it did.
+    async fn agent(
         &mut self,
         spec: &AgentSpec,
         state: &AgentState,
-    ) -> Result<AgentStateDelta, StateError> {
-        if spec.needs_validation && state.validation_approved != Some(true) {
-            return self.ask_validation(spec, state);
-        }
-        if self.take_failure(spec.tool) {
-            return Ok(self.tool_failed(spec, state));
-        }
-        self.agent_success(spec, state)
-    }
-
-    /// True when this call of `tool` is one of the injected failures.
-    fn take_failure(&mut self, tool: &str) -> bool {
-        match self.failures.get_mut(tool) {
-            Some(left) if *left > 0 => {
-                *left -= 1;
-                true
+    ) -> Result<AgentStateDelta, RunError> {
+        match self.agent_start(spec, state)? {
+            AgentStart::Done(delta) => Ok(*delta),
+            AgentStart::Run {
+                model,
+                failures,
+                request,
+            } => {
+                let messages = agents::run_agent(model, spec, &request, failures)
+                    .await
+                    .map_err(RunError::Agent)?;
+                Ok(self.agent_finish(spec, state, messages)?)
             }
-            _ => false,
         }
     }
 
-    /// Records the failure as an error and as a tool message (as LangGraph's
-    /// ToolNode does), so the supervisor sees the turn is not the user's.
-    fn tool_failed(&mut self, spec: &AgentSpec, state: &AgentState) -> AgentStateDelta {
-        let error = format!("{}: MCP server timed out", spec.tool);
-        let call_id = format!("call_{}", spec.tool);
-        let report = Message::tool(format!("Error: {error}"), call_id)
-            .with_name(spec.tool)
-            .with_id(self.id())
-            .with_extra("status", json!("error"));
-        AgentState::delta()
-            .messages(vec![report])
-            .error(error)
-            .next(ERROR_HANDLER)
-            .operation_metadata(metadata(spec.name, &request_of(state)))
-            .current_operation(format!("{} failed", spec.tool))
+    /// The first half of an agent's node: the validation to ask for, or
+    /// what to run the agent with (the graph's node runs it without
+    /// holding the app's lock, then calls [`Ohmind::agent_finish`]).
+    ///
+    /// # Errors
+    ///
+    /// When the validation's deltas conflict (a bug in the node).
+    pub fn agent_start(
+        &mut self,
+        spec: &AgentSpec,
+        state: &AgentState,
+    ) -> Result<AgentStart, StateError> {
+        if spec.needs_validation && state.validation_approved != Some(true) {
+            return self
+                .ask_validation(spec, state)
+                .map(|delta| AgentStart::Done(Box::new(delta)));
+        }
+        let request = match request_of(state) {
+            request if request.is_empty() => state.last_human_text().unwrap_or_default(),
+            request => request,
+        };
+        Ok(AgentStart::Run {
+            model: self.model.clone(),
+            failures: self.failures.clone(),
+            request,
+        })
+    }
+
+    /// The second half of an agent's node: the messages of its run (the
+    /// model's replies named after the agent, keeping their ids; the tool
+    /// messages, whose ids `add_messages` drew at random, given the next
+    /// id of the app's counter, so that runs are reproducible), and
+    /// OHMind's bookkeeping: a call its tool failed is an
+    /// `error` and a route to the error handler (the tool message with
+    /// `status: "error"` is in the conversation, as LangGraph's `ToolNode`
+    /// writes it); a result goes to `mcp_results`, with its artifact, and
+    /// the agent's answer ends the turn.
+    ///
+    /// # Errors
+    ///
+    /// When the helpers' deltas conflict (a bug in the node).
+    pub fn agent_finish(
+        &mut self,
+        spec: &AgentSpec,
+        state: &AgentState,
+        messages: Vec<Message>,
+    ) -> Result<AgentStateDelta, StateError> {
+        let messages: Vec<Message> = messages
+            .into_iter()
+            .map(|message| match message.kind() {
+                // The model's replies keep their ids: a run streamed in
+                // `StreamMode::MESSAGES` has sent their tokens under them.
+                MessageKind::Ai if message.id().is_some() => message.with_name(spec.name),
+                MessageKind::Ai => message.with_id(self.id()).with_name(spec.name),
+                _ => message.with_id(self.id()),
+            })
+            .collect();
+        let answered = |m: &&Message| m.kind() == MessageKind::Tool && m.name() == Some(spec.tool);
+        let failed = messages
+            .iter()
+            .filter(answered)
+            .find(|m| m.extra().get("status") == Some(&json!("error")));
+        let result = messages
+            .iter()
+            .filter(answered)
+            .rfind(|m| m.extra().get("status") != Some(&json!("error")))
+            .map(|m| serde_json::from_str(&m.text()).unwrap_or_else(|_| json!(m.text())));
+        let Some(result) = result else {
+            let reason = failed.map_or_else(
+                || "the agent did not call its tool".to_owned(),
+                agents::error_reason,
+            );
+            let error = format!("{}: {reason}", spec.tool);
+            return Ok(AgentState::delta()
+                .messages(messages)
+                .error(error)
+                .next(ERROR_HANDLER)
+                .operation_metadata(metadata(spec.name, &request_of(state)))
+                .current_operation(format!("{} failed", spec.tool)));
+        };
+        self.agent_success(spec, state, messages, result)
     }
 
     /// The helpers' deltas, combined: each writes its own fields, so
@@ -873,12 +1017,13 @@ impl Ohmind {
         &mut self,
         spec: &AgentSpec,
         state: &AgentState,
+        messages: Vec<Message>,
+        result: Value,
     ) -> Result<AgentStateDelta, StateError> {
         let output = tool_output(spec.tool);
-        let answer = self.ai(spec.name, output.summary);
-        let mut delta = add_mcp_result(spec.tool, output.result)
+        let mut delta = add_mcp_result(spec.tool, result)
             .merge(add_artifact(output.artifact_id, output.artifact))?
-            .merge(update_state_with_message(answer, Some(FINISH)))?
+            .merge(AgentState::delta().messages(messages).next(FINISH))?
             .merge(
                 AgentState::delta()
                     .error(None)

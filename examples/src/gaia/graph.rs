@@ -11,10 +11,14 @@
 //! ```
 //!
 //! The routers are [`next_node`], the hand-written loop's table: the graph
-//! takes the same path. The pruning nodes are the document's
+//! takes the same path (after the agent, LangGraph's `tools_condition`,
+//! its `END` the memory store). The pruning nodes are the document's
 //! [`filter_messages_node`] and [`trim_messages_node`] as they are; the
-//! agent and its tools are [`Gaia`]'s simulated model and calendar
-//! ([`SharedGaia`], behind a mutex: the nodes run one at a time).
+//! agent calls [`Gaia`]'s chat model ([`agent::call_model`]; its tokens
+//! reach a run streamed with [`StreamMode::MESSAGES`] as they come), and
+//! `"tools"` is a `ToolNode` with the calendar tool
+//! ([`agent::tool_node`]). [`SharedGaia`] holds the model and the memory
+//! notes' counter, behind a mutex (never held across an `.await`).
 //!
 //! The memory nodes are async and reach the user's memories through the
 //! run's store, `ctx.store()`, as GAIA's graph, compiled with
@@ -39,7 +43,7 @@
 
 use super::{
     Gaia, GaiaState, GaiaStateDelta, NodeRun, RECURSION_LIMIT, Run, RunnableConfig, SSE_DONE,
-    filter_messages_node, memory, next_node, trim_messages_node, update_sse_events,
+    agent, filter_messages_node, memory, next_node, trim_messages_node, update_sse_events,
 };
 use futures::{Stream, StreamExt, stream};
 use state_core::State;
@@ -73,8 +77,8 @@ pub const NODES: [&str; 6] = [
     STORE_MEMORY,
 ];
 
-/// The simulated model and calendar, shared by the graph's nodes (one
-/// counter for their messages' ids).
+/// The services (the agent's model, the memory notes' counter), shared by
+/// the graph's nodes.
 pub type SharedGaia = Arc<Mutex<Gaia>>;
 
 /// Wraps the services for [`build`].
@@ -94,7 +98,7 @@ pub fn prune(state: &GaiaState) -> &'static str {
 }
 
 /// The conditional edge of the agent: its tools when the last AI message
-/// calls one, else the memory store.
+/// calls one (`tools_condition`), else the memory store.
 pub fn after_agent(state: &GaiaState) -> &'static str {
     next_node(AGENT, state).unwrap_or(END)
 }
@@ -121,15 +125,20 @@ pub fn build(gaia: &SharedGaia) -> StateGraph<GaiaState, RunnableConfig> {
             }
         },
     );
-    let model = gaia.clone();
+    // The agent: the chat model, called with the prompt made from the
+    // state and the config, the tools bound.
+    let model = lock(gaia).model();
     g.add_node(
         AGENT,
-        move |state: &GaiaState, ctx: &Ctx<RunnableConfig>| {
-            lock(&model).agent(state, ctx.context())
+        move |state: Arc<GaiaState>, ctx: Ctx<RunnableConfig>| {
+            let model = model.clone();
+            async move {
+                let delta = agent::call_model(&*model, &state, ctx.context()).await?;
+                Ok::<_, NodeError>(delta)
+            }
         },
     );
-    let calendar = gaia.clone();
-    g.add_node(TOOLS, move |state: &GaiaState| lock(&calendar).tools(state));
+    g.add_node(TOOLS, agent::tool_node());
     g.add_node(
         STORE_MEMORY,
         |state: Arc<GaiaState>, ctx: Ctx<RunnableConfig>| async move {

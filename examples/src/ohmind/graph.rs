@@ -10,7 +10,12 @@
 //! ```
 //!
 //! The nodes are those of [`Ohmind::run_node`] (the supervisor, the task
-//! planner, the five agents, the error handler, the summary), unchanged:
+//! planner, the five agents, the error handler, the summary). Each agent's
+//! node runs its ReAct agent ([`super::agents`]: the chat model with its
+//! `#[tool]` bound, a `ToolNode`, `tools_condition`) as a subgraph, without
+//! holding the app's lock, then records the run's messages and the tool's
+//! result ([`Ohmind::agent_start`], [`Ohmind::agent_finish`]). Otherwise
+//! the nodes are unchanged:
 //! an agent whose tool needs approval still writes
 //! [`mark_validation_required`](super::mark_validation_required)
 //! (`next = "FINISH"`, "wait for user approval"), and the task planner
@@ -30,14 +35,16 @@
 //! [`mark_validation_complete`] written as `human_validation`
 //! (`update_state(.., as_node=..)`): [`decide_validation`].
 //!
-//! The simulated app ([`Ohmind`]: the injected tool failures, the message
-//! counter) is shared by the nodes behind a mutex ([`SharedOhmind`]); the
-//! nodes run one at a time, so it is never contended.
+//! The app ([`Ohmind`]: the agents' model, the injected tool failures, the
+//! message counter) is shared by the nodes behind a mutex
+//! ([`SharedOhmind`]), never held across an `.await`; the nodes run one at
+//! a time, so it is never contended.
 
+use super::agents::run_agent;
 use super::{
-    AGENTS, AgentState, AgentStateDelta, ERROR_HANDLER, HUMAN_VALIDATION, Ohmind, PLAN_APPROVAL,
-    RECURSION_LIMIT, SUMMARY, SUPERVISOR, Step, TASK_PLANNER, entry_node, mark_validation_complete,
-    route, should_continue_validation,
+    AGENTS, AgentStart, AgentState, AgentStateDelta, ERROR_HANDLER, HUMAN_VALIDATION, Ohmind,
+    PLAN_APPROVAL, RECURSION_LIMIT, SUMMARY, SUPERVISOR, Step, TASK_PLANNER, entry_node,
+    mark_validation_complete, route, should_continue_validation,
 };
 use serde_json::{Value, json};
 use state_core::{Delta, State};
@@ -45,8 +52,8 @@ use state_graph::{CompiledGraph, Ctx, END, GraphError, NodeError, START, StateGr
 use state_store::Store;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// The simulated app, shared by the graph's nodes (and by the caller, who
-/// injects tool failures between runs).
+/// The app, shared by the graph's nodes (and by the caller, who injects
+/// tool failures between runs).
 pub type SharedOhmind = Arc<Mutex<Ohmind>>;
 
 /// Wraps an app for [`build`].
@@ -123,13 +130,32 @@ pub fn answer_text(answer: &Value) -> String {
 /// asking nodes with their interrupts, and the edges above.
 pub fn build(app: &SharedOhmind) -> StateGraph<AgentState> {
     let mut g = StateGraph::<AgentState>::new();
-    let plain = [SUPERVISOR, TASK_PLANNER, ERROR_HANDLER, SUMMARY]
-        .into_iter()
-        .chain(AGENTS.iter().map(|spec| spec.name));
-    for name in plain {
+    for name in [SUPERVISOR, TASK_PLANNER, ERROR_HANDLER, SUMMARY] {
         let app = app.clone();
         g.add_node(name, move |state: &AgentState| {
-            lock(&app).run_node(name, state)
+            lock(&app).run_control_node(name, state)
+        });
+    }
+    // The agents: each runs its ReAct agent (the model, its tool through a
+    // ToolNode) as a subgraph, the app's lock not held while it runs.
+    for spec in AGENTS {
+        let app = app.clone();
+        g.add_node(spec.name, move |state: Arc<AgentState>| {
+            let app = app.clone();
+            async move {
+                let start = lock(&app).agent_start(spec, &state)?;
+                match start {
+                    AgentStart::Done(delta) => Ok::<_, NodeError>(*delta),
+                    AgentStart::Run {
+                        model,
+                        failures,
+                        request,
+                    } => {
+                        let messages = run_agent(model, spec, &request, failures).await?;
+                        Ok(lock(&app).agent_finish(spec, &state, messages)?)
+                    }
+                }
+            }
         });
     }
 

@@ -8,10 +8,13 @@
 //! store's items, found by meaning across threads and runs, per user, on
 //! `Store::memory()` and a SQLite file.
 
+use crate::openai_server::{chunk, serve};
 use crate::stores::TestStore;
 use futures::StreamExt;
+use serde_json::Value;
 use serde_json::json;
-use state_core::{Delta, Message, State};
+use state_agent::openai::ChatOpenAI;
+use state_core::{Delta, Message, MessageKind, State};
 use state_examples::gaia::graph::{self, AGENT, MEMORY_RETRIEVAL, STORE_MEMORY, TOOLS};
 use state_examples::gaia::{
     self, Gaia, GaiaState, GaiaStateDelta, KEEP_LAST, MessageRequestWithHistory, RunnableConfig,
@@ -66,6 +69,48 @@ fn second_input() -> GaiaStateDelta {
         {"type": "human", "content": "Continue from where we left off", "id": "user-2"}
     ]}))
     .expect("a partial input")
+}
+
+/// True for a UUID as `add_messages` writes one (`8-4-4-4-12` hex digits).
+fn is_uuid(id: &str) -> bool {
+    let groups: Vec<&str> = id.split('-').collect();
+    groups.iter().map(|g| g.len()).eq([8, 4, 4, 4, 12])
+        && groups
+            .iter()
+            .all(|g| g.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+/// `value` with each tool message's id replaced by `tool:` and its call's
+/// id: in the graph, a UUID that `add_messages` gave the `ToolNode`'s
+/// answer (as LangGraph's), in the hand-written loop `tool-` and the
+/// call's id.
+fn tool_ids_by_call(mut value: Value) -> Value {
+    fn walk(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                if map.get("type") == Some(&json!("tool")) {
+                    let id = map["id"].as_str().expect("every message has an id");
+                    assert!(
+                        is_uuid(id)
+                            || id == format!("tool-{}", map["tool_call_id"].as_str().unwrap()),
+                        "a tool message's id is add_messages' UUID or the loop's: {id}"
+                    );
+                    let call = map["tool_call_id"].as_str().expect("answers a call");
+                    map.insert("id".into(), json!(format!("tool:{call}")));
+                }
+                map.values_mut().for_each(walk);
+            }
+            Value::Array(items) => items.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    walk(&mut value);
+    value
+}
+
+/// A state as JSON, its tool messages' ids by [`tool_ids_by_call`].
+fn normalized(state: &GaiaState) -> Value {
+    tool_ids_by_call(state.to_json().expect("the state serializes"))
 }
 
 /// The nodes of each logged step (`__start__` for the run's input, which
@@ -142,6 +187,21 @@ async fn the_run_streams_each_nodes_update_and_logs_each_superstep() {
         chunks[1][AGENT]["messages"][0]["tool_calls"][0]["name"],
         gaia::FETCH_EVENTS
     );
+    // The ToolNode's answer: the #[tool]'s JSON, for the model's call.
+    let call = &chunks[1][AGENT]["messages"][0]["tool_calls"][0];
+    assert_eq!(call["args"], json!({"time_min": NOW}));
+    let answer = &chunks[2][TOOLS]["messages"][0];
+    assert_eq!(answer["type"], "tool");
+    assert_eq!(answer["name"], gaia::FETCH_EVENTS);
+    assert_eq!(answer["tool_call_id"], call["id"]);
+    assert!(is_uuid(answer["id"].as_str().unwrap()), "{answer}");
+    let events: Value = serde_json::from_str(answer["content"].as_str().unwrap()).unwrap();
+    assert_eq!(events["time_min"], NOW);
+    assert_eq!(events["events"].as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        chunks[3][AGENT]["messages"][0]["content"],
+        "You have 2 events tomorrow; I'll suggest a free slot in Europe/Paris."
+    );
     assert_eq!(chunks[4], json!({STORE_MEMORY: {"memories_stored": true}}));
     assert!(outcome.state().memories_stored);
 
@@ -153,8 +213,11 @@ async fn the_run_streams_each_nodes_update_and_logs_each_superstep() {
         .run(&legacy_memories, &mut expected, first_input(), &config())
         .await
         .unwrap();
-    assert_eq!(chunks, run.updates().unwrap());
-    assert_eq!(outcome.state(), &expected);
+    assert_eq!(
+        tool_ids_by_call(Value::Array(chunks)),
+        tool_ids_by_call(Value::Array(run.updates().unwrap()))
+    );
+    assert_eq!(normalized(outcome.state()), normalized(&expected));
 
     // Turn 2, resumed from the checkpoint, as GAIA's SSE endpoint sends
     // it: the frames of each update, then [DONE].
@@ -197,7 +260,7 @@ async fn the_run_streams_each_nodes_update_and_logs_each_superstep() {
         .thread::<GaiaState>(THREAD)
         .await
         .unwrap();
-    assert_eq!(reopened.state(), &expected);
+    assert_eq!(normalized(reopened.state()), normalized(&expected));
     assert_eq!(reopened.seq(), outcome_seq(&store).await);
 
     // The memories, newest first: the query, put by each turn (the same
@@ -504,5 +567,300 @@ async fn a_store_without_the_index_fails_the_memory_node_saying_so() {
             .as_deref()
             .is_some_and(|s| s.contains("Store::with_index")),
         "{err}: {source:?}"
+    );
+}
+
+/// The calendar call as OpenAI streams it: the call's id and name, then
+/// its arguments in two pieces.
+fn calendar_call_reply() -> Vec<Value> {
+    let id = "chatcmpl-gaia-1";
+    vec![
+        chunk(id, json!({"role": "assistant", "content": null}), None),
+        chunk(
+            id,
+            json!({"tool_calls": [{"index": 0, "id": "call_cal", "type": "function",
+                "function": {"name": "CUSTOM_FETCH_EVENTS", "arguments": "{\"time_min\":"}}]}),
+            None,
+        ),
+        chunk(
+            id,
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": format!(" \"{NOW}\"}}")}}]}),
+            None,
+        ),
+        chunk(id, json!({}), Some("tool_calls")),
+    ]
+}
+
+/// A text reply, a few tokens at a time.
+fn text_reply(id: &str, tokens: &[&str]) -> Vec<Value> {
+    let mut chunks = vec![chunk(id, json!({"role": "assistant", "content": ""}), None)];
+    for token in tokens {
+        chunks.push(chunk(id, json!({"content": token}), None));
+    }
+    chunks.push(chunk(id, json!({}), Some("stop")));
+    chunks
+}
+
+/// GAIA's agent on `ChatOpenAI`, against a local server that speaks the
+/// Chat Completions wire format: the model is sent the system prompt made
+/// from the run's config and the state, the calendar tool's schema (from
+/// the `#[tool]`), then the `ToolNode`'s answer to its call; a user who
+/// picked another tool is offered none. Nothing leaves 127.0.0.1.
+#[tokio::test]
+async fn online_chat_openai_is_the_agents_model_against_a_compatible_server() {
+    let (url, script) = serve(vec![
+        calendar_call_reply(),
+        text_reply(
+            "chatcmpl-gaia-2",
+            &["Two", " events;", " 3pm", " is", " free."],
+        ),
+        text_reply("chatcmpl-gaia-3", &["Hello", " Kenji."]),
+    ])
+    .await;
+    let model = ChatOpenAI::new("gpt-4o-mini")
+        .base_url(url.as_str())
+        .api_key("sk-test-key");
+    let store = loop_memories().await;
+    let app = graph::compile(&graph::shared(Gaia::with_model(model)), store).unwrap();
+
+    let (run, outcome) = graph::stream_run(&app, first_input(), &config(), |_| {})
+        .await
+        .expect("the turn runs");
+    let nodes: Vec<&str> = run.steps.iter().map(|s| s.node).collect();
+    assert_eq!(nodes, [MEMORY_RETRIEVAL, AGENT, TOOLS, AGENT, STORE_MEMORY]);
+    // The question, the memory node's note, the call, its answer, the
+    // reply.
+    let messages = &outcome.state().messages;
+    let kinds: Vec<MessageKind> = messages.iter().map(Message::kind).collect();
+    use MessageKind::{Ai, Human, System, Tool};
+    assert_eq!(kinds, [Human, System, Ai, Tool, Ai]);
+    let call = &messages[2].tool_calls()[0];
+    assert_eq!(
+        (call.name.as_str(), call.id.as_deref()),
+        (gaia::FETCH_EVENTS, Some("call_cal"))
+    );
+    assert_eq!(call.args, json!({"time_min": NOW}));
+    assert_eq!(messages[3].tool_call_id(), Some("call_cal"));
+    assert_eq!(messages[4].text(), "Two events; 3pm is free.");
+
+    let seen = script.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2);
+    for request in &seen {
+        assert_eq!(request.authorization.as_deref(), Some("Bearer sk-test-key"));
+        assert_ne!(
+            request.body.get("stream"),
+            Some(&json!(true)),
+            "a run not streamed in StreamMode::MESSAGES asks for a whole completion"
+        );
+        let system = &request.body["messages"][0];
+        assert_eq!(system["role"], "system");
+        let prompt = system["content"].as_str().unwrap();
+        for line in [
+            "User: Ada",
+            "Timezone: Europe/Paris",
+            &format!("Current time: {NOW}"),
+            "Request: Schedule a meeting for tomorrow",
+            "Memory: Prefers meeting slots in the afternoon",
+        ] {
+            assert!(prompt.lines().any(|l| l == line), "{line:?} in {prompt}");
+        }
+        let tools = request.body["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), 1);
+        let function = &tools[0]["function"];
+        assert_eq!(function["name"], gaia::FETCH_EVENTS);
+        assert_eq!(function["description"], "Fetch the user's calendar events.");
+        assert_eq!(
+            function["parameters"]["properties"]["time_min"]["description"],
+            "The earliest start time, ISO 8601 (the user's current time)."
+        );
+        assert!(
+            function["parameters"]["required"]
+                .as_array()
+                .is_none_or(Vec::is_empty),
+            "time_min is optional: {function}"
+        );
+    }
+    // The second request: the prompt, then the conversation, the call and
+    // the ToolNode's answer (the #[tool]'s JSON) last.
+    let sent = seen[1].body["messages"].as_array().unwrap();
+    let roles: Vec<&str> = sent.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    // One system message, first: the memory node's note is left out (its
+    // memories are in the prompt), as Anthropic takes no other.
+    assert_eq!(roles, ["system", "user", "assistant", "tool"]);
+    assert_eq!(sent[2]["tool_calls"][0]["id"], "call_cal");
+    assert_eq!(sent[3]["tool_call_id"], "call_cal");
+    let events: Value = serde_json::from_str(sent[3]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(events["events"][0]["summary"], "Team standup");
+
+    // Kenji picked the mail tool in the UI: the calendar is not offered,
+    // and the model answers without tools.
+    let (run, outcome) = graph::stream_run(&app, kenji_input(), &other_config(), |_| {})
+        .await
+        .expect("Kenji's turn runs");
+    let nodes: Vec<&str> = run.steps.iter().map(|s| s.node).collect();
+    assert_eq!(nodes, [MEMORY_RETRIEVAL, AGENT, STORE_MEMORY]);
+    assert_eq!(
+        outcome.state().messages.last().unwrap().text(),
+        "Hello Kenji."
+    );
+    let seen = script.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 3);
+    assert!(
+        seen[2]
+            .body
+            .get("tools")
+            .is_none_or(|t| t.as_array().is_some_and(Vec::is_empty)),
+        "no tool offered: {}",
+        seen[2].body
+    );
+    assert!(
+        seen[2].body["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Timezone: Asia/Tokyo")
+    );
+}
+
+/// The model's error fails the agent node, naming the provider, never
+/// the key.
+#[tokio::test]
+async fn online_a_failing_server_fails_the_agent_node() {
+    let (url, _script) = serve(vec![]).await;
+    let model = ChatOpenAI::new("gpt-4o-mini")
+        .base_url(url.as_str())
+        .api_key("sk-test-key");
+    let app = graph::compile(
+        &graph::shared(Gaia::with_model(model)),
+        loop_memories().await,
+    )
+    .unwrap();
+    let err = graph::stream_run(&app, first_input(), &config(), |_| {})
+        .await
+        .expect_err("the model's 400 fails the run");
+    let chain = std::iter::successors(Some(&err as &dyn std::error::Error), |e| e.source())
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(": ");
+    assert!(chain.contains("no reply left"), "{chain}");
+    assert!(chain.to_lowercase().contains("openai"), "{chain}");
+    assert!(!chain.contains("sk-test-key"), "{chain}");
+}
+
+/// The agent's model streams its tokens into a run streamed with
+/// `StreamMode::MESSAGES`, on their own (the node calls `invoke_request`
+/// and writes nothing to the stream): each token under the agent node and
+/// the reply's id, before the node's update; they join into the reply.
+#[tokio::test]
+async fn the_agents_tokens_reach_a_messages_stream_as_they_come() {
+    let store = loop_memories().await;
+    let app = graph::compile(&graph::shared(Gaia::default()), store).unwrap();
+    let mut events = app.with_context(config()).stream_thread(
+        THREAD,
+        first_input(),
+        StreamMode::MESSAGES | StreamMode::UPDATES,
+    );
+    let mut tokens: Vec<(String, String, Option<String>)> = Vec::new();
+    let mut order = Vec::new();
+    let mut last = None;
+    while let Some(event) = events.next().await {
+        match event.expect("the run goes on") {
+            Event::Message { node, chunk, .. } => {
+                order.push(format!("token:{node}"));
+                tokens.push((node, chunk.text(), chunk.id().map(str::to_owned)));
+            }
+            Event::Update { node, .. } => order.push(format!("update:{node}")),
+            Event::End(outcome) => last = Some(outcome.into_state()),
+            _ => {}
+        }
+    }
+    let state = last.expect("the stream ends with its outcome");
+    let answer = state.messages.last().unwrap();
+    let pieces: Vec<&str> = tokens
+        .iter()
+        .filter(|(node, _, id)| node == AGENT && id.as_deref() == answer.id())
+        .map(|(_, text, _)| text.as_str())
+        .collect();
+    assert!(pieces.len() > 5, "a token per word: {pieces:?}");
+    assert_eq!(pieces.concat(), answer.text());
+    order.dedup();
+    let agent_turns: Vec<&str> = order
+        .iter()
+        .map(String::as_str)
+        .filter(|e| e.ends_with(AGENT))
+        .collect();
+    assert_eq!(
+        agent_turns,
+        ["token:agent", "update:agent", "token:agent", "update:agent"],
+        "{order:?}"
+    );
+}
+
+/// GAIA's agent on `ChatAnthropic`, against a local server that speaks
+/// the Messages API: the prompt is Anthropic's one `system` (the memory
+/// node's note is not a second one), the calendar tool its `tools` entry
+/// (`input_schema` from the `#[tool]`), the `ToolNode`'s answer a
+/// `tool_result` block.
+#[tokio::test]
+async fn online_chat_anthropic_is_the_agents_model_against_a_compatible_server() {
+    use crate::anthropic_server::{message, serve};
+    use state_agent::anthropic::ChatAnthropic;
+    let (url, script) = serve(vec![
+        message(
+            "msg_1",
+            json!([{"type": "tool_use", "id": "toolu_cal", "name": gaia::FETCH_EVENTS,
+                "input": {"time_min": NOW}}]),
+            "tool_use",
+        ),
+        message(
+            "msg_2",
+            json!([{"type": "text", "text": "Two events; 3pm is free."}]),
+            "end_turn",
+        ),
+    ])
+    .await;
+    let model = ChatAnthropic::new("claude-sonnet-4-5")
+        .base_url(url.as_str())
+        .api_key("sk-ant-test");
+    let app = graph::compile(
+        &graph::shared(Gaia::with_model(model)),
+        loop_memories().await,
+    )
+    .unwrap();
+    let (run, outcome) = graph::stream_run(&app, first_input(), &config(), |_| {})
+        .await
+        .expect("the turn runs");
+    let nodes: Vec<&str> = run.steps.iter().map(|s| s.node).collect();
+    assert_eq!(nodes, [MEMORY_RETRIEVAL, AGENT, TOOLS, AGENT, STORE_MEMORY]);
+    let messages = &outcome.state().messages;
+    assert_eq!(messages.last().unwrap().text(), "Two events; 3pm is free.");
+    let answer = messages
+        .iter()
+        .find(|m| m.kind() == MessageKind::Tool)
+        .unwrap();
+    assert_eq!(answer.tool_call_id(), Some("toolu_cal"));
+
+    let seen = script.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2);
+    for request in &seen {
+        assert_eq!(request.authorization.as_deref(), Some("sk-ant-test"));
+        let system = request.body["system"].to_string();
+        assert!(system.contains("Timezone: Europe/Paris"), "{system}");
+        assert!(!system.contains("Found 1 relevant memories"), "{system}");
+        let tool = &request.body["tools"][0];
+        assert_eq!(tool["name"], gaia::FETCH_EVENTS);
+        assert_eq!(
+            tool["input_schema"]["properties"]["time_min"]["description"],
+            "The earliest start time, ISO 8601 (the user's current time)."
+        );
+    }
+    let sent = seen[1].body["messages"].as_array().unwrap();
+    let roles: Vec<&str> = sent.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "user"]);
+    let result = &sent[2]["content"][0];
+    assert_eq!(result["type"], "tool_result");
+    assert_eq!(result["tool_use_id"], "toolu_cal");
+    assert!(
+        result["content"].to_string().contains("Team standup"),
+        "{result}"
     );
 }

@@ -7,7 +7,9 @@
 //! with `get_state` / `get_state_history`, and a decision written as
 //! `human_validation`'s update (`update_state`) before the run goes on.
 
+use crate::openai_server::{chunk, serve};
 use serde_json::{Value, json};
+use state_agent::openai::ChatOpenAI;
 use state_core::{Message, MessageKind, State};
 use state_examples::ohmind::graph::{self, ASK_PLAN_APPROVAL, ASK_VALIDATION};
 use state_examples::ohmind::{self, AgentState, HUMAN_VALIDATION, Ohmind, PLAN_APPROVAL, Step};
@@ -212,14 +214,14 @@ async fn validation_pauses_the_run_and_resume_answers_it_on_sqlite() {
     // answer is the next turn's message: the same nodes, the same state.
     let mut legacy = Ohmind::new();
     let mut state = ohmind::create_initial_state(FIRST);
-    let mut expected = nodes(&legacy.run(&mut state).unwrap());
+    let mut expected = nodes(&legacy.run(&mut state).await.unwrap());
     for text in [
         text,
         "yes, go ahead",
         "Run a longer MD simulation",
         "no, cancel that",
     ] {
-        expected.extend(nodes(&legacy.run_turn(&mut state, text).unwrap()));
+        expected.extend(nodes(&legacy.run_turn(&mut state, text).await.unwrap()));
     }
     assert_eq!(path_since(&store, THREAD, 0).await, expected);
     assert_eq!(first_id_blanked(out.state()), first_id_blanked(&state));
@@ -319,8 +321,8 @@ async fn a_plan_waits_for_approval_then_runs_step_by_step() {
     // The hand-written loop, the answer as the next turn: the same path.
     let mut legacy = Ohmind::new().with_plan_approval();
     let mut expected = AgentState::default();
-    let mut path = nodes(&legacy.run_turn(&mut expected, request).unwrap());
-    path.extend(nodes(&legacy.run_turn(&mut expected, "yes").unwrap()));
+    let mut path = nodes(&legacy.run_turn(&mut expected, request).await.unwrap());
+    path.extend(nodes(&legacy.run_turn(&mut expected, "yes").await.unwrap()));
     assert_eq!(path_since(&store, THREAD, 0).await, path);
     assert_eq!(out.state(), &expected);
 }
@@ -419,4 +421,248 @@ async fn a_decision_written_as_human_validation_runs_on_without_asking_again() {
     assert_eq!(ran_since(&app, edited).await, ["supervisor"]);
     assert_eq!(done.state().validation_approved, Some(false));
     assert!(!done.is_interrupted());
+}
+
+/// The messages after the last human message.
+fn after_question(state: &AgentState) -> Vec<Message> {
+    let at = state
+        .messages
+        .iter()
+        .rposition(|m| m.kind() == MessageKind::Human)
+        .expect("a question");
+    state.messages.iter().skip(at + 1).cloned().collect()
+}
+
+/// An agent is a ReAct agent on the offline model: it calls its MCP tool
+/// (a `#[tool]`) with the request, the `ToolNode` answers, and the model
+/// answers from the result; the node records the result in `mcp_results`.
+#[tokio::test]
+async fn an_agent_calls_its_tool_through_the_tool_node_then_answers() {
+    let sim = graph::shared(Ohmind::new());
+    let app = graph::compile(&sim, Store::memory()).unwrap();
+    let input = graph::state_input(&ohmind::create_initial_state(FIRST)).unwrap();
+    let out = app.invoke_thread(THREAD, input).await.unwrap();
+    let added = after_question(out.state());
+    let kinds: Vec<MessageKind> = added.iter().map(Message::kind).collect();
+    assert_eq!(kinds, [MessageKind::Ai, MessageKind::Tool, MessageKind::Ai]);
+    let [call] = added[0].tool_calls() else {
+        panic!("one call: {:?}", added[0]);
+    };
+    assert_eq!(call.name, "orca_single_point");
+    assert_eq!(call.args, json!({"molecule": FIRST}));
+    assert_eq!(added[0].name(), Some("qm_agent"));
+    assert_eq!(added[1].tool_call_id(), call.id.as_deref());
+    assert_eq!(added[1].name(), Some("orca_single_point"));
+    let result: Value = serde_json::from_str(&added[1].text()).unwrap();
+    assert_eq!(result["gap_ev"], 5.17);
+    assert_eq!(out.state().mcp_results["orca_single_point"], result);
+    assert_eq!(
+        added[2].text(),
+        "HOMO -6.12 eV, LUMO -0.95 eV: a 5.17 eV gap, chemically stable."
+    );
+    assert_eq!(added[2].name(), Some("qm_agent"));
+    assert_eq!(out.state().next, ohmind::FINISH);
+    assert!(out.state().artifacts.contains_key("orbital_chart"));
+    // The model's replies keep its ids, the tool's answer has one from
+    // the app's counter: a run is reproducible.
+    let ids: Vec<&str> = added.iter().filter_map(Message::id).collect();
+    assert_eq!(ids, ["ai-2", "m1", "ai-3"]);
+}
+
+/// A tool that fails is answered by the `ToolNode` with an error tool
+/// message; the agent's node makes it OHMind's `error` and routes to the
+/// error handler, which retries through the supervisor.
+#[tokio::test]
+async fn a_failed_tool_call_is_an_error_tool_message_then_a_retry() {
+    let sim = graph::shared(Ohmind::new());
+    let store = Store::memory();
+    let app = graph::compile(&sim, store.clone()).unwrap();
+    graph::lock(&sim).fail_next("orca_single_point", 1);
+    let input = graph::state_input(&ohmind::create_initial_state(FIRST)).unwrap();
+    let out = app.invoke_thread(THREAD, input).await.unwrap();
+    assert_eq!(
+        path_since(&store, THREAD, 0).await,
+        [
+            "supervisor",
+            "qm_agent",
+            "error_handler",
+            "supervisor",
+            "qm_agent"
+        ]
+    );
+    let failed: Vec<&Message> = out
+        .state()
+        .messages
+        .iter()
+        .filter(|m| m.extra().get("status") == Some(&json!("error")))
+        .collect();
+    assert_eq!(failed.len(), 1, "one failed call");
+    assert_eq!(failed[0].name(), Some("orca_single_point"));
+    assert!(
+        failed[0].text().contains(ohmind::agents::TIMED_OUT),
+        "{failed:?}"
+    );
+    // The retry succeeded: the error is cleared, the result recorded.
+    assert_eq!(out.state().error, None);
+    assert!(out.state().mcp_results.contains_key("orca_single_point"));
+    let steps = graph::logged_steps(&store, THREAD, 0).await.unwrap();
+    let error = serde_json::to_value(&steps[1].delta).unwrap()["error"].clone();
+    assert_eq!(error, "orca_single_point: MCP server timed out");
+}
+
+/// The qm_agent's call as OpenAI streams it: the call's id and name, then
+/// its arguments in two pieces.
+fn orca_call_reply() -> Vec<Value> {
+    let id = "chatcmpl-qm-1";
+    vec![
+        chunk(id, json!({"role": "assistant", "content": null}), None),
+        chunk(
+            id,
+            json!({"tool_calls": [{"index": 0, "id": "call_orca", "type": "function",
+                "function": {"name": "orca_single_point", "arguments": "{\"molecule\":"}}]}),
+            None,
+        ),
+        chunk(
+            id,
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": " \"C[N+](C)(C)Cc1ccccc1\"}"}}]}),
+            None,
+        ),
+        chunk(id, json!({}), Some("tool_calls")),
+    ]
+}
+
+/// The qm_agent's answer, a few tokens at a time.
+fn orca_answer_reply() -> Vec<Value> {
+    let id = "chatcmpl-qm-2";
+    let mut chunks = vec![chunk(id, json!({"role": "assistant", "content": ""}), None)];
+    for token in ["The", " gap", " is", " 5.17", " eV."] {
+        chunks.push(chunk(id, json!({"content": token}), None));
+    }
+    chunks.push(chunk(id, json!({}), Some("stop")));
+    chunks
+}
+
+/// The agents on `ChatOpenAI`, against a local server that speaks the
+/// Chat Completions wire format: the qm_agent is sent its prompt, the
+/// request and its one tool's schema (from the `#[tool]`), then the
+/// `ToolNode`'s answer; the model's arguments reach the tool, its answer
+/// the conversation. Nothing leaves 127.0.0.1.
+#[tokio::test]
+async fn online_chat_openai_drives_an_agent_against_a_compatible_server() {
+    let (url, script) = serve(vec![orca_call_reply(), orca_answer_reply()]).await;
+    let model = ChatOpenAI::new("gpt-4o-mini")
+        .base_url(url.as_str())
+        .api_key("sk-test-key");
+    let sim = graph::shared(Ohmind::with_model(model));
+    let store = Store::memory();
+    let app = graph::compile(&sim, store.clone()).unwrap();
+    let input = graph::state_input(&ohmind::create_initial_state(FIRST)).unwrap();
+    let out = app.invoke_thread(THREAD, input).await.unwrap();
+    assert_eq!(
+        path_since(&store, THREAD, 0).await,
+        ["supervisor", "qm_agent"]
+    );
+    let added = after_question(out.state());
+    let texts: Vec<String> = added.iter().map(Message::text).collect();
+    assert_eq!(texts[2], "The gap is 5.17 eV.");
+    let call = &added[0].tool_calls()[0];
+    assert_eq!(call.id.as_deref(), Some("call_orca"));
+    assert_eq!(call.args, json!({"molecule": "C[N+](C)(C)Cc1ccccc1"}));
+    assert_eq!(added[1].tool_call_id(), Some("call_orca"));
+    assert_eq!(out.state().mcp_results["orca_single_point"]["gap_ev"], 5.17);
+
+    let seen = script.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2);
+    let qm = ohmind::agent_spec("qm_agent").unwrap();
+    for request in &seen {
+        assert_eq!(request.authorization.as_deref(), Some("Bearer sk-test-key"));
+        let messages = request.body["messages"].as_array().unwrap();
+        assert_eq!(messages[0]["role"], "system");
+        assert_eq!(messages[0]["content"], ohmind::agents::prompt(qm));
+        assert_eq!(messages[1]["role"], "user");
+        assert_eq!(messages[1]["content"], FIRST);
+        let tools = request.body["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), 1, "the agent's own tool only");
+        let function = &tools[0]["function"];
+        assert_eq!(function["name"], "orca_single_point");
+        assert!(
+            function["description"]
+                .as_str()
+                .unwrap()
+                .starts_with("Run a DFT single point with ORCA"),
+            "{function}"
+        );
+        assert_eq!(function["parameters"]["required"], json!(["molecule"]));
+    }
+    let second = seen[1].body["messages"].as_array().unwrap();
+    assert_eq!(second[2]["tool_calls"][0]["id"], "call_orca");
+    assert_eq!(second[3]["role"], "tool");
+    assert_eq!(second[3]["tool_call_id"], "call_orca");
+    let result: Value = serde_json::from_str(second[3]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(result["homo_ev"], -6.12);
+}
+
+/// The model's error fails the agent's node, and the run, naming the
+/// provider and never the key.
+#[tokio::test]
+async fn online_a_failing_server_fails_the_agents_node() {
+    let (url, _script) = serve(vec![]).await;
+    let model = ChatOpenAI::new("gpt-4o-mini")
+        .base_url(url.as_str())
+        .api_key("sk-test-key");
+    let sim = graph::shared(Ohmind::with_model(model));
+    let app = graph::compile(&sim, Store::memory()).unwrap();
+    let input = graph::state_input(&ohmind::create_initial_state(FIRST)).unwrap();
+    let err = app.invoke_thread(THREAD, input).await.unwrap_err();
+    assert_eq!(err.node(), Some("qm_agent"), "{err}");
+    let chain = std::iter::successors(Some(&err as &dyn std::error::Error), |e| e.source())
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(": ");
+    assert!(chain.contains("no reply left"), "{chain}");
+    assert!(chain.to_lowercase().contains("openai"), "{chain}");
+    assert!(!chain.contains("sk-test-key"), "{chain}");
+}
+
+/// An agent's subgraph streams into the run: in `StreamMode::MESSAGES`,
+/// the model's tokens come under the agent's node and its reply's id,
+/// before the node's update, and join into the reply the node writes;
+/// that reply is not sent again.
+#[tokio::test]
+async fn an_agents_tokens_reach_a_messages_stream_under_its_node() {
+    use futures::StreamExt;
+    use state_graph::{Event, StreamMode};
+    let sim = graph::shared(Ohmind::new());
+    let app = graph::compile(&sim, Store::memory()).unwrap();
+    let input = graph::state_input(&ohmind::create_initial_state(FIRST)).unwrap();
+    let mut events = app.stream_thread(THREAD, input, StreamMode::MESSAGES | StreamMode::UPDATES);
+    let mut tokens: Vec<(String, String, Option<String>)> = Vec::new();
+    let mut order = Vec::new();
+    let mut last = None;
+    while let Some(event) = events.next().await {
+        match event.unwrap() {
+            Event::Message { node, chunk, .. } => {
+                order.push(format!("token:{node}"));
+                tokens.push((node, chunk.text(), chunk.id().map(str::to_owned)));
+            }
+            Event::Update { node, .. } => order.push(format!("update:{node}")),
+            Event::End(outcome) => last = Some(outcome.into_state()),
+            _ => {}
+        }
+    }
+    let state = last.unwrap();
+    let answer = state.messages.last().unwrap();
+    assert_eq!(answer.name(), Some("qm_agent"));
+    let pieces: Vec<&str> = tokens
+        .iter()
+        .filter(|(node, _, id)| node == "qm_agent" && id.as_deref() == answer.id())
+        .map(|(_, text, _)| text.as_str())
+        .collect();
+    assert!(pieces.len() > 5, "a token per word: {pieces:?}");
+    assert_eq!(pieces.concat(), answer.text(), "sent once, as tokens");
+    order.dedup();
+    assert_eq!(
+        order,
+        ["update:supervisor", "token:qm_agent", "update:qm_agent"]
+    );
 }

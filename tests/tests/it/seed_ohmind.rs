@@ -17,7 +17,7 @@ struct Snapshot {
 
 /// Runs one turn like `Ohmind::run_turn`, but keeps the state after every
 /// node, so that each transition can be checked.
-fn drive(app: &mut Ohmind, state: &mut AgentState, user: Option<&str>) -> Vec<Snapshot> {
+async fn drive(app: &mut Ohmind, state: &mut AgentState, user: Option<&str>) -> Vec<Snapshot> {
     if let Some(text) = user {
         state
             .apply(ohmind::update_state_with_message(
@@ -30,7 +30,7 @@ fn drive(app: &mut Ohmind, state: &mut AgentState, user: Option<&str>) -> Vec<Sn
     let mut snapshots = Vec::new();
     loop {
         assert!(snapshots.len() < ohmind::RECURSION_LIMIT, "runaway turn");
-        let delta = app.run_node(&node, state).unwrap();
+        let delta = app.run_node(&node, state).await.unwrap();
         state.apply(delta).unwrap();
         snapshots.push(Snapshot {
             node: node.clone(),
@@ -428,12 +428,12 @@ fn entry_node_sends_answers_to_the_node_that_reads_them() {
 
 // --- Whole turns -------------------------------------------------------------
 
-#[test]
-fn a_simple_query_goes_supervisor_agent_end() {
+#[tokio::test]
+async fn a_simple_query_goes_supervisor_agent_end() {
     let mut app = Ohmind::new();
     let mut state =
         ohmind::create_initial_state("What is the HOMO LUMO gap of benzyltrimethylammonium?");
-    let turn = drive(&mut app, &mut state, None);
+    let turn = drive(&mut app, &mut state, None).await;
     assert_eq!(nodes(&turn), [SUPERVISOR, "qm_agent"]);
     assert_eq!(turn[0].state.next, "qm_agent", "supervisor → agent_name");
     assert_eq!(turn[0].state.next_agent(), Some("qm_agent"));
@@ -447,27 +447,27 @@ fn a_simple_query_goes_supervisor_agent_end() {
     );
 }
 
-#[test]
-fn small_talk_is_answered_by_the_supervisor() {
+#[tokio::test]
+async fn small_talk_is_answered_by_the_supervisor() {
     let mut app = Ohmind::new();
     let mut state = ohmind::create_initial_state("Hello there");
-    let turn = drive(&mut app, &mut state, None);
+    let turn = drive(&mut app, &mut state, None).await;
     assert_eq!(nodes(&turn), [SUPERVISOR]);
     assert_eq!(state.next, FINISH);
     assert!(state.mcp_results.is_empty());
 }
 
-#[test]
-fn validation_waits_for_the_user_then_runs_on_approval() {
+#[tokio::test]
+async fn validation_waits_for_the_user_then_runs_on_approval() {
     let mut app = Ohmind::new();
     let mut state = ohmind::create_initial_state("Simulate the conductivity with MD");
-    let ask = drive(&mut app, &mut state, None);
+    let ask = drive(&mut app, &mut state, None).await;
     assert_eq!(nodes(&ask), [SUPERVISOR, "md_agent"]);
     assert!(ohmind::should_continue_validation(&state));
     assert_eq!(state.next, FINISH);
     assert!(!state.mcp_results.contains_key("gromacs_md"), "not run yet");
 
-    let approve = drive(&mut app, &mut state, Some("yes please"));
+    let approve = drive(&mut app, &mut state, Some("yes please")).await;
     assert_eq!(nodes(&approve), [ohmind::HUMAN_VALIDATION, "md_agent"]);
     let decided = &approve[0].state;
     assert_eq!(
@@ -486,12 +486,12 @@ fn validation_waits_for_the_user_then_runs_on_approval() {
     );
 }
 
-#[test]
-fn a_rejected_validation_goes_back_to_the_supervisor_and_ends() {
+#[tokio::test]
+async fn a_rejected_validation_goes_back_to_the_supervisor_and_ends() {
     let mut app = Ohmind::new();
     let mut state = ohmind::create_initial_state("Run an MD simulation");
-    drive(&mut app, &mut state, None);
-    let reject = drive(&mut app, &mut state, Some("no, cancel"));
+    drive(&mut app, &mut state, None).await;
+    let reject = drive(&mut app, &mut state, Some("no, cancel")).await;
     assert_eq!(nodes(&reject), [ohmind::HUMAN_VALIDATION, SUPERVISOR]);
     assert_eq!(
         reject[0].state.next, SUPERVISOR,
@@ -503,13 +503,13 @@ fn a_rejected_validation_goes_back_to_the_supervisor_and_ends() {
     assert!(last_text(&state).starts_with("Cancelled"));
 }
 
-#[test]
-fn a_complex_query_runs_its_plan_step_by_step_then_summarizes() {
+#[tokio::test]
+async fn a_complex_query_runs_its_plan_step_by_step_then_summarizes() {
     let mut app = Ohmind::new();
     let mut state = ohmind::create_initial_state(
         "Design HEM cations, compute their HOMO LUMO gap, and find papers",
     );
-    let turn = drive(&mut app, &mut state, None);
+    let turn = drive(&mut app, &mut state, None).await;
     assert_eq!(
         nodes(&turn),
         [
@@ -560,12 +560,12 @@ fn a_complex_query_runs_its_plan_step_by_step_then_summarizes() {
     assert_eq!(state.rag_context.len(), 2);
 }
 
-#[test]
-fn a_failed_tool_is_retried_and_the_budget_resets_on_success() {
+#[tokio::test]
+async fn a_failed_tool_is_retried_and_the_budget_resets_on_success() {
     let mut app = Ohmind::new();
     app.fail_next("orca_single_point", 2);
     let mut state = ohmind::create_initial_state("Compute the HOMO energy with DFT");
-    let turn = drive(&mut app, &mut state, None);
+    let turn = drive(&mut app, &mut state, None).await;
     assert_eq!(
         nodes(&turn),
         [
@@ -588,12 +588,12 @@ fn a_failed_tool_is_retried_and_the_budget_resets_on_success() {
     assert!(state.mcp_results.contains_key("orca_single_point"));
 }
 
-#[test]
-fn a_tool_that_keeps_failing_ends_the_turn_after_max_retries() {
+#[tokio::test]
+async fn a_tool_that_keeps_failing_ends_the_turn_after_max_retries() {
     let mut app = Ohmind::new();
     app.fail_next("rag_search", 100);
     let mut state = ohmind::create_initial_state("Find literature on degradation");
-    let turn = drive(&mut app, &mut state, None);
+    let turn = drive(&mut app, &mut state, None).await;
     let attempts = turn.iter().filter(|s| s.node == "rag_agent").count();
     assert_eq!(attempts as u32, 1 + MAX_RETRIES);
     assert_eq!(turn.last().unwrap().node, ohmind::ERROR_HANDLER);
@@ -606,17 +606,17 @@ fn a_tool_that_keeps_failing_ends_the_turn_after_max_retries() {
     assert!(last_text(&state).contains(&format!("after {MAX_RETRIES} retries")));
 
     // The next request starts with a fresh budget.
-    let next = drive(&mut app, &mut state, Some("Compute the HOMO LUMO gap"));
+    let next = drive(&mut app, &mut state, Some("Compute the HOMO LUMO gap")).await;
     assert_eq!(nodes(&next), [SUPERVISOR, "qm_agent"]);
     assert_eq!((state.error.clone(), state.retry_count), (None, 0));
 }
 
-#[test]
-fn a_plan_stopped_by_max_retries_resumes_with_a_fresh_budget() {
+#[tokio::test]
+async fn a_plan_stopped_by_max_retries_resumes_with_a_fresh_budget() {
     let mut app = Ohmind::new();
     app.fail_next("orca_single_point", 1 + MAX_RETRIES);
     let mut state = ohmind::create_initial_state("Design cations and compute the HOMO gap");
-    let stopped = drive(&mut app, &mut state, None);
+    let stopped = drive(&mut app, &mut state, None).await;
     assert_eq!(stopped.last().unwrap().node, ohmind::ERROR_HANDLER);
     assert_eq!(
         (state.current_step, state.completed_steps.clone()),
@@ -624,23 +624,23 @@ fn a_plan_stopped_by_max_retries_resumes_with_a_fresh_budget() {
     );
     assert!(state.task_plan.is_some(), "the plan is kept");
 
-    let resumed = drive(&mut app, &mut state, Some("try again"));
+    let resumed = drive(&mut app, &mut state, Some("try again")).await;
     assert_eq!(resumed[0].state.retry_count, 0);
     assert_eq!(resumed[0].state.error, None);
     assert_eq!(resumed[1].node, "qm_agent", "step 2 again");
     assert_eq!(resumed.last().unwrap().node, ohmind::SUMMARY);
 }
 
-#[test]
-fn a_plan_can_wait_for_approval() {
+#[tokio::test]
+async fn a_plan_can_wait_for_approval() {
     let mut app = Ohmind::new().with_plan_approval();
     let mut state = ohmind::create_initial_state("Design cations and compute the HOMO gap");
-    let plan = drive(&mut app, &mut state, None);
+    let plan = drive(&mut app, &mut state, None).await;
     assert_eq!(nodes(&plan), [SUPERVISOR, ohmind::TASK_PLANNER]);
     assert!(state.task_plan_needs_approval && state.awaiting_plan_approval());
     assert_eq!(state.task_plan_approved, None);
 
-    let approved = drive(&mut app, &mut state, Some("yes"));
+    let approved = drive(&mut app, &mut state, Some("yes")).await;
     assert_eq!(approved[0].node, ohmind::PLAN_APPROVAL);
     assert_eq!(approved[0].state.task_plan_approved, Some(true));
     assert!(!approved[0].state.task_plan_needs_approval);
@@ -649,8 +649,8 @@ fn a_plan_can_wait_for_approval() {
 
     let mut app = Ohmind::new().with_plan_approval();
     let mut state = ohmind::create_initial_state("Design cations and compute the HOMO gap");
-    drive(&mut app, &mut state, None);
-    let rejected = drive(&mut app, &mut state, Some("no"));
+    drive(&mut app, &mut state, None).await;
+    let rejected = drive(&mut app, &mut state, Some("no")).await;
     assert_eq!(nodes(&rejected), [ohmind::PLAN_APPROVAL]);
     assert_eq!(
         (state.task_plan.clone(), state.task_plan_approved),
@@ -659,25 +659,25 @@ fn a_plan_can_wait_for_approval() {
     assert!(state.mcp_results.is_empty(), "nothing ran");
 }
 
-#[test]
-fn a_rejected_step_stops_its_plan() {
+#[tokio::test]
+async fn a_rejected_step_stops_its_plan() {
     let mut app = Ohmind::new();
     let mut state = ohmind::create_initial_state("Design cations and simulate their conductivity");
-    let turn = drive(&mut app, &mut state, None);
+    let turn = drive(&mut app, &mut state, None).await;
     assert_eq!(turn.last().unwrap().node, "md_agent", "step 2 asks first");
     assert!(ohmind::should_continue_validation(&state));
     assert_eq!(state.completed_steps, [1]);
-    drive(&mut app, &mut state, Some("no"));
+    drive(&mut app, &mut state, Some("no")).await;
     assert_eq!(state.task_plan, None);
     assert_eq!(state.next, FINISH);
 }
 
-#[test]
-fn run_turn_records_each_nodes_delta_and_checkpoints_round_trip() {
+#[tokio::test]
+async fn run_turn_records_each_nodes_delta_and_checkpoints_round_trip() {
     let mut app = Ohmind::new();
     let mut state = ohmind::create_initial_state("hi");
     let mut memory = MemorySaver::default();
-    app.run(&mut state).unwrap();
+    app.run(&mut state).await.unwrap();
     memory.put("t", &state).unwrap();
     let mut restored = memory.get_state("t").unwrap().unwrap();
     assert_eq!(restored, state);
@@ -685,6 +685,7 @@ fn run_turn_records_each_nodes_delta_and_checkpoints_round_trip() {
 
     let steps = app
         .run_turn(&mut restored, "Compute the HOMO LUMO gap")
+        .await
         .unwrap();
     let deltas: Vec<&AgentStateDelta> = steps.iter().map(|s| &s.delta).collect();
     assert_eq!(steps.len(), 2);
@@ -692,7 +693,16 @@ fn run_turn_records_each_nodes_delta_and_checkpoints_round_trip() {
     // Replaying the recorded deltas on the saved state gives the same result
     // (message ids included: they were assigned by the nodes).
     let mut replay = memory.get_state("t").unwrap().unwrap();
-    let question = restored.messages[restored.messages.len() - 2].clone();
+    // The user's question: the agent's run wrote its tool call, the
+    // tool's answer and its own answer after it.
+    let question = restored
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.kind() == MessageKind::Human)
+        .cloned()
+        .unwrap();
+    assert_eq!(question.text(), "Compute the HOMO LUMO gap");
     replay
         .apply(ohmind::update_state_with_message(question, None))
         .unwrap();
@@ -702,11 +712,11 @@ fn run_turn_records_each_nodes_delta_and_checkpoints_round_trip() {
     assert_eq!(replay, restored);
 }
 
-#[test]
-fn an_unknown_node_is_an_error() {
+#[tokio::test]
+async fn an_unknown_node_is_an_error() {
     let mut app = Ohmind::new();
     let state = AgentState::default();
-    let error = app.run_node("nope", &state).unwrap_err();
+    let error = app.run_node("nope", &state).await.unwrap_err();
     assert!(
         matches!(&error, RunError::UnknownNode(node) if node == "nope"),
         "{error:?}"

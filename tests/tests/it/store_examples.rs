@@ -79,14 +79,14 @@ mod ohmind {
 
     /// The example's conversation on a bare state: `Ohmind::run` from
     /// `create_initial_state`, then `Ohmind::run_turn` per turn.
-    fn bare(app: &mut Ohmind) -> (AgentState, Vec<Vec<Step>>) {
+    async fn bare(app: &mut Ohmind) -> (AgentState, Vec<Vec<Step>>) {
         let mut state = seed::create_initial_state(FIRST);
-        let mut turns = vec![app.run(&mut state).expect("the first turn runs")];
+        let mut turns = vec![app.run(&mut state).await.expect("the first turn runs")];
         for (text, failures) in TURNS {
             if let Some((tool, times)) = failures {
                 app.fail_next(tool, times);
             }
-            turns.push(app.run_turn(&mut state, text).expect("the turn runs"));
+            turns.push(app.run_turn(&mut state, text).await.expect("the turn runs"));
         }
         (state, turns)
     }
@@ -133,7 +133,7 @@ mod ohmind {
         let (_dir, path, store) = sqlite().await;
         // Fresh apps: the message ids come from their counters.
         let (live, turns) = stored(&mut Ohmind::new(), &store).await;
-        let (expected, expected_turns) = bare(&mut Ohmind::new());
+        let (expected, expected_turns) = bare(&mut Ohmind::new()).await;
         assert_eq!(turns, expected_turns, "the nodes and their deltas");
         assert_eq!(first_id_blanked(&live), first_id_blanked(&expected));
 
@@ -171,6 +171,7 @@ mod ohmind {
         let mut state = AgentState::default();
         let expected = Ohmind::new()
             .run_turn(&mut state, "Find papers on membranes' stability")
+            .await
             .unwrap();
         assert_eq!(steps, expected);
         assert_eq!(thread.state(), &state);

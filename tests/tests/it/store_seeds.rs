@@ -388,10 +388,14 @@ mod ohmind {
     /// message is added as `Ohmind::run_turn` adds it, with the id given
     /// here (`run_turn` draws it from a private counter, which the thread
     /// run cannot reach).
-    fn plain(app: &mut Ohmind, first: &str, turns: &[UserTurn]) -> (AgentState, Vec<Vec<Step>>) {
+    async fn plain(
+        app: &mut Ohmind,
+        first: &str,
+        turns: &[UserTurn],
+    ) -> (AgentState, Vec<Vec<Step>>) {
         let mut memory = MemorySaver::default();
         let mut state = seed::create_initial_state(first);
-        let mut steps = vec![app.run(&mut state).expect("the first turn runs")];
+        let mut steps = vec![app.run(&mut state).await.expect("the first turn runs")];
         memory.put(THREAD, &state).unwrap();
         for &(id, text, failures) in turns {
             if let Some((tool, times)) = failures {
@@ -402,7 +406,7 @@ mod ohmind {
             state
                 .apply(seed::update_state_with_message(message, None))
                 .unwrap();
-            steps.push(app.run(&mut state).expect("the turn runs"));
+            steps.push(app.run(&mut state).await.expect("the turn runs"));
             memory.put(THREAD, &state).unwrap();
         }
         (memory.get_state(THREAD).unwrap().unwrap(), steps)
@@ -415,7 +419,7 @@ mod ohmind {
         let mut steps = Vec::new();
         loop {
             assert!(steps.len() < seed::RECURSION_LIMIT, "a runaway turn");
-            let delta = app.run_node(&node, t.state()).expect("the node runs");
+            let delta = app.run_node(&node, t.state()).await.expect("the node runs");
             t.apply(&node, delta.clone()).await;
             steps.push(Step {
                 node: node.clone(),
@@ -487,7 +491,7 @@ mod ohmind {
             // counter, but create_initial_state's message has none, and the
             // first add_messages gives it a random UUID (LangGraph gives the
             // history's id-less messages one too).
-            let (expected, expected_steps) = plain(&mut app(), first, turns);
+            let (expected, expected_steps) = plain(&mut app(), first, turns).await;
             assert_eq!(steps, expected_steps, "{id}: the nodes and their deltas");
             assert_eq!(
                 first_id_blanked(t.state()),
@@ -506,14 +510,15 @@ mod ohmind {
     }
 
     /// The lifecycle walks every node the example shows.
-    #[test]
-    fn the_example_visits_every_node() {
-        let (_, steps) = plain(&mut Ohmind::new(), FIRST, &TURNS);
+    #[tokio::test]
+    async fn the_example_visits_every_node() {
+        let (_, steps) = plain(&mut Ohmind::new(), FIRST, &TURNS).await;
         let (_, plan_steps) = plain(
             &mut Ohmind::new().with_plan_approval(),
             PLAN_FIRST,
             &PLAN_TURNS,
-        );
+        )
+        .await;
         let visited: Vec<&str> = steps
             .iter()
             .chain(&plan_steps)
