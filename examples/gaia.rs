@@ -9,7 +9,10 @@
 //! filtering the history with an overwrite, the thread's snapshot
 //! (`get_state`, GAIA's `aget_state`), and resuming a thread from its
 //! checkpoint: every superstep is logged in a `state_store` thread, in a
-//! SQLite file.
+//! SQLite file. The user's long-term memories (Mem0 in GAIA) are the same
+//! store's items (`compile(store=store)`), which the memory nodes search
+//! by meaning and put through `ctx.store()`: what one conversation stored,
+//! the next finds, and another user does not.
 //!
 //! The graph is in `state_examples::gaia::graph`.
 //!
@@ -57,6 +60,26 @@ graph = builder.compile(
     store=store
 )
 
+# Store user message in memory (background task)
+if user_id and request.message:
+    task = asyncio.create_task(
+        store_user_message_memory(
+            user_id,
+            request.message,
+            conversation_id
+        )
+    )
+
+# Retrieve memories for context
+memories = await memory_service.search_memories(
+    query=state.query,
+    user_id=state.mem0_user_id,
+    limit=5
+)
+
+# Add to state
+state["memories"] = [m.content for m in memories.memories]
+
 async def execute_graph_streaming(
     graph,
     initial_state: dict,
@@ -103,7 +126,7 @@ use state_core::reducer::add_messages;
 use state_core::{Delta, Message, Messages, State};
 use state_examples::gaia::graph as gaia_graph;
 use state_examples::gaia::{
-    self, Gaia, GaiaState, GaiaStateDelta, MessageRequestWithHistory, Run, RunnableConfig,
+    self, Gaia, GaiaState, GaiaStateDelta, MessageRequestWithHistory, Run, RunnableConfig, memory,
 };
 use state_graph::{CompiledGraph, Event, START, Snapshot};
 
@@ -111,7 +134,9 @@ type Graph = CompiledGraph<GaiaState, RunnableConfig>;
 use state_store::Store;
 use std::path::Path;
 
-use gaia::demo::{NOW, OTHER_THREAD, THREAD, USER_ID, config, other_config, remembered};
+use gaia::demo::{
+    EARLIER_THREAD, NOW, OTHER_THREAD, THREAD, USER_ID, config, other_config, remember_earlier,
+};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
@@ -134,23 +159,37 @@ async fn main() {
         config.configurable.user_timezone
     );
 
-    // The checkpointer. GAIA's PostgresSaver ↔ `Store::postgres(url)` in
-    // production, with the same calls; here `Store::sqlite` on a file in a
-    // fresh temporary directory, removed at the end.
+    // The checkpointer and the store. GAIA's PostgresSaver ↔
+    // `Store::postgres(url)` in production, with the same calls; here
+    // `Store::sqlite` on a file in a fresh temporary directory, removed at
+    // the end. One store holds the threads and the long-term memories
+    // (tables of their own), indexed for search by meaning.
     let dir = tempfile::tempdir().expect("a temporary directory");
     let path = dir.path().join("checkpoints.db");
     let store = Store::sqlite(&path).await.expect("the SQLite store opens");
+    let store = memory::indexed(store);
+    remember_earlier(&store)
+        .await
+        .expect("the earlier memories are stored");
+    println!(
+        "\n   The store already remembers, from {EARLIER_THREAD:?}: {:?}",
+        memories_of(&store, USER_ID).await
+    );
 
-    // builder.compile(checkpointer=checkpointer): one graph for every
-    // user; each run is given its config (`app.with_context(config)`), and
-    // the nodes read it as `ctx.context()`.
-    let services = gaia_graph::shared(Gaia::new(remembered()));
+    // builder.compile(checkpointer=checkpointer, store=store): one graph
+    // for every user; each run is given its config
+    // (`app.with_context(config)`), and the nodes read it as
+    // `ctx.context()`, the store as `ctx.store()`.
+    let services = gaia_graph::shared(Gaia::default());
     let app = gaia_graph::compile(&services, store.clone()).expect("the graph compiles");
     println!("\n   The graph (state_examples::gaia::graph):");
     println!(
         "   START → prune → filter_messages | trim_messages | memory_retrieval (pruning first when needed)"
     );
     println!("   memory_retrieval → agent → after_agent → tools → agent … | store_memory → END");
+    println!(
+        "   memory_retrieval and store_memory: ctx.store().search_items(&[\"memories\", user_id]).query(query) / .put_item(..)"
+    );
 
     let input = first_input();
     println!(
@@ -179,18 +218,7 @@ async fn main() {
     resume(&app, &path, &config).await;
     prune_long_history(&app, &config).await;
     another_user(&app).await;
-    let services = gaia_graph::lock(&services);
-    let memory = &services.memory;
-    let mine = memory
-        .entries()
-        .iter()
-        .filter(|e| e.user_id == USER_ID)
-        .count();
-    println!(
-        "\n   Mem0 now holds {mine} memories for {USER_ID:?}, {} in all",
-        memory.entries().len()
-    );
-    drop(services);
+    remembered_across_threads(&app, &path, &config).await;
 
     drop((app, store));
     dir.close().expect("the temporary directory is removed");
@@ -446,6 +474,67 @@ async fn another_user(app: &Graph) {
     if let Some(last) = outcome.state().messages.last() {
         println!("   the agent: {}", last.text());
     }
+    println!(
+        "   memory_retrieval found {:?}: Ada's memories are under [\"memories\", {USER_ID:?}], not Kenji's",
+        outcome.state().memories
+    );
+}
+
+/// Long-term memory: a new conversation of the same user finds what the
+/// first one stored, by meaning; the namespaces and items are in the
+/// SQLite file, for any process.
+async fn remembered_across_threads(app: &Graph, path: &Path, config: &RunnableConfig) {
+    println!("\n10. Long-term memory across threads: Ada starts a new conversation");
+    let request = MessageRequestWithHistory {
+        message: "Anything planned for tomorrow afternoon?".into(),
+    };
+    let history = vec![Message::human(request.message.as_str()).with_id("friday-1")];
+    let thread = "conversation_456";
+    let input = gaia::build_initial_state(&request, USER_ID, thread, history, None, NOW);
+    let mut config = config.clone();
+    config.configurable.thread_id = thread.to_owned();
+    let (run, outcome) = gaia_graph::stream_run(app, input, &config, |_| {})
+        .await
+        .expect("the new conversation runs");
+    println!(
+        "   {thread:?}, query {:?}: memory_retrieval found {:?}",
+        request.message,
+        outcome.state().memories
+    );
+    println!(
+        "   (the first from {THREAD:?}, the second from {EARLIER_THREAD:?}; \"Works with the design team\" shares no word with the query)"
+    );
+    if let Some(last) = outcome.state().messages.last() {
+        println!("   the agent: {}", last.text());
+    }
+    let nodes: Vec<&str> = run.steps.iter().map(|step| step.node).collect();
+    println!("   nodes: {}", nodes.join(" → "));
+
+    // Another process opens the same file: the memories are there.
+    let reopened = memory::indexed(Store::sqlite(path).await.expect("the file reopens"));
+    let namespaces = reopened
+        .list_namespaces(&[memory::NAMESPACE])
+        .await
+        .expect("the namespaces list");
+    println!("   a new Store on the file: store.list_namespaces(&[\"memories\"]) = {namespaces:?}");
+    for user in [USER_ID, gaia::demo::OTHER_USER_ID] {
+        println!("   {user:?}: {:?}", memories_of(&reopened, user).await);
+    }
+    println!(
+        "   (one item per thing said: the query of {THREAD:?}'s two turns was the same, so its second put replaced the first)"
+    );
+}
+
+/// Every memory of `user`, newest first.
+async fn memories_of(store: &Store, user: &str) -> Vec<String> {
+    let items = store
+        .search_items(&memory::namespace(user))
+        .await
+        .expect("the memories read");
+    items
+        .iter()
+        .filter_map(|item| item.value["text"].as_str().map(str::to_owned))
+        .collect()
 }
 
 /// `seq source nodes` of one snapshot: what wrote it.

@@ -4,7 +4,10 @@
 //! conditional edge, a guided exercise that survives a crisis turn through
 //! the `progress` merge, and the parallel extractors writing `diagnostics`
 //! in one superstep. Each turn is one `invoke_thread` on the session's
-//! thread of a `state_store::Store` (the checkpointer), in a SQLite file.
+//! thread of a `state_store::Store` (the checkpointer), in a SQLite file,
+//! given the runtime context (`WorkflowContext`, the graph's context type:
+//! `app.with_context(ctx)`, as the Python's `context=`; the nodes read
+//! `ctx.context()`, its `runtime.context`).
 //!
 //! The graph is in `state_examples::therapy::graph`.
 //!
@@ -57,13 +60,12 @@ keys independently. Parallel extractors write simultaneously without racing.
 
 use serde_json::Value;
 use state_core::{Delta, State};
-use state_examples::therapy::graph as therapy_graph;
+use state_examples::therapy::graph::{self as therapy_graph, TherapyGraph};
 use state_examples::therapy::{
     self, AgentInput, Channel, Diagnostics, Message, TherapyState, Turn, WorkflowContext,
 };
-use state_graph::{CompiledGraph, START};
+use state_graph::START;
 use state_store::Store;
-use std::sync::Arc;
 
 const SESSION: &str = "session-42";
 
@@ -99,8 +101,11 @@ async fn main() {
     let store = Store::sqlite(dir.path().join("sessions.db"))
         .await
         .expect("the SQLite store opens");
-    let ctx = Arc::new(therapy::demo_context());
-    let app = therapy_graph::compile(&ctx, store.clone()).expect("the graph compiles");
+    // One compiled graph; each turn is given the runtime context
+    // (`graph.invoke(input, context=ctx)`): `run_turn` binds it with
+    // `app.with_context(ctx)`.
+    let ctx = therapy::demo_context();
+    let app = therapy_graph::compile(store.clone()).expect("the graph compiles");
 
     let turns = [
         (
@@ -148,12 +153,7 @@ async fn main() {
 }
 
 /// One turn of the checkpointed session: one `invoke_thread`.
-async fn run(
-    app: &CompiledGraph<TherapyState>,
-    ctx: &WorkflowContext,
-    title: &str,
-    message: &str,
-) -> Turn {
+async fn run(app: &TherapyGraph, ctx: &WorkflowContext, title: &str, message: &str) -> Turn {
     println!("\n{title}\n   user: {message}");
     let saved = therapy_graph::checkpoint(app, SESSION)
         .await
@@ -243,7 +243,7 @@ fn print_turn(turn: &Turn) {
 
 /// A caller without a checkpoint sends the earlier turns itself;
 /// `turn_count` is counted from them. The run is in memory (no thread).
-async fn one_shot(app: &CompiledGraph<TherapyState>, ctx: &WorkflowContext) {
+async fn one_shot(app: &TherapyGraph, ctx: &WorkflowContext) {
     println!(
         "\n7. A one-shot caller (no session, history in AgentInput, the run in memory); an ambiguous message"
     );

@@ -5,7 +5,10 @@
 #   PostgreSQL  state-store's and state-graph's tests start servers of their own
 #   Chromium    state-server's inspector is tested in a real headless browser
 #   Python 3    a venv (target/venv) with the pinned langchain-core, which
-#               checks our LangChain message JSON both ways
+#               checks our LangChain message JSON both ways; one each
+#               (target/venv-openai, target/venv-anthropic) with the pinned
+#               langchain-openai and langchain-anthropic, which check the
+#               adapters' vectors are what they write
 #
 # Installing needs apt-get and root (or sudo); where that is missing, the
 # install step fails saying what to install by hand. Arguments are passed
@@ -33,4 +36,23 @@ python="$(bash scripts/install/venv.sh tests/fixtures/langchain/requirements.txt
 cargo run --quiet -p state-tests --example write_langchain_messages -- \
   tests/fixtures/langchain/messages.json target/langchain/written.json
 "$python" tests/fixtures/langchain/generate.py check --written target/langchain/written.json
+
+# The message utilities' vectors (state-agent) are what langchain-core
+# computes.
+"$python" tests/fixtures/langchain/message_utils/generate.py check
+
+# The OpenAI adapter's vectors (state-agent's tests compare against them)
+# are what real langchain-openai writes from the same provider JSON. A venv
+# of its own: langchain-openai 1.7.4 needs langchain-core >= 1.7.5, and the
+# message check above pins 1.7.2.
+python_openai="$(VENV=target/venv-openai bash scripts/install/venv.sh \
+  state-agent/tests/fixtures/langchain_openai/requirements.txt)"
+"$python_openai" state-agent/tests/fixtures/langchain_openai/generate.py check
+# The Anthropic adapter's vectors (state-agent's tests compare against them)
+# are what real langchain-anthropic writes from the same provider JSON. A
+# venv of its own: langchain-anthropic 1.7.10 needs a newer langchain-core
+# than the message check above pins.
+python_anthropic="$(VENV=target/venv-anthropic bash scripts/install/venv.sh \
+  state-agent/tests/fixtures/langchain_anthropic/requirements.txt)"
+"$python_anthropic" state-agent/tests/fixtures/langchain_anthropic/generate.py check
 echo "every test passed" >&2

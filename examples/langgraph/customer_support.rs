@@ -4,8 +4,10 @@
 //! `state_examples::langgraph::customer_support` (whose docs list what
 //! differs from the Python); the model and tools are canned. The run is on
 //! a thread of an in-memory store, as the tutorial's on `InMemorySaver`:
-//! each time a sensitive tool is about to run the graph pauses, the
-//! scripted passenger answers, and `resume` goes on from there.
+//! the graph stops before each sensitive tool (`interrupt_before`), the
+//! scripted passenger answers, and `"y"` goes on (`continue_thread`, the
+//! Python's `invoke(None, config)`) while a refusal is a new input that
+//! answers the tool call (`invoke_thread`).
 //!
 //! The Python original ("Build a Customer Support Bot", part 4), for
 //! comparison:
@@ -202,10 +204,9 @@ for question in tutorial_questions:
         snapshot = part_4_graph.get_state(config)
 */
 
-use serde_json::json;
 use state_core::State;
 use state_examples::langgraph::customer_support::{
-    APPROVALS, QUESTIONS, SupportState, build_graph, demo_model,
+    APPROVAL_QUESTION, APPROVALS, QUESTIONS, SupportState, approve_or_deny, build_graph, demo_model,
 };
 use state_examples::langgraph::{Step, updates};
 use state_graph::StreamMode;
@@ -227,31 +228,37 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for question in QUESTIONS {
         println!("user: {question}");
         let input = SupportState::delta().messages(("user", question));
-        let (steps, mut outcome) =
-            updates(app.stream_thread(thread, input, StreamMode::UPDATES)).await?;
+        let (steps, _) = updates(app.stream_thread(thread, input, StreamMode::UPDATES)).await?;
         print_steps(&steps);
-        // `while snapshot.next:` in the Python.
-        while let Some(interrupt) = outcome.interrupts().first() {
-            let calls: Vec<String> = interrupt.value["tool_calls"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|c| format!("{}({})", c["name"].as_str().unwrap_or("?"), c["args"]))
+        // `snapshot = part_4_graph.get_state(config); while snapshot.next:`
+        let mut snapshot = app.get_state(thread).await?;
+        while !snapshot.next().is_empty() {
+            let calls: Vec<String> = snapshot
+                .state()
+                .messages
+                .last()
+                .map(|m| m.tool_calls().to_vec())
+                .unwrap_or_default()
+                .iter()
+                .map(|c| format!("{}({})", c.name, c.args))
                 .collect();
-            println!("  -- paused in {}: {}", interrupt.node, calls.join(", "));
             println!(
-                "     {}",
-                interrupt.value["question"].as_str().unwrap_or_default()
+                "  -- stopped before {}: {}",
+                snapshot.next().join(", "),
+                calls.join(", ")
             );
+            println!("     {APPROVAL_QUESTION}");
             let answer = approvals.next().ok_or("the script has no answer left")?;
             println!("  passenger: {answer}");
-            let (steps, next) =
-                updates(app.stream_resume(thread, json!(answer), StreamMode::UPDATES)).await?;
+            if answer.trim() != "y" {
+                println!("  (a new input answers the call with the reason: a new run, from START)");
+            }
+            let (steps, _) = approve_or_deny(&app, thread, answer).await?;
             print_steps(&steps);
-            outcome = next;
+            snapshot = app.get_state(thread).await?;
         }
-        println!("  dialog_state: {:?}\n", outcome.state().dialog_state);
-        last = Some(outcome.into_state());
+        println!("  dialog_state: {:?}\n", snapshot.state().dialog_state);
+        last = Some(snapshot.into_state());
     }
     if let Some(state) = last {
         println!("{} messages; the last:", state.messages.len());

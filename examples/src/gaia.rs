@@ -1,7 +1,7 @@
 //! GAIA (seed 001): a personal assistant whose state holds the query, the
-//! message history, the user's datetime and the Mem0 memories; its runtime
-//! configuration travels beside the state, and every node's update is
-//! streamed to the browser as server-sent events.
+//! message history, the user's datetime and the memories found for the
+//! query; its runtime configuration travels beside the state, and every
+//! node's update is streamed to the browser as server-sent events.
 //!
 //! The Python `State` is a Pydantic model made dict-like (`DictLikeModel`)
 //! because LangGraph wants a mapping. Here the struct is the state: fields
@@ -16,8 +16,13 @@
 //! [`filter_messages_node`] use the overwrite setter, LangGraph's
 //! `Overwrite`.
 //!
-//! The LLM, Mem0 and the calendar tool are simulated by [`Gaia`]: fixed
-//! answers and a keyword search, and deterministic message ids.
+//! The user's long-term memories, which GAIA keeps in Mem0, are items of
+//! the store the graph compiles with (`compile(store=store)`, LangGraph's
+//! `BaseStore`), under `["memories", user_id]`, searched by meaning
+//! ([`memory`]); the embedding model is a hashed bag of words
+//! ([`embedding`]), so runs are deterministic and offline. The LLM and the
+//! calendar tool are simulated by [`Gaia`]: fixed answers and
+//! deterministic message ids.
 //!
 //! The graph runs as a [`state_graph::StateGraph`] ([`graph`]): pruning
 //! routed by conditional edges, then memory retrieval, the agent and its
@@ -32,19 +37,21 @@
 //! the example): every superstep is one logged step of the thread.
 //!
 //! [`Gaia::run`] is the same nodes driven by a hand-written loop on a bare
-//! state ([`next_node`] is its routing table), recording a [`Run`];
-//! [`Gaia::run_stored`] is that loop with each update logged as a step of a
-//! thread. The tests drive them node by node, and check that the graph
-//! streams the same updates.
+//! state ([`next_node`] is its routing table), recording a [`Run`], its
+//! memories in the store it is given; [`Gaia::run_stored`] is that loop
+//! with each update logged as a step of a thread. The tests drive them
+//! node by node, and check that the graph streams the same updates.
 
 use serde::Serialize;
 use serde_json::{Value, json};
 use state_core::{Message, MessageKind, Messages, State, StateError, ToolCall, Written};
-use state_store::{StoreError, Thread};
+use state_store::{Store, StoreError, Thread};
 use std::collections::BTreeMap;
 use std::fmt;
 
+pub mod embedding;
 pub mod graph;
+pub mod memory;
 
 /// Messages kept by [`trim_messages_node`] ("Keep last 10").
 pub const KEEP_LAST: usize = 10;
@@ -308,69 +315,13 @@ fn wants_tools(state: &GaiaState) -> bool {
     })
 }
 
-/// One stored memory.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MemoryEntry {
-    /// Whose memory it is.
-    pub user_id: String,
-    /// What was remembered.
-    pub content: String,
-    /// The conversation it came from.
-    pub conversation_id: String,
-}
-
-/// The simulated Mem0 store: per-user memories and a keyword search.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct MemoryStore {
-    entries: Vec<MemoryEntry>,
-}
-
-impl MemoryStore {
-    /// Stores a memory (`store_user_message_memory`).
-    pub fn add(&mut self, user_id: &str, content: &str, conversation_id: &str) {
-        self.entries.push(MemoryEntry {
-            user_id: user_id.to_owned(),
-            content: content.to_owned(),
-            conversation_id: conversation_id.to_owned(),
-        });
-    }
-
-    /// All stored memories, oldest first.
-    pub fn entries(&self) -> &[MemoryEntry] {
-        &self.entries
-    }
-
-    /// The user's memories sharing a word of four letters or more with
-    /// `query`, most shared words first, at most `limit`
-    /// (`memory_service.search_memories`).
-    pub fn search_memories(&self, query: &str, user_id: &str, limit: usize) -> Vec<String> {
-        let wanted = keywords(query);
-        let mut hits: Vec<(usize, &str)> = self
-            .entries
-            .iter()
-            .filter(|entry| entry.user_id == user_id)
-            .map(|entry| (shared(&wanted, &entry.content), entry.content.as_str()))
-            .filter(|(score, _)| *score > 0)
-            .collect();
-        // Stable: equal scores keep their storage order.
-        hits.sort_by_key(|hit| std::cmp::Reverse(hit.0));
-        hits.into_iter()
-            .take(limit)
-            .map(|(_, content)| content.to_owned())
-            .collect()
-    }
-}
-
+/// The words of four letters or more, lowercased: what the simulated
+/// model looks for, and what the stand-in embedding counts.
 fn keywords(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|word| word.chars().count() >= 4)
         .map(str::to_lowercase)
         .collect()
-}
-
-fn shared(wanted: &[String], content: &str) -> usize {
-    let have = keywords(content);
-    wanted.iter().filter(|word| have.contains(word)).count()
 }
 
 /// The simulated calendar: the events `CUSTOM_FETCH_EVENTS` returns.
@@ -514,6 +465,9 @@ pub enum RunError {
     /// the thread on ([`StoreError::is_conflict`]), or the backend failed.
     /// The thread and its state are as after the last stored step.
     Store(StoreError),
+    /// The long-term memory failed (searching or storing the user's
+    /// memories in the store's items; see [`memory`]).
+    Memory(StoreError),
 }
 
 impl fmt::Display for RunError {
@@ -523,6 +477,7 @@ impl fmt::Display for RunError {
             RunError::RecursionLimit(limit) => write!(f, "more than {limit} nodes in one run"),
             RunError::UnknownNode(node) => write!(f, "no node named {node:?}"),
             RunError::Store(error) => write!(f, "checkpoint failed: {error}"),
+            RunError::Memory(error) => write!(f, "long-term memory failed: {error}"),
         }
     }
 }
@@ -531,7 +486,7 @@ impl std::error::Error for RunError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             RunError::State(error) => Some(error),
-            RunError::Store(error) => Some(error),
+            RunError::Store(error) | RunError::Memory(error) => Some(error),
             _ => None,
         }
     }
@@ -549,31 +504,29 @@ impl From<StoreError> for RunError {
     }
 }
 
-/// The simulated GAIA graph: Mem0, the calendar, a model that answers by
-/// rule, and a counter for deterministic message ids.
+/// The simulated GAIA graph: the calendar, a model that answers by rule,
+/// and a counter for deterministic message ids. The memories are not
+/// here: they are the store's ([`memory`]), given to each run.
 #[derive(Debug, Default)]
 pub struct Gaia {
-    /// The memory store the graph reads and writes.
-    pub memory: MemoryStore,
     next_id: u64,
 }
 
 impl Gaia {
-    /// A graph over this memory store.
-    pub fn new(memory: MemoryStore) -> Self {
-        Gaia { memory, next_id: 0 }
-    }
-
     /// Applies `input` to `state` and runs the graph to its end, recording
-    /// every node's update and the state after it (`graph.astream`).
+    /// every node's update and the state after it (`graph.astream`). The
+    /// user's memories are searched and stored in `store` (GAIA's
+    /// `compile(store=store)`; see [`memory::indexed`]); the state is not
+    /// stored.
     ///
     /// # Errors
     ///
     /// When an update is refused (the state is left as after the last
-    /// accepted one), a node is unknown, or the run exceeds
-    /// [`RECURSION_LIMIT`].
-    pub fn run(
+    /// accepted one), the memories cannot be read or stored, a node is
+    /// unknown, or the run exceeds [`RECURSION_LIMIT`].
+    pub async fn run(
         &mut self,
+        store: &Store,
         state: &mut GaiaState,
         input: GaiaStateDelta,
         config: &RunnableConfig,
@@ -586,7 +539,7 @@ impl Gaia {
             if steps.len() == RECURSION_LIMIT {
                 return Err(RunError::RecursionLimit(RECURSION_LIMIT));
             }
-            let delta = self.run_node(name, state, config)?;
+            let delta = self.run_node(store, name, state, config).await?;
             state.apply(delta.clone())?;
             steps.push(NodeRun {
                 node: name,
@@ -602,7 +555,8 @@ impl Gaia {
     }
 
     /// [`Gaia::run`] on a checkpointed thread (GAIA's `PostgresSaver` at
-    /// work): `input` is one logged step (metadata `{"node": "__input__"}`),
+    /// work), the memories in `store` (the thread's store, or another):
+    /// `input` is one logged step (metadata `{"node": "__input__"}`),
     /// then every node's update is one step, its metadata `{"node": name}`.
     /// A step reaches the state only once it is stored, so the thread can
     /// be reopened from the store after any step. The [`Run`] recorded is
@@ -619,6 +573,7 @@ impl Gaia {
     /// [`Gaia::run`].
     pub async fn run_stored(
         &mut self,
+        store: &Store,
         thread: &mut Thread<GaiaState>,
         input: GaiaStateDelta,
         config: &RunnableConfig,
@@ -634,7 +589,7 @@ impl Gaia {
             if steps.len() == RECURSION_LIMIT {
                 return Err(RunError::RecursionLimit(RECURSION_LIMIT));
             }
-            let delta = self.run_node(name, thread.state(), config)?;
+            let delta = self.run_node(store, name, thread.state(), config).await?;
             thread
                 .with_metadata(json!({"node": name}))
                 .apply(delta.clone())
@@ -658,22 +613,28 @@ impl Gaia {
     /// # Errors
     ///
     /// As [`Gaia::run`].
-    pub fn execute_graph_streaming(
+    pub async fn execute_graph_streaming(
         &mut self,
+        store: &Store,
         state: &mut GaiaState,
         initial_state: GaiaStateDelta,
         config: &RunnableConfig,
     ) -> Result<Vec<String>, RunError> {
-        Ok(self.run(state, initial_state, config)?.sse_events())
+        let run = self.run(store, state, initial_state, config).await?;
+        Ok(run.sse_events())
     }
 
-    /// Runs one node and returns its update, unapplied.
+    /// Runs one node and returns its update, unapplied; the memory nodes
+    /// read and write `store` ([`memory::memory_retrieval`],
+    /// [`memory::store_memory`]).
     ///
     /// # Errors
     ///
-    /// [`RunError::UnknownNode`] for a name the graph does not have.
-    pub fn run_node(
+    /// [`RunError::UnknownNode`] for a name the graph does not have;
+    /// [`RunError::Memory`] when the store fails.
+    pub async fn run_node(
         &mut self,
+        store: &Store,
         node: &str,
         state: &GaiaState,
         config: &RunnableConfig,
@@ -681,29 +642,27 @@ impl Gaia {
         Ok(match node {
             "filter_messages" => filter_messages_node(state),
             "trim_messages" => trim_messages_node(state),
-            "memory_retrieval" => self.memory_retrieval(state),
+            "memory_retrieval" => {
+                let id = self.id("sys");
+                memory::memory_retrieval(store, state, config, id)
+                    .await
+                    .map_err(RunError::Memory)?
+            }
             "agent" => self.agent(state, config),
             "tools" => self.tools(state),
-            "store_memory" => self.store_memory(state, config),
+            "store_memory" => memory::store_memory(store, state, config)
+                .await
+                .map_err(RunError::Memory)?,
             _ => return Err(RunError::UnknownNode(node.to_owned())),
         })
     }
 
+    /// The next message id of this kind (`sys-1`, `ai-2`): one counter for
+    /// the run's messages, so two runs from the same start write the same
+    /// ids.
     fn id(&mut self, kind: &str) -> String {
         self.next_id += 1;
         format!("{kind}-{}", self.next_id)
-    }
-
-    /// The document's `my_node`: search memories for the query, report it.
-    fn memory_retrieval(&mut self, state: &GaiaState) -> GaiaStateDelta {
-        let user_id = state.mem0_user_id.as_deref().unwrap_or_default();
-        let memories = self
-            .memory
-            .search_memories(&state.query, user_id, MEMORY_LIMIT);
-        let note = format!("Found {} relevant memories", memories.len());
-        GaiaState::delta()
-            .messages(vec![Message::system(note).with_id(self.id("sys"))])
-            .memories(memories)
     }
 
     /// The document's `my_node(state, config)`: reads the user's timezone,
@@ -762,20 +721,6 @@ impl Gaia {
             .collect();
         GaiaState::delta().messages(results)
     }
-
-    /// Stores the user's message in Mem0 (a background task in GAIA, a node
-    /// here so that the run is deterministic) and raises the turn's flag.
-    /// The user is the run's, `config["configurable"]["user_id"]`, as the
-    /// document's `store_user_message_memory(user_id, request.message, ..)`
-    /// is the request's user.
-    fn store_memory(&mut self, state: &GaiaState, config: &RunnableConfig) -> GaiaStateDelta {
-        let user_id = config.configurable.user_id.as_str();
-        let conversation = state.conversation_id.as_deref().unwrap_or_default();
-        if !user_id.is_empty() && !state.query.is_empty() {
-            self.memory.add(user_id, &state.query, conversation);
-        }
-        GaiaState::delta().memories_stored(true)
-    }
 }
 
 /// Whether the simulated model calls the calendar: the query is about
@@ -831,17 +776,18 @@ impl Checkpointer {
 }
 
 /// The walk-through of `examples/gaia.rs`: its thread, user and clock, the
-/// agent config and what Mem0 already knows, shared with the tests that
-/// replay it through the store.
+/// agent config and what the memory already holds, shared with the tests
+/// that replay it through the store.
 pub mod demo {
     use super::{
-        AgentOptions, MemoryStore, ModelConfig, RunnableConfig, UsageMetadataCallbackHandler, User,
-        build_agent_config,
+        AgentOptions, ModelConfig, RunnableConfig, UsageMetadataCallbackHandler, User,
+        build_agent_config, memory,
     };
+    use state_store::{Store, StoreError};
 
     /// The conversation's thread id.
     pub const THREAD: &str = "conversation_123";
-    /// The user's id (Mem0's `user_id`).
+    /// The user's id (the second label of their memories' namespace).
     pub const USER_ID: &str = "user_456";
     /// The clock the nodes read.
     pub const NOW: &str = "2024-01-01T18:30:00+01:00";
@@ -888,15 +834,24 @@ pub mod demo {
         build_agent_config(OTHER_THREAD, &user, "2024-01-02T08:00:00+09:00", options)
     }
 
-    /// Mem0 already knows two things about the user.
-    pub fn remembered() -> MemoryStore {
-        let mut memory = MemoryStore::default();
-        memory.add(
-            USER_ID,
-            "Prefers meeting slots in the afternoon",
-            "older_thread",
-        );
-        memory.add(USER_ID, "Works with the design team", "older_thread");
-        memory
+    /// What the user said in an earlier conversation.
+    pub const EARLIER: [&str; 2] = [
+        "Prefers meeting slots in the afternoon",
+        "Works with the design team",
+    ];
+    /// The earlier conversation.
+    pub const EARLIER_THREAD: &str = "older_thread";
+
+    /// The memory already knows two things about the user ([`EARLIER`],
+    /// from [`EARLIER_THREAD`]): puts them in `store`.
+    ///
+    /// # Errors
+    ///
+    /// The store's (as [`memory::store_user_message_memory`]).
+    pub async fn remember_earlier(store: &Store) -> Result<(), StoreError> {
+        for text in EARLIER {
+            memory::store_user_message_memory(store, USER_ID, text, EARLIER_THREAD).await?;
+        }
+        Ok(())
     }
 }

@@ -21,7 +21,10 @@
 //! gate's routing per turn is a conditional edge, the two extractors one
 //! superstep, and each turn one `invoke_thread` on the session's thread of
 //! a [`state_store::Store`] (the checkpointer), each superstep one logged
-//! step. [`TherapyAgent::run_turn`] is the same nodes driven by a
+//! step. The [`WorkflowContext`] is the graph's context type, given to each
+//! run (`app.with_context(ctx)`, LangGraph's `context=`) and read by the
+//! nodes as `ctx.context()` (`runtime.context`): one compiled graph serves
+//! every context. [`TherapyAgent::run_turn`] is the same nodes driven by a
 //! hand-written sequence on a bare state, and [`Checkpointer`] a snapshot
 //! per session; the tests drive them node by node, and check that the graph
 //! takes the same supersteps.
@@ -35,7 +38,7 @@
 use serde::{Deserialize, Serialize};
 use state_core::{Delta, State, StateError};
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 pub mod graph;
 
@@ -504,10 +507,12 @@ pub struct LlmClient;
 pub struct EmbeddingProvider;
 
 /// The three memory namespaces of one user. Locked inside, so the
-/// frozen context can be shared by parallel extractors.
-#[derive(Debug, Default)]
+/// frozen context can be shared by parallel extractors; a handle, so a
+/// copy of the context (one per run) reaches the same store, as the
+/// Python dataclass holds a reference to it.
+#[derive(Debug, Default, Clone)]
 pub struct MemoryStore {
-    inner: Mutex<Namespaces>,
+    inner: Arc<Mutex<Namespaces>>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -527,7 +532,7 @@ impl MemoryStore {
             ..Namespaces::default()
         };
         Self {
-            inner: Mutex::new(namespaces),
+            inner: Arc::new(Mutex::new(namespaces)),
         }
     }
 
@@ -559,10 +564,11 @@ pub struct CrisisLogEntry {
     pub reason: String,
 }
 
-/// Where crisis events are logged.
-#[derive(Debug, Default)]
+/// Where crisis events are logged: a handle, shared by the copies of the
+/// context that hold it.
+#[derive(Debug, Default, Clone)]
 pub struct CrisisLogBackend {
-    entries: Mutex<Vec<CrisisLogEntry>>,
+    entries: Arc<Mutex<Vec<CrisisLogEntry>>>,
 }
 
 impl CrisisLogBackend {
@@ -583,8 +589,11 @@ impl CrisisLogBackend {
 }
 
 /// The runtime dependencies every node receives (`WorkflowContext`, a
-/// frozen dataclass: here, a struct the nodes only borrow).
-#[derive(Debug, Default)]
+/// frozen dataclass injected as `runtime.context`: here, the graph's
+/// context type, given to each run with `with_context`, which the nodes
+/// only borrow). Cloning it is cheap and shares its stores, as copying
+/// the dataclass shares the objects it refers to.
+#[derive(Debug, Default, Clone)]
 pub struct WorkflowContext {
     /// The LLM, if configured.
     pub llm_client: Option<LlmClient>,

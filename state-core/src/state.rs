@@ -229,6 +229,26 @@ pub trait State: Default {
     /// ```
     fn get(&self, key: &str) -> Result<Value, StateError>;
 
+    /// The field at `key` (a name, or a dotted path into a nested state)
+    /// as `&T`, without JSON; `None` if there is no such field or it is not
+    /// a `T`. The same as the inherent `field_ref` the derive writes, for
+    /// generic code: a tool node reading the messages of any state.
+    ///
+    /// ```
+    /// use state_core::{Messages, MessagesState, State};
+    ///
+    /// fn history<S: State + 'static>(state: &S) -> usize {
+    ///     state.field_ref::<Messages>("messages").map_or(0, Messages::len)
+    /// }
+    /// assert_eq!(history(&MessagesState::default()), 0);
+    /// ```
+    fn field_ref<T: std::any::Any>(&self, key: &str) -> Option<&T>
+    where
+        Self: Sized + 'static,
+    {
+        crate::runtime::table::field_ref(self.__static_fields(), key)
+    }
+
     /// Replaces the value at `key`, bypassing the field's reducer. The value
     /// is checked against the field's type; on error nothing changes.
     ///

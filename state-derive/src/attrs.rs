@@ -68,7 +68,7 @@ pub fn parse_scope_ident(ident: &syn::Ident) -> syn::Result<Scope> {
 }
 
 /// ` (did you mean `x`?)` when `name` is close to one of `known`.
-fn did_you_mean<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> String {
+pub(crate) fn did_you_mean<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> String {
     known
         .into_iter()
         .map(|k| (strsim::jaro_winkler(name, k), k))

@@ -1,5 +1,6 @@
-//! `#[derive(AgentState)]`. Use it through the `state-core` crate, which
-//! re-exports it and documents the attribute language.
+//! `#[derive(AgentState)]` and `#[tool]`. Use them through the
+//! `state-core` and `state-agent` crates, which re-export them and
+//! document them.
 
 mod attrs;
 mod errors;
@@ -9,6 +10,7 @@ mod model;
 mod reducer;
 mod rename;
 mod text;
+mod tool;
 
 #[cfg(test)]
 mod snapshot_tests;
@@ -21,4 +23,11 @@ use proc_macro::TokenStream;
 pub fn derive_agent_state(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
     expand::derive(&input).into()
+}
+
+/// Makes a function a tool a model can call (state-agent's `Tool`). See
+/// the `state-agent` documentation, which re-exports it.
+#[proc_macro_attribute]
+pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    tool::tool(args.into(), item.into()).into()
 }

@@ -193,3 +193,45 @@ fn user_serde() {
         }
     }));
 }
+
+fn tool_pretty(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> String {
+    let output = crate::tool::tool(args, item);
+    let file: syn::File = syn::parse2(output).expect("expansion is valid Rust");
+    prettyplease::unparse(&file)
+}
+
+#[test]
+fn tool_with_arguments_state_and_context() {
+    insta::assert_snapshot!(tool_pretty(
+        quote::quote!(),
+        quote::quote! {
+            /// Get the current weather for a city.
+            ///
+            /// # Errors
+            ///
+            /// When offline.
+            pub async fn get_weather(
+                /// The city name.
+                city: String,
+                units: Option<Units>,
+                state: &Support,
+                ctx: Ctx<User>,
+            ) -> Result<String, WeatherError> {
+                weather(city, units, state, ctx).await
+            }
+        }
+    ));
+}
+
+#[test]
+fn sync_handoff_tool_with_options() {
+    insta::assert_snapshot!(tool_pretty(
+        quote::quote!(name = "transfer", crate = "my_agents::state_agent"),
+        quote::quote! {
+            /// Hands off to billing.
+            fn to_billing(id: ToolCallId) -> Command<SupportDelta> {
+                handoff(id)
+            }
+        }
+    ));
+}

@@ -200,6 +200,23 @@ impl<D> Command<D> {
     pub fn is_to_parent(&self) -> bool {
         self.parent
     }
+
+    /// The update and the targets, taken apart: what code that combines
+    /// several commands into one (a tool node answering several tool
+    /// calls) needs. [`is_to_parent`](Command::is_to_parent) says where
+    /// they were meant to go.
+    ///
+    /// ```
+    /// use state_graph::Command;
+    ///
+    /// let (update, targets) = Command::goto(["a", "b"]).update(7).into_parts();
+    /// assert_eq!(update, Some(7));
+    /// let again: Command<i32> = Command::goto(targets);
+    /// assert_eq!(again.targets().collect::<Vec<_>>(), ["a", "b"]);
+    /// ```
+    pub fn into_parts(self) -> (Option<D>, Vec<Goto>) {
+        (self.update, self.goto)
+    }
 }
 
 /// The targets [`Command::goto`] accepts: a node name (`&str`, `String`,

@@ -77,6 +77,14 @@ impl<E: StdError + Send + Sync + 'static> From<E> for NodeError {
     }
 }
 
+/// The boxed error a node error holds: so a node error goes wherever any
+/// error goes (`Into<BoxError>`: a tool's `Err`, an `anyhow::Error`).
+impl From<NodeError> for BoxError {
+    fn from(error: NodeError) -> BoxError {
+        error.inner
+    }
+}
+
 impl fmt::Debug for NodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&self.inner, f)

@@ -345,7 +345,10 @@ where
     /// (as the child's input), the child runs, and `from_child` of its final
     /// state is the node's write. LangGraph's node function that invokes a
     /// child graph, with everything [`add_subgraph`](Self::add_subgraph)
-    /// says of logging, pausing and resuming.
+    /// says of logging, pausing and resuming. As LangGraph runs that node
+    /// function again from its start when a pause inside is answered,
+    /// `into_child` runs again on `resume` (the child's finished steps do
+    /// not); reading a snapshot (`get_state`) does not call it.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]

@@ -13,8 +13,16 @@
 //! The routers are [`next_node`], the hand-written loop's table: the graph
 //! takes the same path. The pruning nodes are the document's
 //! [`filter_messages_node`] and [`trim_messages_node`] as they are; the
-//! others are [`Gaia::run_node`]'s, over the simulated Mem0, calendar and
-//! model ([`SharedGaia`], behind a mutex: the nodes run one at a time).
+//! agent and its tools are [`Gaia`]'s simulated model and calendar
+//! ([`SharedGaia`], behind a mutex: the nodes run one at a time).
+//!
+//! The memory nodes are async and reach the user's memories through the
+//! run's store, `ctx.store()`, as GAIA's graph, compiled with
+//! `store=store`, reaches its `BaseStore`: [`memory::memory_retrieval`]
+//! searches `["memories", user_id]` by meaning for the query, and
+//! [`memory::store_memory`] puts the user's message there. The store is
+//! the one the threads run in ([`compile`]): what one thread's run
+//! remembers, every later run of the same user finds, on any thread.
 //!
 //! The run's [`RunnableConfig`] travels beside the state, never in it: it is
 //! the graph's context (`StateGraph<GaiaState, RunnableConfig>`), given to
@@ -31,12 +39,12 @@
 
 use super::{
     Gaia, GaiaState, GaiaStateDelta, NodeRun, RECURSION_LIMIT, Run, RunnableConfig, SSE_DONE,
-    filter_messages_node, next_node, trim_messages_node, update_sse_events,
+    filter_messages_node, memory, next_node, trim_messages_node, update_sse_events,
 };
 use futures::{Stream, StreamExt, stream};
 use state_core::State;
 use state_graph::{
-    CompiledGraph, Ctx, END, Event, GraphError, Outcome, START, StateGraph, StreamMode,
+    CompiledGraph, Ctx, END, Event, GraphError, NodeError, Outcome, START, StateGraph, StreamMode,
 };
 use state_store::Store;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -46,13 +54,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 pub const FILTER_MESSAGES: &str = "filter_messages";
 /// The node that keeps the last ten messages.
 pub const TRIM_MESSAGES: &str = "trim_messages";
-/// The node that searches Mem0.
+/// The node that searches the user's memories.
 pub const MEMORY_RETRIEVAL: &str = "memory_retrieval";
 /// The model.
 pub const AGENT: &str = "agent";
 /// The tool executor.
 pub const TOOLS: &str = "tools";
-/// The node that stores the user's message in Mem0.
+/// The node that stores the user's message as a memory.
 pub const STORE_MEMORY: &str = "store_memory";
 
 /// Every node of the graph.
@@ -65,8 +73,8 @@ pub const NODES: [&str; 6] = [
     STORE_MEMORY,
 ];
 
-/// The simulated services, shared by the graph's nodes (and by the
-/// caller, who reads what Mem0 stored).
+/// The simulated model and calendar, shared by the graph's nodes (one
+/// counter for their messages' ids).
 pub type SharedGaia = Arc<Mutex<Gaia>>;
 
 /// Wraps the services for [`build`].
@@ -91,22 +99,44 @@ pub fn after_agent(state: &GaiaState) -> &'static str {
     next_node(AGENT, state).unwrap_or(END)
 }
 
-/// The graph over `gaia`; its runs carry their [`RunnableConfig`].
+/// The graph over `gaia`; its runs carry their [`RunnableConfig`], and
+/// need a store for the memories ([`compile`]).
 pub fn build(gaia: &SharedGaia) -> StateGraph<GaiaState, RunnableConfig> {
     let mut g = StateGraph::<GaiaState, RunnableConfig>::new();
     g.add_node(FILTER_MESSAGES, filter_messages_node);
     g.add_node(TRIM_MESSAGES, trim_messages_node);
-    // TODO(long-term memory): memories through `ctx.store()` (`search_items` in
-    // memory_retrieval, `put_item` in store_memory; GAIA's `compile(store=store)`)
-    // once store items land. Until then, the simulated Mem0 (`Gaia::memory`).
-    for name in [MEMORY_RETRIEVAL, AGENT, TOOLS, STORE_MEMORY] {
-        let gaia = gaia.clone();
-        // `def my_node(state: State, config: RunnableConfig)`: the config
-        // is the run's context.
-        g.add_node(name, move |state: &GaiaState, ctx: &Ctx<RunnableConfig>| {
-            lock(&gaia).run_node(name, state, ctx.context())
-        });
-    }
+    // `def my_node(state: State, config: RunnableConfig)`: the config is
+    // the run's context; the memories are the run's store's items.
+    let ids = gaia.clone();
+    g.add_node(
+        MEMORY_RETRIEVAL,
+        move |state: Arc<GaiaState>, ctx: Ctx<RunnableConfig>| {
+            // Taken before the search, as the hand-written loop takes it,
+            // so both number their messages alike.
+            let id = lock(&ids).id("sys");
+            async move {
+                let delta =
+                    memory::memory_retrieval(ctx.store()?, &state, ctx.context(), id).await?;
+                Ok::<_, NodeError>(delta)
+            }
+        },
+    );
+    let model = gaia.clone();
+    g.add_node(
+        AGENT,
+        move |state: &GaiaState, ctx: &Ctx<RunnableConfig>| {
+            lock(&model).agent(state, ctx.context())
+        },
+    );
+    let calendar = gaia.clone();
+    g.add_node(TOOLS, move |state: &GaiaState| lock(&calendar).tools(state));
+    g.add_node(
+        STORE_MEMORY,
+        |state: Arc<GaiaState>, ctx: Ctx<RunnableConfig>| async move {
+            let delta = memory::store_memory(ctx.store()?, &state, ctx.context()).await?;
+            Ok::<_, NodeError>(delta)
+        },
+    );
     let pruned = [FILTER_MESSAGES, TRIM_MESSAGES, MEMORY_RETRIEVAL];
     g.add_conditional_edges(START, prune, pruned);
     g.add_conditional_edges(FILTER_MESSAGES, prune, [TRIM_MESSAGES, MEMORY_RETRIEVAL]);
@@ -118,10 +148,14 @@ pub fn build(gaia: &SharedGaia) -> StateGraph<GaiaState, RunnableConfig> {
     g
 }
 
-/// [`build`], compiled, its threads in `store` (GAIA's `PostgresSaver`),
-/// with [`RECURSION_LIMIT`] supersteps per run. One graph for every user:
-/// give each run its config with [`CompiledGraph::with_context`] (a run
-/// without one is refused, `GraphError::NoContext`).
+/// [`build`], compiled, its threads and the users' memories in `store`
+/// (GAIA's `compile(checkpointer=checkpointer, store=store)`: here one
+/// store holds both, in tables of their own), with [`RECURSION_LIMIT`]
+/// supersteps per run. The memory search ranks by meaning, so give the
+/// store the index: `memory::indexed(store)` (without it the memory
+/// node fails, saying so). One graph for every user: give each run its
+/// config with [`CompiledGraph::with_context`] (a run without one is
+/// refused, `GraphError::NoContext`).
 ///
 /// # Errors
 ///

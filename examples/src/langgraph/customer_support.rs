@@ -3,36 +3,42 @@
 //! (update a flight, book a hotel, ...), and `dialog_state` is the stack of
 //! the skills entered, pushed by an entry node and popped when a skill calls
 //! `CompleteOrEscalate`. Each skill has a node for its safe tools (searches)
-//! and one for its sensitive tools (bookings), which waits for the
-//! passenger's approval. The Python original heads
+//! and one for its sensitive tools (bookings), before which the run stops
+//! for the passenger's approval. The Python original heads
 //! `examples/langgraph/customer_support.rs`; [`build_graph`] is its
-//! `builder`, node for node.
+//! `builder`, node for node, and [`approve_or_deny`] the body of its
+//! `while snapshot.next:` loop.
 //!
 //! The stack's reducer takes an `Option<String>`, not a list:
 //! `#[reducer(with = update_dialog_stack, update = Option<String>)]`.
 //!
-//! Where the Python differs:
-//! - `compile(interrupt_before=["update_flight_sensitive_tools", ...])`
-//!   pauses the run before those nodes; the caller then reads the state,
-//!   asks the passenger, and either continues (`invoke(None, config)`) or
-//!   sends a new input with a `ToolMessage` refusing the call, which starts
-//!   a new run from `START`. Our runner has no `interrupt_before`: the
-//!   sensitive-tools node itself pauses first thing with
-//!   `ctx.interrupt(..)` (LangGraph's own `interrupt()`), showing the tool
-//!   calls, and the answer given to `resume` decides: `"y"` runs the
-//!   tools, anything else answers every call with the refusal. So a
-//!   refusal goes on in the same run (`X_sensitive_tools` -> `X`) instead
-//!   of a new one (`fetch_user_info` -> `X`), and the node's update, not
-//!   the caller's input, carries the refusal.
+//! LangGraph's calls and ours:
+//! - `compile(checkpointer=memory, interrupt_before=["update_flight_sensitive_tools", ...])`:
+//!   `builder.interrupt_before([..])` on the four sensitive-tools nodes
+//!   before `compile()`, then `.with_store(store)`: a run on a thread stops
+//!   before a superstep that would run one of them (a static breakpoint:
+//!   `Outcome::next()` names it, no interrupt is listed).
+//! - `snapshot = graph.get_state(config); while snapshot.next:`:
+//!   `app.get_state(thread).await?.next()`.
+//! - Approved (`"y"`), `graph.invoke(None, config)`: `app.continue_thread(thread)`
+//!   (streamed: `stream_continue`): the sensitive tools run, without
+//!   stopping at their breakpoint again.
+//! - Refused, `graph.invoke({"messages": [ToolMessage(..)]}, config)`: the
+//!   refusal ([`deny_tool_calls`]) as the input of a new run on the thread
+//!   (`invoke_thread` / `stream_thread`), which starts from `START`
+//!   (`fetch_user_info`, then the skill on top of the stack) and leaves the
+//!   pause behind, as LangGraph's does.
+//!
+//! Where the port differs:
 //! - The Python refusal answers only `tool_calls[0]`; ours answers every
 //!   call, as a chat model requires.
 //! - The tools are canned ([`call_tool`]), the tutorial's SQLite database
 //!   and Tavily search replaced by fixed strings.
 
-use super::NodeFailure;
+use super::{NodeFailure, Step, updates};
 use serde_json::{Value, json};
 use state_core::{AgentState, Message, Messages, State, ToolCall};
-use state_graph::{CompiledGraph, Ctx, END, GraphError, NodeError, START, StateGraph};
+use state_graph::{CompiledGraph, END, GraphError, Outcome, START, StateGraph, StreamMode};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
@@ -280,38 +286,48 @@ fn run_tools(
 pub const APPROVAL_QUESTION: &str = "Do you approve of the above actions? Type 'y' to continue; \
      otherwise, explain your requested changed.";
 
-/// A sensitive-tools node: pauses for the passenger first
-/// (`interrupt_before` in the Python), showing the tool calls
-/// (`{"question", "tool_calls"}`); resumed with `"y"` it runs them as
-/// [`create_tool_node`] does, with any other answer it refuses each call
-/// with the passenger's reason. Each run of the node asks anew: a skill
-/// that tries a second booking in the same run pauses again.
-pub fn create_sensitive_tool_node(
-    node: impl Into<String>,
-    tools: &'static [&'static str],
-) -> impl Fn(&SupportState, &Ctx) -> Result<SupportStateDelta, NodeError> + Send + Sync + 'static {
-    let node = node.into();
-    move |state, ctx| {
-        let calls = last_tool_calls(state);
-        let answer = ctx.interrupt(json!({
-            "question": APPROVAL_QUESTION,
-            "tool_calls": calls,
-        }))?;
-        let answer = answer.as_str().unwrap_or_default().trim();
-        if answer == "y" {
-            return Ok(run_tools(&node, tools, state)?);
-        }
-        let refusals = calls.iter().map(|call| {
-            Message::tool_result(
-                call,
-                format!(
-                    "API call denied by user. Reasoning: '{answer}'. Continue assisting, \
-                     accounting for the user's input."
-                ),
-            )
-        });
-        Ok(SupportState::delta().messages(refusals.collect::<Vec<_>>()))
+/// The Python's refusal input: a `ToolMessage` answering each tool call of
+/// the last message (the calls the run stopped before) with the
+/// passenger's reason.
+pub fn deny_tool_calls(state: &SupportState, user_input: &str) -> SupportStateDelta {
+    let refusals = last_tool_calls(state).iter().map(|call| {
+        Message::tool_result(
+            call,
+            format!(
+                "API call denied by user. Reasoning: '{user_input}'. Continue assisting, \
+                 accounting for the user's input."
+            ),
+        )
+    });
+    SupportState::delta().messages(refusals.collect::<Vec<_>>())
+}
+
+/// The passenger's answer to a run stopped before sensitive tools (the
+/// body of the Python's `while snapshot.next:`), streamed: `"y"` goes on
+/// (`graph.invoke(None, config)`: `stream_continue`) and the tools run;
+/// anything else is a new input refusing the calls
+/// (`graph.invoke({"messages": [ToolMessage(..)]}, config)`:
+/// [`deny_tool_calls`], `stream_thread`), a new run from `START`. Returns
+/// the run's updates and its outcome, stopped again if the skill asks for
+/// another sensitive tool.
+///
+/// # Errors
+///
+/// The run's; or the thread's, when it cannot be read.
+pub async fn approve_or_deny<C>(
+    app: &CompiledGraph<SupportState, C>,
+    thread: &str,
+    user_input: &str,
+) -> Result<(Vec<Step>, Outcome<SupportState>), GraphError>
+where
+    C: Send + Sync + 'static,
+{
+    if user_input.trim() == "y" {
+        return updates(app.stream_continue(thread, StreamMode::UPDATES)).await;
     }
+    let snapshot = app.get_state(thread).await?;
+    let refusal = deny_tool_calls(snapshot.state(), user_input);
+    updates(app.stream_thread(thread, refusal, StreamMode::UPDATES)).await
 }
 
 /// After `fetch_user_info`: the innermost skill's assistant, or the
@@ -406,10 +422,11 @@ fn assistant(
 }
 
 /// The tutorial's part-4 graph (Python: `builder`, then
-/// `builder.compile(...)`), its assistants answering from `model`. Give it
-/// a store (`.with_store(store)`, the tutorial's `checkpointer=memory`) to
-/// run it on a thread: the sensitive tools pause for the passenger, which
-/// needs one.
+/// `builder.compile(...)` with `interrupt_before` the sensitive tools),
+/// its assistants answering from `model`. Give it a store
+/// (`.with_store(store)`, the tutorial's `checkpointer=memory`) to run it
+/// on a thread: the run stops before the sensitive tools, which needs one
+/// (in memory, the run fails there, `GraphError::BreakpointWithoutStore`).
 ///
 /// ```text
 /// START -> fetch_user_info -?-> primary_assistant | update_flight | book_car_rental | book_hotel | book_excursion
@@ -417,7 +434,7 @@ fn assistant(
 /// primary_assistant_tools -> primary_assistant
 /// enter_<skill> -> <skill>
 /// <skill> -?-> <skill>_safe_tools | <skill>_sensitive_tools | leave_skill | END
-/// <skill>_safe_tools -> <skill>          <skill>_sensitive_tools (pauses) -> <skill>
+/// <skill>_safe_tools -> <skill>          <skill>_sensitive_tools (stops before) -> <skill>
 /// leave_skill -> primary_assistant
 /// ```
 pub fn build_graph(model: Arc<ScriptedModel>) -> Result<CompiledGraph<SupportState>, GraphError> {
@@ -435,7 +452,7 @@ pub fn build_graph(model: Arc<ScriptedModel>) -> Result<CompiledGraph<SupportSta
         builder.add_edge(skill.entry_node(), skill.name);
         builder.add_node(
             skill.sensitive_tools_node(),
-            create_sensitive_tool_node(skill.sensitive_tools_node(), skill.sensitive_tools),
+            create_tool_node(skill.sensitive_tools_node(), skill.sensitive_tools),
         );
         builder.add_node(
             skill.safe_tools_node(),
@@ -475,6 +492,8 @@ pub fn build_graph(model: Arc<ScriptedModel>) -> Result<CompiledGraph<SupportSta
     workflows.extend(SKILLS.iter().map(|skill| skill.name));
     builder.add_conditional_edges("fetch_user_info", route_to_workflow, workflows);
 
+    // Let the user approve or deny the use of sensitive tools.
+    builder.interrupt_before(SKILLS.iter().map(Skill::sensitive_tools_node));
     builder.compile()
 }
 
@@ -484,16 +503,17 @@ pub const QUESTIONS: [&str; 2] = [
     "Thanks! I also need a hotel in Basel for those nights.",
 ];
 
-/// The passenger's answers when a sensitive tool asks, in order: approve
-/// the new flight, refuse the first hotel, approve the second.
+/// The passenger's answers each time the run stops before a sensitive
+/// tool, in order: approve the new flight, refuse the first hotel, approve
+/// the second.
 pub const APPROVALS: [&str; 3] = ["y", "Not the Hilton, something cheaper please.", "y"];
 
 /// The canned replies for [`QUESTIONS`] and [`APPROVALS`]: the primary
 /// assistant delegates to the flight skill, which searches (a safe tool)
 /// and moves the ticket (sensitive: approved). On the second question the
 /// flight skill escalates, the primary assistant delegates to the hotel
-/// skill, which searches and books the Hilton (refused), then the Holiday
-/// Inn (approved).
+/// skill, which searches and books the Hilton (refused: a new run, back
+/// to the hotel skill), then the Holiday Inn (approved).
 pub fn demo_model() -> ScriptedModel {
     let call = |id: &str, name: &str, args| {
         Message::ai("").with_tool_calls([ToolCall::new(name, args).with_id(id)])

@@ -8,18 +8,24 @@
 //! extract_facts, extract_procedural ──▶ END
 //! ```
 //!
-//! The nodes are the module's node functions, unchanged; those that read
-//! the runtime context ([`WorkflowContext`], LangGraph's `runtime.context`)
-//! capture it when the graph is built. [`route_after_crisis_gate`] picks
-//! the branch per turn, and [`extractors`] fans out to both extractors
-//! when [`should_persist_memory`] says so: they read the same state and
-//! their `diagnostics` keys merge in one superstep.
+//! The nodes are the module's node functions, unchanged. The runtime
+//! context ([`WorkflowContext`], LangGraph's `runtime.context`) is the
+//! graph's context type (`StateGraph<TherapyState, WorkflowContext>`):
+//! each run is given one (`app.with_context(ctx)`, the Python's
+//! `graph.invoke(input, context=ctx)`), the nodes that need it read it as
+//! `ctx.context()`, and the router [`extractors`] as its second argument.
+//! One compiled graph serves every context; the context is not stored in
+//! the thread. [`route_after_crisis_gate`] picks the branch per turn, and
+//! [`extractors`] fans out to both extractors when
+//! [`should_persist_memory`] says so: they read the same state and their
+//! `diagnostics` keys merge in one superstep.
 //!
 //! [`run_turn`] is one turn on the session's thread: the checkpoint read
 //! for [`build_initial_state`] (which derives `turn_count` from it), then
-//! one `invoke_thread`, which begins the turn (the turn-scoped fields
-//! reset), applies the input and runs the nodes, each superstep one logged
-//! step. A caller without a session runs in memory ([`run_one_shot`]).
+//! one `invoke_thread` with the turn's context, which begins the turn (the
+//! turn-scoped fields reset), applies the input and runs the nodes, each
+//! superstep one logged step. A caller without a session runs in memory
+//! ([`run_one_shot`]).
 
 use super::{
     AgentInput, BUILD_INITIAL_STATE, CRISIS_GATE, CRISIS_RESPONSE, EXTRACT_FACTS,
@@ -30,9 +36,18 @@ use super::{
     state_to_output, therapeutic_response_node,
 };
 use futures::StreamExt;
-use state_graph::{CompiledGraph, END, Event, GraphError, START, StateGraph, StreamMode};
+use state_graph::{CompiledGraph, Ctx, END, Event, GraphError, START, StateGraph, StreamMode};
 use state_store::{StepRecord, Store};
-use std::sync::Arc;
+
+/// The compiled graph: its runs carry a [`WorkflowContext`].
+pub type TherapyGraph = CompiledGraph<TherapyState, WorkflowContext>;
+
+/// A node that reads the context: `node(state, ctx.context())`.
+fn context_node(
+    node: fn(&TherapyState, &WorkflowContext) -> TherapyStateDelta,
+) -> impl Fn(&TherapyState, &Ctx<WorkflowContext>) -> TherapyStateDelta + Send + Sync + 'static {
+    move |state, ctx| node(state, ctx.context())
+}
 
 /// Every node of the graph.
 pub const NODES: [&str; 8] = [
@@ -65,26 +80,17 @@ pub fn extractors(state: &TherapyState, ctx: &WorkflowContext) -> Vec<&'static s
     }
 }
 
-/// The graph over `ctx`.
-pub fn build(ctx: &Arc<WorkflowContext>) -> StateGraph<TherapyState> {
-    let mut g = StateGraph::<TherapyState>::new();
-    let c = ctx.clone();
-    g.add_node(LOAD_MEMORY, move |s: &TherapyState| load_memory_node(s, &c));
-    let c = ctx.clone();
-    g.add_node(CRISIS_GATE, move |s: &TherapyState| crisis_gate_node(s, &c));
-    let c = ctx.clone();
-    g.add_node(SELECT_MODE, move |s: &TherapyState| select_mode_node(s, &c));
+/// The graph; its runs carry their [`WorkflowContext`].
+pub fn build() -> StateGraph<TherapyState, WorkflowContext> {
+    let mut g = StateGraph::<TherapyState, WorkflowContext>::new();
+    g.add_node(LOAD_MEMORY, context_node(load_memory_node));
+    g.add_node(CRISIS_GATE, context_node(crisis_gate_node));
+    g.add_node(SELECT_MODE, context_node(select_mode_node));
     g.add_node(THERAPEUTIC_RESPONSE, therapeutic_response_node);
     g.add_node(CRISIS_RESPONSE, crisis_response_node);
     g.add_node(FINALIZE_TURN, finalize_turn_node);
-    let c = ctx.clone();
-    g.add_node(EXTRACT_FACTS, move |s: &TherapyState| {
-        extract_facts_node(s, &c)
-    });
-    let c = ctx.clone();
-    g.add_node(EXTRACT_PROCEDURAL, move |s: &TherapyState| {
-        extract_procedural_node(s, &c)
-    });
+    g.add_node(EXTRACT_FACTS, context_node(extract_facts_node));
+    g.add_node(EXTRACT_PROCEDURAL, context_node(extract_procedural_node));
 
     g.add_edge(START, LOAD_MEMORY);
     g.add_edge(LOAD_MEMORY, CRISIS_GATE);
@@ -96,10 +102,9 @@ pub fn build(ctx: &Arc<WorkflowContext>) -> StateGraph<TherapyState> {
     g.add_edge(SELECT_MODE, THERAPEUTIC_RESPONSE);
     g.add_edge(THERAPEUTIC_RESPONSE, FINALIZE_TURN);
     g.add_edge(CRISIS_RESPONSE, FINALIZE_TURN);
-    let c = ctx.clone();
     g.add_conditional_edges(
         FINALIZE_TURN,
-        move |s: &TherapyState| extractors(s, &c),
+        extractors,
         [EXTRACT_FACTS, EXTRACT_PROCEDURAL, END],
     );
     g.add_edge(EXTRACT_FACTS, END);
@@ -108,15 +113,15 @@ pub fn build(ctx: &Arc<WorkflowContext>) -> StateGraph<TherapyState> {
 }
 
 /// [`build`], compiled, its threads (one per `session_id`) in `store`.
+/// Give each run its context ([`run_turn`] does, or
+/// `app.with_context(ctx)`): a run without one is refused
+/// (`GraphError::NoContext`).
 ///
 /// # Errors
 ///
 /// When the graph does not compile (it does: the tests build it).
-pub fn compile(
-    ctx: &Arc<WorkflowContext>,
-    store: Store,
-) -> Result<CompiledGraph<TherapyState>, GraphError> {
-    Ok(build(ctx).compile()?.with_store(store))
+pub fn compile(store: Store) -> Result<TherapyGraph, GraphError> {
+    Ok(build().compile()?.with_store(store))
 }
 
 /// The session's checkpoint: its thread's state, or `None` for a thread
@@ -126,7 +131,7 @@ pub fn compile(
 ///
 /// When the graph has no store, or the store fails.
 pub async fn checkpoint(
-    app: &CompiledGraph<TherapyState>,
+    app: &TherapyGraph,
     session: &str,
 ) -> Result<Option<TherapyState>, GraphError> {
     let store = app.store().ok_or(GraphError::NoStore {
@@ -136,7 +141,8 @@ pub async fn checkpoint(
     Ok((thread.seq() > 0).then(|| thread.into_state()))
 }
 
-/// One turn: on the session's thread when the input names one (one
+/// One turn with `ctx` (the Python's `graph.invoke(input, context=ctx)`):
+/// on the session's thread when the input names one (one
 /// `invoke_thread`), else in memory ([`run_one_shot`]). The [`Turn`]'s
 /// steps are read back from the thread's log: the input (as
 /// [`BUILD_INITIAL_STATE`], what the hand-written loop records), then one
@@ -147,7 +153,7 @@ pub async fn checkpoint(
 /// The run's error (the state is then as after its last committed
 /// superstep); the store's.
 pub async fn run_turn(
-    app: &CompiledGraph<TherapyState>,
+    app: &TherapyGraph,
     ctx: &WorkflowContext,
     input: &AgentInput,
 ) -> Result<Turn, GraphError> {
@@ -162,7 +168,11 @@ pub async fn run_turn(
     let before = thread.seq();
     let saved = (before > 0).then(|| thread.into_state());
     let initial = build_initial_state(input, saved.as_ref());
-    let out = app.invoke_thread(session, initial.clone()).await?;
+    // A cheap copy: its stores are the caller's.
+    let out = app
+        .with_context(ctx.clone())
+        .invoke_thread(session, initial.clone())
+        .await?;
     let mut steps = vec![Step {
         writes: vec![(BUILD_INITIAL_STATE, initial)],
     }];
@@ -188,7 +198,7 @@ pub async fn run_turn(
 ///
 /// The run's error.
 pub async fn run_one_shot(
-    app: &CompiledGraph<TherapyState>,
+    app: &TherapyGraph,
     ctx: &WorkflowContext,
     input: &AgentInput,
 ) -> Result<Turn, GraphError> {
@@ -196,7 +206,9 @@ pub async fn run_one_shot(
     let mut steps = vec![Step {
         writes: vec![(BUILD_INITIAL_STATE, initial.clone())],
     }];
-    let mut events = app.stream(initial, StreamMode::UPDATES | StreamMode::VALUES);
+    let mut events = app
+        .with_context(ctx.clone())
+        .stream(initial, StreamMode::UPDATES | StreamMode::VALUES);
     let mut writes = Vec::new();
     while let Some(event) = events.next().await {
         match event? {

@@ -2,18 +2,19 @@
 //! session, each one `invoke_thread`; the crisis gate's routing per turn
 //! (the crisis branch on turn 4, the therapeutic one otherwise), the two
 //! extractors in one superstep when memories are kept; each turn's
-//! supersteps and output the same as the hand-written sequence's; and the
-//! stored log, one step per superstep, its nodes in the metadata.
+//! supersteps and output the same as the hand-written sequence's; the
+//! stored log, one step per superstep, its nodes in the metadata; and the
+//! runtime context given per run: one compiled graph, two contexts.
 
+use state_core::State;
 use state_examples::therapy::graph;
 use state_examples::therapy::{
     self, AgentInput, CRISIS_GATE, CRISIS_RESPONSE, Channel, Checkpointer, EXTRACT_FACTS,
     EXTRACT_PROCEDURAL, FINALIZE_TURN, LOAD_MEMORY, Message, ROUTE_CRISIS, ROUTE_THERAPEUTIC,
     SELECT_MODE, THERAPEUTIC_RESPONSE, TherapyAgent, TherapyState, Turn,
 };
-use state_graph::START;
+use state_graph::{GraphError, START};
 use state_store::{StepKind, Store};
-use std::sync::Arc;
 
 const SESSION: &str = "session-42";
 
@@ -62,8 +63,8 @@ async fn each_turn_is_one_run_routed_by_the_crisis_gate_and_logged() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sessions.db");
     let store = Store::sqlite(&path).await.unwrap();
-    let ctx = Arc::new(therapy::demo_context());
-    let app = graph::compile(&ctx, store.clone()).unwrap();
+    let ctx = therapy::demo_context();
+    let app = graph::compile(store.clone()).unwrap();
 
     // The hand-written sequence, on its own context (the stores fill up).
     let legacy = TherapyAgent::new(therapy::demo_context());
@@ -173,8 +174,8 @@ async fn each_turn_is_one_run_routed_by_the_crisis_gate_and_logged() {
 async fn a_one_shot_caller_runs_in_memory_and_the_gate_asks_first() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::sqlite(dir.path().join("sessions.db")).await.unwrap();
-    let ctx = Arc::new(therapy::demo_context());
-    let app = graph::compile(&ctx, store.clone()).unwrap();
+    let ctx = therapy::demo_context();
+    let app = graph::compile(store.clone()).unwrap();
     let input = AgentInput {
         channel: Channel::Sms,
         history: vec![
@@ -203,15 +204,46 @@ async fn a_one_shot_caller_runs_in_memory_and_the_gate_asks_first() {
     assert_eq!(turn.state, expected.state);
 }
 
+/// One compiled graph, its context given per run: a read-only context
+/// ends the turn after `finalize_turn` (the router reads the context), the
+/// next turn with a read-write copy of it (sharing its stores) extracts
+/// into the same memory store; a run without a context is refused before
+/// it writes anything.
 #[tokio::test]
-async fn without_writable_memory_the_turn_ends_after_finalize() {
-    let ctx = Arc::new(therapy::WorkflowContext {
+async fn the_context_is_given_per_run_on_one_graph() {
+    let store = Store::memory();
+    let app = graph::compile(store.clone()).unwrap();
+
+    let err = app
+        .invoke_thread(SESSION, TherapyState::delta())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, GraphError::NoContext { .. }), "{err}");
+    assert!(store.thread_info(SESSION).await.is_err(), "nothing written");
+
+    let read_write = therapy::demo_context();
+    let read_only = therapy::WorkflowContext {
         memory_mode: therapy::MemoryMode::ReadOnly,
-        ..therapy::demo_context()
-    });
-    let app = graph::compile(&ctx, Store::memory()).unwrap();
-    let turn = graph::run_turn(&app, &ctx, &input(TURNS[0])).await.unwrap();
+        ..read_write.clone()
+    };
+    let turn = graph::run_turn(&app, &read_only, &input(TURNS[0]))
+        .await
+        .unwrap();
     assert_eq!(supersteps(&turn), therapeutic_path(false));
     assert!(!turn.output.should_persist_memory);
     assert_eq!(turn.state.diagnostics.extract_facts_ms, None);
+    assert!(read_write.memory_store.procedural_rules().is_empty());
+
+    // The same session, the next turn, with the read-write context: the
+    // extractors run, and what they keep is in the store both copies
+    // share.
+    let turn = graph::run_turn(&app, &read_write, &input(TURNS[0]))
+        .await
+        .unwrap();
+    assert_eq!(turn.state.progress.turn_count, 2);
+    assert_eq!(supersteps(&turn), therapeutic_path(true));
+    assert_eq!(
+        read_only.memory_store.procedural_rules(),
+        ["Please keep your answers short."]
+    );
 }

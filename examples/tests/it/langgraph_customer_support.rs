@@ -1,19 +1,19 @@
 //! The customer-support graph, end to end on a thread of an in-memory
-//! store: the node path of each run and resume (read back from the store's
-//! history), the pauses before sensitive tools and the answers that resume
-//! them, the dialog stack; and the entry, leave, tool nodes and routers on
-//! their own.
+//! store: the node path of each run (read back from the store's history),
+//! the stops before sensitive tools (`interrupt_before`), an approval that
+//! goes on (`continue_thread`) and a refusal that is a new input, the
+//! dialog stack; and the entry, leave, tool nodes and routers on their own.
 
 use serde_json::json;
 use state_core::{Message, MessageKind, State, StateError, ToolCall};
 use state_examples::langgraph::customer_support::{
-    APPROVALS, QUESTIONS, SKILLS, ScriptedModel, SupportState, SupportStateDelta, build_graph,
-    create_entry_node, create_tool_node, demo_model, pop_dialog_state, route_primary_assistant,
-    route_skill, route_to_workflow,
+    APPROVALS, QUESTIONS, SKILLS, ScriptedModel, SupportState, SupportStateDelta, approve_or_deny,
+    build_graph, create_entry_node, create_tool_node, demo_model, deny_tool_calls,
+    pop_dialog_state, route_primary_assistant, route_skill, route_to_workflow,
 };
 use state_examples::langgraph::{NodeFailure, node_path};
 use state_graph::{CompiledGraph, END, GraphError, Outcome};
-use state_store::Store;
+use state_store::{StepKind, Store};
 use std::sync::Arc;
 
 const THREAD: &str = "passenger-3442";
@@ -31,25 +31,42 @@ fn question(text: &str) -> SupportStateDelta {
     SupportState::delta().messages(("user", text))
 }
 
-/// The one pending interrupt: its node and the tool calls it shows.
-fn paused(outcome: &Outcome<SupportState>) -> (&str, Vec<&str>) {
-    assert_eq!(outcome.interrupts().len(), 1, "{:?}", outcome.interrupts());
-    let interrupt = &outcome.interrupts()[0];
-    let calls = interrupt.value["tool_calls"]
-        .as_array()
+/// Where the run stopped (a breakpoint: no interrupt listed) and the
+/// tool calls waiting there, those of the last message.
+fn stopped(outcome: &Outcome<SupportState>) -> (&str, Vec<&str>) {
+    assert!(
+        outcome.interrupts().is_empty(),
+        "{:?}",
+        outcome.interrupts()
+    );
+    let [next] = outcome.next() else {
+        panic!("one node next: {:?}", outcome.next())
+    };
+    let calls = outcome
+        .state()
+        .messages
+        .last()
         .unwrap()
+        .tool_calls()
         .iter()
-        .map(|c| c["name"].as_str().unwrap())
+        .map(|c| c.name.as_str())
         .collect();
-    (interrupt.node.as_str(), calls)
+    (next.as_str(), calls)
+}
+
+/// The id of the one tool call waiting.
+fn waiting_call(outcome: &Outcome<SupportState>) -> &str {
+    let calls = outcome.state().messages.last().unwrap().tool_calls();
+    assert_eq!(calls.len(), 1);
+    calls[0].id.as_deref().unwrap()
 }
 
 #[tokio::test]
-async fn the_scripted_run_pauses_before_sensitive_tools_and_resumes() {
+async fn the_scripted_run_stops_before_sensitive_tools_and_goes_on_or_starts_anew() {
     let (app, store) = app();
 
     // Question 1: delegated to the flight skill, which searches (safe) and
-    // then wants to move the ticket (sensitive): the run pauses there.
+    // then wants to move the ticket (sensitive): the run stops before it.
     let out = app
         .invoke_thread(THREAD, question(QUESTIONS[0]))
         .await
@@ -66,22 +83,24 @@ async fn the_scripted_run_pauses_before_sensitive_tools_and_resumes() {
         ]
     );
     assert_eq!(
-        paused(&out),
+        stopped(&out),
         (
             "update_flight_sensitive_tools",
             vec!["update_ticket_to_new_flight"]
         )
     );
-    assert_eq!(out.interrupts()[0].value["tool_calls"][0]["id"], "call_3");
-    // Paused before the tool ran: the last message is still its call.
-    assert_eq!(out.state().messages.last().unwrap().tool_calls().len(), 1);
-    // The pause is stored on the thread: any process can see and answer it.
-    let pending = app.pending_interrupts(THREAD).await.unwrap();
-    assert_eq!(pending, out.interrupts());
+    assert_eq!(waiting_call(&out), "call_3");
+    // The stop is stored on the thread: `graph.get_state(config).next`.
+    let snapshot = app.get_state(THREAD).await.unwrap();
+    assert_eq!(snapshot.next(), ["update_flight_sensitive_tools"]);
+    assert_eq!(snapshot.state(), out.state());
 
+    // "y": `graph.invoke(None, config)`, the tool runs.
     let seq = out.seq();
-    let out = app.resume(THREAD, json!(APPROVALS[0])).await.unwrap();
+    let (steps, out) = approve_or_deny(&app, THREAD, APPROVALS[0]).await.unwrap();
     assert!(!out.is_interrupted());
+    let nodes: Vec<&str> = steps.iter().map(|step| step.node.as_str()).collect();
+    assert_eq!(nodes, ["update_flight_sensitive_tools", "update_flight"]);
     assert_eq!(
         node_path(&store, THREAD, seq).await.unwrap(),
         ["update_flight_sensitive_tools", "update_flight"]
@@ -118,27 +137,29 @@ async fn the_scripted_run_pauses_before_sensitive_tools_and_resumes() {
         ]
     );
     assert_eq!(
-        paused(&out),
+        stopped(&out),
         ("book_hotel_sensitive_tools", vec!["book_hotel"])
     );
-    assert_eq!(
-        out.interrupts()[0].value["tool_calls"][0]["args"],
-        json!({"hotel_id": 1})
-    );
+    let call = out.state().messages.last().unwrap().tool_calls()[0].clone();
+    assert_eq!(call.args, json!({"hotel_id": 1}));
 
-    // Refused: the node answers the call with the reason, the skill tries
-    // another hotel, and the same node pauses again for it.
+    // Refused: a new input answers the call with the reason (the Python's
+    // `invoke({"messages": [ToolMessage(..)]}, config)`), a new run from
+    // START back to the skill on top of the stack, which tries another
+    // hotel and stops before the sensitive tools again.
     let seq = out.seq();
-    let out = app.resume(THREAD, json!(APPROVALS[1])).await.unwrap();
+    let (_, out) = approve_or_deny(&app, THREAD, APPROVALS[1]).await.unwrap();
     assert_eq!(
         node_path(&store, THREAD, seq).await.unwrap(),
-        ["book_hotel_sensitive_tools", "book_hotel"]
+        ["fetch_user_info", "book_hotel"]
     );
+    let input = store.history(THREAD, seq + 1..).await.unwrap();
+    assert_eq!(input[0].kind, StepKind::BeginTurn, "a new run's input");
     assert_eq!(
-        paused(&out),
+        stopped(&out),
         ("book_hotel_sensitive_tools", vec!["book_hotel"])
     );
-    assert_eq!(out.interrupts()[0].value["tool_calls"][0]["id"], "call_8");
+    assert_eq!(waiting_call(&out), "call_8");
     let refusal = out.state().messages.get_by_call("call_7");
     assert!(
         refusal.starts_with("API call denied by user. Reasoning: 'Not the Hilton"),
@@ -147,7 +168,7 @@ async fn the_scripted_run_pauses_before_sensitive_tools_and_resumes() {
 
     // Approved: booked, and the skill answers.
     let seq = out.seq();
-    let out = app.resume(THREAD, json!(APPROVALS[2])).await.unwrap();
+    let (_, out) = approve_or_deny(&app, THREAD, APPROVALS[2]).await.unwrap();
     assert!(!out.is_interrupted());
     assert_eq!(
         node_path(&store, THREAD, seq).await.unwrap(),
@@ -205,7 +226,7 @@ impl ByCall for state_core::Messages {
 }
 
 #[tokio::test]
-async fn another_graph_on_the_same_store_resumes_the_pause() {
+async fn another_graph_on_the_same_store_goes_on_from_the_stop() {
     // As another process would: a second graph, compiled apart, shares
     // only the store (and, here, the canned model's remaining replies).
     let store = Store::memory();
@@ -217,32 +238,65 @@ async fn another_graph_on_the_same_store_resumes_the_pause() {
         .invoke_thread(THREAD, question(QUESTIONS[0]))
         .await
         .unwrap();
-    let interrupt = out.interrupts()[0].clone();
+    assert_eq!(out.next(), ["update_flight_sensitive_tools"]);
     drop(first);
 
-    let second = build_graph(model).unwrap().with_store(store);
-    let pending = second.pending_interrupts(THREAD).await.unwrap();
-    assert_eq!(pending, std::slice::from_ref(&interrupt));
-    let out = second.resume(THREAD, json!("y")).await.unwrap();
+    let second = build_graph(model).unwrap().with_store(store.clone());
+    let snapshot = second.get_state(THREAD).await.unwrap();
+    assert_eq!(snapshot.next(), out.next());
+    let out = second.continue_thread(THREAD).await.unwrap();
     assert!(!out.is_interrupted());
     assert_eq!(
         out.state().messages.last().map(Message::text).as_deref(),
         Some("Done: LX0112 now leaves on 2024-05-07, seat 18E.")
     );
-    // Nothing left to answer.
+    // A breakpoint is not an interrupt: there is nothing to resume, and
+    // going on again from the end runs nothing.
     let err = second.resume(THREAD, json!("y")).await.unwrap_err();
     assert!(matches!(err, GraphError::Resume { .. }), "{err}");
+    let seq = out.seq();
+    let again = second.continue_thread(THREAD).await.unwrap();
+    assert!(again.next().is_empty());
+    assert!(node_path(&store, THREAD, seq).await.unwrap().is_empty());
 }
 
 #[tokio::test]
-async fn without_a_store_the_pause_is_an_error() {
+async fn without_a_store_the_stop_is_an_error() {
     // As LangGraph's interrupt_before needs a checkpointer.
     let app = build_graph(Arc::new(demo_model())).unwrap();
     let err = app.invoke(question(QUESTIONS[0])).await.unwrap_err();
     assert!(
-        matches!(&err, GraphError::InterruptWithoutStore { node } if node == "update_flight_sensitive_tools"),
+        matches!(&err, GraphError::BreakpointWithoutStore { node } if node == "update_flight_sensitive_tools"),
         "{err}"
     );
+}
+
+#[test]
+fn a_refusal_answers_every_waiting_call_with_the_reason() {
+    let state = after(&["book_hotel", "book_car_rental"]);
+    let refusal = deny_tool_calls(&state, "Too expensive.");
+    let mut refused = state.clone();
+    refused.apply(refusal).unwrap();
+    let answers: Vec<(Option<&str>, String)> = refused
+        .messages
+        .iter()
+        .skip(1)
+        .map(|m| (m.tool_call_id(), m.text()))
+        .collect();
+    let reason = "API call denied by user. Reasoning: 'Too expensive.'. Continue assisting, \
+                  accounting for the user's input.";
+    assert_eq!(
+        answers,
+        [
+            (Some("c1"), reason.to_owned()),
+            (Some("c2"), reason.to_owned())
+        ]
+    );
+    // Nothing waiting, nothing to refuse (the Python raises an IndexError).
+    let idle = SupportState::default();
+    let mut after_refusal = idle.clone();
+    after_refusal.apply(deny_tool_calls(&idle, "no")).unwrap();
+    assert_eq!(after_refusal, idle);
 }
 
 #[tokio::test]

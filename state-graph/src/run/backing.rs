@@ -67,6 +67,15 @@ impl<S: GraphState> Backing<S> {
         }
     }
 
+    /// Whether a superstep's commit is logged (and so reads its routes).
+    pub fn logs(&self) -> bool {
+        match self {
+            Backing::Memory(_) => false,
+            Backing::Thread(_) | Backing::Lent(..) => true,
+            Backing::Child(child) => child.log.is_some(),
+        }
+    }
+
     /// Where the subgraphs of the next superstep log their steps: the
     /// thread (lent until [`take_back`](Backing::take_back)), a parent's
     /// log, or nowhere (in memory).

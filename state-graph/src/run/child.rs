@@ -94,7 +94,17 @@ where
     ) -> BoxFuture<Result<SubgraphSnapshot, GraphError>> {
         let child = self.child.clone();
         let node = node.to_owned();
-        let start = mapped_start::<S, T>(&*self.into_child, &call.state);
+        // The start recorded at the pause; older logs lack it, and then
+        // `into_child` rebuilds it.
+        let recorded = call
+            .paused
+            .as_ref()
+            .and_then(|(body, _)| body.get("start"))
+            .map(|start| T::from_json(start.clone()));
+        let start = match recorded {
+            Some(Ok(start)) => Ok(start),
+            _ => mapped_start::<S, T>(&*self.into_child, &call.state),
+        };
         Box::pin(async move { child.child_snapshot(Arc::new(start?), &node, call).await })
     }
 
@@ -107,11 +117,28 @@ where
                 Ok(start) => start,
                 Err(e) => return SubOutcome::Failed(Box::new(e)),
             };
-            match child.run_child(Arc::new(start), false, call).await {
+            // Kept for a pause (the snapshot's start); sharing it costs the
+            // child's first write one clone, less than writing it as JSON.
+            let start = Arc::new(start);
+            match child.run_child(start.clone(), false, call).await {
                 Ended::Done { state, handoff, .. } => SubOutcome::Wrote {
                     update: Some(from_child(&state)),
                     handoff,
                 },
+                Ended::Paused(SubOutcome::Paused {
+                    mut body,
+                    interrupts,
+                    failed,
+                }) => {
+                    if let (Some(object), Ok(start)) = (body.as_object_mut(), start.to_json()) {
+                        object.insert("start".to_owned(), start);
+                    }
+                    SubOutcome::Paused {
+                        body,
+                        interrupts,
+                        failed,
+                    }
+                }
                 Ended::Paused(outcome) => outcome,
             }
         })

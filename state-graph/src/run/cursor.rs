@@ -77,13 +77,30 @@ impl LoggedRoutes {
         LoggedRoutes { goto, sends, joins }
     }
 
-    /// Into a step's metadata.
+    /// Into a step's metadata: what serializing it writes, built directly
+    /// (a command's `goto` is logged at every superstep it routes).
     pub fn into_metadata(self) -> Map<String, Value> {
-        match serde_json::to_value(self) {
-            Ok(Value::Object(map)) => map,
-            // Names, logged inputs (already JSON) and lists: always an object.
-            _ => Map::new(),
+        let names = |map: BTreeMap<String, Vec<String>>| {
+            Value::Object(
+                map.into_iter()
+                    .map(|(k, v)| (k, Value::Array(v.into_iter().map(Value::String).collect())))
+                    .collect(),
+            )
+        };
+        let mut metadata = Map::new();
+        if !self.goto.is_empty() {
+            metadata.insert("goto".to_owned(), names(self.goto));
         }
+        if !self.sends.is_empty() {
+            // Names and logged inputs (already JSON): always serializable.
+            if let Ok(sends) = serde_json::to_value(self.sends) {
+                metadata.insert("sends".to_owned(), sends);
+            }
+        }
+        if !self.joins.is_empty() {
+            metadata.insert("joins".to_owned(), names(self.joins));
+        }
+        metadata
     }
 
     /// Read from a step's metadata (absent keys: no routes).
@@ -184,5 +201,43 @@ impl LoggedRoutes {
             ));
         }
         Ok(cursor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `into_metadata` writes what serializing the routes writes.
+    #[test]
+    fn into_metadata_is_the_serialized_routes() {
+        let cases = [
+            LoggedRoutes::default(),
+            LoggedRoutes {
+                goto: BTreeMap::from([
+                    ("supervisor".to_owned(), vec!["worker".to_owned()]),
+                    ("a".to_owned(), vec!["x".to_owned(), "y".to_owned()]),
+                ]),
+                sends: vec![LoggedSend {
+                    from: "a".to_owned(),
+                    to: "w".to_owned(),
+                    input: serde_json::json!({"subject": "cats"}),
+                }],
+                joins: BTreeMap::from([("b+c:d".to_owned(), vec!["b".to_owned()])]),
+            },
+        ];
+        for routes in cases {
+            let serialized = serde_json::to_value(&routes).expect("routes serialize");
+            let built = Value::Object(routes.clone().into_metadata());
+            assert_eq!(built, serialized);
+            assert_eq!(
+                serde_json::to_string(&built).expect("as text"),
+                serde_json::to_string(&serialized).expect("as text")
+            );
+            let Value::Object(map) = built else {
+                unreachable!()
+            };
+            assert_eq!(LoggedRoutes::from_metadata(&map), Ok(routes));
+        }
     }
 }

@@ -58,6 +58,10 @@ pub(crate) struct PendingBody {
     /// Subgraph tasks paused inside: each subgraph's own pending body.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<ChildPending>,
+    /// A mapped subgraph's start (what `into_child` gave when it paused),
+    /// so that reading a snapshot does not call the user's mapping again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<Value>,
     /// The root run's last committed step when it paused (a subgraph's
     /// steps are those logged after it).
     #[serde(default, skip_serializing_if = "Option::is_none")]

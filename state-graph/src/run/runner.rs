@@ -230,7 +230,12 @@ where
             }
             let ran: Vec<usize> = tasks.iter().map(|t| t.node).collect();
             next.joins = plan.mark_joins(joins, &ran);
-            let routes = LoggedRoutes::of(plan, &next).into_metadata();
+            // Named for the log only: a run in memory never reads them.
+            let routes = if backing.logs() {
+                LoggedRoutes::of(plan, &next).into_metadata()
+            } else {
+                serde_json::Map::new()
+            };
             // The messages the deltas write, streamed once committed.
             let mut written = Vec::new();
             if let Some(sink) = self.sink.as_ref().filter(|_| messages) {

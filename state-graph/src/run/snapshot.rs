@@ -131,7 +131,9 @@ where
         if info.seq == 0 {
             return Ok(empty());
         }
-        let state = store.thread::<S>(thread).await?.into_state();
+        // The state at the step read (a step committed meanwhile is not
+        // the one whose metadata is shown), without opening the thread.
+        let state = store.state_at::<S>(thread, info.seq).await?;
         let Some(step) = store.history(thread, info.seq..=info.seq).await?.pop() else {
             return Err(GraphError::Log {
                 thread: thread.to_owned(),

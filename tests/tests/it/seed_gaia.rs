@@ -1,15 +1,17 @@
 //! GAIA (seed 001): the initial state from a request, partial updates,
 //! trimming and filtering the history as full replacements, dict-like
-//! access, the config beside the state, and streaming (updates, values,
-//! SSE), run on `state_examples::gaia`.
+//! access, the config beside the state, the memories searched and stored
+//! for the run's user, and streaming (updates, values, SSE), run on
+//! `state_examples::gaia`.
 
 use serde_json::{Value, json};
 use state_core::{Delta, Message, MessageKind, Messages, Scope, State, StateError};
 use state_examples::gaia::{
     self, AgentOptions, Checkpointer, FETCH_EVENTS, Gaia, GaiaState, GaiaStateDelta, KEEP_LAST,
-    MAX_CONTENT_CHARS, MemoryStore, MessageRequestWithHistory, ModelConfig, RunnableConfig,
-    StreamMode, UsageMetadataCallbackHandler, User,
+    MAX_CONTENT_CHARS, MessageRequestWithHistory, ModelConfig, RunnableConfig, StreamMode,
+    UsageMetadataCallbackHandler, User, memory,
 };
+use state_store::Store;
 
 const NOW: &str = "2024-01-01T09:00:00+00:00";
 
@@ -53,6 +55,20 @@ fn state_with(messages: Vec<Message>) -> GaiaState {
 
 fn ids(messages: &Messages) -> Vec<&str> {
     messages.iter().filter_map(Message::id).collect()
+}
+
+/// The store GAIA compiles with, for its memories: in memory, indexed.
+fn memories() -> Store {
+    memory::indexed(Store::memory())
+}
+
+/// Remembers each of `texts` for `user`.
+async fn remember(store: &Store, user: &str, texts: &[&str]) {
+    for text in texts {
+        memory::store_user_message_memory(store, user, text, "old")
+            .await
+            .unwrap();
+    }
 }
 
 // --- The schema -------------------------------------------------------------
@@ -136,19 +152,19 @@ fn resending_the_history_does_not_duplicate_it() {
     assert_eq!(ids(&state.messages), ["q1", "a1", "q2"]);
 }
 
-#[test]
-fn a_node_returns_only_the_fields_it_changed() {
-    let mut memory = MemoryStore::default();
-    memory.add("u1", "Prefers morning meetings", "old");
-    memory.add("u1", "Has a cat", "old");
-    memory.add("someone-else", "Prefers evening meetings", "old");
-    let mut graph = Gaia::new(memory);
+#[tokio::test]
+async fn a_node_returns_only_the_fields_it_changed() {
+    let store = memories();
+    remember(&store, "u1", &["Prefers morning meetings", "Has a cat"]).await;
+    remember(&store, "someone-else", &["Prefers evening meetings"]).await;
+    let mut graph = Gaia::default();
     let mut state = GaiaState::default();
     state.apply(input("When are my meetings?", "q1")).unwrap();
     let before = state.clone();
 
     let update = graph
-        .run_node("memory_retrieval", &state, &config())
+        .run_node(&store, "memory_retrieval", &state, &config())
+        .await
         .unwrap();
     assert_eq!(update.fields(), ["messages", "memories"]);
     state.apply(update).unwrap();
@@ -169,21 +185,47 @@ fn a_node_returns_only_the_fields_it_changed() {
     );
 }
 
-#[test]
-fn memory_search_ranks_by_shared_words_and_respects_the_limit() {
-    let mut memory = MemoryStore::default();
-    for i in 0..7 {
-        memory.add("u", &format!("note {i} about lunch"), "t");
-    }
-    memory.add("u", "lunch with the design team", "t");
-    let hits = memory.search_memories("design lunch", "u", gaia::MEMORY_LIMIT);
+#[tokio::test]
+async fn memory_search_ranks_by_meaning_and_respects_the_limit() {
+    let store = memories();
+    let notes: Vec<String> = (0..7).map(|i| format!("note {i} about lunch")).collect();
+    let notes: Vec<&str> = notes.iter().map(String::as_str).collect();
+    remember(&store, "u", &notes).await;
+    remember(&store, "u", &["lunch with the design team", "Has a cat"]).await;
+    let search = |query: &'static str, user: &'static str, limit| {
+        let store = store.clone();
+        async move {
+            memory::search_memories(&store, user, query, limit)
+                .await
+                .unwrap()
+        }
+    };
+
+    let hits = search("design lunch", "u", gaia::MEMORY_LIMIT).await;
     assert_eq!(hits.len(), gaia::MEMORY_LIMIT);
-    assert_eq!(hits[0], "lunch with the design team");
-    assert_eq!(hits[1], "note 0 about lunch", "ties keep storage order");
-    assert!(
-        memory
-            .search_memories("design lunch", "nobody", 5)
-            .is_empty()
+    assert_eq!(hits[0], "lunch with the design team", "two words shared");
+    assert_eq!(hits[1], "note 6 about lunch", "ties: the newest first");
+    // Only what shares a word with the query, however high the limit.
+    assert_eq!(search("design lunch", "u", 20).await.len(), 8);
+    assert!(search("green tea", "u", 20).await.is_empty());
+    assert!(search("design lunch", "nobody", 5).await.is_empty());
+    assert!(search("design lunch", "", 5).await.is_empty(), "no user");
+
+    // Saying it again keeps one memory, its first time kept.
+    let namespace = memory::namespace("u");
+    let key = memory::key("Has a cat");
+    let first = store.get_item(&namespace, &key).await.unwrap().unwrap();
+    remember(&store, "u", &["Has a cat"]).await;
+    let again = store.get_item(&namespace, &key).await.unwrap().unwrap();
+    assert_eq!(again.created_at, first.created_at);
+    assert_eq!(
+        store
+            .search_items(&namespace)
+            .limit(20)
+            .await
+            .unwrap()
+            .len(),
+        9
     );
 }
 
@@ -358,12 +400,19 @@ fn build_agent_config_fills_the_documents_defaults() {
     assert_eq!(config.callbacks.len(), 1);
 }
 
-#[test]
-fn nodes_read_the_config_which_never_enters_the_state() {
+#[tokio::test]
+async fn nodes_read_the_config_which_never_enters_the_state() {
+    let store = memories();
     let mut graph = Gaia::default();
     let mut state = GaiaState::default();
     graph
-        .run(&mut state, input("Schedule a meeting", "q1"), &config())
+        .run(
+            &store,
+            &mut state,
+            input("Schedule a meeting", "q1"),
+            &config(),
+        )
+        .await
         .unwrap();
     let answer = state.messages.last().unwrap().text();
     assert!(
@@ -380,23 +429,32 @@ fn nodes_read_the_config_which_never_enters_the_state() {
     picked.configurable.selected_tool = Some("CUSTOM_SEND_EMAIL".into());
     let mut state = GaiaState::default();
     let run = graph
-        .run(&mut state, input("Schedule a meeting", "q1"), &picked)
+        .run(
+            &store,
+            &mut state,
+            input("Schedule a meeting", "q1"),
+            &picked,
+        )
+        .await
         .unwrap();
     assert!(run.steps.iter().all(|step| step.node != "tools"));
 }
 
 // --- A run and its streams -------------------------------------------------------------------
 
-#[test]
-fn a_calendar_query_runs_through_the_tool_and_back() {
+#[tokio::test]
+async fn a_calendar_query_runs_through_the_tool_and_back() {
+    let store = memories();
     let mut graph = Gaia::default();
     let mut state = GaiaState::default();
     let run = graph
         .run(
+            &store,
             &mut state,
             input("Schedule a meeting for tomorrow", "q1"),
             &config(),
         )
+        .await
         .unwrap();
     let nodes: Vec<&str> = run.steps.iter().map(|s| s.node).collect();
     assert_eq!(
@@ -416,18 +474,23 @@ fn a_calendar_query_runs_through_the_tool_and_back() {
     assert_eq!(result.kind(), MessageKind::Tool);
     assert_eq!(result.tool_call_id(), call.tool_calls()[0].id.as_deref());
     assert!(state.memories_stored);
-    assert_eq!(
-        graph.memory.entries()[0].content,
-        "Schedule a meeting for tomorrow"
-    );
+    // Stored for the run's user, and found by their next question.
+    let found = memory::search_memories(&store, "u1", "Which meeting?", 5)
+        .await
+        .unwrap();
+    assert_eq!(found, ["Schedule a meeting for tomorrow"]);
 }
 
-#[test]
-fn updates_are_one_json_delta_per_node_and_replay_to_the_final_state() {
+#[tokio::test]
+async fn updates_are_one_json_delta_per_node_and_replay_to_the_final_state() {
+    let store = memories();
     let mut graph = Gaia::default();
     let mut state = GaiaState::default();
     let start = input("Schedule a meeting", "q1");
-    let run = graph.run(&mut state, start.clone(), &config()).unwrap();
+    let run = graph
+        .run(&store, &mut state, start.clone(), &config())
+        .await
+        .unwrap();
     let updates = run.stream(StreamMode::Updates).unwrap();
     assert_eq!(updates.len(), run.steps.len());
 
@@ -447,12 +510,14 @@ fn updates_are_one_json_delta_per_node_and_replay_to_the_final_state() {
     );
 }
 
-#[test]
-fn values_are_the_full_state_after_the_input_and_after_each_node() {
+#[tokio::test]
+async fn values_are_the_full_state_after_the_input_and_after_each_node() {
+    let store = memories();
     let mut graph = Gaia::default();
     let mut state = GaiaState::default();
     let run = graph
-        .run(&mut state, input("Hello", "q1"), &config())
+        .run(&store, &mut state, input("Hello", "q1"), &config())
+        .await
         .unwrap();
     let values = run.stream(StreamMode::Values).unwrap();
     assert_eq!(values.len(), run.steps.len() + 1);
@@ -471,12 +536,19 @@ fn values_are_the_full_state_after_the_input_and_after_each_node() {
     }
 }
 
-#[test]
-fn sse_events_stream_ai_content_and_tool_calls_then_done() {
+#[tokio::test]
+async fn sse_events_stream_ai_content_and_tool_calls_then_done() {
+    let store = memories();
     let mut graph = Gaia::default();
     let mut state = GaiaState::default();
     let events = graph
-        .execute_graph_streaming(&mut state, input("Schedule a meeting", "q1"), &config())
+        .execute_graph_streaming(
+            &store,
+            &mut state,
+            input("Schedule a meeting", "q1"),
+            &config(),
+        )
+        .await
         .unwrap();
     let call_id = state.messages[2].tool_calls()[0].id.clone();
     assert_eq!(
@@ -494,17 +566,21 @@ fn sse_events_stream_ai_content_and_tool_calls_then_done() {
     );
 }
 
-#[test]
-fn a_long_history_is_filtered_then_trimmed_before_the_agent() {
+#[tokio::test]
+async fn a_long_history_is_filtered_then_trimmed_before_the_agent() {
     let mut history = numbered(13);
     history.insert(
         0,
         Message::ai("y".repeat(MAX_CONTENT_CHARS)).with_id("huge"),
     );
     let delta = gaia::build_initial_state(&request("m13"), "u1", "t", history, None, NOW);
+    let store = memories();
     let mut graph = Gaia::default();
     let mut state = GaiaState::default();
-    let run = graph.run(&mut state, delta, &config()).unwrap();
+    let run = graph
+        .run(&store, &mut state, delta, &config())
+        .await
+        .unwrap();
     let nodes: Vec<&str> = run.steps.iter().map(|s| s.node).collect();
     assert_eq!(
         nodes[..3],
@@ -526,12 +602,19 @@ fn a_long_history_is_filtered_then_trimmed_before_the_agent() {
 
 // --- Checkpoints and turns ---------------------------------------------------------------------------
 
-#[test]
-fn a_thread_resumes_from_its_checkpoint_with_a_partial_input() {
+#[tokio::test]
+async fn a_thread_resumes_from_its_checkpoint_with_a_partial_input() {
+    let store = memories();
     let mut graph = Gaia::default();
     let mut state = GaiaState::default();
     graph
-        .run(&mut state, input("Schedule a meeting", "q1"), &config())
+        .run(
+            &store,
+            &mut state,
+            input("Schedule a meeting", "q1"),
+            &config(),
+        )
+        .await
         .unwrap();
     let mut checkpoints = Checkpointer::default();
     checkpoints.put("thread-1", &state).unwrap();
@@ -552,11 +635,19 @@ fn a_thread_resumes_from_its_checkpoint_with_a_partial_input() {
     )
     .unwrap();
     assert_eq!(partial.fields(), ["messages"]);
-    let run = graph.run(&mut resumed, partial, &config()).unwrap();
+    let run = graph
+        .run(&store, &mut resumed, partial, &config())
+        .await
+        .unwrap();
     assert_eq!(
         run.values()[0]["messages"].as_array().map(Vec::len),
         Some(state.messages.len() + 1)
     );
     assert!(resumed.memories_stored);
+    assert_eq!(
+        resumed.memories,
+        ["Schedule a meeting"],
+        "turn 1's memory, found by the resumed turn"
+    );
     assert!(checkpoints.get("missing").unwrap().is_none());
 }

@@ -212,8 +212,8 @@ mod ohmind {
 mod gaia {
     use super::*;
     use state_examples::gaia::{
-        self as seed, AgentOptions, Gaia, GaiaState, GaiaStateDelta, INPUT, MemoryStore,
-        MessageRequestWithHistory, Run, RunnableConfig, User,
+        self as seed, AgentOptions, Gaia, GaiaState, GaiaStateDelta, INPUT,
+        MessageRequestWithHistory, Run, RunnableConfig, User, memory,
     };
 
     const THREAD: &str = "conversation_123";
@@ -230,10 +230,15 @@ mod gaia {
         seed::build_agent_config(THREAD, &user, NOW, AgentOptions::default())
     }
 
-    fn graph() -> Gaia {
-        let mut memory = MemoryStore::default();
-        memory.add(USER_ID, "Prefers meeting slots in the afternoon", "old");
-        Gaia::new(memory)
+    /// `store`, indexed for the memories, remembering one thing about the
+    /// user.
+    async fn with_memories(store: Store) -> Store {
+        let store = memory::indexed(store);
+        let said = "Prefers meeting slots in the afternoon";
+        memory::store_user_message_memory(&store, USER_ID, said, "old")
+            .await
+            .unwrap();
+        store
     }
 
     /// The example's two turns: a calendar request, then a resumed turn
@@ -251,27 +256,41 @@ mod gaia {
         [first, resume]
     }
 
-    /// On a bare state: `Gaia::run`, `begin_turn`, `Gaia::run`.
-    fn bare() -> (GaiaState, Vec<Run>) {
+    /// On a bare state: `Gaia::run`, `begin_turn`, `Gaia::run`, the
+    /// memories in a store of their own.
+    async fn bare() -> (GaiaState, Vec<Run>) {
         let config = config();
-        let mut graph = graph();
+        let store = with_memories(Store::memory()).await;
+        let mut graph = Gaia::default();
         let [first, resume] = inputs();
         let mut state = GaiaState::default();
-        let mut runs = vec![graph.run(&mut state, first, &config).unwrap()];
+        let mut runs = vec![graph.run(&store, &mut state, first, &config).await.unwrap()];
         state.begin_turn();
-        runs.push(graph.run(&mut state, resume, &config).unwrap());
+        runs.push(
+            graph
+                .run(&store, &mut state, resume, &config)
+                .await
+                .unwrap(),
+        );
         (state, runs)
     }
 
     #[tokio::test]
     async fn stored_runs_record_the_bare_runs_and_reopen_equal() {
         let (_dir, path, store) = sqlite().await;
+        // The memories in the same file as the thread.
+        let store = with_memories(store).await;
         let config = config();
-        let mut graph = graph();
+        let mut graph = Gaia::default();
         let [first, resume] = inputs();
 
         let mut thread = store.thread::<GaiaState>(THREAD).await.unwrap();
-        let mut runs = vec![graph.run_stored(&mut thread, first, &config).await.unwrap()];
+        let mut runs = vec![
+            graph
+                .run_stored(&store, &mut thread, first, &config)
+                .await
+                .unwrap(),
+        ];
         let turn_one = thread.seq();
         // Resumed from the store, as the example's section 7.
         let mut thread = store.thread::<GaiaState>(THREAD).await.unwrap();
@@ -280,14 +299,14 @@ mod gaia {
         assert!(!thread.state().memories_stored, "reset by begin_turn");
         runs.push(
             graph
-                .run_stored(&mut thread, resume, &config)
+                .run_stored(&store, &mut thread, resume, &config)
                 .await
                 .unwrap(),
         );
 
         // Deterministic: every id comes from the inputs or the graph's
         // counter, so the whole Run (updates and values) is the same.
-        let (expected, expected_runs) = bare();
+        let (expected, expected_runs) = bare().await;
         assert_eq!(runs, expected_runs);
         assert_eq!(thread.state(), &expected);
 
@@ -323,12 +342,12 @@ mod gaia {
 
     #[tokio::test]
     async fn a_refused_input_is_a_store_error_and_nothing_is_written() {
-        let store = Store::memory();
+        let store = with_memories(Store::memory()).await;
         let mut thread = store.thread::<GaiaState>("t").await.unwrap();
         // Removing a message that is not there: add_messages refuses it.
         let input = GaiaState::delta().messages(vec![Message::remove("nope")]);
-        let error = graph()
-            .run_stored(&mut thread, input, &config())
+        let error = Gaia::default()
+            .run_stored(&store, &mut thread, input, &config())
             .await
             .unwrap_err();
         assert!(

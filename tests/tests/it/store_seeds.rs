@@ -548,10 +548,10 @@ mod gaia {
     use super::*;
     use state_examples::gaia::{
         self as seed, Checkpointer, Gaia, GaiaState, GaiaStateDelta, MessageRequestWithHistory,
-        RunnableConfig,
+        RunnableConfig, memory,
     };
 
-    use seed::demo::{NOW, THREAD, USER_ID, config, remembered};
+    use seed::demo::{NOW, THREAD, USER_ID, config, remember_earlier};
     const LONG_THREAD: &str = "thread_long";
 
     /// One node's name and its update.
@@ -603,11 +603,22 @@ mod gaia {
         GaiaState::delta().messages(vec![Message::ai("new").with_id("new")])
     }
 
+    /// `store`, indexed for the memories, holding what the user said
+    /// earlier (the example's).
+    async fn with_earlier_memories(store: Store) -> Store {
+        let store = memory::indexed(store);
+        remember_earlier(&store)
+            .await
+            .expect("the memories are put");
+        store
+    }
+
     /// The example on bare states, with the seed's runner (`Gaia::run`)
-    /// and checkpointer.
-    fn plain(inputs: &Inputs) -> (GaiaState, GaiaState, Vec<Vec<NodeWrite>>) {
+    /// and checkpointer, its memories in a store of its own.
+    async fn plain(inputs: &Inputs) -> (GaiaState, GaiaState, Vec<Vec<NodeWrite>>) {
         let config = config();
-        let mut graph = Gaia::new(remembered());
+        let store = with_earlier_memories(Store::memory()).await;
+        let mut graph = Gaia::default();
         let mut runs = Vec::new();
         let mut state = GaiaState::default();
         let mut record = |run: seed::Run| {
@@ -615,7 +626,8 @@ mod gaia {
         };
         record(
             graph
-                .run(&mut state, inputs.first.clone(), &config)
+                .run(&store, &mut state, inputs.first.clone(), &config)
+                .await
                 .unwrap(),
         );
         state.set("memories", memories()).unwrap();
@@ -625,12 +637,18 @@ mod gaia {
         state.begin_turn();
         record(
             graph
-                .run(&mut state, inputs.resume.clone(), &config)
+                .run(&store, &mut state, inputs.resume.clone(), &config)
+                .await
                 .unwrap(),
         );
 
         let mut long = GaiaState::default();
-        record(graph.run(&mut long, inputs.long.clone(), &config).unwrap());
+        record(
+            graph
+                .run(&store, &mut long, inputs.long.clone(), &config)
+                .await
+                .unwrap(),
+        );
         let trim = seed::trim_messages_node(&long);
         long.apply_all([trim, reply()]).unwrap();
         (state, long, runs)
@@ -641,6 +659,7 @@ mod gaia {
     async fn run(
         t: &mut Recorded<GaiaState>,
         graph: &mut Gaia,
+        store: &Store,
         input: GaiaStateDelta,
         config: &RunnableConfig,
     ) -> Vec<NodeWrite> {
@@ -650,7 +669,8 @@ mod gaia {
         while let Some(name) = node {
             assert!(writes.len() < seed::RECURSION_LIMIT, "a runaway run");
             let delta = graph
-                .run_node(name, t.state(), config)
+                .run_node(store, name, t.state(), config)
+                .await
                 .expect("the node runs");
             t.apply(name, delta.clone()).await;
             writes.push((name, delta));
@@ -662,17 +682,27 @@ mod gaia {
     async fn lifecycle(backend: Backend) {
         let inputs = inputs();
         let config = config();
-        let mut graph = Gaia::new(remembered());
+        let mut graph = Gaia::default();
+        // The user's memories, in the backend's store beside the threads.
+        let store = with_earlier_memories(backend.store.clone()).await;
 
         // Turn 1: memory_retrieval -> agent -> tools -> agent -> store_memory.
         let mut t = Recorded::open(&backend.store, THREAD).await;
-        let mut runs = vec![run(&mut t, &mut graph, inputs.first.clone(), &config).await];
+        let mut runs = vec![run(&mut t, &mut graph, &store, inputs.first.clone(), &config).await];
         t.set("dict_access", "memories", memories()).await;
         // Turn 2, resumed: memories_stored (turn scope) resets, the input
         // message gets an id.
         t.begin_turn().await;
         assert!(!t.state().memories_stored, "reset by begin_turn");
-        runs.push(run(&mut t, &mut graph, inputs.resume.clone(), &config).await);
+        runs.push(run(&mut t, &mut graph, &store, inputs.resume.clone(), &config).await);
+        assert_eq!(
+            t.state().memories,
+            [
+                "Schedule a meeting for tomorrow",
+                "Prefers meeting slots in the afternoon"
+            ],
+            "turn 1's memory, found by turn 2"
+        );
         let resumed = t
             .state()
             .messages
@@ -684,7 +714,7 @@ mod gaia {
         // A long history: filter_messages and trim_messages overwrite it,
         // then the trim-and-append superstep.
         let mut long = Recorded::open(&backend.store, LONG_THREAD).await;
-        runs.push(run(&mut long, &mut graph, inputs.long.clone(), &config).await);
+        runs.push(run(&mut long, &mut graph, &store, inputs.long.clone(), &config).await);
         let nodes: Vec<&str> = runs[2].iter().map(|(node, _)| *node).collect();
         assert_eq!(nodes[..2], ["filter_messages", "trim_messages"]);
         let trim = seed::trim_messages_node(long.state());
@@ -695,7 +725,7 @@ mod gaia {
 
         // Deterministic: the seed's ids come from its counter, and the one
         // message without an id is in an input both runs share.
-        let (state, long_state, expected_runs) = plain(&inputs);
+        let (state, long_state, expected_runs) = plain(&inputs).await;
         assert_eq!(runs, expected_runs, "the nodes and their updates");
         assert_same("conversation_123: the plain run", t.state(), &state);
         assert_same("thread_long: the plain run", long.state(), &long_state);

@@ -1,0 +1,10 @@
+// `#[tool]` goes on a function.
+use state_agent::tool;
+
+/// Not a tool.
+#[tool]
+struct Weather {
+    city: String,
+}
+
+fn main() {}
