@@ -1,5 +1,6 @@
 //! [`ApiError`]: every error this server answers, as JSON
-//! (`{"error": "<message>", "kind": "<short machine kind>"}`) with a status
+//! (`{"detail": "<message>", "kind": "<short machine kind>"}`: the Agent
+//! Server's `detail`, which LangGraph's clients read, and our kind) with a status
 //! that fits. Bad input is a 4xx; a 5xx is the store's fault (a corrupt row,
 //! a failed database), and its message names the row.
 
@@ -23,7 +24,7 @@ pub(crate) struct ApiError {
 /// The JSON body of every error.
 #[derive(Serialize)]
 struct ErrorBody<'a> {
-    error: &'a str,
+    detail: &'a str,
     kind: &'a str,
 }
 
@@ -69,6 +70,15 @@ impl ApiError {
         )
     }
 
+    /// 405: an Agent Server path that does not answer this method.
+    pub(crate) fn method_not_allowed_here(method: &Method) -> ApiError {
+        ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            format!("{method} is not allowed on this path"),
+        )
+    }
+
     /// 413: a request body over the limit.
     pub(crate) fn too_large(declared: u64, limit: usize) -> ApiError {
         ApiError::new(
@@ -103,6 +113,18 @@ impl ApiError {
     /// 404: a step past the end of a thread, as a page asks for it.
     pub(crate) fn not_found(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::NOT_FOUND, "no_such_step", message)
+    }
+
+    /// 422: a JSON body that does not fit its schema (the Agent Server's
+    /// code for it); the message names the field.
+    pub(crate) fn invalid_body(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_body", message)
+    }
+
+    /// 404: an assistant, a graph or a thread that is not there (the
+    /// Agent Server's texts).
+    pub(crate) fn missing(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::NOT_FOUND, "not_found", message)
     }
 
     /// 400: a form that does not parse.
@@ -175,10 +197,10 @@ impl ApiError {
         &self.message
     }
 
-    /// The JSON body of this error, `{"error": .., "kind": ..}`: an
+    /// The JSON body of this error, `{"detail": .., "kind": ..}`: an
     /// answer's body, or an `error` event's data.
     pub(crate) fn body(&self) -> serde_json::Value {
-        serde_json::json!({"error": self.message, "kind": self.kind})
+        serde_json::json!({"detail": self.message, "kind": self.kind})
     }
 
     /// 500: a rebuilt state that JSON cannot hold (NaN, say).
@@ -214,7 +236,7 @@ impl From<StoreError> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = ErrorBody {
-            error: &self.message,
+            detail: &self.message,
             kind: self.kind,
         };
         let mut response = (self.status, Json(body)).into_response();

@@ -30,6 +30,8 @@ pub(crate) struct App {
     pub allow_writes: bool,
     /// How the inspector answers a pending interrupt, if it can.
     pub answer: Option<crate::answer::AnswerFn>,
+    /// The Agent Server API's assistants.
+    pub assistants: std::sync::Arc<crate::agent::Assistants>,
 }
 
 impl App {

@@ -1,0 +1,174 @@
+//! The Agent Server API driven by LangGraph's official Python client
+//! (`langgraph-sdk`, pinned in `tests/sdk/requirements.txt`): each test
+//! serves graphs on a loopback port and runs a script of `tests/sdk/` that
+//! asserts the shapes the recorded contract shows. The client's venv is
+//! `target/venv-sdk` (the README's test command makes it), or the Python
+//! that `LANGGRAPH_SDK_PYTHON` names.
+
+use crate::support::{request, serve};
+use serde_json::json;
+use state_core::{AgentState, Messages, State};
+use state_graph::{END, START, StateGraph};
+use state_server::Server;
+use state_store::Store;
+use std::path::PathBuf;
+use std::process::Stdio;
+
+/// The tool loop of the reference app, in Rust.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Chat {
+    /// The conversation.
+    #[reducer(add_messages)]
+    pub messages: Messages,
+}
+
+/// The interrupt graph's state.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Review {
+    pub approved: bool,
+}
+
+fn server(store: Store) -> Server {
+    let mut agent = StateGraph::<Chat>::new();
+    agent.add_node("agent", |_: &Chat| Chat::delta());
+    agent.add_node("tools", |_: &Chat| Chat::delta());
+    agent.add_edge(START, "agent");
+    agent.add_conditional_edges(
+        "agent",
+        |s: &Chat| if s.messages.len() > 1 { END } else { "tools" },
+        ["tools", END],
+    );
+    agent.add_edge("tools", "agent");
+    let mut hitl = StateGraph::<Review>::new();
+    hitl.add_node("review", |_: &Review| Review::delta().approved(true));
+    hitl.add_edge(START, "review");
+    hitl.add_edge("review", END);
+    Server::new(store)
+        .assistant("agent", agent.compile().expect("the agent compiles"))
+        .assistant("hitl", hitl.compile().expect("hitl compiles"))
+}
+
+/// The Python with `langgraph-sdk`, or a failure that says how to get it.
+fn sdk_python() -> PathBuf {
+    if let Some(python) = std::env::var_os("LANGGRAPH_SDK_PYTHON") {
+        return python.into();
+    }
+    let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/venv-sdk/bin/python");
+    assert!(
+        python.exists(),
+        "no langgraph-sdk venv at {}: run `scripts/test.sh` (it makes it), or \
+         `VENV=target/venv-sdk bash scripts/install/venv.sh state-server/tests/sdk/requirements.txt`, \
+         or set LANGGRAPH_SDK_PYTHON",
+        python.display()
+    );
+    python
+}
+
+/// Runs `tests/sdk/<script>` against the server at `url`; fails the test
+/// with the script's output if it fails.
+async fn run_script(script: &str, url: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/sdk")
+        .join(script);
+    let output = tokio::process::Command::new(sdk_python())
+        .arg(&path)
+        .env("LANGGRAPH_URL", url)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .expect("run the SDK's Python");
+    assert!(
+        output.status.success(),
+        "{script} failed ({}):\n{}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[tokio::test]
+async fn assistants() {
+    let addr = serve(server(Store::memory()).router::<Chat>()).await;
+    run_script("assistants.py", &format!("http://{addr}")).await;
+}
+
+#[tokio::test]
+async fn assistant_search_pages_and_refuses_bad_bodies() {
+    let addr = serve(server(Store::memory()).router::<Chat>()).await;
+    let json = [("Content-Type", "application/json")];
+    let page = request(
+        addr,
+        "POST",
+        "/assistants/search",
+        &json,
+        br#"{"limit": 1}"#,
+    )
+    .await;
+    assert_eq!(page.status, 200);
+    assert_eq!(page.json().as_array().map(Vec::len), Some(1));
+    assert_eq!(page.header("x-pagination-total"), Some("2"));
+    assert_eq!(page.header("x-pagination-next"), Some("1"));
+    let last = request(
+        addr,
+        "POST",
+        "/assistants/search",
+        &json,
+        br#"{"offset": 1}"#,
+    )
+    .await;
+    assert_eq!(last.header("x-pagination-total"), Some("2"));
+    assert_eq!(last.header("x-pagination-next"), None);
+
+    for (body, field) in [
+        (&br#"{"limit": "ten"}"#[..], "limit: invalid type"),
+        (br#"{"limit": 0}"#, "limit: must be between 1 and 1000"),
+        (
+            br#"{"select": ["secret"]}"#,
+            "select: unknown field \"secret\"",
+        ),
+        (br#"{"sort_by": "x"}"#, "sort_by: unknown field \"x\""),
+        (br#"{"sort_order": "up"}"#, "sort_order: \"up\""),
+        (br#"[1, 2]"#, "the request body: "),
+        (b"{", "the request body: "),
+    ] {
+        let refused = request(addr, "POST", "/assistants/search", &json, body).await;
+        let detail = refused.error(422, "invalid_body");
+        assert!(
+            detail.starts_with(field),
+            "{detail:?} for {:?}",
+            String::from_utf8_lossy(body)
+        );
+    }
+    let wrong = request(addr, "GET", "/assistants/search", &[], b"").await;
+    assert_eq!(wrong.status, 405);
+    assert_eq!(
+        wrong.json()["detail"],
+        json!("GET is not allowed on this path")
+    );
+    let xray = request(addr, "GET", "/assistants/agent/graph?xray=-1", &[], b"").await;
+    assert_eq!(xray.error(422, "invalid_body"), "Invalid xray value");
+}
+
+#[tokio::test]
+async fn the_token_guards_the_agent_routes_too() {
+    let addr = serve(server(Store::memory()).token("s3cret").router::<Chat>()).await;
+    let refused = request(addr, "GET", "/assistants/agent", &[], b"").await;
+    assert_eq!(refused.status, 401);
+    let auth = [("Authorization", "Bearer s3cret")];
+    let ok = request(addr, "GET", "/assistants/agent", &auth, b"").await;
+    assert_eq!(ok.status, 200);
+    assert_eq!(ok.json()["graph_id"], json!("agent"));
+}
+
+#[test]
+#[should_panic(expected = "graph id \"agent\" is served already")]
+fn a_graph_id_is_served_once() {
+    let mut g = StateGraph::<Review>::new();
+    g.add_node("review", |_: &Review| Review::delta());
+    g.add_edge(START, "review");
+    g.add_edge("review", END);
+    let app = g.compile().expect("compiles");
+    let _ = Server::new(Store::memory())
+        .assistant("agent", app.clone())
+        .assistant("agent", app);
+}
