@@ -5,7 +5,8 @@
 //! [`Server::assistant`]: crate::Server::assistant
 
 use crate::json::rfc3339_micros;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
+use state_core::Schema;
 use std::time::SystemTime;
 use uuid::Uuid;
 
@@ -100,6 +101,29 @@ impl Assistants {
         ids.sort_unstable();
         ids
     }
+}
+
+/// A state's schema for `GET /assistants/{id}/schemas`, from its field
+/// table: an object with one property per field (its doc comment as its
+/// description, its reducer and Rust type as `x-` keys). The fields' JSON
+/// types are not spelled out (LangGraph's, from pydantic, are).
+pub(crate) fn state_schema(schema: &Schema) -> Value {
+    let properties: Map<String, Value> = schema
+        .entries()
+        .into_iter()
+        .map(|(key, field)| {
+            let mut property = json!({
+                "title": key,
+                "x-reducer": field.reducer,
+                "x-rust-type": field.ty,
+            });
+            if !field.doc.is_empty() {
+                property["description"] = Value::String(field.doc.trim().to_owned());
+            }
+            (key, property)
+        })
+        .collect();
+    json!({"title": schema.name, "type": "object", "properties": properties})
 }
 
 #[cfg(test)]
