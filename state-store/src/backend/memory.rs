@@ -22,6 +22,8 @@ pub(crate) struct Memory {
     threads: Arc<Mutex<HashMap<String, MemThread>>>,
     /// The long-term memory items (`Store::put_item`).
     pub(super) items: super::memory_items::MemoryItems,
+    /// The runs, their events and thread records (`Store::create_run`).
+    pub(super) runs: super::memory_runs::MemoryRuns,
 }
 
 impl Memory {
@@ -178,7 +180,9 @@ impl Memory {
     }
 
     pub fn delete(&self, thread: &str) -> Result<bool, StoreError> {
-        Ok(self.lock().remove(thread).is_some_and(|t| t.row.is_some()))
+        // Its runs (with their events) and its record go with it.
+        let recorded = self.runs.delete_thread(thread);
+        Ok(self.lock().remove(thread).is_some_and(|t| t.row.is_some()) || recorded)
     }
 
     pub fn create_from(

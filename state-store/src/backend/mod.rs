@@ -7,13 +7,19 @@
 
 mod memory;
 mod memory_items;
+mod memory_runs;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[macro_use]
 mod sql_item_methods;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[macro_use]
+mod sql_run_methods;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql_items;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql_runs;
 
 pub(crate) use memory::Memory;
 #[cfg(feature = "postgres")]
@@ -161,6 +167,15 @@ pub(crate) enum Backend {
 // Long-term memory items: their rows, and the `Backend` methods for them.
 mod items;
 pub(crate) use items::{Cmp, Flow, ItemScan, ItemWrite, PrefixRange, Pushed, ScannedItem, Vectors};
+
+// Runs, their events and thread records: their rows, and the `Backend`
+// methods for them.
+mod runs;
+pub(crate) use runs::{
+    Cancelled, Created, Fence, NewRunRow, OnInflight, RecordScan, RunRow, RunScan, ThreadRecordRow,
+};
+#[cfg(feature = "postgres")]
+pub(crate) use sql_runs::RUNS_CHANNEL;
 
 macro_rules! dispatch {
     ($self:ident, $b:ident => $call:expr) => {
