@@ -74,6 +74,9 @@ pub(crate) enum Created {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Fence<'a> {
     pub run_id: &'a str,
+    /// The run's thread (a run never changes thread): what a transition
+    /// that also sets the thread's status locks first.
+    pub thread_id: Option<&'a str>,
     pub worker: &'a str,
     pub attempt: i64,
 }

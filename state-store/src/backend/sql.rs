@@ -523,10 +523,8 @@ macro_rules! sql_backend {
                 let _queued = self.queue().await;
                 let context = || format!("deleting thread \"{thread}\"");
                 let mut tx = self.writes.begin_with($write).await.map_err(db_error(context()))?;
-                // Its runs (with their events) and its record go with it.
-                for statement in crate::backend::sql_runs::DELETE_THREAD_RUNS {
-                    sqlx::query(statement).bind(thread).execute(&mut *tx).await.map_err(db_error(context()))?;
-                }
+                // Its record and its runs (with their events) go with it;
+                // the record first, as every run transition locks it.
                 let recorded = sqlx::query(crate::backend::sql_runs::DELETE_THREAD_RECORD)
                     .bind(thread)
                     .execute(&mut *tx)
@@ -534,6 +532,9 @@ macro_rules! sql_backend {
                     .map_err(db_error(context()))?
                     .rows_affected()
                     > 0;
+                for statement in crate::backend::sql_runs::DELETE_THREAD_RUNS {
+                    sqlx::query(statement).bind(thread).execute(&mut *tx).await.map_err(db_error(context()))?;
+                }
                 let mut existed = false;
                 for statement in $delete_thread {
                     let done = sqlx::query(statement)

@@ -33,6 +33,26 @@ macro_rules! sql_runs {
                 Ok(())
             }
 
+            /// Locks the thread record of run `run_id` (if any), before
+            /// its run is locked: the order every transition keeps.
+            async fn lock_run_thread(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                run_id: &str,
+            ) -> Result<(), sqlx::Error> {
+                use $crate::backend::sql_runs::*;
+                let thread: Option<(Option<String>,)> = sqlx::query_as(RUN_THREAD)
+                    .bind(run_id)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+                if let Some((Some(thread),)) = thread {
+                    let _: Option<RecordTuple> = sqlx::query_as($record)
+                        .bind(thread)
+                        .fetch_optional(&mut *conn)
+                        .await?;
+                }
+                Ok(())
+            }
+
             pub async fn create_run(
                 &self,
                 new: &$crate::backend::runs::NewRunRow<'_>,
@@ -190,19 +210,21 @@ macro_rules! sql_runs {
                         return Ok(None);
                     };
                     let row = run_row(row);
-                    if let Some(thread) = row.thread_id.as_deref() {
-                        sqlx::query(SET_THREAD_STATUS)
-                            .bind(thread)
-                            .bind("busy")
-                            .bind(now)
-                            .execute(&mut *tx)
-                            .await
-                            .map_err(db_error(context()))?;
-                    }
                     Self::notify_runs(&mut *tx, &[notice(Some(&row.run_id), false)])
                         .await
                         .map_err(db_error(context()))?;
                     tx.commit().await.map_err(db_error(context()))?;
+                    // After the commit, on its own: a claim holding its run
+                    // never waits for a thread record (a creation holds the
+                    // record and may wait for the run).
+                    if let Some(thread) = row.thread_id.as_deref() {
+                        sqlx::query(MARK_THREAD_BUSY)
+                            .bind(thread)
+                            .bind(now)
+                            .execute(&self.writes)
+                            .await
+                            .map_err(db_error(context()))?;
+                    }
                     return Ok(Some(row));
                 }
                 Ok(None)
@@ -246,6 +268,13 @@ macro_rules! sql_runs {
                     .begin_with($write)
                     .await
                     .map_err(db_error(context()))?;
+                if let Some(thread) = fence.thread_id {
+                    let _: Option<RecordTuple> = sqlx::query_as($record)
+                        .bind(thread)
+                        .fetch_optional(&mut *tx)
+                        .await
+                        .map_err(db_error(context()))?;
+                }
                 let row: Option<(Option<String>,)> = sqlx::query_as(FINISH_RUN)
                     .bind(fence.run_id)
                     .bind(fence.worker)
@@ -359,6 +388,9 @@ macro_rules! sql_runs {
                     .begin_with($write)
                     .await
                     .map_err(db_error(context()))?;
+                Self::lock_run_thread(&mut *tx, run_id)
+                    .await
+                    .map_err(db_error(context()))?;
                 let state: Option<(String, Option<String>)> = sqlx::query_as($run_state)
                     .bind(run_id)
                     .bind(owner)
@@ -431,6 +463,9 @@ macro_rules! sql_runs {
                 let mut tx = self
                     .writes
                     .begin_with($write)
+                    .await
+                    .map_err(db_error(context()))?;
+                Self::lock_run_thread(&mut *tx, run_id)
                     .await
                     .map_err(db_error(context()))?;
                 let state: Option<(String, Option<String>)> = sqlx::query_as($run_state)

@@ -1,5 +1,8 @@
 //! The SQL of runs, their stream events and thread records (schema version
-//! 4), for both SQL backends: one text per statement, the two databases
+//! 4), for both SQL backends. A transaction that changes both a thread
+//! record and runs locks the record first (PostgreSQL), so two of them
+//! never wait for each other in a cycle; a claim locks only its run. The
+//! statements are one text per statement, the two databases
 //! differing only in the row lock a claim or a transition takes
 //! (PostgreSQL's `FOR UPDATE`; SQLite's `BEGIN IMMEDIATE` has the whole
 //! database already) and in `NOTIFY`. The methods that run them are in
@@ -291,6 +294,13 @@ pub(crate) const SELECT_RECORD: &str = select_record!("");
 pub(crate) const SELECT_RECORD_FOR_UPDATE: &str = select_record!(" FOR UPDATE");
 pub(crate) const UPDATE_RECORD_METADATA: &str =
     "UPDATE state_store_thread_records SET metadata = $2, updated_at = $3 WHERE thread_id = $1";
+/// A claimed run's thread is busy (it is already, unless its status was
+/// set by hand since its runs were created).
+pub(crate) const MARK_THREAD_BUSY: &str = "UPDATE state_store_thread_records \
+     SET status = 'busy', updated_at = $2 WHERE thread_id = $1 AND status <> 'busy'";
+/// A run's thread, read without a lock (it never changes): what a
+/// transition locks first.
+pub(crate) const RUN_THREAD: &str = "SELECT thread_id FROM state_store_runs WHERE run_id = $1";
 pub(crate) const SET_THREAD_STATUS: &str =
     "UPDATE state_store_thread_records SET status = $2, updated_at = $3 WHERE thread_id = $1";
 /// A thread's status once a run on it ended: `busy` while other runs are

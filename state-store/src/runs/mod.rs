@@ -496,6 +496,7 @@ impl Claim {
     fn fence(&self) -> Fence<'_> {
         Fence {
             run_id: &self.run.run_id,
+            thread_id: self.run.thread_id.as_deref(),
             worker: &self.worker,
             attempt: i64::from(self.run.attempt),
         }

@@ -932,3 +932,116 @@ async fn a_cancel_reaches_another_process() {
         LeaseState::Cancel(CancelAction::Interrupt)
     );
 }
+
+/// Creations with every strategy, cancels and deletions racing workers
+/// that claim, renew and finish, each on its own handle: no transition
+/// fails (on PostgreSQL: no deadlock between a creation holding a thread
+/// and a worker holding its run), and the queue drains.
+async fn strategies_race_workers(ts: TestStore) {
+    const THREADS: usize = 2;
+    const RUNS: usize = 40;
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut workers = Vec::new();
+    for w in 0..4 {
+        let store = ts.another_worker().await;
+        let stop = Arc::clone(&stop);
+        workers.push(tokio::spawn(async move {
+            let worker = format!("w{w}");
+            loop {
+                let Some(claim) = store.claim_run(&worker, LEASE).await.unwrap() else {
+                    if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    continue;
+                };
+                store
+                    .append_run_events(&claim, &[RunEventIn::new("values", json!(w))])
+                    .await
+                    .unwrap();
+                let outcome = match store.renew_run(&claim, LEASE).await.unwrap() {
+                    LeaseState::Lost => continue,
+                    LeaseState::Cancel(CancelAction::Rollback) => {
+                        store.delete_run(&claim.run().run_id, None).await.unwrap();
+                        continue;
+                    }
+                    LeaseState::Cancel(CancelAction::Interrupt) => RunStatus::Interrupted,
+                    LeaseState::Held => RunStatus::Success,
+                };
+                store.finish_run(&claim, outcome, None).await.unwrap();
+            }
+        }));
+    }
+    let strategies = [
+        MultitaskStrategy::Enqueue,
+        MultitaskStrategy::Interrupt,
+        MultitaskStrategy::Rollback,
+        MultitaskStrategy::Reject,
+    ];
+    for i in 0..RUNS {
+        let thread = format!("t{}", i % THREADS);
+        let new = on(&thread, &format!("r{i}")).multitask_strategy(strategies[i % 4]);
+        match ts.store.create_run(new).await {
+            Ok(_) | Err(StoreError::ThreadBusy { .. }) => {}
+            Err(e) => panic!("{}: {e}", ts.name),
+        }
+        if i % 7 == 0 {
+            ts.store
+                .cancel_run(&format!("r{}", i / 2), CancelAction::Interrupt, None)
+                .await
+                .unwrap();
+        }
+        if i % 11 == 0 {
+            ts.store
+                .delete_run(&format!("r{}", i / 3), None)
+                .await
+                .unwrap();
+        }
+        tokio::task::yield_now().await;
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    for worker in workers {
+        worker.await.unwrap();
+    }
+    // What the workers left when told to stop (a run created as they
+    // looked) is claimable, one after the other.
+    while let Some(claim) = ts.store.claim_run("drain", LEASE).await.unwrap() {
+        let outcome = match claim.run().cancel {
+            Some(_) => RunStatus::Interrupted,
+            None => RunStatus::Success,
+        };
+        assert!(ts.store.finish_run(&claim, outcome, None).await.unwrap());
+    }
+    for t in 0..THREADS {
+        let thread = format!("t{t}");
+        let runs = ts
+            .store
+            .list_runs(Some(&thread), RunFilter::default().limit(100))
+            .await
+            .unwrap();
+        assert!(
+            runs.iter().all(|r| r.status.is_final()),
+            "{}: drained: {:?}",
+            ts.name,
+            runs.iter()
+                .map(|r| (&r.run_id, r.status))
+                .collect::<Vec<_>>()
+        );
+        assert_ne!(thread_status(&ts.store, &thread).await, ThreadStatus::Busy);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn strategies_race_workers_memory() {
+    strategies_race_workers(TestStore::memory()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn strategies_race_workers_sqlite() {
+    strategies_race_workers(TestStore::sqlite().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn strategies_race_workers_postgres() {
+    strategies_race_workers(TestStore::postgres().await).await;
+}
