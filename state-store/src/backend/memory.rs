@@ -179,10 +179,11 @@ impl Memory {
         Ok(self.lock().get(thread).and_then(|t| t.row.clone()))
     }
 
-    pub fn delete(&self, thread: &str) -> Result<bool, StoreError> {
+    pub fn delete(&self, thread: &str) -> Result<(bool, Vec<String>), StoreError> {
         // Its runs (with their events) and its record go with it.
-        let recorded = self.runs.delete_thread(thread);
-        Ok(self.lock().remove(thread).is_some_and(|t| t.row.is_some()) || recorded)
+        let (recorded, inflight) = self.runs.delete_thread(thread);
+        let existed = self.lock().remove(thread).is_some_and(|t| t.row.is_some());
+        Ok((existed || recorded, inflight))
     }
 
     pub fn create_from(

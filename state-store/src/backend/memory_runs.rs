@@ -371,13 +371,19 @@ impl MemoryRuns {
             .min())
     }
 
-    /// Removes a thread's record and runs (with `Memory::delete`). True:
-    /// it had a record.
-    pub fn delete_thread(&self, thread: &str) -> bool {
+    /// Removes a thread's record and runs (with `Memory::delete`): whether
+    /// it had a record, and the runs that were in flight.
+    pub fn delete_thread(&self, thread: &str) -> (bool, Vec<String>) {
         let mut t = self.lock();
-        t.runs
-            .retain(|_, s| s.row.thread_id.as_deref() != Some(thread));
-        t.records.remove(thread).is_some()
+        let mut inflight = Vec::new();
+        t.runs.retain(|id, s| {
+            let on_thread = s.row.thread_id.as_deref() == Some(thread);
+            if on_thread && in_flight(&s.row.status) {
+                inflight.push(id.clone());
+            }
+            !on_thread
+        });
+        (t.records.remove(thread).is_some(), inflight)
     }
 
     pub fn insert_record(&self, row: &ThreadRecordRow) -> Result<bool, StoreError> {

@@ -263,8 +263,10 @@ impl Backend {
         dispatch!(self, b => b.thread(thread))
     }
 
-    /// Deletes a thread with its steps and snapshots. False: none existed.
-    pub async fn delete(&self, thread: &str) -> Result<bool, StoreError> {
+    /// Deletes a thread with its steps and snapshots, its record, runs and
+    /// their events. False: neither log nor record existed. With the ids
+    /// of the runs that were in flight.
+    pub async fn delete(&self, thread: &str) -> Result<(bool, Vec<String>), StoreError> {
         dispatch!(self, b => b.delete(thread))
     }
 

@@ -519,10 +519,20 @@ macro_rules! sql_backend {
                 row.map(thread_row).transpose()
             }
 
-            pub async fn delete(&self, thread: &str) -> Result<bool, StoreError> {
+            pub async fn delete(&self, thread: &str) -> Result<(bool, Vec<String>), StoreError> {
                 let _queued = self.queue().await;
                 let context = || format!("deleting thread \"{thread}\"");
                 let mut tx = self.writes.begin_with($write).await.map_err(db_error(context()))?;
+                // Its runs in flight: their workers and readers are told.
+                let inflight: Vec<(String, String)> = sqlx::query_as(crate::backend::sql_runs::INFLIGHT_RUNS)
+                    .bind(thread)
+                    .fetch_all(&mut *tx)
+                    .await
+                    .map_err(db_error(context()))?;
+                let inflight: Vec<String> = inflight.into_iter().map(|(id, _)| id).collect();
+                let notices: Vec<String> =
+                    inflight.iter().map(|id| crate::backend::sql_runs::notice(Some(id), true)).collect();
+                Self::notify_runs(&mut *tx, &notices).await.map_err(db_error(context()))?;
                 // Its record and its runs (with their events) go with it;
                 // the record first, as every run transition locks it.
                 let recorded = sqlx::query(crate::backend::sql_runs::DELETE_THREAD_RECORD)
@@ -546,7 +556,7 @@ macro_rules! sql_backend {
                     existed = done.rows_affected() > 0;
                 }
                 tx.commit().await.map_err(db_error(context()))?;
-                Ok(existed || recorded)
+                Ok((existed || recorded, inflight))
             }
 
             pub async fn create_from(

@@ -479,16 +479,52 @@ pub struct Claim {
 
 impl Claim {
     /// The run, as claimed.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// # use std::time::Duration;
+    /// let store = state_store::Store::memory();
+    /// store.create_run(state_store::NewRun::new("run-1", "agent")).await?;
+    /// let claim = store.claim_run("w", Duration::from_secs(30)).await?.unwrap();
+    /// assert_eq!(claim.run().run_id, "run-1");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn run(&self) -> &Run {
         &self.run
     }
 
     /// The worker holding the lease.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// # use std::time::Duration;
+    /// let store = state_store::Store::memory();
+    /// store.create_run(state_store::NewRun::new("run-1", "agent")).await?;
+    /// let claim = store.claim_run("w", Duration::from_secs(30)).await?.unwrap();
+    /// assert_eq!(claim.worker(), "w");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn worker(&self) -> &str {
         &self.worker
     }
 
     /// The attempt the lease is for (the fencing token with the worker).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// # use std::time::Duration;
+    /// let store = state_store::Store::memory();
+    /// store.create_run(state_store::NewRun::new("run-1", "agent")).await?;
+    /// let claim = store.claim_run("w", Duration::from_secs(30)).await?.unwrap();
+    /// assert_eq!(claim.attempt(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn attempt(&self) -> u32 {
         self.run.attempt
     }
@@ -525,6 +561,10 @@ pub enum LeaseState {
 
 impl LeaseState {
     /// True unless the lease was lost.
+    ///
+    /// ```
+    /// assert!(state_store::LeaseState::Held.is_held());
+    /// ```
     pub fn is_held(self) -> bool {
         self != LeaseState::Lost
     }
@@ -564,24 +604,44 @@ impl Default for RunFilter {
 
 impl RunFilter {
     /// Only runs in `status`.
+    ///
+    /// ```
+    /// use state_store::{RunFilter, RunStatus};
+    /// assert_eq!(RunFilter::default().status(RunStatus::Error).status, Some(RunStatus::Error));
+    /// ```
     pub fn status(mut self, status: RunStatus) -> Self {
         self.status = Some(status);
         self
     }
 
     /// Only runs of `owner`.
+    ///
+    /// ```
+    /// use state_store::{RunFilter, RunStatus};
+    /// assert_eq!(RunFilter::default().owner("ada").owner.as_deref(), Some("ada"));
+    /// ```
     pub fn owner(mut self, owner: impl Into<String>) -> Self {
         self.owner = Some(owner.into());
         self
     }
 
     /// At most `limit` runs.
+    ///
+    /// ```
+    /// use state_store::{RunFilter, RunStatus};
+    /// assert_eq!(RunFilter::default().limit(3).limit, 3);
+    /// ```
     pub fn limit(mut self, limit: usize) -> Self {
         self.limit = limit;
         self
     }
 
     /// Skipping the first `offset`.
+    ///
+    /// ```
+    /// use state_store::{RunFilter, RunStatus};
+    /// assert_eq!(RunFilter::default().offset(3).offset, 3);
+    /// ```
     pub fn offset(mut self, offset: usize) -> Self {
         self.offset = offset;
         self
@@ -606,6 +666,11 @@ pub struct RunEventIn {
 
 impl RunEventIn {
     /// An event named `event` carrying `data`.
+    ///
+    /// ```
+    /// let event = state_store::RunEventIn::new("custom", serde_json::json!("hi"));
+    /// assert_eq!(event.data, "hi");
+    /// ```
     pub fn new(event: impl Into<String>, data: Value) -> Self {
         RunEventIn {
             event: event.into(),

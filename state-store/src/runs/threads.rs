@@ -214,36 +214,72 @@ impl Default for ThreadSearch {
 
 impl ThreadSearch {
     /// Metadata the records must contain (top-level keys equal).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use state_store::{ThreadSearch, ThreadSortBy, ThreadStatus};
+    /// assert_eq!(ThreadSearch::default().metadata(json!({"a": 1})).metadata, Some(json!({"a": 1})));
+    /// ```
     pub fn metadata(mut self, metadata: Value) -> Self {
         self.metadata = Some(metadata);
         self
     }
 
     /// Only records in `status`.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use state_store::{ThreadSearch, ThreadSortBy, ThreadStatus};
+    /// assert_eq!(ThreadSearch::default().status(ThreadStatus::Busy).status, Some(ThreadStatus::Busy));
+    /// ```
     pub fn status(mut self, status: ThreadStatus) -> Self {
         self.status = Some(status);
         self
     }
 
     /// Only records of `owner`.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use state_store::{ThreadSearch, ThreadSortBy, ThreadStatus};
+    /// assert_eq!(ThreadSearch::default().owner("ada").owner.as_deref(), Some("ada"));
+    /// ```
     pub fn owner(mut self, owner: impl Into<String>) -> Self {
         self.owner = Some(owner.into());
         self
     }
 
     /// At most `limit`.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use state_store::{ThreadSearch, ThreadSortBy, ThreadStatus};
+    /// assert_eq!(ThreadSearch::default().limit(3).limit, 3);
+    /// ```
     pub fn limit(mut self, limit: usize) -> Self {
         self.limit = limit;
         self
     }
 
     /// Skipping the first `offset`.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use state_store::{ThreadSearch, ThreadSortBy, ThreadStatus};
+    /// assert_eq!(ThreadSearch::default().offset(3).offset, 3);
+    /// ```
     pub fn offset(mut self, offset: usize) -> Self {
         self.offset = offset;
         self
     }
 
     /// In this order.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use state_store::{ThreadSearch, ThreadSortBy, ThreadStatus};
+    /// assert_eq!(ThreadSearch::default().sort_by(ThreadSortBy::ThreadId, false).sort_by, ThreadSortBy::ThreadId);
+    /// ```
     pub fn sort_by(mut self, sort_by: ThreadSortBy, descending: bool) -> Self {
         self.sort_by = sort_by;
         self.descending = descending;

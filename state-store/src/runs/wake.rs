@@ -413,6 +413,18 @@ impl RunWatch {
     }
 
     /// Waits for a change not yet seen (see [`RunWatch`]).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// use state_store::{NewRun, Store};
+    /// let store = Store::memory();
+    /// let mut watch = store.watch_run("run-1");
+    /// store.create_run(NewRun::new("run-1", "agent")).await?;
+    /// watch.changed().await; // the creation
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn changed(&mut self) {
         self.hub.ensure_listening();
         if let Some(receiver) = &mut self.receiver {
@@ -423,6 +435,13 @@ impl RunWatch {
 
     /// Resolves once other processes' changes are heard (see
     /// [`RunWakeups::ready`]).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// state_store::Store::memory().watch_run("r").ready().await;
+    /// # }
+    /// ```
     pub async fn ready(&self) {
         self.hub.ready().await;
     }

@@ -737,8 +737,18 @@ async fn deleting_a_thread_deletes_its_runs(ts: TestStore) {
         .append_run_events(&claim, &[RunEventIn::new("values", json!(1))])
         .await
         .unwrap();
+    // The run's worker (in another process, on PostgreSQL) is woken.
+    let worker = ts.another_worker().await;
+    let mut watch = worker.watch_run(&claim.run().run_id);
+    watch.ready().await;
+    let _ = tokio::time::timeout(Duration::from_millis(200), watch.changed()).await;
     // A record without a log still counts as a thread.
     assert!(store.delete_thread("t").await.unwrap(), "{}", ts.name);
+    if on_t {
+        tokio::time::timeout(FALLBACK, watch.changed())
+            .await
+            .expect("the deleted run's watcher woke");
+    }
     assert!(store.thread_record("t", None).await.unwrap().is_none());
     assert_eq!(status(store, "r1").await, None);
     assert_eq!(status(store, "r2").await, None);
