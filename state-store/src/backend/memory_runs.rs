@@ -15,7 +15,7 @@ struct Stored {
     lease_owner: Option<String>,
     lease_expires_at: Option<i64>,
     last_seq: u64,
-    events: BTreeMap<u64, (String, String)>,
+    events: BTreeMap<u64, (String, String, i64)>,
 }
 
 #[derive(Debug, Default)]
@@ -330,7 +330,7 @@ impl MemoryRuns {
         for (event, data) in events {
             s.last_seq += 1;
             s.events
-                .insert(s.last_seq, ((*event).to_owned(), data.clone()));
+                .insert(s.last_seq, ((*event).to_owned(), data.clone(), now));
         }
         s.row.updated_at = now;
         Ok(Some(s.last_seq))
@@ -341,21 +341,34 @@ impl MemoryRuns {
         run_id: &str,
         after: u64,
         limit: usize,
-    ) -> Result<Vec<(i64, String, String)>, StoreError> {
+    ) -> Result<Vec<(i64, String, String, i64)>, StoreError> {
         let t = self.lock();
         Ok(t.runs.get(run_id).map_or_else(Vec::new, |s| {
             s.events
                 .range(after.saturating_add(1)..)
                 .take(limit)
-                .map(|(seq, (event, data))| {
+                .map(|(seq, (event, data, at))| {
                     (
                         i64::try_from(*seq).unwrap_or(i64::MAX),
                         event.clone(),
                         data.clone(),
+                        *at,
                     )
                 })
                 .collect()
         }))
+    }
+
+    pub fn prune_events(&self, before: i64) -> Result<u64, StoreError> {
+        let mut t = self.lock();
+        let mut pruned = 0;
+        for s in t.runs.values_mut() {
+            if !in_flight(&s.row.status) && s.row.updated_at < before {
+                pruned += s.events.len() as u64;
+                s.events.clear();
+            }
+        }
+        Ok(pruned)
     }
 
     pub fn next_due(&self, now: i64) -> Result<Option<i64>, StoreError> {

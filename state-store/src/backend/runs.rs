@@ -224,14 +224,20 @@ impl Backend {
             b.append_run_events(fence, events, now))
     }
 
-    /// Events numbered above `after`, at most `limit`, in order.
+    /// Events numbered above `after`, at most `limit`, in order: number,
+    /// name, data, time.
     pub async fn run_events(
         &self,
         run_id: &str,
         after: u64,
         limit: usize,
-    ) -> Result<Vec<(i64, String, String)>, StoreError> {
+    ) -> Result<Vec<(i64, String, String, i64)>, StoreError> {
         dispatch_runs!(self, b => b.runs.events(run_id, after, limit), b.run_events(run_id, after, limit))
+    }
+
+    /// Deletes the events of the runs that ended before `before`.
+    pub async fn prune_run_events(&self, before: i64) -> Result<u64, StoreError> {
+        dispatch_runs!(self, b => b.runs.prune_events(before), b.prune_run_events(before))
     }
 
     /// The earliest time after `now` a run becomes due (a pending run's

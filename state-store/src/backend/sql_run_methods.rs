@@ -543,6 +543,7 @@ macro_rules! sql_runs {
                         .bind(seq)
                         .bind(*event)
                         .bind(data)
+                        .bind(now)
                         .execute(&mut *tx)
                         .await
                         .map_err(db_error(context()))?;
@@ -561,7 +562,7 @@ macro_rules! sql_runs {
                 run_id: &str,
                 after: u64,
                 limit: usize,
-            ) -> Result<Vec<(i64, String, String)>, StoreError> {
+            ) -> Result<Vec<(i64, String, String, i64)>, StoreError> {
                 sqlx::query_as($crate::backend::sql_runs::SELECT_EVENTS)
                     .bind(run_id)
                     .bind(to_db(after))
@@ -571,6 +572,16 @@ macro_rules! sql_runs {
                     .map_err(db_error(format!(
                         "reading the events of run \"{run_id}\" after {after}"
                     )))
+            }
+
+            pub async fn prune_run_events(&self, before: i64) -> Result<u64, StoreError> {
+                let _queued = self.queue().await;
+                Ok(sqlx::query($crate::backend::sql_runs::PRUNE_EVENTS)
+                    .bind(before)
+                    .execute(&self.writes)
+                    .await
+                    .map_err(db_error("pruning the events of ended runs".to_owned()))?
+                    .rows_affected())
             }
 
             pub async fn next_run_due(&self, now: i64) -> Result<Option<i64>, StoreError> {

@@ -45,6 +45,7 @@ pub(crate) const RUN_TABLES: [&str; 7] = [
         seq BIGINT NOT NULL,
         event TEXT NOT NULL,
         data TEXT NOT NULL,
+        recorded_at BIGINT NOT NULL,
         PRIMARY KEY (run_id, seq)
     )",
     "CREATE TABLE IF NOT EXISTS state_store_thread_records (
@@ -210,9 +211,9 @@ pub(crate) const RESERVE_EVENTS: &str = concat!(
     fenced!(),
     " RETURNING last_seq"
 );
-pub(crate) const INSERT_EVENT: &str =
-    "INSERT INTO state_store_run_events (run_id, seq, event, data) VALUES ($1, $2, $3, $4)";
-pub(crate) const SELECT_EVENTS: &str = "SELECT seq, event, data FROM state_store_run_events \
+pub(crate) const INSERT_EVENT: &str = "INSERT INTO state_store_run_events \
+     (run_id, seq, event, data, recorded_at) VALUES ($1, $2, $3, $4, $5)";
+pub(crate) const SELECT_EVENTS: &str = "SELECT seq, event, data, recorded_at FROM state_store_run_events \
      WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3";
 
 /// The runs in flight on thread `$1`.
@@ -242,6 +243,11 @@ pub(crate) const RUN_STATE_SQLITE: &str = run_state!("");
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) const RUN_STATE_POSTGRES: &str = run_state!(" FOR UPDATE");
 
+/// The events of the runs that ended (neither pending nor running) and
+/// last changed before `$1`.
+pub(crate) const PRUNE_EVENTS: &str = "DELETE FROM state_store_run_events WHERE run_id IN \
+     (SELECT run_id FROM state_store_runs \
+      WHERE status NOT IN ('pending', 'running') AND updated_at < $1)";
 pub(crate) const NEXT_AVAILABLE: &str = "SELECT MIN(available_at) FROM state_store_runs \
      WHERE status = 'pending' AND available_at > $1";
 pub(crate) const NEXT_LEASE_END: &str = "SELECT MIN(lease_expires_at) FROM state_store_runs \

@@ -710,6 +710,10 @@ pub struct RunEvent {
     pub event: String,
     /// Its data.
     pub data: Value,
+    /// When it was stored (for an SSE id of the Agent Server's form,
+    /// `<epoch-ms>-<n>`).
+    #[serde(with = "iso")]
+    pub recorded_at: SystemTime,
 }
 
 /// Checks a run id (the rules of thread ids: not empty, at most 512
@@ -1212,7 +1216,7 @@ impl Store {
         check_run_id(run_id)?;
         let rows = self.backend.run_events(run_id, after, limit).await?;
         rows.into_iter()
-            .map(|(seq, event, data)| {
+            .map(|(seq, event, data, recorded_at)| {
                 let corrupt = |column: &'static str, detail: String| StoreError::CorruptRun {
                     what: format!("run \"{run_id}\", event {seq}"),
                     column,
@@ -1224,9 +1228,37 @@ impl Store {
                     data: serde_json::from_str(&data)
                         .map_err(|e| corrupt("data", format!("not JSON: {e}")))?,
                     event,
+                    recorded_at: from_micros(recorded_at),
                 })
             })
             .collect()
+    }
+
+    /// Deletes the stream events of the runs that ended (neither pending
+    /// nor running) and last changed before `ended_before`; returns how
+    /// many. Events are kept so that a client can resume a stream, for a
+    /// while after its run ended (LangGraph keeps them 120 s): a server
+    /// calls this now and then.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// use std::time::{Duration, SystemTime};
+    /// use serde_json::json;
+    /// use state_store::{NewRun, RunEventIn, RunStatus, Store};
+    /// let store = Store::memory();
+    /// store.create_run(NewRun::new("run-1", "agent")).await?;
+    /// let claim = store.claim_run("w", Duration::from_secs(30)).await?.unwrap();
+    /// store.append_run_events(&claim, &[RunEventIn::new("values", json!(1))]).await?;
+    /// assert_eq!(store.prune_run_events(SystemTime::now()).await?, 0, "still running");
+    /// store.finish_run(&claim, RunStatus::Success, None).await?;
+    /// assert_eq!(store.prune_run_events(SystemTime::now() + Duration::from_secs(1)).await?, 1);
+    /// assert!(store.run_events("run-1", 0, 10).await?.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn prune_run_events(&self, ended_before: SystemTime) -> Result<u64, StoreError> {
+        self.backend.prune_run_events(to_micros(ended_before)).await
     }
 
     /// A watcher of run `run_id`: see [`RunWatch`]. Subscribe before

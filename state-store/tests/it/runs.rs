@@ -13,7 +13,7 @@ use state_store::{
 };
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 const LEASE: Duration = Duration::from_secs(30);
 /// Longer than any wake-up may take in these tests: a wake-up that comes
@@ -455,6 +455,23 @@ async fn events_append_and_replay(ts: TestStore) {
     // Another process's reader sees the same.
     let other = ts.another_worker().await;
     assert_eq!(other.run_events("r", 4, 10).await.unwrap()[0].seq, 5);
+    assert!(all.windows(2).all(|w| w[0].recorded_at <= w[1].recorded_at));
+    // Pruned once the run ended, when asked.
+    let later = SystemTime::now() + Duration::from_secs(1);
+    assert_eq!(store.prune_run_events(later).await.unwrap(), 0, "running");
+    store
+        .finish_run(&claim, RunStatus::Success, None)
+        .await
+        .unwrap();
+    let earlier = SystemTime::now() - Duration::from_secs(60);
+    assert_eq!(store.prune_run_events(earlier).await.unwrap(), 0, "recent");
+    assert_eq!(
+        store.prune_run_events(later).await.unwrap(),
+        5,
+        "{}",
+        ts.name
+    );
+    assert!(store.run_events("r", 0, 10).await.unwrap().is_empty());
     // Deleted with the run.
     store.delete_run("r", None).await.unwrap();
     assert!(store.run_events("r", 0, 10).await.unwrap().is_empty());
