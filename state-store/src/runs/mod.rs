@@ -844,6 +844,11 @@ impl Store {
     /// and a thread never has two running runs. SQLite: a write
     /// transaction (`BEGIN IMMEDIATE`). Memory: one lock.
     ///
+    /// A run taken over may carry a cancel requested before its worker
+    /// died ([`Run::cancel`]): the new worker acts on it at once. The
+    /// attempt tells how often the run was tried (LangGraph fails a run
+    /// after 3): the store does not limit it.
+    ///
     /// A worker renews its lease well before it expires
     /// ([`renew_run`](Store::renew_run)); times are each process's clock,
     /// so machines sharing a database keep their clocks in sync (a lease

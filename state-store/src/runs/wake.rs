@@ -528,9 +528,11 @@ mod postgres {
             retry = RETRY_FIRST;
             {
                 let Some(hub) = hub.upgrade() else { return };
-                hub.ready.send_replace(true);
-                // What committed before the LISTEN was not heard: read again.
+                // What committed before the LISTEN was not heard: read
+                // again. (Before `ready`: whoever waited for it has been
+                // woken by then.)
                 hub.wake_all();
+                hub.ready.send_replace(true);
             }
             loop {
                 match unless_stopped(&mut stopped, listener.try_recv()).await {

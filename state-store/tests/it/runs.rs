@@ -1072,3 +1072,55 @@ async fn strategies_race_workers_sqlite() {
 async fn strategies_race_workers_postgres() {
     strategies_race_workers(TestStore::postgres().await).await;
 }
+
+/// PostgreSQL: the listener's connection is killed. Notices sent while it
+/// is down are lost, so when it listens again every waiter is woken to
+/// read again (a worker claims what was created meanwhile), and notices
+/// are heard again after that.
+#[tokio::test]
+async fn waiters_read_again_when_the_listener_reconnects() {
+    let cluster = crate::support::postgres::shared();
+    let db = cluster.fresh_database("runs_listener");
+    let api = Store::postgres(&db.url).await.unwrap();
+    let worker = Store::postgres(&db.url).await.unwrap();
+    let mut wakeups = worker.run_wakeups().fallback(FALLBACK);
+    wakeups.ready().await;
+    assert_eq!(wakeups.next().await.unwrap(), Wake::Start);
+    api.create_run(on("t", "r")).await.unwrap();
+    let mut watch = worker.watch_run("r");
+
+    let name = db.name.clone();
+    let killed = tokio::task::spawn_blocking(move || cluster.terminate_connections(&name))
+        .await
+        .unwrap();
+    assert!(killed >= 1, "the listener at least: {killed}");
+    // Woken by the reconnection itself, long before the fallback.
+    let start = Instant::now();
+    assert_eq!(
+        tokio::time::timeout(FALLBACK, wakeups.next())
+            .await
+            .expect("woken")
+            .unwrap(),
+        Wake::Notified
+    );
+    tokio::time::timeout(FALLBACK, watch.changed())
+        .await
+        .expect("the run's watcher too");
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+    let claim = worker.claim_run("w", LEASE).await.unwrap().unwrap();
+    assert_eq!(claim.run().run_id, "r");
+    // Heard again.
+    wakeups.ready().await;
+    while tokio::time::timeout(Duration::from_millis(200), wakeups.next())
+        .await
+        .is_ok()
+    {}
+    let created = Instant::now();
+    api.create_run(on("u", "s")).await.unwrap();
+    assert_eq!(wakeups.next().await.unwrap(), Wake::Notified);
+    assert!(created.elapsed() < Duration::from_secs(2));
+}
