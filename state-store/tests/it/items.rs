@@ -1172,7 +1172,7 @@ where
     let (a, b) = tokio::join!(open(), open());
     let store = a.unwrap();
     b.unwrap();
-    assert_eq!(schema_version(db).await, (3, 1), "{}", db.kind);
+    assert_eq!(schema_version(db).await, (4, 1), "{}", db.kind);
     let mut t = store.thread::<Chat>("t").await.unwrap();
     assert_eq!(t.seq(), 2);
     assert_eq!(t.state().transcript, ["one", "two"]);
@@ -1200,18 +1200,18 @@ where
     );
     assert_eq!(
         schema_version(db).await,
-        (3, 1),
+        (4, 1),
         "opening again changes nothing"
     );
 
-    raw_sql(db, &["UPDATE state_store_schema SET version = 4"]).await;
+    raw_sql(db, &["UPDATE state_store_schema SET version = 5"]).await;
     let err = open().await.unwrap_err();
     assert!(
         matches!(
             err,
             StoreError::TooNew {
-                found: 4,
-                known: 3,
+                found: 5,
+                known: 4,
                 ..
             }
         ),
@@ -1219,7 +1219,7 @@ where
     );
     assert_eq!(
         err.to_string(),
-        "the database's state-store tables: written by version 4, but this program knows versions up to 3; upgrade it"
+        "the database's state-store tables: written by version 5, but this program knows versions up to 4; upgrade it"
     );
 }
 
