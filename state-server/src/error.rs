@@ -66,16 +66,7 @@ impl ApiError {
         ApiError::new(
             StatusCode::METHOD_NOT_ALLOWED,
             "method_not_allowed",
-            format!("{method} is not allowed here: these paths are read-only and answer GET"),
-        )
-    }
-
-    /// 405: an Agent Server path that does not answer this method.
-    pub(crate) fn method_not_allowed_here(method: &Method) -> ApiError {
-        ApiError::new(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "method_not_allowed",
-            format!("{method} is not allowed on this path"),
+            format!("{method} is not allowed on this path (`Allow` lists what is)"),
         )
     }
 
@@ -119,6 +110,17 @@ impl ApiError {
     /// code for it); the message names the field.
     pub(crate) fn invalid_body(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_body", message)
+    }
+
+    /// 400: a thread operation that needs the thread's graph, on a thread
+    /// whose metadata names none (the Agent Server's text).
+    pub(crate) fn no_graph_id(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, "no_graph_id", message)
+    }
+
+    /// 409: a thread that exists already (the Agent Server's text).
+    pub(crate) fn conflict(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::CONFLICT, "conflict", message)
     }
 
     /// 404: an assistant, a graph or a thread that is not there (the

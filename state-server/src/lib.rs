@@ -324,11 +324,7 @@ impl Server {
             !graph_id.is_empty(),
             "state_server::Server::assistant: a graph id is not empty"
         );
-        let assistant = agent::Assistant::new(
-            &graph_id,
-            graph.graph_json(),
-            agent::state_schema(S::schema()),
-        );
+        let assistant = agent::Assistant::new(&graph_id, graph, self.store.clone());
         assert!(
             self.assistants.add(assistant),
             "state_server::Server::assistant: graph id \"{graph_id}\" is served already; \
@@ -438,16 +434,15 @@ impl Server {
             .route(&format!("/inspect/{{{id}}}/answer"), post(inspect::answer))
             .route("/inspector.js", get(inspect::script))
             .route("/inspector.css", get(inspect::style));
-        // LangGraph's Agent Server API: they change things (POST), so their
-        // wrong methods are a plain 405.
-        let api = agent::routes().method_not_allowed_fallback(agent::method_not_allowed);
+        // LangGraph's Agent Server API shares paths with the JSON routes
+        // (`GET /threads` is ours, `POST /threads` its): one router.
+        let json = json.merge(agent::routes());
         // A JSON 405 (with `Allow`) for a method these paths lack.
-        let read_only =
+        let answered =
             |routes: Router<App>| routes.method_not_allowed_fallback(routes::method_not_allowed);
-        guarded(read_only(json), guard::QueryToken::No)
-            .merge(guarded(read_only(live), guard::QueryToken::Accepted))
-            .merge(guarded(read_only(pages), guard::QueryToken::KeptAsCookie))
-            .merge(guarded(api, guard::QueryToken::No))
+        guarded(answered(json), guard::QueryToken::No)
+            .merge(guarded(answered(live), guard::QueryToken::Accepted))
+            .merge(guarded(answered(pages), guard::QueryToken::KeptAsCookie))
             .with_state(app)
     }
 }

@@ -26,16 +26,29 @@ pub(crate) struct Assistant {
     pub graph: Value,
     /// `GET /assistants/{id}/schemas`, `state_schema`.
     pub state_schema: Value,
+    /// The graph, behind JSON.
+    #[cfg(feature = "graph")]
+    pub served: std::sync::Arc<dyn super::served::Served>,
 }
 
 impl Assistant {
-    pub(crate) fn new(graph_id: &str, graph: Value, state_schema: Value) -> Assistant {
+    #[cfg(feature = "graph")]
+    pub(crate) fn new<S, C>(
+        graph_id: &str,
+        graph: state_graph::CompiledGraph<S, C>,
+        store: state_store::Store,
+    ) -> Assistant
+    where
+        S: state_graph::GraphState,
+        C: Send + Sync + 'static,
+    {
         Assistant {
             graph_id: graph_id.to_owned(),
             assistant_id: default_id(graph_id),
             created_at: SystemTime::now(),
-            graph,
-            state_schema,
+            graph: graph.graph_json(),
+            state_schema: state_schema(S::schema()),
+            served: std::sync::Arc::new(super::served::serve(graph, store)),
         }
     }
 
@@ -138,11 +151,23 @@ mod tests {
         assert_eq!(default_id("chat"), "eb6db400-e3c8-5d06-a834-015cb89efe69");
     }
 
+    #[cfg(feature = "graph")]
     #[test]
     fn an_assistant_is_found_by_its_id_or_its_graphs() {
+        use state_core::{AgentState, State};
+        #[derive(AgentState, Debug, Clone)]
+        struct S {
+            n: u32,
+        }
+        let mut g = state_graph::StateGraph::<S>::new();
+        g.add_node("a", |_: &S| S::delta());
+        g.add_edge(state_graph::START, "a");
+        g.add_edge("a", state_graph::END);
+        let graph = g.compile().expect("compiles");
+        let store = state_store::Store::memory();
         let mut all = Assistants::default();
-        assert!(all.add(Assistant::new("agent", json!({}), json!({}))));
-        assert!(!all.add(Assistant::new("agent", json!({}), json!({}))));
+        assert!(all.add(Assistant::new("agent", graph.clone(), store.clone())));
+        assert!(!all.add(Assistant::new("agent", graph, store)));
         assert_eq!(all.find("agent").unwrap().graph_id, "agent");
         let id = default_id("agent");
         assert_eq!(all.find(&id).unwrap().graph_id, "agent");

@@ -14,29 +14,27 @@ mod body;
 // The thread and run routes' parts (issue 34's next parts serve them at
 // `/threads/{id}/state`, `/history` and `/runs`), tested on their own
 // until then.
-#[allow(dead_code)]
 mod checkpoint;
 #[cfg(feature = "graph")]
-#[allow(dead_code)]
 mod served;
 #[allow(dead_code)]
 mod sse;
+#[cfg(feature = "graph")]
+mod state_routes;
 #[allow(dead_code)]
 mod stream_mode;
+mod thread_routes;
 #[cfg(feature = "graph")]
-#[allow(dead_code)]
 mod thread_state;
 
-pub(crate) use assistants::Assistants;
 #[cfg(feature = "graph")]
-pub(crate) use assistants::{Assistant, state_schema};
+pub(crate) use assistants::Assistant;
+pub(crate) use assistants::Assistants;
 
-use crate::error::ApiError;
 use crate::routes::App;
 use axum::Json;
 use axum::Router;
 use axum::extract::FromRef;
-use axum::http::Method;
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -63,11 +61,37 @@ pub(crate) fn routes() -> Router<App> {
             "/assistants/{assistant_id}/schemas",
             get(assistant_routes::schemas),
         )
+        .route("/threads", post(thread_routes::create))
+        .route("/threads/search", post(thread_routes::search))
+        .route("/threads/count", post(thread_routes::count))
+        .route(
+            "/threads/{thread_id}",
+            get(thread_routes::get)
+                .patch(thread_routes::patch)
+                .delete(thread_routes::delete),
+        )
+        .merge(state_routes())
 }
 
-/// A 405 for a method an Agent Server path does not answer.
-pub(crate) async fn method_not_allowed(method: Method) -> ApiError {
-    ApiError::method_not_allowed_here(&method)
+/// The routes that read and edit a thread's state through its graph.
+#[cfg(feature = "graph")]
+fn state_routes() -> Router<App> {
+    Router::new()
+        .route("/threads/{thread_id}/state", post(state_routes::update))
+        .route(
+            "/threads/{thread_id}/state/{checkpoint_id}",
+            get(state_routes::at_checkpoint),
+        )
+        .route(
+            "/threads/{thread_id}/state/checkpoint",
+            post(state_routes::at_checkpoint_body),
+        )
+        .route("/threads/{thread_id}/history", post(state_routes::history))
+}
+
+#[cfg(not(feature = "graph"))]
+fn state_routes() -> Router<App> {
+    Router::new()
 }
 
 /// `GET /ok`: the server is up.

@@ -93,6 +93,22 @@ async fn assistants() {
 }
 
 #[tokio::test]
+async fn threads() {
+    let addr = serve(server(Store::memory()).router::<Chat>()).await;
+    run_script("threads.py", &format!("http://{addr}")).await;
+}
+
+#[tokio::test]
+async fn threads_on_sqlite() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let store = Store::sqlite(dir.path().join("agent.db"))
+        .await
+        .expect("a SQLite store");
+    let addr = serve(server(store).router::<Chat>()).await;
+    run_script("threads.py", &format!("http://{addr}")).await;
+}
+
+#[tokio::test]
 async fn assistant_search_pages_and_refuses_bad_bodies() {
     let addr = serve(server(Store::memory()).router::<Chat>()).await;
     let json = [("Content-Type", "application/json")];
@@ -141,9 +157,10 @@ async fn assistant_search_pages_and_refuses_bad_bodies() {
     }
     let wrong = request(addr, "GET", "/assistants/search", &[], b"").await;
     assert_eq!(wrong.status, 405);
+    assert_eq!(wrong.header("allow"), Some("POST"));
     assert_eq!(
         wrong.json()["detail"],
-        json!("GET is not allowed on this path")
+        json!("GET is not allowed on this path (`Allow` lists what is)")
     );
     let xray = request(addr, "GET", "/assistants/agent/graph?xray=-1", &[], b"").await;
     assert_eq!(xray.error(422, "invalid_body"), "Invalid xray value");
