@@ -206,6 +206,12 @@ impl ApiError {
     }
 
     /// 500: a rebuilt state that JSON cannot hold (NaN, say).
+    /// 500: what a run streams that JSON cannot hold (a NaN, say).
+    #[allow(dead_code)] // the run routes (issue 34's next part)
+    pub(crate) fn unwritable(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "encode", message)
+    }
+
     pub(crate) fn encode(thread: &str, seq: u64, error: &StateError) -> ApiError {
         ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,

@@ -4,10 +4,48 @@
 
 use super::{checkpoint, thread_state};
 use crate::error::ApiError;
+use futures::StreamExt;
 use futures::future::BoxFuture;
-use serde_json::Value;
-use state_graph::{CompiledGraph, GraphError, GraphState};
+use futures::stream::BoxStream;
+use serde_json::{Value, json};
+use state_graph::{CompiledGraph, Event, GraphError, GraphState, Interrupt, Resume, StreamMode};
 use state_store::Store;
+
+// The run half (`RunRequest` to `Streamed`) is called by the run routes,
+// issue 34's next part; until then only its tests do.
+
+/// What a run asks of its graph (from `RunCreateStateful`).
+#[allow(dead_code)]
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RunRequest {
+    /// The input, a delta's JSON; none with a command or to go on.
+    pub input: Option<Value>,
+    /// `command.resume`: the answer to the pending interrupt (or a map of
+    /// interrupt id to answer).
+    pub resume: Option<Value>,
+    /// The stream modes asked for, checked (`stream_mode::modes`).
+    pub modes: Vec<String>,
+    /// `stream_subgraphs`: events from inside subgraphs too, their names
+    /// `<mode>|<namespace>`.
+    pub subgraphs: bool,
+}
+
+#[allow(dead_code)]
+/// What a run streams: events under the Agent Server's names, then how it
+/// ended.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Streamed {
+    /// An event: its SSE name and data.
+    Event(String, Value),
+    /// The run paused at interrupts.
+    Paused,
+    /// The run reached its end.
+    Done,
+}
+
+/// The modes a run can stream so far; the others are refused by name.
+#[allow(dead_code)]
+pub(crate) const RUN_MODES: [&str; 4] = ["values", "updates", "custom", "messages-tuple"];
 
 /// What the Agent Server's thread routes ask of a graph, in JSON.
 pub(crate) trait Served: Send + Sync {
@@ -33,6 +71,15 @@ pub(crate) trait Served: Send + Sync {
         values: Value,
         as_node: Option<String>,
     ) -> BoxFuture<'static, Result<u64, ApiError>>;
+
+    #[allow(dead_code)]
+    /// Runs the graph on `thread`, streaming what `request` asks for (a
+    /// stateless run gets a thread of its own, as LangGraph's).
+    fn run(
+        &self,
+        thread: String,
+        request: RunRequest,
+    ) -> BoxStream<'static, Result<Streamed, ApiError>>;
 }
 
 /// `graph`, run on `store`.
@@ -121,6 +168,169 @@ where
                 })
         })
     }
+
+    fn run(
+        &self,
+        thread: String,
+        request: RunRequest,
+    ) -> BoxStream<'static, Result<Streamed, ApiError>> {
+        let graph = Graph(self.0.clone());
+        let started = async move {
+            let events = match graph.start(thread, &request).await {
+                Ok(events) => events,
+                Err(error) => return futures::stream::iter(vec![Err(error)]).boxed(),
+            };
+            events
+                .map(move |event| match event {
+                    Ok(event) => translate(event, &request),
+                    Err(error) => Err(ApiError::graph(error)),
+                })
+                .flat_map(|result| {
+                    futures::stream::iter(match result {
+                        Ok(list) => list.into_iter().map(Ok).collect::<Vec<_>>(),
+                        Err(error) => vec![Err(error)],
+                    })
+                })
+                .boxed()
+        };
+        futures::stream::once(started).flatten().boxed()
+    }
+}
+
+#[allow(dead_code)]
+/// The graph's stream modes for the Agent Server's.
+fn stream_mode(request: &RunRequest) -> Result<StreamMode, ApiError> {
+    let mut modes = StreamMode::UPDATES; // interrupts arrive as updates
+    for mode in &request.modes {
+        modes = modes
+            | match mode.as_str() {
+                "values" => StreamMode::VALUES,
+                "updates" => StreamMode::UPDATES,
+                "custom" => StreamMode::CUSTOM,
+                "messages-tuple" => StreamMode::MESSAGES,
+                other => {
+                    return Err(ApiError::invalid_body(format!(
+                        "stream_mode: \"{other}\" is not served yet; this server streams {RUN_MODES:?}"
+                    )));
+                }
+            };
+    }
+    if request.subgraphs {
+        modes = modes | StreamMode::SUBGRAPHS;
+    }
+    Ok(modes)
+}
+
+#[allow(dead_code)]
+/// Interrupts as the Agent Server streams them.
+fn interrupts_json(list: &[Interrupt]) -> Value {
+    Value::Array(
+        list.iter()
+            .map(|i| json!({"value": i.value, "id": i.id, "response_schema": null}))
+            .collect(),
+    )
+}
+
+#[allow(dead_code)]
+/// How the graph's events become the Agent Server's: the modes asked for
+/// by name (`messages-tuple` as `messages`), a subgraph's as
+/// `<mode>|<namespace>`; at a pause, `updates` carries the interrupts and
+/// `values` the state with them under `__interrupt__`, as LangGraph's.
+fn translate<S: GraphState>(
+    event: Event<S>,
+    request: &RunRequest,
+) -> Result<Vec<Streamed>, ApiError> {
+    let wants = |mode: &str| request.modes.iter().any(|m| m == mode);
+    let encode = |error: state_core::StateError| ApiError::unwritable(error.to_string());
+    Ok(match event {
+        Event::End(outcome) => {
+            if !outcome.is_interrupted() {
+                return Ok(vec![Streamed::Done]);
+            }
+            let mut out = Vec::new();
+            if wants("values") {
+                let mut values = outcome.state().to_json().map_err(encode)?;
+                if let Value::Object(map) = &mut values {
+                    map.insert(
+                        "__interrupt__".into(),
+                        interrupts_json(outcome.interrupts()),
+                    );
+                }
+                out.push(Streamed::Event("values".into(), values));
+            }
+            out.push(Streamed::Paused);
+            out
+        }
+        Event::Interrupt(list) => match wants("updates") {
+            true => vec![Streamed::Event(
+                "updates".into(),
+                json!({"__interrupt__": interrupts_json(&list)}),
+            )],
+            false => Vec::new(),
+        },
+        event => {
+            let asked = match event.mode() {
+                "messages" => "messages-tuple",
+                mode => mode,
+            };
+            if !wants(asked) {
+                return Ok(Vec::new());
+            }
+            let mut name = event.mode().to_owned();
+            for segment in event.namespace() {
+                name.push('|');
+                name.push_str(segment);
+            }
+            vec![Streamed::Event(name, event.data().map_err(encode)?)]
+        }
+    })
+}
+
+#[allow(dead_code)]
+/// `command.resume` as the graph's answer: a map whose keys are all ids
+/// of pending interrupts answers each by id (LangGraph's
+/// `Command(resume={id: value})`); anything else answers the one pending.
+fn resume_of(value: Value, pending: &[Interrupt]) -> Resume {
+    match &value {
+        Value::Object(map)
+            if !map.is_empty() && map.keys().all(|k| pending.iter().any(|i| &i.id == k)) =>
+        {
+            Resume::by_id(map.clone())
+        }
+        _ => Resume::from(value),
+    }
+}
+
+#[allow(dead_code)]
+impl<S, C> Graph<S, C>
+where
+    S: GraphState,
+    C: Send + Sync + 'static,
+{
+    /// The graph's event stream for `request`.
+    async fn start(
+        &self,
+        thread: String,
+        request: &RunRequest,
+    ) -> Result<state_graph::RunStream<S>, ApiError> {
+        let modes = stream_mode(request)?;
+        let delta = |input: Value| {
+            <S::Delta as state_core::Delta>::from_json(input)
+                .map_err(|error| ApiError::invalid_body(format!("input: {error}")))
+        };
+        let graph = &self.0;
+        Ok(match (request.resume.clone(), request.input.clone()) {
+            (Some(answer), _) => {
+                let pending = graph
+                    .pending_interrupts(&thread)
+                    .await
+                    .map_err(ApiError::graph)?;
+                graph.stream_resume(&thread, resume_of(answer, &pending), modes)
+            }
+            (None, Some(input)) => graph.stream_thread(&thread, delta(input)?, modes),
+            (None, None) => graph.stream_continue(&thread, modes),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -145,6 +355,107 @@ mod tests {
         g.add_edge("agent", "tools");
         g.add_edge("tools", END);
         g.compile().expect("compiles")
+    }
+
+    #[derive(AgentState, Debug, Clone, PartialEq)]
+    struct Ask {
+        answer: String,
+        done: bool,
+    }
+
+    fn hitl() -> CompiledGraph<Ask> {
+        let mut g = StateGraph::<Ask>::new();
+        g.add_node("ask", |_: &Ask, ctx: &state_graph::Ctx| {
+            let answer = ctx.interrupt(json!({"question": "name?"}))?;
+            Ok::<_, state_graph::NodeError>(
+                Ask::delta().answer(answer.as_str().unwrap_or("").to_owned()),
+            )
+        });
+        g.add_node("finish", |_: &Ask| Ask::delta().done(true));
+        g.add_edge(START, "ask");
+        g.add_edge("ask", "finish");
+        g.add_edge("finish", END);
+        g.compile().expect("compiles")
+    }
+
+    async fn collect(stream: BoxStream<'static, Result<Streamed, ApiError>>) -> Vec<Streamed> {
+        stream
+            .map(|item| item.unwrap_or_else(|e| panic!("{}", e.message())))
+            .collect()
+            .await
+    }
+
+    #[tokio::test]
+    async fn a_run_streams_the_agent_servers_events_and_pauses() {
+        let served = serve(hitl(), Store::memory());
+        let request = RunRequest {
+            input: Some(json!({})),
+            modes: vec!["updates".into(), "values".into()],
+            ..RunRequest::default()
+        };
+        let events = collect(served.run("t".into(), request.clone())).await;
+        assert_eq!(events.last(), Some(&Streamed::Paused), "{events:?}");
+        let Some(Streamed::Event(name, update)) = events
+            .iter()
+            .find(|e| matches!(e, Streamed::Event(n, _) if n == "updates"))
+        else {
+            panic!("no updates event: {events:?}");
+        };
+        assert_eq!(name, "updates");
+        let interrupt = &update["__interrupt__"][0];
+        assert_eq!(interrupt["value"], json!({"question": "name?"}));
+        assert_eq!(interrupt["response_schema"], json!(null));
+        let Streamed::Event(_, values) = &events[events.len() - 2] else {
+            panic!("{events:?}");
+        };
+        assert_eq!(values["__interrupt__"][0]["id"], interrupt["id"]);
+        assert_eq!(values["done"], json!(false));
+
+        let resume = RunRequest {
+            resume: Some(json!("Bob")),
+            modes: vec!["updates".into()],
+            ..RunRequest::default()
+        };
+        let events = collect(served.run("t".into(), resume)).await;
+        assert_eq!(
+            events,
+            vec![
+                Streamed::Event("updates".into(), json!({"ask": {"answer": "Bob"}})),
+                Streamed::Event("updates".into(), json!({"finish": {"done": true}})),
+                Streamed::Done,
+            ]
+        );
+
+        let refused = served
+            .run(
+                "t".into(),
+                RunRequest {
+                    modes: vec!["debug".into()],
+                    ..RunRequest::default()
+                },
+            )
+            .next()
+            .await
+            .expect("an item")
+            .unwrap_err();
+        assert!(
+            refused
+                .message()
+                .starts_with("stream_mode: \"debug\" is not served yet")
+        );
+        let bad = served
+            .run(
+                "u".into(),
+                RunRequest {
+                    input: Some(json!({"done": "yes"})),
+                    ..RunRequest::default()
+                },
+            )
+            .next()
+            .await
+            .expect("an item")
+            .unwrap_err();
+        assert!(bad.message().starts_with("input: "), "{}", bad.message());
     }
 
     #[tokio::test]
