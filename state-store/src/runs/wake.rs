@@ -191,7 +191,8 @@ pub enum Wake {
     /// have been missed).
     Notified,
     /// A delayed run's `available_at` or a running run's lease expiry
-    /// came.
+    /// came (since the previous wake-up: maybe while the worker was
+    /// busy, then at once).
     Due,
     /// Nothing happened for the fallback period (see
     /// [`RunWakeups::fallback`]).
