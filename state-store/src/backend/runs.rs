@@ -75,7 +75,8 @@ pub(crate) enum Created {
 pub(crate) struct Fence<'a> {
     pub run_id: &'a str,
     /// The run's thread (a run never changes thread): what a transition
-    /// that also sets the thread's status locks first.
+    /// that also sets the thread's status locks first (in SQL).
+    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     pub thread_id: Option<&'a str>,
     pub worker: &'a str,
     pub attempt: i64,
