@@ -271,6 +271,8 @@ impl StoreError {
         }
     }
 
+    // Only the SQL backends have a driver to fail.
+    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     pub(crate) fn backend(context: impl Into<String>, source: impl Into<BoxError>) -> Self {
         StoreError::Backend {
             context: context.into(),

@@ -130,7 +130,7 @@ impl Store {
     /// Drops the steps of thread `id` at or before its latest snapshot, and
     /// the older snapshots. Loading is unchanged; history and time travel
     /// no longer reach before that snapshot. A thread with no snapshot is
-    /// left alone (see [`Thread::compact`], which snapshots first).
+    /// left alone (see [`Thread::compact`](crate::Thread::compact), which snapshots first).
     pub async fn compact(&self, id: &str) -> Result<Compaction, StoreError> {
         check_id(id)?;
         let removed = self.backend.compact(id).await?;

@@ -75,7 +75,8 @@ pub(crate) enum Created {
 pub(crate) struct Fence<'a> {
     pub run_id: &'a str,
     /// The run's thread (a run never changes thread): what a transition
-    /// that also sets the thread's status locks first.
+    /// that also sets the thread's status locks first (in SQL).
+    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     pub thread_id: Option<&'a str>,
     pub worker: &'a str,
     pub attempt: i64,
@@ -240,8 +241,9 @@ impl Backend {
         dispatch_runs!(self, b => b.runs.prune_events(before), b.prune_run_events(before))
     }
 
-    /// The earliest time after `now` a run becomes due (a pending run's
-    /// `available_at`, a running run's lease expiry), if any.
+    /// The earliest time after `now` (an instant, not necessarily the
+    /// present) a run becomes due (a pending run's `available_at`, a
+    /// running run's lease expiry), if any.
     pub async fn next_run_due(&self, now: i64) -> Result<Option<i64>, StoreError> {
         dispatch_runs!(self, b => b.runs.next_due(now), b.next_run_due(now))
     }

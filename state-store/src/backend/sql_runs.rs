@@ -1,12 +1,13 @@
 //! The SQL of runs, their stream events and thread records (schema version
-//! 4), for both SQL backends. A transaction that changes both a thread
-//! record and runs locks the record first (PostgreSQL), so two of them
-//! never wait for each other in a cycle; a claim locks only its run. The
-//! statements are one text per statement, the two databases
+//! 4), for both SQL backends: one text per statement, the two databases
 //! differing only in the row lock a claim or a transition takes
 //! (PostgreSQL's `FOR UPDATE`; SQLite's `BEGIN IMMEDIATE` has the whole
 //! database already) and in `NOTIFY`. The methods that run them are in
 //! `sql_run_methods.rs`.
+//!
+//! A transaction that changes both a thread record and runs locks the
+//! record first (PostgreSQL), so two of them never wait for each other in
+//! a cycle; a claim locks only its run.
 //!
 //! Times are microseconds since the Unix epoch, JSON is stored as text,
 //! statuses by their lowercase names.

@@ -191,7 +191,8 @@ pub enum Wake {
     /// have been missed).
     Notified,
     /// A delayed run's `available_at` or a running run's lease expiry
-    /// came.
+    /// came (since the previous wake-up: maybe while the worker was
+    /// busy, then at once).
     Due,
     /// Nothing happened for the fallback period (see
     /// [`RunWakeups::fallback`]).
@@ -202,8 +203,9 @@ pub enum Wake {
 /// [`next`](RunWakeups::next) resolves when a run may have become
 /// claimable, with no polling delay: at once for this store's own
 /// writes, through `LISTEN/NOTIFY` for other processes' on PostgreSQL;
-/// or when the earliest `available_at` or lease expiry comes (read from
-/// the database at each call); or after the fallback period (60 s unless
+/// or when the earliest `available_at` or lease expiry after the previous
+/// call comes (read from the database at each call; one that came while
+/// the worker was busy returns at once); or after the fallback period (60 s unless
 /// set), in case a notice was lost. A notice that arrives while the
 /// worker is busy claiming is kept for its next call.
 ///
@@ -241,6 +243,8 @@ pub struct RunWakeups {
     backend: Backend,
     queue: watch::Receiver<u64>,
     started: bool,
+    /// When the previous call returned (microseconds).
+    since: i64,
     fallback: Duration,
 }
 
@@ -262,6 +266,7 @@ impl RunWakeups {
             backend,
             queue,
             started: false,
+            since: now_micros(),
             fallback: Duration::from_secs(60),
         }
     }
@@ -317,6 +322,14 @@ impl RunWakeups {
     /// # }
     /// ```
     pub async fn next(&mut self) -> Result<Wake, StoreError> {
+        let wake = self.wait().await;
+        // The worker claims after this: what became due until now, it
+        // sees; what becomes due later, the next call waits for.
+        self.since = now_micros();
+        wake
+    }
+
+    async fn wait(&mut self) -> Result<Wake, StoreError> {
         self.hub.ensure_listening();
         if !self.started {
             self.started = true;
@@ -327,8 +340,13 @@ impl RunWakeups {
             self.queue.borrow_and_update();
             return Ok(Wake::Notified);
         }
+        // Due after the previous call returned (the worker's last claim
+        // did not see it): maybe already, while the worker was busy.
+        let due = self.backend.next_run_due(self.since).await?;
         let now = now_micros();
-        let due = self.backend.next_run_due(now).await?;
+        if due.is_some_and(|at| at <= now) {
+            return Ok(Wake::Due);
+        }
         let wait = due
             .map(|at| Duration::from_micros(u64::try_from(at.saturating_sub(now)).unwrap_or(0)))
             .map_or(self.fallback, |until| until.min(self.fallback));

@@ -255,7 +255,7 @@ async fn pg_schema_version(raw: &sqlx::PgPool) -> (i64, i64) {
 }
 
 #[tokio::test]
-async fn a_store_schema_version_one_database_is_upgraded_to_three() {
+async fn a_store_schema_version_one_database_is_upgraded_to_four() {
     let (_dir, path) = fixture_copy();
     assert_eq!(sqlite_schema_version(&path).await, (1, 1));
 
