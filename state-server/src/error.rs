@@ -181,12 +181,26 @@ impl ApiError {
     pub(crate) fn graph(error: state_graph::GraphError) -> ApiError {
         match error {
             state_graph::GraphError::Store(store) => ApiError::from(store),
-            other => ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "graph",
-                other.to_string(),
-            ),
+            other => {
+                // The whole chain: "node \"x\" failed: <the node's error>".
+                let mut message = other.to_string();
+                let mut source = std::error::Error::source(&other);
+                while let Some(cause) = source {
+                    let cause_text = cause.to_string();
+                    if !message.contains(&cause_text) {
+                        message.push_str(": ");
+                        message.push_str(&cause_text);
+                    }
+                    source = cause.source();
+                }
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "graph", message)
+            }
         }
+    }
+
+    /// Its machine kind.
+    pub(crate) fn kind(&self) -> &'static str {
+        self.kind
     }
 
     /// The status of this error.
@@ -207,7 +221,6 @@ impl ApiError {
 
     /// 500: a rebuilt state that JSON cannot hold (NaN, say).
     /// 500: what a run streams that JSON cannot hold (a NaN, say).
-    #[allow(dead_code)] // the run routes (issue 34's next part)
     pub(crate) fn unwritable(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "encode", message)
     }

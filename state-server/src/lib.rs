@@ -403,6 +403,8 @@ impl Server {
             typed,
             allow_writes: self.allow_writes,
             assistants: Arc::new(self.assistants.clone()),
+            #[cfg(feature = "graph")]
+            workers: Arc::default(),
         };
         let guarded = |routes: Router<App>, query_token: guard::QueryToken| {
             let guard = Arc::new(guard::Guard {

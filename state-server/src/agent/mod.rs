@@ -11,10 +11,9 @@ mod assistant_routes;
 #[cfg_attr(not(feature = "graph"), allow(dead_code))]
 mod assistants;
 mod body;
-// The thread and run routes' parts (issue 34's next parts serve them at
-// `/threads/{id}/state`, `/history` and `/runs`), tested on their own
-// until then.
 mod checkpoint;
+#[cfg(feature = "graph")]
+mod run_routes;
 #[cfg(feature = "graph")]
 mod served;
 #[allow(dead_code)]
@@ -24,6 +23,11 @@ mod state_routes;
 #[allow(dead_code)]
 mod stream_mode;
 mod thread_routes;
+#[cfg(feature = "graph")]
+mod worker;
+
+#[cfg(feature = "graph")]
+pub(crate) use worker::Workers;
 #[cfg(feature = "graph")]
 mod thread_state;
 
@@ -87,11 +91,47 @@ fn state_routes() -> Router<App> {
             post(state_routes::at_checkpoint_body),
         )
         .route("/threads/{thread_id}/history", post(state_routes::history))
+        .route(
+            "/threads/{thread_id}/runs",
+            post(run_routes::create).get(run_routes::list),
+        )
+        .route("/threads/{thread_id}/runs/wait", post(run_routes::wait))
+        .route("/threads/{thread_id}/runs/stream", post(run_routes::stream))
+        .route("/threads/{thread_id}/runs/{run_id}", get(run_routes::get))
+        .route(
+            "/threads/{thread_id}/runs/{run_id}/join",
+            get(run_routes::join),
+        )
+        .route("/runs/wait", post(run_routes::wait_stateless))
+        .route("/runs/stream", post(run_routes::stream_stateless))
 }
 
 #[cfg(not(feature = "graph"))]
 fn state_routes() -> Router<App> {
     Router::new()
+}
+
+/// The `ThreadState` of thread `id` when it is an Agent Server thread (its
+/// record names a graph this server serves); `None` otherwise, for the
+/// crate's own `GET /threads/{id}/state`.
+#[cfg(feature = "graph")]
+pub(crate) async fn agent_state(
+    app: &App,
+    id: &str,
+) -> Result<Option<Value>, crate::error::ApiError> {
+    let Ok(Some(record)) = app.store.thread_record(id, None).await else {
+        return Ok(None);
+    };
+    let graph = record.metadata.get("graph_id").and_then(Value::as_str);
+    match graph.and_then(|g| app.assistants.by_graph(g)) {
+        Some(assistant) => Ok(Some(assistant.served.state(id.to_owned(), None).await?)),
+        None => Ok(None),
+    }
+}
+
+#[cfg(not(feature = "graph"))]
+pub(crate) async fn agent_state(_: &App, _: &str) -> Result<Option<Value>, crate::error::ApiError> {
+    Ok(None)
 }
 
 /// `GET /ok`: the server is up.

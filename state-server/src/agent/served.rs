@@ -11,11 +11,7 @@ use serde_json::{Value, json};
 use state_graph::{CompiledGraph, Event, GraphError, GraphState, Interrupt, Resume, StreamMode};
 use state_store::Store;
 
-// The run half (`RunRequest` to `Streamed`) is called by the run routes,
-// issue 34's next part; until then only its tests do.
-
 /// What a run asks of its graph (from `RunCreateStateful`).
-#[allow(dead_code)]
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RunRequest {
     /// The input, a delta's JSON; none with a command or to go on.
@@ -30,7 +26,6 @@ pub(crate) struct RunRequest {
     pub subgraphs: bool,
 }
 
-#[allow(dead_code)]
 /// What a run streams: events under the Agent Server's names, then how it
 /// ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,7 +39,6 @@ pub(crate) enum Streamed {
 }
 
 /// The modes a run can stream so far; the others are refused by name.
-#[allow(dead_code)]
 pub(crate) const RUN_MODES: [&str; 4] = ["values", "updates", "custom", "messages-tuple"];
 
 /// What the Agent Server's thread routes ask of a graph, in JSON.
@@ -72,7 +66,6 @@ pub(crate) trait Served: Send + Sync {
         as_node: Option<String>,
     ) -> BoxFuture<'static, Result<u64, ApiError>>;
 
-    #[allow(dead_code)]
     /// Runs the graph on `thread`, streaming what `request` asks for (a
     /// stateless run gets a thread of its own, as LangGraph's).
     fn run(
@@ -197,7 +190,6 @@ where
     }
 }
 
-#[allow(dead_code)]
 /// The graph's stream modes for the Agent Server's.
 fn stream_mode(request: &RunRequest) -> Result<StreamMode, ApiError> {
     let mut modes = StreamMode::UPDATES; // interrupts arrive as updates
@@ -221,7 +213,6 @@ fn stream_mode(request: &RunRequest) -> Result<StreamMode, ApiError> {
     Ok(modes)
 }
 
-#[allow(dead_code)]
 /// Interrupts as the Agent Server streams them.
 fn interrupts_json(list: &[Interrupt]) -> Value {
     Value::Array(
@@ -231,7 +222,6 @@ fn interrupts_json(list: &[Interrupt]) -> Value {
     )
 }
 
-#[allow(dead_code)]
 /// How the graph's events become the Agent Server's: the modes asked for
 /// by name (`messages-tuple` as `messages`), a subgraph's as
 /// `<mode>|<namespace>`; at a pause, `updates` carries the interrupts and
@@ -286,7 +276,6 @@ fn translate<S: GraphState>(
     })
 }
 
-#[allow(dead_code)]
 /// `command.resume` as the graph's answer: a map whose keys are all ids
 /// of pending interrupts answers each by id (LangGraph's
 /// `Command(resume={id: value})`); anything else answers the one pending.
@@ -301,7 +290,6 @@ fn resume_of(value: Value, pending: &[Interrupt]) -> Resume {
     }
 }
 
-#[allow(dead_code)]
 impl<S, C> Graph<S, C>
 where
     S: GraphState,

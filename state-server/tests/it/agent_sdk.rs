@@ -7,8 +7,8 @@
 
 use crate::support::{request, serve};
 use serde_json::json;
-use state_core::{AgentState, Messages, State};
-use state_graph::{END, START, StateGraph};
+use state_core::{AgentState, Message, Messages, State, ToolCall};
+use state_graph::{Ctx, END, NodeError, START, StateGraph};
 use state_server::Server;
 use state_store::Store;
 use std::path::PathBuf;
@@ -25,27 +25,78 @@ pub struct Chat {
 /// The interrupt graph's state.
 #[derive(AgentState, Debug, Clone, PartialEq)]
 pub struct Review {
+    pub answer: String,
     pub approved: bool,
 }
 
+/// The reference app's tool loop: the agent calls `echo` with the
+/// human's text, then answers with what the tool said.
+fn agent(s: &Chat) -> ChatDelta {
+    let last = s.messages.last();
+    let reply = match last.and_then(Message::tool_call_id) {
+        Some(_) => Message::ai(format!(
+            "The tool said: {}",
+            last.map(Message::text).unwrap_or_default()
+        )),
+        None => {
+            let text = last.map(Message::text).unwrap_or_default();
+            Message::ai("")
+                .with_tool_calls([ToolCall::new("echo", json!({"text": text})).with_id("call_1")])
+        }
+    };
+    Chat::delta().messages(vec![reply])
+}
+
+fn tools(s: &Chat) -> ChatDelta {
+    let call = s
+        .messages
+        .last()
+        .and_then(|m| m.tool_calls().first().cloned());
+    let results = call
+        .map(|call| {
+            let text = call.args["text"].as_str().unwrap_or_default().to_owned();
+            vec![Message::tool_result(&call, format!("echo:{text}")).with_name("echo")]
+        })
+        .unwrap_or_default();
+    Chat::delta().messages(results)
+}
+
 fn server(store: Store) -> Server {
-    let mut agent = StateGraph::<Chat>::new();
-    agent.add_node("agent", |_: &Chat| Chat::delta());
-    agent.add_node("tools", |_: &Chat| Chat::delta());
-    agent.add_edge(START, "agent");
-    agent.add_conditional_edges(
+    let mut agent_graph = StateGraph::<Chat>::new();
+    agent_graph.add_node("agent", agent);
+    agent_graph.add_node("tools", tools);
+    agent_graph.add_edge(START, "agent");
+    agent_graph.add_conditional_edges(
         "agent",
-        |s: &Chat| if s.messages.len() > 1 { END } else { "tools" },
+        |s: &Chat| match s.messages.last().map(|m| m.tool_calls().is_empty()) {
+            Some(false) => "tools",
+            _ => END,
+        },
         ["tools", END],
     );
-    agent.add_edge("tools", "agent");
+    agent_graph.add_edge("tools", "agent");
     let mut hitl = StateGraph::<Review>::new();
-    hitl.add_node("review", |_: &Review| Review::delta().approved(true));
-    hitl.add_edge(START, "review");
-    hitl.add_edge("review", END);
+    hitl.add_node("ask", |_: &Review, ctx: &Ctx| {
+        let answer = ctx.interrupt(json!({"question": "What is your name?"}))?;
+        let name = answer.as_str().unwrap_or_default().to_owned();
+        Ok::<_, NodeError>(Review::delta().answer(name))
+    });
+    hitl.add_node("finish", |s: &Review| {
+        Review::delta().approved(!s.answer.is_empty())
+    });
+    hitl.add_edge(START, "ask");
+    hitl.add_edge("ask", "finish");
+    hitl.add_edge("finish", END);
+    let mut fail = StateGraph::<Review>::new();
+    fail.add_node("explode", |_: &Review| -> Result<ReviewDelta, NodeError> {
+        Err(NodeError::msg("boom: deliberate failure"))
+    });
+    fail.add_edge(START, "explode");
+    fail.add_edge("explode", END);
     Server::new(store)
-        .assistant("agent", agent.compile().expect("the agent compiles"))
+        .assistant("agent", agent_graph.compile().expect("the agent compiles"))
         .assistant("hitl", hitl.compile().expect("hitl compiles"))
+        .assistant("fail", fail.compile().expect("fail compiles"))
 }
 
 /// The Python with `langgraph-sdk`, or a failure that says how to get it.
@@ -109,6 +160,22 @@ async fn threads_on_sqlite() {
 }
 
 #[tokio::test]
+async fn runs() {
+    let addr = serve(server(Store::memory()).router::<Chat>()).await;
+    run_script("runs.py", &format!("http://{addr}")).await;
+}
+
+#[tokio::test]
+async fn runs_on_sqlite() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let store = Store::sqlite(dir.path().join("agent.db"))
+        .await
+        .expect("a SQLite store");
+    let addr = serve(server(store).router::<Chat>()).await;
+    run_script("runs.py", &format!("http://{addr}")).await;
+}
+
+#[tokio::test]
 async fn assistant_search_pages_and_refuses_bad_bodies() {
     let addr = serve(server(Store::memory()).router::<Chat>()).await;
     let json = [("Content-Type", "application/json")];
@@ -129,10 +196,10 @@ async fn assistant_search_pages_and_refuses_bad_bodies() {
         "POST",
         "/assistants/search",
         &json,
-        br#"{"offset": 1}"#,
+        br#"{"offset": 2}"#,
     )
     .await;
-    assert_eq!(last.header("x-pagination-total"), Some("2"));
+    assert_eq!(last.header("x-pagination-total"), Some("3"));
     assert_eq!(last.header("x-pagination-next"), None);
 
     for (body, field) in [

@@ -51,13 +51,13 @@ async def main() -> None:
 
     # 14: update_state as a node; the new checkpoint answered.
     update = await client.threads.update_state(
-        tid, {"messages": [{"role": "user", "content": "injected by update_state"}]}, as_node="agent"
+        tid, {"messages": [{"role": "user", "content": "injected by update_state"}]}, as_node="tools"
     )
     assert set(update) == {"checkpoint", "configurable", "checkpoint_id"}, update
     first = update["checkpoint_id"]
     assert update["checkpoint"]["thread_id"] == tid, update
     await client.threads.update_state(
-        tid, {"messages": [{"role": "user", "content": "second"}]}, as_node="tools"
+        tid, {"messages": [{"role": "user", "content": "second"}]}, as_node="agent"
     )
 
     # 16: the state at a checkpoint (by id, and by a checkpoint object).
@@ -65,8 +65,8 @@ async def main() -> None:
     assert set(at_first) >= STATE_KEYS, at_first
     assert at_first["checkpoint_id"] == first, at_first
     assert [m["content"] for m in at_first["values"]["messages"]] == ["injected by update_state"]
-    assert at_first["next"] == ["tools"], at_first
-    assert at_first["tasks"][0]["name"] == "tools", at_first
+    assert at_first["next"] == ["agent"], at_first
+    assert at_first["tasks"][0]["name"] == "agent", at_first
     by_object = await client.threads.get_state(tid, checkpoint={"checkpoint_id": first})
     assert by_object == at_first, (by_object, at_first)
 
