@@ -4,7 +4,9 @@
 #
 #   PostgreSQL  state-store's and state-graph's tests start servers of their own
 #   Chromium    state-server's inspector is tested in a real headless browser
-#   Python 3    a venv (target/venv) with the pinned langchain-core, which
+#   Python 3    a venv (target/venv-sdk) with the pinned langgraph-sdk, the
+#               official client that state-server's Agent Server tests
+#               drive; a venv (target/venv) with the pinned langchain-core, which
 #               checks our LangChain message JSON both ways; one each
 #               (target/venv-openai, target/venv-anthropic) with the pinned
 #               langchain-openai and langchain-anthropic, which check the
@@ -19,6 +21,9 @@ cd "$(dirname "$0")/.."
 bash scripts/install/postgres.sh
 bash scripts/install/python.sh
 bash scripts/install/chromium.sh
+# LangGraph's Python client, before the tests: state-server's Agent Server
+# tests run it against the server (tests/it/agent_sdk.rs finds it here).
+VENV=target/venv-sdk bash scripts/install/venv.sh state-server/tests/sdk/requirements.txt >/dev/null
 
 if [ "$#" -gt 0 ]; then
   exec cargo test "$@"

@@ -45,9 +45,109 @@ impl<S: GraphState, C: Send + Sync + 'static> CompiledGraph<S, C> {
     pub fn draw_mermaid(&self) -> String {
         draw(&self.plan)
     }
+
+    /// The graph as LangGraph's `app.get_graph().to_json()` writes it (what
+    /// the Agent Server answers at `GET /assistants/{id}/graph`): `nodes`
+    /// (`START`, each node, `END` when an edge reaches it; a node with
+    /// breakpoints carries them as `metadata`), `edges` in the order of
+    /// [`draw_mermaid`](CompiledGraph::draw_mermaid), conditional ones
+    /// marked `"conditional": true`.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), state_graph::GraphError> {
+    /// use serde_json::json;
+    /// use state_core::{AgentState, State};
+    /// use state_graph::{END, START, StateGraph};
+    ///
+    /// #[derive(AgentState, Debug, Clone)]
+    /// struct S { n: u32 }
+    ///
+    /// let mut g = StateGraph::<S>::new();
+    /// g.add_node("agent", |_: &S| S::delta());
+    /// g.add_edge(START, "agent");
+    /// g.add_edge("agent", END);
+    /// let graph = g.compile()?.graph_json();
+    /// assert_eq!(graph["edges"], json!([
+    ///     {"source": "__start__", "target": "agent"},
+    ///     {"source": "agent", "target": "__end__"},
+    /// ]));
+    /// assert_eq!(graph["nodes"][1], json!({"id": "agent", "type": "runnable", "data": {"name": "agent"}}));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn graph_json(&self) -> serde_json::Value {
+        to_json(&self.plan)
+    }
+}
+
+fn to_json<S: State, C>(plan: &Plan<S, C>) -> serde_json::Value {
+    use serde_json::{Value, json};
+    let edges = edges(plan);
+    let runnable = |name: &str| json!({"id": name, "type": "runnable", "data": {"name": name}});
+    let mut nodes = vec![runnable(START)];
+    for (i, node) in plan.nodes.iter().enumerate() {
+        let mut json = runnable(&node.name);
+        if let Some(when) = breakpoints(plan, i) {
+            json["metadata"] = json!({ "__interrupt": when });
+        }
+        nodes.push(json);
+    }
+    if edges.iter().any(|e| e.1 == END) {
+        // LangGraph's END carries no data.
+        nodes.push(json!({ "id": END }));
+    }
+    let edges: Vec<Value> = edges
+        .into_iter()
+        .map(|(source, target, conditional)| {
+            let mut edge = json!({"source": source, "target": target});
+            if conditional {
+                edge["conditional"] = Value::Bool(true);
+            }
+            edge
+        })
+        .collect();
+    json!({ "nodes": nodes, "edges": edges })
+}
+
+/// Node `i`'s breakpoints as LangGraph notes them, if any.
+fn breakpoints<S: State, C>(plan: &Plan<S, C>, i: usize) -> Option<&'static str> {
+    match (plan.before[i], plan.after[i]) {
+        (true, true) => Some("before,after"),
+        (true, false) => Some("before"),
+        (false, true) => Some("after"),
+        (false, false) => None,
+    }
 }
 
 fn draw<S: State, C>(plan: &Plan<S, C>) -> String {
+    let unique = edges(plan);
+    let mut out = String::from("---\nconfig:\n  flowchart:\n    curve: linear\n---\ngraph TD;\n");
+    let _ = writeln!(out, "\t{}([{}]):::first", safe_id(START), label(START, &[]));
+    for (i, node) in plan.nodes.iter().enumerate() {
+        let interrupt = breakpoints(plan, i).map(|when| format!("__interrupt = {when}"));
+        let metadata: Vec<&str> = interrupt.iter().map(String::as_str).collect();
+        let _ = writeln!(
+            out,
+            "\t{}({})",
+            safe_id(&node.name),
+            label(&node.name, &metadata)
+        );
+    }
+    if unique.iter().any(|e| e.1 == END) {
+        let _ = writeln!(out, "\t{}([{}]):::last", safe_id(END), label(END, &[]));
+    }
+    for (from, to, conditional) in unique {
+        let arrow = if conditional { " -.-> " } else { " --> " };
+        let _ = writeln!(out, "\t{}{arrow}{};", safe_id(from), safe_id(to));
+    }
+    out.push_str("\tclassDef default fill:#f2f0ff,line-height:1.2\n");
+    out.push_str("\tclassDef first fill-opacity:0\n");
+    out.push_str("\tclassDef last fill:#bfb6fc\n");
+    out
+}
+
+/// The graph's edges in LangGraph's order, one per pair of nodes.
+fn edges<S: State, C>(plan: &Plan<S, C>) -> Vec<Edge<'_>> {
     let name = |target: Target| match target {
         Target::Node(n) => plan.nodes[n].name.as_str(),
         Target::End => END,
@@ -104,34 +204,7 @@ fn draw<S: State, C>(plan: &Plan<S, C>) -> String {
     termini.sort();
     termini.dedup();
     unique.extend(termini);
-    let mut out = String::from("---\nconfig:\n  flowchart:\n    curve: linear\n---\ngraph TD;\n");
-    let _ = writeln!(out, "\t{}([{}]):::first", safe_id(START), label(START, &[]));
-    for (i, node) in plan.nodes.iter().enumerate() {
-        let mut metadata = Vec::new();
-        match (plan.before[i], plan.after[i]) {
-            (true, true) => metadata.push("__interrupt = before,after"),
-            (true, false) => metadata.push("__interrupt = before"),
-            (false, true) => metadata.push("__interrupt = after"),
-            (false, false) => {}
-        }
-        let _ = writeln!(
-            out,
-            "\t{}({})",
-            safe_id(&node.name),
-            label(&node.name, &metadata)
-        );
-    }
-    if unique.iter().any(|e| e.1 == END) {
-        let _ = writeln!(out, "\t{}([{}]):::last", safe_id(END), label(END, &[]));
-    }
-    for (from, to, conditional) in unique {
-        let arrow = if conditional { " -.-> " } else { " --> " };
-        let _ = writeln!(out, "\t{}{arrow}{};", safe_id(from), safe_id(to));
-    }
-    out.push_str("\tclassDef default fill:#f2f0ff,line-height:1.2\n");
-    out.push_str("\tclassDef first fill-opacity:0\n");
-    out.push_str("\tclassDef last fill:#bfb6fc\n");
-    out
+    unique
 }
 
 /// A node's label: in `<p>` when it starts and ends with a Markdown

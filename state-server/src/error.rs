@@ -1,5 +1,6 @@
 //! [`ApiError`]: every error this server answers, as JSON
-//! (`{"error": "<message>", "kind": "<short machine kind>"}`) with a status
+//! (`{"detail": "<message>", "kind": "<short machine kind>"}`: the Agent
+//! Server's `detail`, which LangGraph's clients read, and our kind) with a status
 //! that fits. Bad input is a 4xx; a 5xx is the store's fault (a corrupt row,
 //! a failed database), and its message names the row.
 
@@ -23,7 +24,7 @@ pub(crate) struct ApiError {
 /// The JSON body of every error.
 #[derive(Serialize)]
 struct ErrorBody<'a> {
-    error: &'a str,
+    detail: &'a str,
     kind: &'a str,
 }
 
@@ -65,7 +66,7 @@ impl ApiError {
         ApiError::new(
             StatusCode::METHOD_NOT_ALLOWED,
             "method_not_allowed",
-            format!("{method} is not allowed here: these paths are read-only and answer GET"),
+            format!("{method} is not allowed on this path (`Allow` lists what is)"),
         )
     }
 
@@ -103,6 +104,29 @@ impl ApiError {
     /// 404: a step past the end of a thread, as a page asks for it.
     pub(crate) fn not_found(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::NOT_FOUND, "no_such_step", message)
+    }
+
+    /// 422: a JSON body that does not fit its schema (the Agent Server's
+    /// code for it); the message names the field.
+    pub(crate) fn invalid_body(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_body", message)
+    }
+
+    /// 400: a thread operation that needs the thread's graph, on a thread
+    /// whose metadata names none (the Agent Server's text).
+    pub(crate) fn no_graph_id(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, "no_graph_id", message)
+    }
+
+    /// 409: a thread that exists already (the Agent Server's text).
+    pub(crate) fn conflict(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::CONFLICT, "conflict", message)
+    }
+
+    /// 404: an assistant, a graph or a thread that is not there (the
+    /// Agent Server's texts).
+    pub(crate) fn missing(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::NOT_FOUND, "not_found", message)
     }
 
     /// 400: a form that does not parse.
@@ -157,12 +181,26 @@ impl ApiError {
     pub(crate) fn graph(error: state_graph::GraphError) -> ApiError {
         match error {
             state_graph::GraphError::Store(store) => ApiError::from(store),
-            other => ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "graph",
-                other.to_string(),
-            ),
+            other => {
+                // The whole chain: "node \"x\" failed: <the node's error>".
+                let mut message = other.to_string();
+                let mut source = std::error::Error::source(&other);
+                while let Some(cause) = source {
+                    let cause_text = cause.to_string();
+                    if !message.contains(&cause_text) {
+                        message.push_str(": ");
+                        message.push_str(&cause_text);
+                    }
+                    source = cause.source();
+                }
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "graph", message)
+            }
         }
+    }
+
+    /// Its machine kind.
+    pub(crate) fn kind(&self) -> &'static str {
+        self.kind
     }
 
     /// The status of this error.
@@ -175,13 +213,18 @@ impl ApiError {
         &self.message
     }
 
-    /// The JSON body of this error, `{"error": .., "kind": ..}`: an
+    /// The JSON body of this error, `{"detail": .., "kind": ..}`: an
     /// answer's body, or an `error` event's data.
     pub(crate) fn body(&self) -> serde_json::Value {
-        serde_json::json!({"error": self.message, "kind": self.kind})
+        serde_json::json!({"detail": self.message, "kind": self.kind})
     }
 
     /// 500: a rebuilt state that JSON cannot hold (NaN, say).
+    /// 500: what a run streams that JSON cannot hold (a NaN, say).
+    pub(crate) fn unwritable(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "encode", message)
+    }
+
     pub(crate) fn encode(thread: &str, seq: u64, error: &StateError) -> ApiError {
         ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -214,7 +257,7 @@ impl From<StoreError> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = ErrorBody {
-            error: &self.message,
+            detail: &self.message,
             kind: self.kind,
         };
         let mut response = (self.status, Json(body)).into_response();

@@ -101,6 +101,22 @@ pub(crate) fn rfc3339(time: SystemTime) -> String {
     )
 }
 
+/// `2025-01-31T09:05:03.042137+00:00`: UTC with microseconds, as the
+/// Agent Server (Python's `datetime.isoformat()`) writes its times.
+pub(crate) fn rfc3339_micros(time: SystemTime) -> String {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:06}+00:00",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60,
+        since.subsec_micros()
+    )
+}
+
 /// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's
 /// `civil_from_days`, for days on or after the epoch).
 fn civil_from_days(days: u64) -> (u64, u64, u64) {
@@ -137,6 +153,12 @@ mod tests {
 
     fn at(millis: u64) -> String {
         rfc3339(UNIX_EPOCH + Duration::from_millis(millis))
+    }
+
+    #[test]
+    fn agent_server_times_have_microseconds_and_an_offset() {
+        let time = UNIX_EPOCH + Duration::from_micros(1_795_775_945_817_042);
+        assert_eq!(rfc3339_micros(time), "2026-11-27T10:39:05.817042+00:00");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod agent;
 mod answer;
 mod error;
 mod extract;
@@ -112,6 +113,7 @@ pub struct Server {
     keep_alive: Duration,
     allow_writes: bool,
     answerer: Option<answer::Answerer>,
+    assistants: agent::Assistants,
 }
 
 impl Server {
@@ -130,6 +132,7 @@ impl Server {
             keep_alive: DEFAULT_KEEP_ALIVE,
             allow_writes: false,
             answerer: None,
+            assistants: agent::Assistants::default(),
         }
     }
 
@@ -271,6 +274,65 @@ impl Server {
         self
     }
 
+    /// Serves `graph` as an assistant of LangGraph's Agent Server API,
+    /// named `graph_id` (what `langgraph.json` names a graph): its default
+    /// assistant's id is LangGraph's (`uuid5` of the graph id, the same on
+    /// every server and restart), and a client may name it by either.
+    /// Graphs of different state types serve side by side.
+    ///
+    /// Served so far (issue 34 is being built): `POST /assistants/search`,
+    /// `POST /assistants/count`, `GET /assistants/{id}`, `.../graph` (the
+    /// graph's nodes and edges, as LangGraph's `get_graph().to_json()`) and
+    /// `.../schemas`, with `GET /ok` and `GET /info`, in the Agent Server's
+    /// shapes; an error is `{"detail": ..}` with its status codes.
+    ///
+    /// ```
+    /// # use state_core::{AgentState, State};
+    /// # #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// # struct Chat { turns: u32 }
+    /// use state_graph::{END, START, StateGraph};
+    ///
+    /// let mut g = StateGraph::<Chat>::new();
+    /// g.add_node("agent", |s: &Chat| Chat::delta().turns(s.turns + 1));
+    /// g.add_edge(START, "agent");
+    /// g.add_edge("agent", END);
+    /// let agent = g.compile()?;
+    ///
+    /// let routes = state_server::Server::new(state_store::Store::memory())
+    ///     .assistant("agent", agent) // GET /assistants/agent, POST /assistants/search, ...
+    ///     .router::<Chat>();
+    /// # Ok::<(), state_graph::GraphError>(())
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `graph_id` is empty or already served: each graph id names one
+    /// graph.
+    #[cfg(feature = "graph")]
+    #[must_use]
+    pub fn assistant<S, C>(
+        mut self,
+        graph_id: impl Into<String>,
+        graph: state_graph::CompiledGraph<S, C>,
+    ) -> Server
+    where
+        S: state_graph::GraphState,
+        C: Send + Sync + 'static,
+    {
+        let graph_id = graph_id.into();
+        assert!(
+            !graph_id.is_empty(),
+            "state_server::Server::assistant: a graph id is not empty"
+        );
+        let assistant = agent::Assistant::new(&graph_id, graph, self.store.clone());
+        assert!(
+            self.assistants.add(assistant),
+            "state_server::Server::assistant: graph id \"{graph_id}\" is served already; \
+             give each graph an id of its own"
+        );
+        self
+    }
+
     /// The routes, the state rebuilt as an `S`: `GET /threads`,
     /// `GET /threads/{id}/history`, `GET /threads/{id}/state`,
     /// `GET /threads/{id}/stream` (`?mode=updates`, `values` or both), the
@@ -340,6 +402,9 @@ impl Server {
                 .map(|answerer| answerer.answer.clone()),
             typed,
             allow_writes: self.allow_writes,
+            assistants: Arc::new(self.assistants.clone()),
+            #[cfg(feature = "graph")]
+            workers: Arc::default(),
         };
         let guarded = |routes: Router<App>, query_token: guard::QueryToken| {
             let guard = Arc::new(guard::Guard {
@@ -348,8 +413,6 @@ impl Server {
                 query_token,
             });
             routes
-                // A JSON 405 (with `Allow`) for a method these paths lack.
-                .method_not_allowed_fallback(routes::method_not_allowed)
                 // Route layers: they guard these routes only, never the
                 // fallback, so an app's own routes and 404s stay its own.
                 .route_layer(DefaultBodyLimit::max(self.body_limit))
@@ -373,9 +436,15 @@ impl Server {
             .route(&format!("/inspect/{{{id}}}/answer"), post(inspect::answer))
             .route("/inspector.js", get(inspect::script))
             .route("/inspector.css", get(inspect::style));
-        guarded(json, guard::QueryToken::No)
-            .merge(guarded(live, guard::QueryToken::Accepted))
-            .merge(guarded(pages, guard::QueryToken::KeptAsCookie))
+        // LangGraph's Agent Server API shares paths with the JSON routes
+        // (`GET /threads` is ours, `POST /threads` its): one router.
+        let json = json.merge(agent::routes());
+        // A JSON 405 (with `Allow`) for a method these paths lack.
+        let answered =
+            |routes: Router<App>| routes.method_not_allowed_fallback(routes::method_not_allowed);
+        guarded(answered(json), guard::QueryToken::No)
+            .merge(guarded(answered(live), guard::QueryToken::Accepted))
+            .merge(guarded(answered(pages), guard::QueryToken::KeptAsCookie))
             .with_state(app)
     }
 }

@@ -30,6 +30,11 @@ pub(crate) struct App {
     pub allow_writes: bool,
     /// How the inspector answers a pending interrupt, if it can.
     pub answer: Option<crate::answer::AnswerFn>,
+    /// The Agent Server API's assistants.
+    pub assistants: std::sync::Arc<crate::agent::Assistants>,
+    /// The run workers of this server, started by its first run.
+    #[cfg(feature = "graph")]
+    pub workers: std::sync::Arc<crate::agent::Workers>,
 }
 
 impl App {
@@ -122,32 +127,49 @@ fn with_next<T: Serialize>(page: Vec<T>, next: Option<String>) -> Response {
 #[serde(deny_unknown_fields)]
 pub(crate) struct StateQuery {
     seq: Option<u64>,
+    /// The Agent Server's (`?subgraphs=false`); its state says which
+    /// subgraphs are paused either way.
+    #[allow(dead_code)]
+    subgraphs: Option<bool>,
 }
 
 /// `GET /threads/{id}/state`: `{"seq": N, "values": state}`, the state
 /// after the thread's last step, or after step `seq`, rebuilt through
-/// `S`'s reducers. Never creates the thread.
+/// `S`'s reducers. Never creates the thread. A thread of the Agent Server
+/// API (its record names a served graph) answers its `ThreadState`
+/// instead, as LangGraph's clients read it.
 pub(crate) async fn state<S>(
     Shared(app): Shared<App>,
     ThreadId(id): ThreadId,
     Query(query): Query<StateQuery>,
-) -> Result<Json<StateJson>, ApiError>
+) -> Result<Response, ApiError>
 where
     S: State + Serialize + Send + 'static,
     S::Delta: Serialize + Send,
 {
+    if query.seq.is_none()
+        && let Some(state) = crate::agent::agent_state(&app, &id).await?
+    {
+        return Ok(Json(state).into_response());
+    }
     let seq = match query.seq {
         Some(seq) => seq,
         None => app.store.thread_info(&id).await?.seq,
     };
     let values = crate::typed::state_json::<S>(&app.store, &id, seq).await?;
-    Ok(Json(StateJson { seq, values }))
+    Ok(Json(StateJson { seq, values }).into_response())
 }
 
 /// `GET /threads/{id}/state` without a state type: 501, saying how to get
-/// one.
-pub(crate) async fn no_state() -> ApiError {
-    ApiError::no_state_type()
+/// one (an Agent Server thread answers its `ThreadState`, as above).
+pub(crate) async fn no_state(
+    Shared(app): Shared<App>,
+    ThreadId(id): ThreadId,
+) -> Result<Response, ApiError> {
+    match crate::agent::agent_state(&app, &id).await? {
+        Some(state) => Ok(Json(state).into_response()),
+        None => Err(ApiError::no_state_type()),
+    }
 }
 
 /// A method other than `GET` (or `HEAD`) on one of these paths.

@@ -203,6 +203,46 @@ pub enum StoreError {
         source: Option<BoxError>,
     },
 
+    /// A run was created with `multitask_strategy` reject while its
+    /// thread has a run pending or running. The message is LangGraph's
+    /// (its Agent Server answers 409 with it). Nothing was written.
+    #[error(
+        "Thread is already running a task. Wait for it to finish or choose a different multitask strategy."
+    )]
+    ThreadBusy {
+        /// The thread.
+        thread: String,
+    },
+
+    /// A run with this id exists already. Nothing was written.
+    #[error("run \"{run}\" already exists")]
+    RunExists {
+        /// The run.
+        run: String,
+    },
+
+    /// A run, or a thread record, that cannot be stored: metadata that is
+    /// not a JSON object, an invalid id. Nothing was written.
+    #[error("{what}: {reason}")]
+    InvalidRun {
+        /// The run or thread.
+        what: String,
+        /// What is wrong, and what is expected.
+        reason: String,
+    },
+
+    /// A stored run, run event or thread record cannot be read back: an
+    /// unknown status, JSON that does not parse, a negative number.
+    #[error("{what}, column {column}: stored data is corrupt: {detail}")]
+    CorruptRun {
+        /// The run (`run "…"`) or thread record (`thread record "…"`).
+        what: String,
+        /// The column.
+        column: &'static str,
+        /// What was found.
+        detail: String,
+    },
+
     /// The database failed (I/O, connection, constraint). When a step was
     /// being committed and the outcome could not be determined, the handle
     /// reloads before its next step.
@@ -231,6 +271,8 @@ impl StoreError {
         }
     }
 
+    // Only the SQL backends have a driver to fail.
+    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     pub(crate) fn backend(context: impl Into<String>, source: impl Into<BoxError>) -> Self {
         StoreError::Backend {
             context: context.into(),

@@ -11,6 +11,7 @@ mod listing;
 mod migrations;
 mod missing;
 mod rebuild;
+mod runs;
 mod snapshot;
 mod step;
 mod store;
@@ -23,6 +24,11 @@ pub use items::{
     Embeddings, IndexConfig, IntoNamespace, Item, ListNamespaces, PutItem, SearchItem, SearchItems,
 };
 pub use listing::{ListThreads, ThreadCursor, ThreadInfo, ThreadOrder, ThreadPage};
+pub use runs::{
+    CancelAction, Claim, IfExists, IfNotExists, LeaseState, MultitaskStrategy, NewRun, Run,
+    RunEvent, RunEventIn, RunFilter, RunStatus, RunWakeups, RunWatch, ThreadRecord, ThreadSearch,
+    ThreadSortBy, ThreadStatus, Wake,
+};
 pub use snapshot::SnapshotPolicy;
 pub use step::{StepKind, StepRecord};
 pub use thread::{Thread, WithMetadata};

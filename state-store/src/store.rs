@@ -404,14 +404,34 @@ impl Store {
         }
     }
 
-    /// Deletes thread `id` with its whole log. Returns whether it existed.
-    /// Handles still open on it fail on their next step.
+    /// Deletes thread `id` with its whole log, its record
+    /// ([`create_thread_record`](Store::create_thread_record)), its runs
+    /// and their events. Returns whether it existed (a log or a record).
+    /// Handles still open on it fail on their next step; the workers of
+    /// its running runs lose their leases, and the runs' watchers are
+    /// woken.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// use state_store::{IfNotExists, NewRun, Store};
+    /// let store = Store::memory();
+    /// store.create_run(NewRun::new("run-1", "agent").thread("t").if_not_exists(IfNotExists::Create)).await?;
+    /// assert!(store.delete_thread("t").await?);
+    /// assert!(store.get_run("run-1", None).await?.is_none());
+    /// assert!(store.thread_record("t", None).await?.is_none());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn delete_thread(&self, id: &str) -> Result<bool, StoreError> {
         check_id(id)?;
-        let existed = self.backend.delete(id).await?;
+        let (existed, runs) = self.backend.delete(id).await?;
         if existed {
             // Its watchers end.
             self.hub.announce(id, 0);
+        }
+        for run in &runs {
+            self.hub.runs.announce(Some(run), true);
         }
         Ok(existed)
     }

@@ -9,6 +9,7 @@ mod support;
 #[path = "support/browser.rs"]
 mod browser;
 
+mod agent_sdk;
 mod binary;
 mod browser_smoke;
 mod corrupt;

@@ -71,6 +71,8 @@ pub(crate) struct Memory {
     generations: Arc<AtomicU64>,
     /// The long-term memory items (`Store::put_item`).
     pub(super) items: super::memory_items::MemoryItems,
+    /// The runs, their events and thread records (`Store::create_run`).
+    pub(super) runs: super::memory_runs::MemoryRuns,
 }
 
 impl Memory {
@@ -313,8 +315,11 @@ impl Memory {
         Ok(self.lock().get(thread).and_then(|t| t.row.clone()))
     }
 
-    pub fn delete(&self, thread: &str) -> Result<bool, StoreError> {
-        Ok(self.lock().remove(thread).is_some_and(|t| t.row.is_some()))
+    pub fn delete(&self, thread: &str) -> Result<(bool, Vec<String>), StoreError> {
+        // Its runs (with their events) and its record go with it.
+        let (recorded, inflight) = self.runs.delete_thread(thread);
+        let existed = self.lock().remove(thread).is_some_and(|t| t.row.is_some());
+        Ok((existed || recorded, inflight))
     }
 
     pub fn create_from(

@@ -7,13 +7,19 @@
 
 mod memory;
 mod memory_items;
+mod memory_runs;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[macro_use]
 mod sql_item_methods;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[macro_use]
+mod sql_run_methods;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql_items;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql_runs;
 
 pub(crate) use memory::{Decoded, Latest, Memory};
 #[cfg(feature = "postgres")]
@@ -165,6 +171,15 @@ pub(crate) enum Backend {
 mod items;
 pub(crate) use items::{Cmp, Flow, ItemScan, ItemWrite, PrefixRange, Pushed, ScannedItem, Vectors};
 
+// Runs, their events and thread records: their rows, and the `Backend`
+// methods for them.
+mod runs;
+pub(crate) use runs::{
+    Cancelled, Created, Fence, NewRunRow, OnInflight, RecordScan, RunRow, RunScan, ThreadRecordRow,
+};
+#[cfg(feature = "postgres")]
+pub(crate) use sql_runs::RUNS_CHANNEL;
+
 macro_rules! dispatch {
     ($self:ident, $b:ident => $call:expr) => {
         match $self {
@@ -274,8 +289,10 @@ impl Backend {
         dispatch!(self, b => b.thread(thread))
     }
 
-    /// Deletes a thread with its steps and snapshots. False: none existed.
-    pub async fn delete(&self, thread: &str) -> Result<bool, StoreError> {
+    /// Deletes a thread with its steps and snapshots, its record, runs and
+    /// their events. False: neither log nor record existed. With the ids
+    /// of the runs that were in flight.
+    pub async fn delete(&self, thread: &str) -> Result<(bool, Vec<String>), StoreError> {
         dispatch!(self, b => b.delete(thread))
     }
 

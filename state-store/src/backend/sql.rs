@@ -19,8 +19,10 @@ use crate::error::StoreError;
 /// to upgrade instead). 3: long-term memory items (`Store::put_item`), two
 /// tables of their own (`sql_items.rs`); and a step may be of kind
 /// `"subgraph"`, which version 2 would read as a corrupt row. Each
-/// version's statements are in [`migrations`].
-pub(crate) const SCHEMA_VERSION: i64 = 3;
+/// version's statements are in [`migrations`]. 4: the Agent Server's
+/// runs, their stream events and thread records (`Store::create_run`),
+/// three tables of their own (`sql_runs.rs`); no older table changed.
+pub(crate) const SCHEMA_VERSION: i64 = 4;
 
 /// The version table, created first: it says which migrations to run.
 const CREATE_SCHEMA_TABLE: &str = "CREATE TABLE IF NOT EXISTS state_store_schema (
@@ -63,9 +65,14 @@ const LOG_TABLES: [&str; 3] = [
 /// version before it, in order: `init` runs those after the database's
 /// version (all of them for a new database). `item_tables` are the
 /// backend's (the two databases type them differently).
-fn migrations(item_tables: &'static [&'static str]) -> [(i64, &'static [&'static str]); 3] {
+fn migrations(item_tables: &'static [&'static str]) -> [(i64, &'static [&'static str]); 4] {
     // 2 changed no table (see SCHEMA_VERSION).
-    [(1, &LOG_TABLES), (2, &[]), (3, item_tables)]
+    [
+        (1, &LOG_TABLES),
+        (2, &[]),
+        (3, item_tables),
+        (4, &super::sql_runs::RUN_TABLES),
+    ]
 }
 
 const INSERT_SCHEMA_VERSION: &str = "INSERT INTO state_store_schema (id, version) VALUES (1, $1)";
@@ -262,7 +269,8 @@ macro_rules! sql_backend {
         queue_writes = $queue:expr, write_pool = $write_pool:path, collate = $collate:expr,
         append_in_one_call = $append_in_one_call:path,
         move_head = $move_head:expr, delete_thread = $delete_thread:expr, create_fork = $create_fork:expr,
-        item_tables = $item_tables:expr, dialect = $dialect:expr
+        item_tables = $item_tables:expr, dialect = $dialect:expr,
+        claim = $claim:expr, run_state = $run_state:expr, record = $record:expr, notify = $notify:expr
     ) => {
         $(#[$doc])*
         #[derive(Debug, Clone)]
@@ -531,10 +539,32 @@ macro_rules! sql_backend {
                 row.map(thread_row).transpose()
             }
 
-            pub async fn delete(&self, thread: &str) -> Result<bool, StoreError> {
+            pub async fn delete(&self, thread: &str) -> Result<(bool, Vec<String>), StoreError> {
                 let _queued = self.queue().await;
                 let context = || format!("deleting thread \"{thread}\"");
                 let mut tx = self.writes.begin_with($write).await.map_err(db_error(context()))?;
+                // Its runs in flight: their workers and readers are told.
+                let inflight: Vec<(String, String)> = sqlx::query_as(crate::backend::sql_runs::INFLIGHT_RUNS)
+                    .bind(thread)
+                    .fetch_all(&mut *tx)
+                    .await
+                    .map_err(db_error(context()))?;
+                let inflight: Vec<String> = inflight.into_iter().map(|(id, _)| id).collect();
+                let notices: Vec<String> =
+                    inflight.iter().map(|id| crate::backend::sql_runs::notice(Some(id), true)).collect();
+                Self::notify_runs(&mut *tx, &notices).await.map_err(db_error(context()))?;
+                // Its record and its runs (with their events) go with it;
+                // the record first, as every run transition locks it.
+                let recorded = sqlx::query(crate::backend::sql_runs::DELETE_THREAD_RECORD)
+                    .bind(thread)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db_error(context()))?
+                    .rows_affected()
+                    > 0;
+                for statement in crate::backend::sql_runs::DELETE_THREAD_RUNS {
+                    sqlx::query(statement).bind(thread).execute(&mut *tx).await.map_err(db_error(context()))?;
+                }
                 let mut existed = false;
                 for statement in $delete_thread {
                     let done = sqlx::query(statement)
@@ -546,7 +576,7 @@ macro_rules! sql_backend {
                     existed = done.rows_affected() > 0;
                 }
                 tx.commit().await.map_err(db_error(context()))?;
-                Ok(existed)
+                Ok((existed || recorded, inflight))
             }
 
             pub async fn create_from(
@@ -614,6 +644,10 @@ macro_rules! sql_backend {
         }
 
         sql_items! { $name, $db, write = $write, read = $read, dialect = $dialect }
+        sql_runs! {
+            $name, $db, write = $write, claim = $claim, run_state = $run_state,
+            record = $record, notify = $notify, collate = $collate
+        }
 
         impl $name {
             /// The pool, for callers that want to run their own queries.
@@ -774,7 +808,14 @@ mod sqlite {
         delete_thread = DELETE_THREAD,
         create_fork = CREATE_FORK,
         item_tables = crate::backend::sql_items::SQLITE_ITEM_TABLES,
-        dialect = crate::backend::sql_items::Dialect::Sqlite
+        dialect = crate::backend::sql_items::Dialect::Sqlite,
+        // BEGIN IMMEDIATE serializes claims and transitions already.
+        claim = crate::backend::sql_runs::CLAIM_RUN_SQLITE,
+        run_state = crate::backend::sql_runs::RUN_STATE_SQLITE,
+        record = crate::backend::sql_runs::SELECT_RECORD,
+        // Other processes' workers are not woken (the serving process
+        // runs its own).
+        notify = false
     }
 
     /// The pool the store writes through: for a database file, a pool of
@@ -971,7 +1012,12 @@ mod postgres {
         delete_thread = DELETE_THREAD_NOTIFY,
         create_fork = CREATE_FORK_NOTIFY,
         item_tables = crate::backend::sql_items::POSTGRES_ITEM_TABLES,
-        dialect = crate::backend::sql_items::Dialect::Postgres
+        dialect = crate::backend::sql_items::Dialect::Postgres,
+        claim = crate::backend::sql_runs::CLAIM_RUN_POSTGRES,
+        run_state = crate::backend::sql_runs::RUN_STATE_POSTGRES,
+        record = crate::backend::sql_runs::SELECT_RECORD_FOR_UPDATE,
+        // Workers and stream readers in other processes listen.
+        notify = true
     }
 }
 

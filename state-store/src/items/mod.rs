@@ -18,7 +18,7 @@ mod namespace;
 mod paths;
 mod put;
 mod search;
-mod time;
+pub(crate) mod time;
 mod vector;
 
 pub use embed::{Embeddings, IndexConfig};

@@ -24,6 +24,9 @@ use tokio::sync::{oneshot, watch};
 pub(crate) struct Hub {
     watchers: Mutex<Watchers>,
     source: Source,
+    /// The wake-ups of the store's runs (`crate::runs`): shared as the
+    /// hub is, by the stores of one SQLite file in this process.
+    pub(crate) runs: crate::runs::RunHub,
 }
 
 /// Starts the task that hears other processes' commits: it announces
@@ -73,20 +76,25 @@ struct Channel {
 impl Hub {
     /// A hub for a store nobody else writes to.
     pub(crate) fn local() -> Arc<Hub> {
-        Arc::new(Hub::new(Source::Local))
+        Arc::new(Hub::new(Source::Local, crate::runs::RunHub::default()))
     }
 
     /// A hub for a store others write to too: while it has watchers, it
     /// runs the pump `start` makes (`name` says what it polls or hears).
     #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
-    pub(crate) fn hearing_others(name: &'static str, start: StartPump) -> Arc<Hub> {
-        Arc::new(Hub::new(Source::Others { name, start }))
+    pub(crate) fn hearing_others(
+        name: &'static str,
+        start: StartPump,
+        runs: crate::runs::RunHub,
+    ) -> Arc<Hub> {
+        Arc::new(Hub::new(Source::Others { name, start }, runs))
     }
 
-    fn new(source: Source) -> Hub {
+    fn new(source: Source, runs: crate::runs::RunHub) -> Hub {
         Hub {
             watchers: Mutex::new(Watchers::default()),
             source,
+            runs,
         }
     }
 

@@ -38,6 +38,7 @@ pub(crate) fn hub_for(pool: &sqlx::PgPool) -> Arc<Hub> {
     Hub::hearing_others(
         "PostgreSQL LISTEN",
         Box::new(move |hub, stopped| Box::pin(pump(hub, Arc::clone(&options), stopped))),
+        crate::runs::postgres_listener(pool),
     )
 }
 

@@ -58,6 +58,7 @@ pub(crate) async fn hub_for(pool: &SqlitePool) -> Arc<Hub> {
     let hub = Hub::hearing_others(
         "SQLite data_version",
         Box::new(move |hub, stopped| Box::pin(pump(hub, Arc::clone(&options), stopped))),
+        crate::runs::RunHub::default(),
     );
     hubs.push((path, Arc::downgrade(&hub)));
     hub

@@ -1172,7 +1172,18 @@ where
     let (a, b) = tokio::join!(open(), open());
     let store = a.unwrap();
     b.unwrap();
-    assert_eq!(schema_version(db).await, (3, 1), "{}", db.kind);
+    assert_eq!(schema_version(db).await, (4, 1), "{}", db.kind);
+    // Version 4's run tables are there.
+    store
+        .create_run(state_store::NewRun::new("run-1", "agent"))
+        .await
+        .unwrap();
+    let claim = store
+        .claim_run("w", std::time::Duration::from_secs(30))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(claim.run().run_id, "run-1");
     let mut t = store.thread::<Chat>("t").await.unwrap();
     assert_eq!(t.seq(), 2);
     assert_eq!(t.state().transcript, ["one", "two"]);
@@ -1200,18 +1211,18 @@ where
     );
     assert_eq!(
         schema_version(db).await,
-        (3, 1),
+        (4, 1),
         "opening again changes nothing"
     );
 
-    raw_sql(db, &["UPDATE state_store_schema SET version = 4"]).await;
+    raw_sql(db, &["UPDATE state_store_schema SET version = 5"]).await;
     let err = open().await.unwrap_err();
     assert!(
         matches!(
             err,
             StoreError::TooNew {
-                found: 4,
-                known: 3,
+                found: 5,
+                known: 4,
                 ..
             }
         ),
@@ -1219,7 +1230,7 @@ where
     );
     assert_eq!(
         err.to_string(),
-        "the database's state-store tables: written by version 4, but this program knows versions up to 3; upgrade it"
+        "the database's state-store tables: written by version 5, but this program knows versions up to 4; upgrade it"
     );
 }
 
@@ -1241,7 +1252,7 @@ async fn schema_version(db: &Db) -> (i64, i64) {
 }
 
 #[tokio::test]
-async fn a_version_two_sqlite_database_is_upgraded_to_three() {
+async fn a_version_two_sqlite_database_is_upgraded_to_four() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v2.db");
     // An empty file for the raw connection.
@@ -1261,7 +1272,7 @@ async fn a_version_two_sqlite_database_is_upgraded_to_three() {
 }
 
 #[tokio::test]
-async fn a_version_two_postgres_database_is_upgraded_to_three() {
+async fn a_version_two_postgres_database_is_upgraded_to_four() {
     let fresh = support::postgres::shared().fresh_database("items_v2");
     let db = Db {
         kind: "postgres",

@@ -93,7 +93,7 @@ impl Response {
     }
 
     /// Asserts an error answer: this status, a JSON body
-    /// `{"error": .., "kind": kind}`; returns the message.
+    /// `{"detail": .., "kind": kind}`; returns the message.
     #[track_caller]
     pub fn error(&self, status: u16, kind: &str) -> String {
         assert_eq!(
@@ -106,7 +106,7 @@ impl Response {
         assert_eq!(body["kind"], kind, "{body}");
         let object = body.as_object().expect("an object");
         assert_eq!(object.len(), 2, "{body}");
-        body["error"].as_str().expect("a message").to_owned()
+        body["detail"].as_str().expect("a message").to_owned()
     }
 }
 

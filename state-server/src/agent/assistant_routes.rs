@@ -1,0 +1,277 @@
+//! The assistants' routes, as the Agent Server answers them:
+//! `POST /assistants/search`, `POST /assistants/count`,
+//! `GET /assistants/{id}`, `GET /assistants/{id}/graph`,
+//! `GET /assistants/{id}/schemas`.
+
+use super::assistants::{Assistant, Assistants};
+use super::body::Body;
+use crate::error::ApiError;
+use crate::extract::Query;
+use axum::Json;
+use axum::extract::{Path, State as Shared};
+use axum::http::HeaderValue;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+
+/// The fields a search may sort by and select (the Agent Server's).
+const FIELDS: [&str; 10] = [
+    "assistant_id",
+    "graph_id",
+    "name",
+    "description",
+    "config",
+    "context",
+    "created_at",
+    "updated_at",
+    "metadata",
+    "version",
+];
+
+/// `POST /assistants/search`'s body (`AssistantSearchRequest`).
+#[derive(Deserialize)]
+pub(crate) struct Search {
+    #[serde(default)]
+    graph_id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    metadata: Option<Map<String, Value>>,
+    #[serde(default)]
+    limit: Option<u64>,
+    #[serde(default)]
+    offset: Option<u64>,
+    #[serde(default)]
+    sort_by: Option<String>,
+    #[serde(default)]
+    sort_order: Option<String>,
+    #[serde(default)]
+    select: Option<Vec<String>>,
+}
+
+/// `POST /assistants/count`'s body (`AssistantCountRequest`).
+#[derive(Deserialize)]
+pub(crate) struct Count {
+    #[serde(default)]
+    graph_id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    metadata: Option<Map<String, Value>>,
+}
+
+/// The filters both share.
+struct Filter<'a> {
+    graph_id: Option<&'a str>,
+    name: Option<&'a str>,
+    metadata: Option<&'a Map<String, Value>>,
+}
+
+impl Filter<'_> {
+    /// The matching assistants as JSON, newest first; a graph that is
+    /// not served is a 404, as the Agent Server's `assert_graph_exists`.
+    fn apply(&self, assistants: &Assistants) -> Result<Vec<Value>, ApiError> {
+        if let Some(graph_id) = self.graph_id
+            && assistants.by_graph(graph_id).is_none()
+        {
+            return Err(no_graph(graph_id, assistants));
+        }
+        let name = self.name.map(str::to_lowercase);
+        Ok(assistants
+            .newest_first()
+            .map(Assistant::to_json)
+            .filter(|a| self.graph_id.is_none_or(|g| a["graph_id"] == g))
+            .filter(|a| {
+                name.as_deref().is_none_or(|n| {
+                    a["name"]
+                        .as_str()
+                        .is_some_and(|name| name.to_lowercase().contains(n))
+                })
+            })
+            .filter(|a| {
+                self.metadata
+                    .is_none_or(|m| m.iter().all(|(k, v)| a["metadata"].get(k) == Some(v)))
+            })
+            .collect())
+    }
+}
+
+fn no_graph(graph_id: &str, assistants: &Assistants) -> ApiError {
+    ApiError::missing(format!(
+        "Graph '{graph_id}' not found. Expected one of: {:?}",
+        assistants.graph_ids()
+    ))
+}
+
+/// `POST /assistants/search`: a page of the assistants (10 by default, at
+/// most 1,000), newest first unless `sort_by` says otherwise, each with
+/// only the `select`ed fields if given; `X-Pagination-Total` (and
+/// `X-Pagination-Next` when more follow) as the Agent Server sends them.
+pub(crate) async fn search(
+    Shared(assistants): Shared<Arc<Assistants>>,
+    Body(search): Body<Search>,
+) -> Result<Response, ApiError> {
+    let limit = search.limit.unwrap_or(10);
+    if !(1..=1000).contains(&limit) {
+        return Err(ApiError::invalid_body(format!(
+            "limit: must be between 1 and 1000, got {limit}"
+        )));
+    }
+    let offset = search.offset.unwrap_or(0);
+    if let Some(select) = &search.select
+        && let Some(bad) = select.iter().find(|f| !FIELDS.contains(&f.as_str()))
+    {
+        return Err(ApiError::invalid_body(format!(
+            "select: unknown field \"{bad}\", expected one of {FIELDS:?}"
+        )));
+    }
+    let mut found = Filter {
+        graph_id: search.graph_id.as_deref(),
+        name: search.name.as_deref(),
+        metadata: search.metadata.as_ref(),
+    }
+    .apply(&assistants)?;
+    let ascending = match search
+        .sort_order
+        .as_deref()
+        .map(str::to_lowercase)
+        .as_deref()
+    {
+        None | Some("desc") => false,
+        Some("asc") => true,
+        Some(other) => {
+            return Err(ApiError::invalid_body(format!(
+                "sort_order: \"{other}\" is not \"asc\" or \"desc\""
+            )));
+        }
+    };
+    if let Some(by) = search.sort_by.as_deref() {
+        sort(&mut found, by, ascending)?;
+    }
+    let total = found.len();
+    let start = usize::try_from(offset).unwrap_or(usize::MAX).min(total);
+    let end = start.saturating_add(limit as usize).min(total);
+    let page: Vec<Value> = found[start..end]
+        .iter()
+        .map(|a| select(a, search.select.as_deref()))
+        .collect();
+    let mut response = Json(page).into_response();
+    let headers = response.headers_mut();
+    if end < total {
+        headers.insert("x-pagination-total", HeaderValue::from(end + 1));
+        headers.insert("x-pagination-next", HeaderValue::from(end));
+    } else {
+        headers.insert("x-pagination-total", HeaderValue::from(total));
+    }
+    Ok(response)
+}
+
+/// Sorts by one of the fields a search may sort by (names and graph ids
+/// ignoring case, as LangGraph).
+fn sort(found: &mut [Value], by: &str, ascending: bool) -> Result<(), ApiError> {
+    const SORTABLE: [&str; 5] = [
+        "assistant_id",
+        "created_at",
+        "updated_at",
+        "name",
+        "graph_id",
+    ];
+    let by = by.to_lowercase();
+    if !SORTABLE.contains(&by.as_str()) {
+        return Err(ApiError::invalid_body(format!(
+            "sort_by: unknown field \"{by}\", expected one of {SORTABLE:?}"
+        )));
+    }
+    let key = |a: &Value| a[&by].as_str().unwrap_or_default().to_lowercase();
+    found.sort_by_key(key);
+    if !ascending {
+        found.reverse();
+    }
+    Ok(())
+}
+
+/// The fields of `assistant` in `select`, or all of them.
+fn select(assistant: &Value, select: Option<&[String]>) -> Value {
+    match (select, assistant) {
+        (Some(fields), Value::Object(all)) => Value::Object(
+            all.iter()
+                .filter(|(k, _)| fields.contains(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        _ => assistant.clone(),
+    }
+}
+
+/// `POST /assistants/count`: how many assistants match.
+pub(crate) async fn count(
+    Shared(assistants): Shared<Arc<Assistants>>,
+    Body(count): Body<Count>,
+) -> Result<Json<usize>, ApiError> {
+    let found = Filter {
+        graph_id: count.graph_id.as_deref(),
+        name: count.name.as_deref(),
+        metadata: count.metadata.as_ref(),
+    }
+    .apply(&assistants)?;
+    Ok(Json(found.len()))
+}
+
+/// The assistant the path names (its id, or its graph's), or a 404.
+fn named<'a>(assistants: &'a Assistants, id: &str) -> Result<&'a Assistant, ApiError> {
+    assistants
+        .find(id)
+        .ok_or_else(|| ApiError::missing(format!("Assistant {id} not found")))
+}
+
+/// `GET /assistants/{id}`.
+pub(crate) async fn get(
+    Shared(assistants): Shared<Arc<Assistants>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    Ok(Json(named(&assistants, &id)?.to_json()))
+}
+
+/// `GET /assistants/{id}/graph`'s query: `xray` (true, false or a depth).
+#[derive(Deserialize)]
+pub(crate) struct GraphQuery {
+    #[serde(default)]
+    xray: Option<String>,
+}
+
+/// `GET /assistants/{id}/graph`: the graph's nodes and edges, as
+/// LangGraph's `get_graph().to_json()`. `xray` is checked as the Agent
+/// Server checks it; subgraphs are drawn as one node either way (their
+/// insides are not expanded yet).
+pub(crate) async fn graph(
+    Shared(assistants): Shared<Arc<Assistants>>,
+    Path(id): Path<String>,
+    Query(query): Query<GraphQuery>,
+) -> Result<Json<Value>, ApiError> {
+    if let Some(xray) = query.xray.as_deref()
+        && !matches!(xray, "true" | "True" | "false" | "False")
+        && !xray.parse::<u32>().is_ok_and(|depth| depth > 0)
+    {
+        return Err(ApiError::invalid_body("Invalid xray value"));
+    }
+    Ok(Json(named(&assistants, &id)?.graph.clone()))
+}
+
+/// `GET /assistants/{id}/schemas`: the graph's state schema (input and
+/// output are the state's: `null`, as LangGraph sends when they are; no
+/// configurable fields, no context schema yet).
+pub(crate) async fn schemas(
+    Shared(assistants): Shared<Arc<Assistants>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let assistant = named(&assistants, &id)?;
+    Ok(Json(json!({
+        "graph_id": assistant.graph_id,
+        "input_schema": null,
+        "output_schema": null,
+        "state_schema": assistant.state_schema,
+        "config_schema": {},
+        "context_schema": null,
+    })))
+}

@@ -1,0 +1,84 @@
+//! [`Body`]: a JSON request body, deserialized; one that does not fit is a
+//! 422 naming the field and what was expected, as the Agent Server answers
+//! a body its schema refuses.
+
+use crate::error::ApiError;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use serde::de::DeserializeOwned;
+
+/// The request's JSON body, an object, as a `T`. An empty body reads as
+/// `{}` (a client may send none for a search with no filter).
+pub(crate) struct Body<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Body<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        let bytes = Bytes::from_request(request, state)
+            .await
+            .map_err(|rejection| ApiError::invalid_body(rejection.body_text()))?;
+        parse(if bytes.iter().all(u8::is_ascii_whitespace) {
+            b"{}"
+        } else {
+            &bytes
+        })
+        .map(Body)
+    }
+}
+
+/// `bytes` as a `T`, or a 422 that names the field (`limit: invalid type:
+/// string "ten", expected u64`).
+pub(crate) fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    // Every body of the API is an object; serde would read a struct from
+    // an array too, and name an index where the field is missing.
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(ApiError::invalid_body(
+            "the request body: expected a JSON object",
+        ));
+    }
+    let mut json = serde_json::Deserializer::from_slice(bytes);
+    let value = serde_path_to_error::deserialize(&mut json).map_err(|error| {
+        let path = error.path().to_string();
+        let inner = error.into_inner();
+        ApiError::invalid_body(if path == "." || path == "?" {
+            format!("the request body: {inner}")
+        } else {
+            format!("{path}: {inner}")
+        })
+    })?;
+    json.end()
+        .map_err(|error| ApiError::invalid_body(format!("the request body: {error}")))?;
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Search {
+        limit: Option<u64>,
+    }
+
+    #[test]
+    fn a_bad_field_is_named() {
+        let error = parse::<Search>(br#"{"limit": "ten"}"#).unwrap_err();
+        assert_eq!(error.status(), 422);
+        assert!(
+            error.message().starts_with("limit: invalid type"),
+            "{}",
+            error.message()
+        );
+        let error = parse::<Search>(b"[1]").unwrap_err();
+        assert_eq!(error.message(), "the request body: expected a JSON object");
+        let error = parse::<Search>(b"{} x").unwrap_err();
+        assert!(
+            error.message().starts_with("the request body: trailing"),
+            "{}",
+            error.message()
+        );
+    }
+}

@@ -1,0 +1,151 @@
+//! LangGraph's Agent Server API (what `langgraph dev` serves and
+//! `langgraph-sdk` calls), served from Rust graphs. The wire contract is the
+//! one recorded from the real server (`langgraph-server/` beside the
+//! design); each handler's docs say what it answers.
+//!
+//! Served so far: `GET /ok`, `GET /info`, and the assistants (one per graph
+//! given to [`Server::assistant`](crate::Server::assistant)).
+
+mod assistant_routes;
+// Without `graph`, no assistant can be given: the routes answer none.
+#[cfg_attr(not(feature = "graph"), allow(dead_code))]
+mod assistants;
+mod body;
+mod checkpoint;
+#[cfg(feature = "graph")]
+mod run_routes;
+#[cfg(feature = "graph")]
+mod served;
+#[allow(dead_code)]
+mod sse;
+#[cfg(feature = "graph")]
+mod state_routes;
+#[allow(dead_code)]
+mod stream_mode;
+mod thread_routes;
+#[cfg(feature = "graph")]
+mod worker;
+
+#[cfg(feature = "graph")]
+pub(crate) use worker::Workers;
+#[cfg(feature = "graph")]
+mod thread_state;
+
+#[cfg(feature = "graph")]
+pub(crate) use assistants::Assistant;
+pub(crate) use assistants::Assistants;
+
+use crate::routes::App;
+use axum::Json;
+use axum::Router;
+use axum::extract::FromRef;
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+impl FromRef<App> for Arc<Assistants> {
+    fn from_ref(app: &App) -> Arc<Assistants> {
+        app.assistants.clone()
+    }
+}
+
+/// The Agent Server's routes.
+pub(crate) fn routes() -> Router<App> {
+    Router::new()
+        .route("/ok", get(ok))
+        .route("/info", get(info))
+        .route("/assistants/search", post(assistant_routes::search))
+        .route("/assistants/count", post(assistant_routes::count))
+        .route("/assistants/{assistant_id}", get(assistant_routes::get))
+        .route(
+            "/assistants/{assistant_id}/graph",
+            get(assistant_routes::graph),
+        )
+        .route(
+            "/assistants/{assistant_id}/schemas",
+            get(assistant_routes::schemas),
+        )
+        .route("/threads", post(thread_routes::create))
+        .route("/threads/search", post(thread_routes::search))
+        .route("/threads/count", post(thread_routes::count))
+        .route(
+            "/threads/{thread_id}",
+            get(thread_routes::get)
+                .patch(thread_routes::patch)
+                .delete(thread_routes::delete),
+        )
+        .merge(state_routes())
+}
+
+/// The routes that read and edit a thread's state through its graph.
+#[cfg(feature = "graph")]
+fn state_routes() -> Router<App> {
+    Router::new()
+        .route("/threads/{thread_id}/state", post(state_routes::update))
+        .route(
+            "/threads/{thread_id}/state/{checkpoint_id}",
+            get(state_routes::at_checkpoint),
+        )
+        .route(
+            "/threads/{thread_id}/state/checkpoint",
+            post(state_routes::at_checkpoint_body),
+        )
+        .route("/threads/{thread_id}/history", post(state_routes::history))
+        .route(
+            "/threads/{thread_id}/runs",
+            post(run_routes::create).get(run_routes::list),
+        )
+        .route("/threads/{thread_id}/runs/wait", post(run_routes::wait))
+        .route("/threads/{thread_id}/runs/stream", post(run_routes::stream))
+        .route("/threads/{thread_id}/runs/{run_id}", get(run_routes::get))
+        .route(
+            "/threads/{thread_id}/runs/{run_id}/join",
+            get(run_routes::join),
+        )
+        .route("/runs/wait", post(run_routes::wait_stateless))
+        .route("/runs/stream", post(run_routes::stream_stateless))
+}
+
+#[cfg(not(feature = "graph"))]
+fn state_routes() -> Router<App> {
+    Router::new()
+}
+
+/// The `ThreadState` of thread `id` when it is an Agent Server thread (its
+/// record names a graph this server serves); `None` otherwise, for the
+/// crate's own `GET /threads/{id}/state`.
+#[cfg(feature = "graph")]
+pub(crate) async fn agent_state(
+    app: &App,
+    id: &str,
+) -> Result<Option<Value>, crate::error::ApiError> {
+    let Ok(Some(record)) = app.store.thread_record(id, None).await else {
+        return Ok(None);
+    };
+    let graph = record.metadata.get("graph_id").and_then(Value::as_str);
+    match graph.and_then(|g| app.assistants.by_graph(g)) {
+        Some(assistant) => Ok(Some(assistant.served.state(id.to_owned(), None).await?)),
+        None => Ok(None),
+    }
+}
+
+#[cfg(not(feature = "graph"))]
+pub(crate) async fn agent_state(_: &App, _: &str) -> Result<Option<Value>, crate::error::ApiError> {
+    Ok(None)
+}
+
+/// `GET /ok`: the server is up.
+async fn ok() -> Json<Value> {
+    Json(json!({"ok": true}))
+}
+
+/// `GET /info`: what serves, in the Agent Server's shape (`version` is
+/// this crate's; no crons, no LangSmith).
+async fn info() -> Json<Value> {
+    Json(json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "flags": {"assistants": true, "crons": false, "langsmith": false},
+        "host": {"kind": "self-hosted", "project_id": null, "host_revision_id": null,
+                 "revision_id": null, "tenant_id": null},
+    }))
+}

@@ -1,0 +1,361 @@
+//! The runs' routes, as the Agent Server answers them: create
+//! (`POST /threads/{id}/runs`), wait (`.../runs/wait`), stream
+//! (`.../runs/stream`), get, list, join, and the stateless `POST
+//! /runs/wait` and `/runs/stream`. A run is a row of the store, run by the
+//! workers (`worker.rs`); its events are stored, and a stream reads them
+//! from the store, so any process serving the database streams any run.
+
+use super::assistants::Assistant;
+use super::body::Body;
+use super::sse;
+use super::stream_mode::{StreamModeField, modes};
+use crate::error::ApiError;
+use crate::routes::App;
+use axum::Json;
+use axum::body::{Body as ResponseBody, Bytes};
+use axum::extract::{Path, State as Shared};
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use state_store::{IfNotExists, MultitaskStrategy, NewRun, Run, RunStatus, StoreError};
+use std::convert::Infallible;
+
+/// A run's request (`RunCreateStateful`): what the routes read; the rest
+/// is kept with the run as the Agent Server keeps it.
+#[derive(Deserialize)]
+pub(crate) struct Create {
+    assistant_id: String,
+    #[serde(default)]
+    input: Option<Value>,
+    #[serde(default)]
+    command: Option<Map<String, Value>>,
+    #[serde(default)]
+    stream_mode: Option<StreamModeField>,
+    #[serde(default)]
+    stream_subgraphs: Option<bool>,
+    #[serde(default)]
+    metadata: Option<Map<String, Value>>,
+    #[serde(default)]
+    multitask_strategy: Option<MultitaskStrategy>,
+    #[serde(default)]
+    if_not_exists: Option<IfNotExists>,
+}
+
+/// The assistant a run names, or the Agent Server's 422.
+fn assistant<'a>(app: &'a App, id: &str) -> Result<&'a Assistant, ApiError> {
+    app.assistants.find(id).ok_or_else(|| {
+        ApiError::invalid_body(format!(
+            "Invalid assistant: '{id}'. Must be either:\n- A valid assistant UUID, or\n- One of the registered graphs: {}",
+            app.assistants.graph_ids().join(", ")
+        ))
+    })
+}
+
+/// Creates the run (pending; the workers take it), on `thread` or, for a
+/// stateless run, on a thread of its own.
+async fn create_run(app: &App, thread: Option<&str>, create: Create) -> Result<Run, ApiError> {
+    let assistant = assistant(app, &create.assistant_id)?;
+    let modes = modes(create.stream_mode.as_ref())?;
+    if let Some(bad) = modes
+        .iter()
+        .find(|m| !super::served::RUN_MODES.contains(&m.as_str()))
+    {
+        return Err(ApiError::invalid_body(format!(
+            "stream_mode: \"{bad}\" is not served yet; this server streams {:?}",
+            super::served::RUN_MODES
+        )));
+    }
+    let run_id = uuid::Uuid::now_v7().to_string();
+    let kwargs = json!({
+        "input": create.input,
+        "command": create.command,
+        "stream_mode": modes,
+        "stream_subgraphs": create.stream_subgraphs.unwrap_or(false),
+    });
+    let mut metadata = create.metadata.unwrap_or_default();
+    metadata.insert("graph_id".into(), json!(assistant.graph_id));
+    metadata.insert("assistant_id".into(), json!(assistant.assistant_id));
+    let mut new = NewRun::new(&run_id, &assistant.assistant_id)
+        .kwargs(kwargs)
+        .metadata(Value::Object(metadata))
+        .multitask_strategy(create.multitask_strategy.unwrap_or_default())
+        .if_not_exists(create.if_not_exists.unwrap_or(IfNotExists::Reject));
+    if let Some(thread) = thread {
+        new = new.thread(thread);
+    }
+    let run = app
+        .store
+        .create_run(new)
+        .await
+        .map_err(|error| match error {
+            StoreError::ThreadNotFound { thread } => {
+                ApiError::missing(format!("Thread with ID {thread} not found"))
+            }
+            StoreError::ThreadBusy { .. } => ApiError::conflict(error.to_string()),
+            other => ApiError::from(other),
+        })?;
+    if let Some(thread) = thread {
+        // The thread's graph, as LangGraph records it on a run.
+        let named = json!({"graph_id": assistant.graph_id, "assistant_id": assistant.assistant_id});
+        app.store.update_thread_record(thread, named, None).await?;
+    }
+    app.workers.start(&app.store, &app.assistants);
+    Ok(run)
+}
+
+/// `Location` and `Content-Location`, as the Agent Server sends them.
+fn locate(response: &mut Response, run: &Run, location: &str) {
+    let base = match &run.thread_id {
+        Some(thread) => format!("/threads/{thread}/runs/{}", run.run_id),
+        None => format!("/runs/{}", run.run_id),
+    };
+    let headers = response.headers_mut();
+    if let Ok(value) = HeaderValue::from_str(&format!("{base}{location}")) {
+        headers.insert(header::LOCATION, value);
+    }
+    if let Ok(value) = HeaderValue::from_str(&base) {
+        headers.insert(header::CONTENT_LOCATION, value);
+    }
+}
+
+/// `POST /threads/{id}/runs`: the run, pending.
+pub(crate) async fn create(
+    Shared(app): Shared<App>,
+    Path(thread): Path<String>,
+    Body(create): Body<Create>,
+) -> Result<Json<Run>, ApiError> {
+    Ok(Json(create_run(&app, Some(&thread), create).await?))
+}
+
+/// Waits for the run to end; its last state.
+async fn ended(app: &App, run_id: &str) -> Result<Run, ApiError> {
+    let mut watch = app.store.watch_run(run_id);
+    watch.ready().await;
+    loop {
+        let run = app
+            .store
+            .get_run(run_id, None)
+            .await?
+            .ok_or_else(|| ApiError::missing(format!("Run {run_id} not found")))?;
+        if run.status.is_final() {
+            return Ok(run);
+        }
+        watch.changed().await;
+    }
+}
+
+/// What `wait` and `join` answer for an ended run: the thread's values
+/// (with `__interrupt__` when it paused), or `{"__error__": ..}`.
+async fn result_of(app: &App, run: &Run) -> Result<Value, ApiError> {
+    if run.status == RunStatus::Error {
+        let events = app.store.run_events(&run.run_id, 0, usize::MAX).await?;
+        let error = events
+            .iter()
+            .rev()
+            .find(|e| e.event == "error")
+            .map(|e| e.data.clone())
+            .unwrap_or_else(|| json!({"error": "Error", "message": "the run failed"}));
+        return Ok(json!({"__error__": error}));
+    }
+    let thread = run.thread_id.clone().unwrap_or_else(|| run.run_id.clone());
+    let Some(assistant) = app.assistants.find(&run.assistant_id) else {
+        return Ok(Value::Null);
+    };
+    let state = assistant.served.state(thread, None).await?;
+    let mut values = state["values"].clone();
+    let pending: Vec<Value> = state["interrupts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|i| json!({"value": i["value"], "id": i["id"], "response_schema": null}))
+        .collect();
+    if let (Value::Object(map), false) = (&mut values, pending.is_empty()) {
+        map.insert("__interrupt__".into(), Value::Array(pending));
+    }
+    Ok(values)
+}
+
+/// `POST /threads/{id}/runs/wait`: creates the run, waits for its end,
+/// answers its result.
+pub(crate) async fn wait(
+    Shared(app): Shared<App>,
+    Path(thread): Path<String>,
+    Body(create): Body<Create>,
+) -> Result<Response, ApiError> {
+    wait_on(app, Some(thread), create).await
+}
+
+/// `POST /runs/wait`: the same, stateless.
+pub(crate) async fn wait_stateless(
+    Shared(app): Shared<App>,
+    Body(create): Body<Create>,
+) -> Result<Response, ApiError> {
+    wait_on(app, None, create).await
+}
+
+async fn wait_on(app: App, thread: Option<String>, create: Create) -> Result<Response, ApiError> {
+    let run = create_run(&app, thread.as_deref(), create).await?;
+    let stateless = run.thread_id.is_none();
+    let ended = ended(&app, &run.run_id).await?;
+    let result = if stateless {
+        // The run's own thread is deleted as it ends: its values are the
+        // last `values` event, if one was streamed.
+        stateless_result(&app, &ended).await?
+    } else {
+        result_of(&app, &ended).await?
+    };
+    let mut response = Json(result).into_response();
+    locate(&mut response, &run, "/join");
+    Ok(response)
+}
+
+/// A stateless run's result: from its events (its thread is gone).
+async fn stateless_result(app: &App, run: &Run) -> Result<Value, ApiError> {
+    let events = app.store.run_events(&run.run_id, 0, usize::MAX).await?;
+    if let Some(error) = events.iter().rev().find(|e| e.event == "error") {
+        return Ok(json!({"__error__": error.data}));
+    }
+    Ok(events
+        .iter()
+        .rev()
+        .find(|e| e.event == "values")
+        .map(|e| e.data.clone())
+        .unwrap_or(Value::Null))
+}
+
+/// `GET /threads/{id}/runs/{run_id}/join`: waits for the run's end, its
+/// result.
+pub(crate) async fn join(
+    Shared(app): Shared<App>,
+    Path((_thread, run_id)): Path<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let run = ended(&app, &run_id).await?;
+    Ok(Json(result_of(&app, &run).await?))
+}
+
+/// `GET /threads/{id}/runs/{run_id}`.
+pub(crate) async fn get(
+    Shared(app): Shared<App>,
+    Path((thread, run_id)): Path<(String, String)>,
+) -> Result<Json<Run>, ApiError> {
+    let run = app.store.get_run(&run_id, None).await?;
+    run.filter(|run| run.thread_id.as_deref() == Some(thread.as_str()))
+        .map(Json)
+        .ok_or_else(|| ApiError::missing(format!("Run {run_id} not found")))
+}
+
+/// `GET /threads/{id}/runs`'s query.
+#[derive(Deserialize)]
+pub(crate) struct ListQuery {
+    #[serde(default)]
+    limit: Option<usize>,
+    #[serde(default)]
+    offset: Option<usize>,
+}
+
+/// `GET /threads/{id}/runs`: newest first.
+pub(crate) async fn list(
+    Shared(app): Shared<App>,
+    Path(thread): Path<String>,
+    crate::extract::Query(query): crate::extract::Query<ListQuery>,
+) -> Result<Json<Vec<Run>>, ApiError> {
+    let filter = state_store::RunFilter::default()
+        .limit(query.limit.unwrap_or(10).clamp(1, 1000))
+        .offset(query.offset.unwrap_or(0));
+    Ok(Json(app.store.list_runs(Some(&thread), filter).await?))
+}
+
+/// `POST /threads/{id}/runs/stream`: creates the run and streams its
+/// events as they are stored.
+pub(crate) async fn stream(
+    Shared(app): Shared<App>,
+    Path(thread): Path<String>,
+    Body(create): Body<Create>,
+) -> Result<Response, ApiError> {
+    stream_on(app, Some(thread), create).await
+}
+
+/// `POST /runs/stream`: the same, stateless.
+pub(crate) async fn stream_stateless(
+    Shared(app): Shared<App>,
+    Body(create): Body<Create>,
+) -> Result<Response, ApiError> {
+    stream_on(app, None, create).await
+}
+
+async fn stream_on(app: App, thread: Option<String>, create: Create) -> Result<Response, ApiError> {
+    let run = create_run(&app, thread.as_deref(), create).await?;
+    let frames = follow(app, run.run_id.clone());
+    let mut response = Response::new(ResponseBody::from_stream(frames));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream; charset=utf-8"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    locate(&mut response, &run, "/stream");
+    Ok(response)
+}
+
+/// Where a stream of a run's events is: the last event sent, and the
+/// watch that wakes it (made before the first read, so that no event
+/// stored between a read and the wait is missed).
+struct Following {
+    app: App,
+    run_id: String,
+    after: u64,
+    watch: state_store::RunWatch,
+    ended: bool,
+}
+
+/// The run's events from the store, as SSE frames, until it has ended
+/// and every event is sent; a heartbeat while it is silent.
+fn follow(app: App, run_id: String) -> impl futures::Stream<Item = Result<Bytes, Infallible>> {
+    let watch = app.store.watch_run(&run_id);
+    let start = Following {
+        app,
+        run_id,
+        after: 0,
+        watch,
+        ended: false,
+    };
+    futures::stream::unfold(start, |mut at| async move {
+        if at.ended {
+            return None;
+        }
+        loop {
+            // The status first: events stored before it ended are read
+            // after, so none is left behind.
+            let ended = match at.app.store.get_run(&at.run_id, None).await {
+                Ok(Some(run)) => run.status.is_final(),
+                Ok(None) => true,
+                Err(_) => false,
+            };
+            match at.app.store.run_events(&at.run_id, at.after, 256).await {
+                Ok(events) if !events.is_empty() => {
+                    let mut out = Vec::new();
+                    for event in &events {
+                        out.extend_from_slice(&sse::frame(&event.event, &event.data, None));
+                        at.after = event.seq;
+                    }
+                    return Some((Ok(Bytes::from(out)), at));
+                }
+                Ok(_) if ended => return None,
+                Ok(_) => {}
+                Err(error) => {
+                    let data = json!({"error": "StoreError", "message": error.to_string()});
+                    at.ended = true;
+                    return Some((Ok(sse::frame("error", &data, None)), at));
+                }
+            }
+            if tokio::time::timeout(sse::HEARTBEAT, at.watch.changed())
+                .await
+                .is_err()
+            {
+                return Some((Ok(Bytes::from_static(sse::HEARTBEAT_FRAME)), at));
+            }
+        }
+    })
+}

@@ -1,0 +1,530 @@
+//! [`Served`]: a compiled graph behind plain JSON in and out, so that the
+//! server holds graphs of any state type side by side (one table of
+//! boxed functions per graph, made once when it is given to the server).
+
+use super::{checkpoint, thread_state};
+use crate::error::ApiError;
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use serde_json::{Value, json};
+use state_graph::{CompiledGraph, Event, GraphError, GraphState, Interrupt, Resume, StreamMode};
+use state_store::Store;
+
+/// What a run asks of its graph (from `RunCreateStateful`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RunRequest {
+    /// The input, a delta's JSON; none with a command or to go on.
+    pub input: Option<Value>,
+    /// `command.resume`: the answer to the pending interrupt (or a map of
+    /// interrupt id to answer).
+    pub resume: Option<Value>,
+    /// The stream modes asked for, checked (`stream_mode::modes`).
+    pub modes: Vec<String>,
+    /// `stream_subgraphs`: events from inside subgraphs too, their names
+    /// `<mode>|<namespace>`.
+    pub subgraphs: bool,
+}
+
+/// What a run streams: events under the Agent Server's names, then how it
+/// ended.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Streamed {
+    /// An event: its SSE name and data.
+    Event(String, Value),
+    /// The run paused at interrupts.
+    Paused,
+    /// The run reached its end.
+    Done,
+}
+
+/// The modes a run can stream so far; the others are refused by name.
+pub(crate) const RUN_MODES: [&str; 4] = ["values", "updates", "custom", "messages-tuple"];
+
+/// What the Agent Server's thread routes ask of a graph, in JSON.
+pub(crate) trait Served: Send + Sync {
+    /// The thread's state (`ThreadState`) after step `at`, or its latest.
+    fn state(&self, thread: String, at: Option<u64>)
+    -> BoxFuture<'static, Result<Value, ApiError>>;
+
+    /// Up to `limit` states, newest first, from before step `before`,
+    /// whose metadata contains `filter`.
+    fn history(
+        &self,
+        thread: String,
+        limit: usize,
+        before: Option<u64>,
+        filter: Option<Value>,
+    ) -> BoxFuture<'static, Result<Vec<Value>, ApiError>>;
+
+    /// Applies `values` (a delta's JSON) as written by `as_node`; the
+    /// step's seq.
+    fn update_state(
+        &self,
+        thread: String,
+        values: Value,
+        as_node: Option<String>,
+    ) -> BoxFuture<'static, Result<u64, ApiError>>;
+
+    /// Runs the graph on `thread`, streaming what `request` asks for (a
+    /// stateless run gets a thread of its own, as LangGraph's).
+    fn run(
+        &self,
+        thread: String,
+        request: RunRequest,
+    ) -> BoxStream<'static, Result<Streamed, ApiError>>;
+}
+
+/// `graph`, run on `store`.
+pub(crate) fn serve<S, C>(graph: CompiledGraph<S, C>, store: Store) -> impl Served
+where
+    S: GraphState,
+    C: Send + Sync + 'static,
+{
+    Graph(graph.with_store(store))
+}
+
+struct Graph<S: GraphState, C>(CompiledGraph<S, C>);
+
+impl<S, C> Served for Graph<S, C>
+where
+    S: GraphState,
+    C: Send + Sync + 'static,
+{
+    fn state(
+        &self,
+        thread: String,
+        at: Option<u64>,
+    ) -> BoxFuture<'static, Result<Value, ApiError>> {
+        let graph = self.0.clone();
+        Box::pin(async move {
+            let snapshot = match at {
+                None => graph.get_state(&thread).await.map_err(ApiError::graph)?,
+                Some(seq) => graph
+                    .get_state_history(&thread)
+                    .before(seq.saturating_add(1))
+                    .limit(1)
+                    .await
+                    .map_err(ApiError::graph)?
+                    .pop()
+                    .filter(|snapshot| snapshot.seq() == seq)
+                    .ok_or_else(|| {
+                        ApiError::missing(format!("Checkpoint {} not found", checkpoint::id(seq)))
+                    })?,
+            };
+            thread_state::to_json(&snapshot, &thread)
+        })
+    }
+
+    fn history(
+        &self,
+        thread: String,
+        limit: usize,
+        before: Option<u64>,
+        filter: Option<Value>,
+    ) -> BoxFuture<'static, Result<Vec<Value>, ApiError>> {
+        let graph = self.0.clone();
+        Box::pin(async move {
+            let mut history = graph.get_state_history(&thread).limit(limit);
+            if let Some(seq) = before {
+                history = history.before(seq);
+            }
+            if let Some(filter) = filter {
+                history = history.filter(filter);
+            }
+            let snapshots = history.await.map_err(ApiError::graph)?;
+            snapshots
+                .iter()
+                .map(|snapshot| thread_state::to_json(snapshot, &thread))
+                .collect()
+        })
+    }
+
+    fn update_state(
+        &self,
+        thread: String,
+        values: Value,
+        as_node: Option<String>,
+    ) -> BoxFuture<'static, Result<u64, ApiError>> {
+        let graph = self.0.clone();
+        Box::pin(async move {
+            let delta = <S::Delta as state_core::Delta>::from_json(values)
+                .map_err(|error| ApiError::invalid_body(format!("values: {error}")))?;
+            graph
+                .update_state(&thread, delta, as_node.as_deref())
+                .await
+                .map_err(|error| match error {
+                    GraphError::UnknownNode { node, .. } => {
+                        ApiError::invalid_body(format!("as_node: no node \"{node}\" in this graph"))
+                    }
+                    other => ApiError::graph(other),
+                })
+        })
+    }
+
+    fn run(
+        &self,
+        thread: String,
+        request: RunRequest,
+    ) -> BoxStream<'static, Result<Streamed, ApiError>> {
+        let graph = Graph(self.0.clone());
+        let started = async move {
+            let events = match graph.start(thread, &request).await {
+                Ok(events) => events,
+                Err(error) => return futures::stream::iter(vec![Err(error)]).boxed(),
+            };
+            events
+                .map(move |event| match event {
+                    Ok(event) => translate(event, &request),
+                    Err(error) => Err(ApiError::graph(error)),
+                })
+                .flat_map(|result| {
+                    futures::stream::iter(match result {
+                        Ok(list) => list.into_iter().map(Ok).collect::<Vec<_>>(),
+                        Err(error) => vec![Err(error)],
+                    })
+                })
+                .boxed()
+        };
+        futures::stream::once(started).flatten().boxed()
+    }
+}
+
+/// The graph's stream modes for the Agent Server's.
+fn stream_mode(request: &RunRequest) -> Result<StreamMode, ApiError> {
+    let mut modes = StreamMode::UPDATES; // interrupts arrive as updates
+    for mode in &request.modes {
+        modes = modes
+            | match mode.as_str() {
+                "values" => StreamMode::VALUES,
+                "updates" => StreamMode::UPDATES,
+                "custom" => StreamMode::CUSTOM,
+                "messages-tuple" => StreamMode::MESSAGES,
+                other => {
+                    return Err(ApiError::invalid_body(format!(
+                        "stream_mode: \"{other}\" is not served yet; this server streams {RUN_MODES:?}"
+                    )));
+                }
+            };
+    }
+    if request.subgraphs {
+        modes = modes | StreamMode::SUBGRAPHS;
+    }
+    Ok(modes)
+}
+
+/// Interrupts as the Agent Server streams them.
+fn interrupts_json(list: &[Interrupt]) -> Value {
+    Value::Array(
+        list.iter()
+            .map(|i| json!({"value": i.value, "id": i.id, "response_schema": null}))
+            .collect(),
+    )
+}
+
+/// How the graph's events become the Agent Server's: the modes asked for
+/// by name (`messages-tuple` as `messages`), a subgraph's as
+/// `<mode>|<namespace>`; at a pause, `updates` carries the interrupts and
+/// `values` the state with them under `__interrupt__`, as LangGraph's.
+fn translate<S: GraphState>(
+    event: Event<S>,
+    request: &RunRequest,
+) -> Result<Vec<Streamed>, ApiError> {
+    let wants = |mode: &str| request.modes.iter().any(|m| m == mode);
+    let encode = |error: state_core::StateError| ApiError::unwritable(error.to_string());
+    Ok(match event {
+        Event::End(outcome) => {
+            if !outcome.is_interrupted() {
+                return Ok(vec![Streamed::Done]);
+            }
+            let mut out = Vec::new();
+            if wants("values") {
+                let mut values = outcome.state().to_json().map_err(encode)?;
+                if let Value::Object(map) = &mut values {
+                    map.insert(
+                        "__interrupt__".into(),
+                        interrupts_json(outcome.interrupts()),
+                    );
+                }
+                out.push(Streamed::Event("values".into(), values));
+            }
+            out.push(Streamed::Paused);
+            out
+        }
+        Event::Interrupt(list) => match wants("updates") {
+            true => vec![Streamed::Event(
+                "updates".into(),
+                json!({"__interrupt__": interrupts_json(&list)}),
+            )],
+            false => Vec::new(),
+        },
+        event => {
+            let asked = match event.mode() {
+                "messages" => "messages-tuple",
+                mode => mode,
+            };
+            if !wants(asked) {
+                return Ok(Vec::new());
+            }
+            let mut name = event.mode().to_owned();
+            for segment in event.namespace() {
+                name.push('|');
+                name.push_str(segment);
+            }
+            vec![Streamed::Event(name, event.data().map_err(encode)?)]
+        }
+    })
+}
+
+/// `command.resume` as the graph's answer: a map whose keys are all ids
+/// of pending interrupts answers each by id (LangGraph's
+/// `Command(resume={id: value})`); anything else answers the one pending.
+fn resume_of(value: Value, pending: &[Interrupt]) -> Resume {
+    match &value {
+        Value::Object(map)
+            if !map.is_empty() && map.keys().all(|k| pending.iter().any(|i| &i.id == k)) =>
+        {
+            Resume::by_id(map.clone())
+        }
+        _ => Resume::from(value),
+    }
+}
+
+impl<S, C> Graph<S, C>
+where
+    S: GraphState,
+    C: Send + Sync + 'static,
+{
+    /// The graph's event stream for `request`.
+    async fn start(
+        &self,
+        thread: String,
+        request: &RunRequest,
+    ) -> Result<state_graph::RunStream<S>, ApiError> {
+        let modes = stream_mode(request)?;
+        let delta = |input: Value| {
+            <S::Delta as state_core::Delta>::from_json(input)
+                .map_err(|error| ApiError::invalid_body(format!("input: {error}")))
+        };
+        let graph = &self.0;
+        Ok(match (request.resume.clone(), request.input.clone()) {
+            (Some(answer), _) => {
+                let pending = graph
+                    .pending_interrupts(&thread)
+                    .await
+                    .map_err(ApiError::graph)?;
+                graph.stream_resume(&thread, resume_of(answer, &pending), modes)
+            }
+            (None, Some(input)) => graph.stream_thread(&thread, delta(input)?, modes),
+            (None, None) => graph.stream_continue(&thread, modes),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use state_core::{AgentState, Messages, State};
+    use state_graph::{END, START, StateGraph};
+
+    #[derive(AgentState, Debug, Clone, PartialEq)]
+    struct Chat {
+        #[reducer(add_messages)]
+        messages: Messages,
+        turns: u32,
+    }
+
+    fn graph() -> CompiledGraph<Chat> {
+        let mut g = StateGraph::<Chat>::new();
+        g.add_node("agent", |s: &Chat| Chat::delta().turns(s.turns + 1));
+        g.add_node("tools", |s: &Chat| Chat::delta().turns(s.turns + 1));
+        g.add_edge(START, "agent");
+        g.add_edge("agent", "tools");
+        g.add_edge("tools", END);
+        g.compile().expect("compiles")
+    }
+
+    #[derive(AgentState, Debug, Clone, PartialEq)]
+    struct Ask {
+        answer: String,
+        done: bool,
+    }
+
+    fn hitl() -> CompiledGraph<Ask> {
+        let mut g = StateGraph::<Ask>::new();
+        g.add_node("ask", |_: &Ask, ctx: &state_graph::Ctx| {
+            let answer = ctx.interrupt(json!({"question": "name?"}))?;
+            Ok::<_, state_graph::NodeError>(
+                Ask::delta().answer(answer.as_str().unwrap_or("").to_owned()),
+            )
+        });
+        g.add_node("finish", |_: &Ask| Ask::delta().done(true));
+        g.add_edge(START, "ask");
+        g.add_edge("ask", "finish");
+        g.add_edge("finish", END);
+        g.compile().expect("compiles")
+    }
+
+    async fn collect(stream: BoxStream<'static, Result<Streamed, ApiError>>) -> Vec<Streamed> {
+        stream
+            .map(|item| item.unwrap_or_else(|e| panic!("{}", e.message())))
+            .collect()
+            .await
+    }
+
+    #[tokio::test]
+    async fn a_run_streams_the_agent_servers_events_and_pauses() {
+        let served = serve(hitl(), Store::memory());
+        let request = RunRequest {
+            input: Some(json!({})),
+            modes: vec!["updates".into(), "values".into()],
+            ..RunRequest::default()
+        };
+        let events = collect(served.run("t".into(), request.clone())).await;
+        assert_eq!(events.last(), Some(&Streamed::Paused), "{events:?}");
+        let Some(Streamed::Event(name, update)) = events
+            .iter()
+            .find(|e| matches!(e, Streamed::Event(n, _) if n == "updates"))
+        else {
+            panic!("no updates event: {events:?}");
+        };
+        assert_eq!(name, "updates");
+        let interrupt = &update["__interrupt__"][0];
+        assert_eq!(interrupt["value"], json!({"question": "name?"}));
+        assert_eq!(interrupt["response_schema"], json!(null));
+        let Streamed::Event(_, values) = &events[events.len() - 2] else {
+            panic!("{events:?}");
+        };
+        assert_eq!(values["__interrupt__"][0]["id"], interrupt["id"]);
+        assert_eq!(values["done"], json!(false));
+
+        let resume = RunRequest {
+            resume: Some(json!("Bob")),
+            modes: vec!["updates".into()],
+            ..RunRequest::default()
+        };
+        let events = collect(served.run("t".into(), resume)).await;
+        assert_eq!(
+            events,
+            vec![
+                Streamed::Event("updates".into(), json!({"ask": {"answer": "Bob"}})),
+                Streamed::Event("updates".into(), json!({"finish": {"done": true}})),
+                Streamed::Done,
+            ]
+        );
+
+        let refused = served
+            .run(
+                "t".into(),
+                RunRequest {
+                    modes: vec!["debug".into()],
+                    ..RunRequest::default()
+                },
+            )
+            .next()
+            .await
+            .expect("an item")
+            .unwrap_err();
+        assert!(
+            refused
+                .message()
+                .starts_with("stream_mode: \"debug\" is not served yet")
+        );
+        let bad = served
+            .run(
+                "u".into(),
+                RunRequest {
+                    input: Some(json!({"done": "yes"})),
+                    ..RunRequest::default()
+                },
+            )
+            .next()
+            .await
+            .expect("an item")
+            .unwrap_err();
+        assert!(bad.message().starts_with("input: "), "{}", bad.message());
+    }
+
+    #[tokio::test]
+    async fn states_history_and_edits_are_langgraphs_thread_states() {
+        let store = Store::memory();
+        let app = graph().with_store(store.clone());
+        app.invoke_thread(
+            "t",
+            Chat::delta().messages(vec![state_core::Message::human("hi")]),
+        )
+        .await
+        .expect("runs");
+        let served = serve(graph(), store);
+
+        let latest = served.state("t".into(), None).await.expect("the state");
+        assert_eq!(latest["values"]["turns"], json!(2));
+        assert_eq!(latest["next"], json!([]));
+        assert_eq!(latest["checkpoint"]["thread_id"], json!("t"));
+        let seq = checkpoint::parse(latest["checkpoint_id"].as_str().unwrap()).unwrap();
+        assert_eq!(latest["metadata"]["step"], json!(seq));
+        assert_eq!(
+            latest["parent_checkpoint_id"],
+            json!(checkpoint::id(seq - 1))
+        );
+
+        let earlier = served
+            .state("t".into(), Some(seq - 1))
+            .await
+            .expect("a checkpoint");
+        assert_eq!(earlier["values"]["turns"], json!(1));
+        assert_eq!(earlier["next"], json!(["tools"]));
+        assert_eq!(earlier["tasks"][0]["name"], json!("tools"));
+        assert_eq!(
+            earlier["tasks"][0]["path"],
+            json!(["__pregel_pull", "tools"])
+        );
+        let missing = served.state("t".into(), Some(seq + 5)).await.unwrap_err();
+        assert_eq!(missing.status(), 404);
+
+        let history = served
+            .history("t".into(), 10, None, None)
+            .await
+            .expect("history");
+        assert_eq!(history.len() as u64, seq);
+        assert_eq!(history[0], latest);
+        assert_eq!(history[1], earlier);
+        let older = served
+            .history("t".into(), 1, Some(seq), None)
+            .await
+            .expect("history");
+        assert_eq!(older, vec![earlier]);
+
+        let edited = served
+            .update_state(
+                "t".into(),
+                json!({"messages": [{"role": "user", "content": "more"}]}),
+                Some("agent".into()),
+            )
+            .await
+            .expect("an edit");
+        assert_eq!(edited, seq + 1);
+        let after = served.state("t".into(), None).await.expect("the state");
+        assert_eq!(after["values"]["messages"][1]["content"], json!("more"));
+        assert_eq!(after["values"]["messages"][1]["type"], json!("human"));
+        assert_eq!(after["next"], json!(["tools"]));
+
+        let bad = served
+            .update_state("t".into(), json!({"turns": "many"}), None)
+            .await
+            .unwrap_err();
+        assert_eq!(bad.status(), 422);
+        assert!(bad.message().starts_with("values: "), "{}", bad.message());
+        let unknown = served
+            .update_state("t".into(), json!({}), Some("nope".into()))
+            .await
+            .unwrap_err();
+        assert_eq!(unknown.message(), "as_node: no node \"nope\" in this graph");
+        assert_eq!(
+            served.state("t".into(), None).await.expect("the state"),
+            after,
+            "a refused edit changes nothing"
+        );
+    }
+}

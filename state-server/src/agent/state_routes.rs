@@ -1,0 +1,172 @@
+//! A thread's state through its graph, as the Agent Server answers it:
+//! `POST /threads/{id}/state` (`update_state`), `GET
+//! /threads/{id}/state/{checkpoint_id}` and `POST
+//! /threads/{id}/state/checkpoint` (the state at a checkpoint) and
+//! `POST /threads/{id}/history`. (`GET /threads/{id}/state` and `GET
+//! /threads/{id}/history` still answer this crate's own JSON.)
+
+use super::assistants::Assistant;
+use super::body::Body;
+use super::checkpoint;
+use super::thread_state::checkpoint_json;
+use crate::error::ApiError;
+use crate::routes::App;
+use axum::Json;
+use axum::extract::{Path, State as Shared};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+/// The graph of thread `id`: the one its metadata's `graph_id` names.
+async fn graph_of<'a>(app: &'a App, id: &str) -> Result<&'a Assistant, ApiError> {
+    let record = app
+        .store
+        .thread_record(id, None)
+        .await?
+        .ok_or_else(|| ApiError::missing(format!("Thread with ID {id} not found")))?;
+    let graph_id = record.metadata.get("graph_id").and_then(Value::as_str);
+    let Some(graph_id) = graph_id else {
+        return Err(ApiError::no_graph_id(format!(
+            "Thread '{id}' has no assigned graph ID. This usually occurs when no runs have been \
+             made on this particular thread. This operation requires a graph ID. Please ensure a \
+             run has been made for the thread or manually update the thread metadata (by setting \
+             the 'graph_id' field) before running this operation."
+        )));
+    };
+    app.assistants.by_graph(graph_id).ok_or_else(|| {
+        ApiError::missing(format!(
+            "Graph '{graph_id}' not found. Expected one of: {:?}",
+            app.assistants.graph_ids()
+        ))
+    })
+}
+
+/// A checkpoint as a request names it: its id, `{"checkpoint_id": ..}` or
+/// `{"configurable": {"checkpoint_id": ..}}`; `None` when it names none.
+fn checkpoint_named(field: &str, value: Option<&Value>) -> Result<Option<u64>, ApiError> {
+    let id = match value {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::String(id)) => Some(id.as_str()),
+        Some(Value::Object(map)) => map
+            .get("checkpoint_id")
+            .or_else(|| map.get("configurable").and_then(|c| c.get("checkpoint_id")))
+            .and_then(Value::as_str),
+        Some(_) => None,
+    };
+    let Some(id) = id else {
+        return Err(ApiError::invalid_body(format!(
+            "{field}: expected a checkpoint id or {{\"checkpoint_id\": ..}}"
+        )));
+    };
+    checkpoint::parse(id)
+        .map(Some)
+        .ok_or_else(|| ApiError::missing(format!("Checkpoint {id} not found")))
+}
+
+/// `POST /threads/{id}/state`'s body (`ThreadStateUpdate`).
+#[derive(Deserialize)]
+pub(crate) struct Update {
+    #[serde(default)]
+    values: Option<Value>,
+    #[serde(default)]
+    as_node: Option<String>,
+}
+
+/// `POST /threads/{id}/state`: LangGraph's `update_state`: `values` as a
+/// delta written by `as_node` (the run goes on from that node's edges);
+/// answers the new checkpoint.
+pub(crate) async fn update(
+    Shared(app): Shared<App>,
+    Path(id): Path<String>,
+    Body(update): Body<Update>,
+) -> Result<Json<Value>, ApiError> {
+    let graph = graph_of(&app, &id).await?;
+    let values = match update.values {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(values @ Value::Object(_)) => values,
+        Some(_) => {
+            return Err(ApiError::invalid_body(
+                "values: expected an object (a partial update of the state)",
+            ));
+        }
+    };
+    let seq = graph
+        .served
+        .update_state(id.clone(), values, update.as_node)
+        .await?;
+    let checkpoint = checkpoint_json(&id, Some(checkpoint::id(seq)));
+    Ok(Json(json!({
+        "checkpoint": checkpoint,
+        "configurable": checkpoint,
+        "checkpoint_id": checkpoint::id(seq),
+    })))
+}
+
+/// `GET /threads/{id}/state/{checkpoint_id}`: the state after the step
+/// the checkpoint names.
+pub(crate) async fn at_checkpoint(
+    Shared(app): Shared<App>,
+    Path((id, checkpoint_id)): Path<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let graph = graph_of(&app, &id).await?;
+    let seq = checkpoint::parse(&checkpoint_id)
+        .ok_or_else(|| ApiError::missing(format!("Checkpoint {checkpoint_id} not found")))?;
+    Ok(Json(graph.served.state(id, Some(seq)).await?))
+}
+
+/// `POST /threads/{id}/state/checkpoint`'s body.
+#[derive(Deserialize)]
+pub(crate) struct AtCheckpoint {
+    #[serde(default)]
+    checkpoint: Option<Value>,
+}
+
+/// `POST /threads/{id}/state/checkpoint`: the state at the checkpoint the
+/// body names (`{"checkpoint": {"checkpoint_id": ..}}`), or the latest.
+pub(crate) async fn at_checkpoint_body(
+    Shared(app): Shared<App>,
+    Path(id): Path<String>,
+    Body(body): Body<AtCheckpoint>,
+) -> Result<Json<Value>, ApiError> {
+    let graph = graph_of(&app, &id).await?;
+    let seq = checkpoint_named("checkpoint", body.checkpoint.as_ref())?;
+    Ok(Json(graph.served.state(id, seq).await?))
+}
+
+/// `POST /threads/{id}/history`'s body.
+#[derive(Deserialize)]
+pub(crate) struct History {
+    #[serde(default)]
+    limit: Option<u64>,
+    #[serde(default)]
+    before: Option<Value>,
+    #[serde(default)]
+    metadata: Option<Map<String, Value>>,
+}
+
+/// `POST /threads/{id}/history`: up to `limit` (10) states, newest first,
+/// from before the checkpoint `before` names, whose metadata holds
+/// `metadata`.
+pub(crate) async fn history(
+    Shared(app): Shared<App>,
+    Path(id): Path<String>,
+    Body(history): Body<History>,
+) -> Result<Json<Vec<Value>>, ApiError> {
+    let graph = graph_of(&app, &id).await?;
+    let limit = history.limit.unwrap_or(10);
+    if !(1..=1000).contains(&limit) {
+        return Err(ApiError::invalid_body(format!(
+            "limit: must be between 1 and 1000, got {limit}"
+        )));
+    }
+    let before = checkpoint_named("before", history.before.as_ref())?;
+    let states = graph
+        .served
+        .history(
+            id,
+            limit as usize,
+            before,
+            history.metadata.map(Value::Object),
+        )
+        .await?;
+    Ok(Json(states))
+}

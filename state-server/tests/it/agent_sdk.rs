@@ -1,0 +1,258 @@
+//! The Agent Server API driven by LangGraph's official Python client
+//! (`langgraph-sdk`, pinned in `tests/sdk/requirements.txt`): each test
+//! serves graphs on a loopback port and runs a script of `tests/sdk/` that
+//! asserts the shapes the recorded contract shows. The client's venv is
+//! `target/venv-sdk` (the README's test command makes it), or the Python
+//! that `LANGGRAPH_SDK_PYTHON` names.
+
+use crate::support::{request, serve};
+use serde_json::json;
+use state_core::{AgentState, Message, Messages, State, ToolCall};
+use state_graph::{Ctx, END, NodeError, START, StateGraph};
+use state_server::Server;
+use state_store::Store;
+use std::path::PathBuf;
+use std::process::Stdio;
+
+/// The tool loop of the reference app, in Rust.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Chat {
+    /// The conversation.
+    #[reducer(add_messages)]
+    pub messages: Messages,
+}
+
+/// The interrupt graph's state.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Review {
+    pub answer: String,
+    pub approved: bool,
+}
+
+/// The reference app's tool loop: the agent calls `echo` with the
+/// human's text, then answers with what the tool said.
+fn agent(s: &Chat) -> ChatDelta {
+    let last = s.messages.last();
+    let reply = match last.and_then(Message::tool_call_id) {
+        Some(_) => Message::ai(format!(
+            "The tool said: {}",
+            last.map(Message::text).unwrap_or_default()
+        )),
+        None => {
+            let text = last.map(Message::text).unwrap_or_default();
+            Message::ai("")
+                .with_tool_calls([ToolCall::new("echo", json!({"text": text})).with_id("call_1")])
+        }
+    };
+    Chat::delta().messages(vec![reply])
+}
+
+fn tools(s: &Chat) -> ChatDelta {
+    let call = s
+        .messages
+        .last()
+        .and_then(|m| m.tool_calls().first().cloned());
+    let results = call
+        .map(|call| {
+            let text = call.args["text"].as_str().unwrap_or_default().to_owned();
+            vec![Message::tool_result(&call, format!("echo:{text}")).with_name("echo")]
+        })
+        .unwrap_or_default();
+    Chat::delta().messages(results)
+}
+
+fn server(store: Store) -> Server {
+    let mut agent_graph = StateGraph::<Chat>::new();
+    agent_graph.add_node("agent", agent);
+    agent_graph.add_node("tools", tools);
+    agent_graph.add_edge(START, "agent");
+    agent_graph.add_conditional_edges(
+        "agent",
+        |s: &Chat| match s.messages.last().map(|m| m.tool_calls().is_empty()) {
+            Some(false) => "tools",
+            _ => END,
+        },
+        ["tools", END],
+    );
+    agent_graph.add_edge("tools", "agent");
+    let mut hitl = StateGraph::<Review>::new();
+    hitl.add_node("ask", |_: &Review, ctx: &Ctx| {
+        let answer = ctx.interrupt(json!({"question": "What is your name?"}))?;
+        let name = answer.as_str().unwrap_or_default().to_owned();
+        Ok::<_, NodeError>(Review::delta().answer(name))
+    });
+    hitl.add_node("finish", |s: &Review| {
+        Review::delta().approved(!s.answer.is_empty())
+    });
+    hitl.add_edge(START, "ask");
+    hitl.add_edge("ask", "finish");
+    hitl.add_edge("finish", END);
+    let mut fail = StateGraph::<Review>::new();
+    fail.add_node("explode", |_: &Review| -> Result<ReviewDelta, NodeError> {
+        Err(NodeError::msg("boom: deliberate failure"))
+    });
+    fail.add_edge(START, "explode");
+    fail.add_edge("explode", END);
+    Server::new(store)
+        .assistant("agent", agent_graph.compile().expect("the agent compiles"))
+        .assistant("hitl", hitl.compile().expect("hitl compiles"))
+        .assistant("fail", fail.compile().expect("fail compiles"))
+}
+
+/// The Python with `langgraph-sdk`, or a failure that says how to get it.
+fn sdk_python() -> PathBuf {
+    if let Some(python) = std::env::var_os("LANGGRAPH_SDK_PYTHON") {
+        return python.into();
+    }
+    let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/venv-sdk/bin/python");
+    assert!(
+        python.exists(),
+        "no langgraph-sdk venv at {}: run `scripts/test.sh` (it makes it), or \
+         `VENV=target/venv-sdk bash scripts/install/venv.sh state-server/tests/sdk/requirements.txt`, \
+         or set LANGGRAPH_SDK_PYTHON",
+        python.display()
+    );
+    python
+}
+
+/// Runs `tests/sdk/<script>` against the server at `url`; fails the test
+/// with the script's output if it fails.
+async fn run_script(script: &str, url: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/sdk")
+        .join(script);
+    let output = tokio::process::Command::new(sdk_python())
+        .arg(&path)
+        .env("LANGGRAPH_URL", url)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .expect("run the SDK's Python");
+    assert!(
+        output.status.success(),
+        "{script} failed ({}):\n{}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[tokio::test]
+async fn assistants() {
+    let addr = serve(server(Store::memory()).router::<Chat>()).await;
+    run_script("assistants.py", &format!("http://{addr}")).await;
+}
+
+#[tokio::test]
+async fn threads() {
+    let addr = serve(server(Store::memory()).router::<Chat>()).await;
+    run_script("threads.py", &format!("http://{addr}")).await;
+}
+
+#[tokio::test]
+async fn threads_on_sqlite() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let store = Store::sqlite(dir.path().join("agent.db"))
+        .await
+        .expect("a SQLite store");
+    let addr = serve(server(store).router::<Chat>()).await;
+    run_script("threads.py", &format!("http://{addr}")).await;
+}
+
+#[tokio::test]
+async fn runs() {
+    let addr = serve(server(Store::memory()).router::<Chat>()).await;
+    run_script("runs.py", &format!("http://{addr}")).await;
+}
+
+#[tokio::test]
+async fn runs_on_sqlite() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let store = Store::sqlite(dir.path().join("agent.db"))
+        .await
+        .expect("a SQLite store");
+    let addr = serve(server(store).router::<Chat>()).await;
+    run_script("runs.py", &format!("http://{addr}")).await;
+}
+
+#[tokio::test]
+async fn assistant_search_pages_and_refuses_bad_bodies() {
+    let addr = serve(server(Store::memory()).router::<Chat>()).await;
+    let json = [("Content-Type", "application/json")];
+    let page = request(
+        addr,
+        "POST",
+        "/assistants/search",
+        &json,
+        br#"{"limit": 1}"#,
+    )
+    .await;
+    assert_eq!(page.status, 200);
+    assert_eq!(page.json().as_array().map(Vec::len), Some(1));
+    assert_eq!(page.header("x-pagination-total"), Some("2"));
+    assert_eq!(page.header("x-pagination-next"), Some("1"));
+    let last = request(
+        addr,
+        "POST",
+        "/assistants/search",
+        &json,
+        br#"{"offset": 2}"#,
+    )
+    .await;
+    assert_eq!(last.header("x-pagination-total"), Some("3"));
+    assert_eq!(last.header("x-pagination-next"), None);
+
+    for (body, field) in [
+        (&br#"{"limit": "ten"}"#[..], "limit: invalid type"),
+        (br#"{"limit": 0}"#, "limit: must be between 1 and 1000"),
+        (
+            br#"{"select": ["secret"]}"#,
+            "select: unknown field \"secret\"",
+        ),
+        (br#"{"sort_by": "x"}"#, "sort_by: unknown field \"x\""),
+        (br#"{"sort_order": "up"}"#, "sort_order: \"up\""),
+        (br#"[1, 2]"#, "the request body: "),
+        (b"{", "the request body: "),
+    ] {
+        let refused = request(addr, "POST", "/assistants/search", &json, body).await;
+        let detail = refused.error(422, "invalid_body");
+        assert!(
+            detail.starts_with(field),
+            "{detail:?} for {:?}",
+            String::from_utf8_lossy(body)
+        );
+    }
+    let wrong = request(addr, "GET", "/assistants/search", &[], b"").await;
+    assert_eq!(wrong.status, 405);
+    assert_eq!(wrong.header("allow"), Some("POST"));
+    assert_eq!(
+        wrong.json()["detail"],
+        json!("GET is not allowed on this path (`Allow` lists what is)")
+    );
+    let xray = request(addr, "GET", "/assistants/agent/graph?xray=-1", &[], b"").await;
+    assert_eq!(xray.error(422, "invalid_body"), "Invalid xray value");
+}
+
+#[tokio::test]
+async fn the_token_guards_the_agent_routes_too() {
+    let addr = serve(server(Store::memory()).token("s3cret").router::<Chat>()).await;
+    let refused = request(addr, "GET", "/assistants/agent", &[], b"").await;
+    assert_eq!(refused.status, 401);
+    let auth = [("Authorization", "Bearer s3cret")];
+    let ok = request(addr, "GET", "/assistants/agent", &auth, b"").await;
+    assert_eq!(ok.status, 200);
+    assert_eq!(ok.json()["graph_id"], json!("agent"));
+}
+
+#[test]
+#[should_panic(expected = "graph id \"agent\" is served already")]
+fn a_graph_id_is_served_once() {
+    let mut g = StateGraph::<Review>::new();
+    g.add_node("review", |_: &Review| Review::delta());
+    g.add_edge(START, "review");
+    g.add_edge("review", END);
+    let app = g.compile().expect("compiles");
+    let _ = Server::new(Store::memory())
+        .assistant("agent", app.clone())
+        .assistant("agent", app);
+}

@@ -1,0 +1,131 @@
+"""Runs on our Agent Server API, driven by LangGraph's official Python
+client (langgraph-sdk 0.4.14), as the recorded exchanges 10, 18-22, 25, 31,
+32, 35-41, 61, 64, 70 and 71 drive LangGraph's own server. Run by
+state-server's test `agent_sdk::runs` with LANGGRAPH_URL set.
+"""
+
+import asyncio
+import os
+
+from langgraph_sdk import get_client
+from langgraph_sdk.errors import ConflictError, NotFoundError
+
+PING = {"messages": [{"role": "user", "content": "ping"}]}
+RUN_KEYS = {"run_id", "thread_id", "assistant_id", "status", "metadata", "kwargs", "multitask_strategy", "created_at", "updated_at"}
+
+
+def contents(values):
+    return [(m["type"], m["content"]) for m in values["messages"]]
+
+
+async def main() -> None:
+    client = get_client(url=os.environ["LANGGRAPH_URL"])
+
+    # 10: wait on the tool loop: the final values.
+    thread = await client.threads.create()
+    tid = thread["thread_id"]
+    values = await client.runs.wait(tid, "agent", input=PING)
+    assert contents(values) == [
+        ("human", "ping"), ("ai", ""), ("tool", "echo:ping"), ("ai", "The tool said: echo:ping"),
+    ], values
+    assert values["messages"][1]["tool_calls"][0]["args"] == {"text": "ping"}, values
+
+    # 11/12: the thread now names its graph and holds the values.
+    got = await client.threads.get(tid)
+    assert got["metadata"]["graph_id"] == "agent" and got["status"] == "idle", got
+    assert contents(got["values"]) == contents(values), got
+
+    # 18-20: create, join, list, get.
+    run = await client.runs.create(tid, "agent", input=PING)
+    assert RUN_KEYS <= set(run), run
+    assert run["status"] in ("pending", "running", "success"), run
+    joined = await client.runs.join(tid, run["run_id"])
+    assert len(joined["messages"]) == 8, joined
+    listed = await client.runs.list(tid, limit=5)
+    assert [r["run_id"] for r in listed][0] == run["run_id"], listed
+    assert all(r["status"] == "success" for r in listed), listed
+    assert len(await client.runs.list(tid, limit=1)) == 1
+    fetched = await client.runs.get(tid, run["run_id"])
+    assert fetched["status"] == "success" and fetched["assistant_id"] == run["assistant_id"], fetched
+
+    # 21/22: stream values, then updates; metadata first.
+    thread = await client.threads.create()
+    parts = [p async for p in client.runs.stream(thread["thread_id"], "agent", input=PING, stream_mode="updates")]
+    assert parts[0].event == "metadata" and parts[0].data["attempt"] == 1, parts[0]
+    updates = [p for p in parts if p.event == "updates"]
+    assert [list(p.data) for p in updates] == [["agent"], ["tools"], ["agent"]], updates
+    assert updates[1].data["tools"]["messages"][0]["content"] == "echo:ping", updates
+    parts = [p async for p in client.runs.stream(thread["thread_id"], "agent", input=PING, stream_mode=["values"])]
+    values_events = [p for p in parts if p.event == "values"]
+    assert len(values_events[-1].data["messages"]) == 8, values_events[-1]
+
+    # 35-40: wait until the interrupt, resume it by wait.
+    hitl = await client.threads.create()
+    paused = await client.runs.wait(hitl["thread_id"], "hitl", input={})
+    interrupt = paused["__interrupt__"][0]
+    assert interrupt["value"] == {"question": "What is your name?"}, paused
+    assert set(interrupt) == {"value", "id", "response_schema"}, interrupt
+    state = await client.threads.get_state(hitl["thread_id"])
+    assert state["next"] == ["ask"], state
+    assert state["interrupts"][0]["id"] == interrupt["id"], state
+    got = await client.threads.get(hitl["thread_id"])
+    assert got["status"] == "interrupted", got
+    done = await client.runs.wait(hitl["thread_id"], "hitl", command={"resume": "Bob"})
+    assert done == {"answer": "Bob", "approved": True}, done
+    assert (await client.threads.get(hitl["thread_id"]))["status"] == "idle"
+
+    # 41: the same by stream, resumed by interrupt id.
+    hitl = await client.threads.create()
+    parts = [p async for p in client.runs.stream(hitl["thread_id"], "hitl", input={}, stream_mode=["updates", "values"])]
+    pause = [p for p in parts if p.event == "updates" and "__interrupt__" in p.data]
+    assert len(pause) == 1, parts
+    assert "__interrupt__" in [p for p in parts if p.event == "values"][-1].data, parts
+    interrupt_id = pause[0].data["__interrupt__"][0]["id"]
+    parts = [p async for p in client.runs.stream(
+        hitl["thread_id"], "hitl", command={"resume": {interrupt_id: "Ada"}}, stream_mode="updates")]
+    assert [p.data for p in parts if p.event == "updates"] == [
+        {"ask": {"answer": "Ada"}}, {"finish": {"approved": True}},
+    ], parts
+
+    # 31/32: stateless runs.
+    parts = [p async for p in client.runs.stream(None, "agent", input=PING, stream_mode="updates")]
+    assert [list(p.data) for p in parts if p.event == "updates"] == [["agent"], ["tools"], ["agent"]], parts
+    values = await client.runs.wait(None, "agent", input=PING)
+    assert len(values["messages"]) == 4, values
+
+    # 70/71: a failing node: an error event, an __error__ body.
+    failing = await client.threads.create()
+    parts = [p async for p in client.runs.stream(failing["thread_id"], "fail", input={}, stream_mode="updates")]
+    assert parts[-1].event == "error", parts
+    assert "boom: deliberate failure" in parts[-1].data["message"], parts[-1]
+    result = await client.runs.wait(failing["thread_id"], "fail", input={}, raise_error=False)
+    assert "boom: deliberate failure" in result["__error__"]["message"], result
+    assert (await client.threads.get(failing["thread_id"]))["status"] == "error"
+
+    # 61/63: an unknown assistant, a bad stream mode: 422s.
+    for kwargs in ({"assistant_id": "no-such-graph"}, {"assistant_id": "agent", "stream_mode": "bogus"}):
+        try:
+            await client.runs.create(tid, input=PING, **kwargs)
+            raise AssertionError(f"a run was created with {kwargs}")
+        except Exception as error:
+            assert error.response.status_code == 422, error
+    # 404: a run on a thread that is not there.
+    try:
+        await client.runs.create("7715a493-ece8-4351-8231-ccf549845f71", "agent", input=PING)
+        raise AssertionError("a run was created on no thread")
+    except NotFoundError:
+        pass
+
+    # 64: reject while the thread is busy.
+    busy = await client.threads.create()
+    await client.runs.create(busy["thread_id"], "hitl", input={})
+    try:
+        await client.runs.create(busy["thread_id"], "hitl", input={}, multitask_strategy="reject")
+        # The first run may have paused already: then the thread is free.
+        assert (await client.threads.get(busy["thread_id"]))["status"] != "busy"
+    except ConflictError as error:
+        assert "Thread is already running a task" in error.response.json()["detail"], error
+    print("runs: ok")
+
+
+asyncio.run(main())

@@ -1,0 +1,357 @@
+//! The SQL of runs, their stream events and thread records (schema version
+//! 4), for both SQL backends: one text per statement, the two databases
+//! differing only in the row lock a claim or a transition takes
+//! (PostgreSQL's `FOR UPDATE`; SQLite's `BEGIN IMMEDIATE` has the whole
+//! database already) and in `NOTIFY`. The methods that run them are in
+//! `sql_run_methods.rs`.
+//!
+//! A transaction that changes both a thread record and runs locks the
+//! record first (PostgreSQL), so two of them never wait for each other in
+//! a cycle; a claim locks only its run.
+//!
+//! Times are microseconds since the Unix epoch, JSON is stored as text,
+//! statuses by their lowercase names.
+
+/// The tables and indexes of version 4, the same in both databases.
+pub(crate) const RUN_TABLES: [&str; 7] = [
+    "CREATE TABLE IF NOT EXISTS state_store_runs (
+        run_id TEXT PRIMARY KEY,
+        thread_id TEXT,
+        assistant_id TEXT NOT NULL,
+        status TEXT NOT NULL,
+        metadata TEXT NOT NULL,
+        kwargs TEXT NOT NULL,
+        multitask_strategy TEXT NOT NULL,
+        attempt BIGINT NOT NULL,
+        available_at BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        owner TEXT,
+        lease_owner TEXT,
+        lease_expires_at BIGINT,
+        cancel_action TEXT,
+        last_seq BIGINT NOT NULL
+    )",
+    // The rule "one running run per thread" held by the database itself:
+    // two claims racing for one thread's runs cannot both commit.
+    // (Stateless runs have no thread: NULLs are distinct.)
+    "CREATE UNIQUE INDEX IF NOT EXISTS state_store_runs_one_running \
+     ON state_store_runs (thread_id) WHERE status = 'running'",
+    "CREATE INDEX IF NOT EXISTS state_store_runs_by_thread \
+     ON state_store_runs (thread_id, created_at)",
+    "CREATE INDEX IF NOT EXISTS state_store_runs_due \
+     ON state_store_runs (status, available_at)",
+    "CREATE TABLE IF NOT EXISTS state_store_run_events (
+        run_id TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        event TEXT NOT NULL,
+        data TEXT NOT NULL,
+        recorded_at BIGINT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    )",
+    "CREATE TABLE IF NOT EXISTS state_store_thread_records (
+        thread_id TEXT PRIMARY KEY,
+        metadata TEXT NOT NULL,
+        status TEXT NOT NULL,
+        owner TEXT,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+    )",
+    "CREATE INDEX IF NOT EXISTS state_store_thread_records_by_status \
+     ON state_store_thread_records (status)",
+];
+
+/// The PostgreSQL channel on which run changes are announced, for
+/// workers and stream readers in other processes. The payload is
+/// `{"run": id or null, "queue": bool}`: ids only (see [`notice`]).
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) const RUNS_CHANNEL: &str = "state_store_runs";
+
+/// A notice's payload: `run` changed (its status, cancel or events),
+/// and/or a run may have become claimable (`queue`). Ids are at most 512
+/// bytes: far below NOTIFY's 8000.
+pub(crate) fn notice(run: Option<&str>, queue: bool) -> String {
+    serde_json::json!({ "run": run, "queue": queue }).to_string()
+}
+
+macro_rules! run_columns {
+    () => {
+        "run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, \
+         attempt, available_at, created_at, updated_at, owner, cancel_action"
+    };
+}
+
+/// The columns of [`RUN_COLUMNS`], as read.
+pub(crate) type RunTuple = (
+    String,
+    Option<String>,
+    String,
+    String,
+    String,
+    String,
+    String,
+    i64,
+    i64,
+    i64,
+    i64,
+    Option<String>,
+    Option<String>,
+);
+
+pub(crate) fn run_row(t: RunTuple) -> super::runs::RunRow {
+    super::runs::RunRow {
+        run_id: t.0,
+        thread_id: t.1,
+        assistant_id: t.2,
+        status: t.3,
+        metadata: t.4,
+        kwargs: t.5,
+        multitask_strategy: t.6,
+        attempt: t.7,
+        available_at: t.8,
+        created_at: t.9,
+        updated_at: t.10,
+        owner: t.11,
+        cancel_action: t.12,
+    }
+}
+
+pub(crate) const INSERT_RUN: &str = concat!(
+    "INSERT INTO state_store_runs (",
+    run_columns!(),
+    ", last_seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 0) \
+     ON CONFLICT (run_id) DO NOTHING"
+);
+pub(crate) const SELECT_RUN: &str = concat!(
+    "SELECT ",
+    run_columns!(),
+    " FROM state_store_runs WHERE run_id = $1"
+);
+/// The runs of a thread (`$1`), newest first, by status (`$2`) and owner
+/// (`$3`) when given; `LIMIT $4 OFFSET $5`.
+pub(crate) const LIST_THREAD_RUNS: &str = concat!(
+    "SELECT ",
+    run_columns!(),
+    " FROM state_store_runs WHERE thread_id = $1 AND ($2 IS NULL OR status = $2) \
+     AND ($3 IS NULL OR owner = $3) ORDER BY created_at DESC, run_id DESC LIMIT $4 OFFSET $5"
+);
+/// The same for stateless runs (no thread; `$1` unused but bound, so the
+/// placeholders stay those of `LIST_THREAD_RUNS`).
+pub(crate) const LIST_STATELESS_RUNS: &str = concat!(
+    "SELECT ",
+    run_columns!(),
+    " FROM state_store_runs WHERE thread_id IS NULL AND ($1 IS NULL OR $1 = '') \
+     AND ($2 IS NULL OR status = $2) \
+     AND ($3 IS NULL OR owner = $3) ORDER BY created_at DESC, run_id DESC LIMIT $4 OFFSET $5"
+);
+
+/// A claim (`$1` worker, `$2` now, `$3` lease end): the oldest due run
+/// whose thread runs nothing else and which is its thread's oldest
+/// pending run (or a running run whose lease ended: it keeps its
+/// thread's place), taken in one statement. The second condition keeps a
+/// thread's runs in order: a claimer that skips the oldest (locked by
+/// another claimer) must not take the next one instead. `{lock}` is
+/// PostgreSQL's `FOR UPDATE SKIP LOCKED`: concurrent claimers skip the
+/// row another is taking instead of waiting for it. The outer condition
+/// checks the row again as it is when updated.
+macro_rules! claim_run {
+    ($lock:literal) => {
+        concat!(
+            "UPDATE state_store_runs SET status = 'running', attempt = attempt + 1, \
+             lease_owner = $1, lease_expires_at = $3, updated_at = $2 \
+             WHERE run_id = (SELECT r.run_id FROM state_store_runs r \
+                 WHERE ((r.status = 'pending' AND r.available_at <= $2) \
+                     OR (r.status = 'running' AND r.lease_expires_at <= $2)) \
+                 AND (r.thread_id IS NULL OR r.status = 'running' OR (NOT EXISTS (\
+                     SELECT 1 FROM state_store_runs o \
+                     WHERE o.thread_id = r.thread_id AND o.status = 'running') \
+                 AND NOT EXISTS (\
+                     SELECT 1 FROM state_store_runs p \
+                     WHERE p.thread_id = r.thread_id AND p.status = 'pending' \
+                     AND (p.available_at, p.created_at, p.run_id) \
+                         < (r.available_at, r.created_at, r.run_id)))) \
+                 ORDER BY r.available_at, r.created_at, r.run_id LIMIT 1",
+            $lock,
+            ") AND ((status = 'pending' AND available_at <= $2) \
+                 OR (status = 'running' AND lease_expires_at <= $2)) \
+             RETURNING ",
+            run_columns!()
+        )
+    };
+}
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+pub(crate) const CLAIM_RUN_SQLITE: &str = claim_run!("");
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) const CLAIM_RUN_POSTGRES: &str = claim_run!(" FOR UPDATE SKIP LOCKED");
+
+/// The lease of attempt `$3` held by worker `$2` on run `$1`.
+macro_rules! fenced {
+    () => {
+        " WHERE run_id = $1 AND lease_owner = $2 AND attempt = $3 AND status = 'running'"
+    };
+}
+pub(crate) const RENEW_RUN: &str = concat!(
+    "UPDATE state_store_runs SET lease_expires_at = $5, updated_at = $4",
+    fenced!(),
+    " RETURNING cancel_action"
+);
+pub(crate) const FINISH_RUN: &str = concat!(
+    "UPDATE state_store_runs SET status = $4, updated_at = $5, cancel_action = NULL, \
+     lease_owner = NULL, lease_expires_at = NULL",
+    fenced!(),
+    " RETURNING thread_id"
+);
+pub(crate) const RELEASE_RUN: &str = concat!(
+    "UPDATE state_store_runs SET status = 'pending', updated_at = $4, \
+     lease_owner = NULL, lease_expires_at = NULL",
+    fenced!()
+);
+/// Reserves `$4` sequence numbers for events; returns the last.
+pub(crate) const RESERVE_EVENTS: &str = concat!(
+    "UPDATE state_store_runs SET last_seq = last_seq + $4, updated_at = $5",
+    fenced!(),
+    " RETURNING last_seq"
+);
+pub(crate) const INSERT_EVENT: &str = "INSERT INTO state_store_run_events \
+     (run_id, seq, event, data, recorded_at) VALUES ($1, $2, $3, $4, $5)";
+pub(crate) const SELECT_EVENTS: &str = "SELECT seq, event, data, recorded_at FROM state_store_run_events \
+     WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3";
+
+/// The runs in flight on thread `$1`.
+pub(crate) const INFLIGHT_RUNS: &str = "SELECT run_id, status FROM state_store_runs \
+     WHERE thread_id = $1 AND status IN ('pending', 'running')";
+pub(crate) const INTERRUPT_PENDING: &str = "UPDATE state_store_runs \
+     SET status = 'interrupted', updated_at = $2 WHERE run_id = $1 AND status = 'pending'";
+pub(crate) const REQUEST_CANCEL: &str = "UPDATE state_store_runs \
+     SET cancel_action = $2, updated_at = $3 WHERE run_id = $1 AND status = 'running'";
+pub(crate) const DELETE_RUN: [&str; 2] = [
+    "DELETE FROM state_store_run_events WHERE run_id = $1",
+    "DELETE FROM state_store_runs WHERE run_id = $1",
+];
+/// A run's status and thread, if `$2` (when not NULL) owns it; `{lock}`
+/// as in [`CLAIM_RUN_POSTGRES`], without skipping.
+macro_rules! run_state {
+    ($lock:literal) => {
+        concat!(
+            "SELECT status, thread_id FROM state_store_runs \
+             WHERE run_id = $1 AND ($2 IS NULL OR owner = $2)",
+            $lock
+        )
+    };
+}
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+pub(crate) const RUN_STATE_SQLITE: &str = run_state!("");
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) const RUN_STATE_POSTGRES: &str = run_state!(" FOR UPDATE");
+
+/// The events of the runs that ended (neither pending nor running) and
+/// last changed before `$1`.
+pub(crate) const PRUNE_EVENTS: &str = "DELETE FROM state_store_run_events WHERE run_id IN \
+     (SELECT run_id FROM state_store_runs \
+      WHERE status NOT IN ('pending', 'running') AND updated_at < $1)";
+pub(crate) const NEXT_AVAILABLE: &str = "SELECT MIN(available_at) FROM state_store_runs \
+     WHERE status = 'pending' AND available_at > $1";
+pub(crate) const NEXT_LEASE_END: &str = "SELECT MIN(lease_expires_at) FROM state_store_runs \
+     WHERE status = 'running' AND lease_expires_at > $1";
+
+/// A thread's runs and their events (deleted with the thread).
+pub(crate) const DELETE_THREAD_RUNS: [&str; 2] = [
+    "DELETE FROM state_store_run_events WHERE run_id IN \
+     (SELECT run_id FROM state_store_runs WHERE thread_id = $1)",
+    "DELETE FROM state_store_runs WHERE thread_id = $1",
+];
+pub(crate) const DELETE_THREAD_RECORD: &str =
+    "DELETE FROM state_store_thread_records WHERE thread_id = $1";
+
+macro_rules! record_columns {
+    () => {
+        "thread_id, metadata, status, owner, created_at, updated_at"
+    };
+}
+pub(crate) type RecordTuple = (String, String, String, Option<String>, i64, i64);
+
+pub(crate) fn record_row(t: RecordTuple) -> super::runs::ThreadRecordRow {
+    super::runs::ThreadRecordRow {
+        thread_id: t.0,
+        metadata: t.1,
+        status: t.2,
+        owner: t.3,
+        created_at: t.4,
+        updated_at: t.5,
+    }
+}
+
+pub(crate) const INSERT_RECORD: &str = concat!(
+    "INSERT INTO state_store_thread_records (",
+    record_columns!(),
+    ") VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (thread_id) DO NOTHING"
+);
+macro_rules! select_record {
+    ($lock:literal) => {
+        concat!(
+            "SELECT ",
+            record_columns!(),
+            " FROM state_store_thread_records WHERE thread_id = $1",
+            $lock
+        )
+    };
+}
+pub(crate) const SELECT_RECORD: &str = select_record!("");
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) const SELECT_RECORD_FOR_UPDATE: &str = select_record!(" FOR UPDATE");
+pub(crate) const UPDATE_RECORD_METADATA: &str =
+    "UPDATE state_store_thread_records SET metadata = $2, updated_at = $3 WHERE thread_id = $1";
+/// A claimed run's thread is busy (it is already, unless its status was
+/// set by hand since its runs were created).
+pub(crate) const MARK_THREAD_BUSY: &str = "UPDATE state_store_thread_records \
+     SET status = 'busy', updated_at = $2 WHERE thread_id = $1 AND status <> 'busy'";
+/// A run's thread, read without a lock (it never changes): what a
+/// transition locks first.
+pub(crate) const RUN_THREAD: &str = "SELECT thread_id FROM state_store_runs WHERE run_id = $1";
+pub(crate) const SET_THREAD_STATUS: &str =
+    "UPDATE state_store_thread_records SET status = $2, updated_at = $3 WHERE thread_id = $1";
+/// A thread's status once a run on it ended: `busy` while other runs are
+/// in flight on it, else `$2` (LangGraph's `set_joint_status`).
+pub(crate) const SETTLE_THREAD: &str = "UPDATE state_store_thread_records SET status = \
+     CASE WHEN EXISTS (SELECT 1 FROM state_store_runs \
+         WHERE thread_id = $1 AND status IN ('pending', 'running')) \
+     THEN 'busy' ELSE CAST($2 AS TEXT) END, updated_at = $3 WHERE thread_id = $1";
+
+/// The records of a scan: by status (`$1`) and owner (`$2`) when given,
+/// ordered by `order_by` (one of three fixed column names, never input),
+/// then the id (`collate`: bytewise in PostgreSQL, as in SQLite).
+pub(crate) fn scan_records_sql(order_by: &str, descending: bool, collate: &str) -> String {
+    let direction = if descending { "DESC" } else { "ASC" };
+    let first = match order_by {
+        "created_at" => "created_at, ",
+        "updated_at" => "updated_at, ",
+        _ => "",
+    };
+    let first = match first {
+        "" => String::new(),
+        column => column.replace(", ", &format!(" {direction}, ")),
+    };
+    format!(
+        concat!(
+            "SELECT ",
+            record_columns!(),
+            " FROM state_store_thread_records WHERE ($1 IS NULL OR status = $1) \
+             AND ($2 IS NULL OR owner = $2) ORDER BY {}thread_id{} {}"
+        ),
+        first, collate, direction
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claims_differ_only_by_the_row_lock() {
+        assert_eq!(
+            CLAIM_RUN_POSTGRES,
+            CLAIM_RUN_SQLITE.replacen("LIMIT 1", "LIMIT 1 FOR UPDATE SKIP LOCKED", 1)
+        );
+        assert!(CLAIM_RUN_SQLITE.ends_with("owner, cancel_action"));
+    }
+}

@@ -1,0 +1,593 @@
+//! Wake-ups for workers ([`RunWakeups`]) and for readers of a run's
+//! stream ([`RunWatch`]), from one [`RunHub`] per store (shared by its
+//! clones, and on SQLite by the stores of one file in this process).
+//!
+//! The rows are the truth; notices only wake. A waiter subscribes first,
+//! then reads (claims, or reads the run's events), and waits only when it
+//! found nothing: a notice sent in between is kept by its channel, so
+//! nothing is missed, and a lost notice costs a read at the next wake-up,
+//! never a run.
+//!
+//! Notices come from this store's own writes (every backend: announced
+//! after the commit) and, on PostgreSQL, from every process's: each
+//! transition sends `NOTIFY state_store_runs` with the run's id inside
+//! its transaction (delivered only on commit), and the hub listens on a
+//! connection of its own, opened with its first waiter. Notifications
+//! sent while that connection is down are lost: each time it listens
+//! (again), every waiter is woken to read again.
+
+use crate::backend::Backend;
+use crate::error::StoreError;
+use crate::items::time::now_micros;
+use futures::future::{BoxFuture, Either, select};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+use tokio::sync::{oneshot, watch};
+
+/// Starts the task that hears other processes' notices: it announces them
+/// to the hub (held weakly) and returns when the receiver fires or the hub
+/// is gone.
+type StartListener =
+    Arc<dyn Fn(Weak<Inner>, oneshot::Receiver<()>) -> BoxFuture<'static, ()> + Send + Sync>;
+
+/// The wake-ups of one store's runs.
+#[derive(Clone)]
+pub(crate) struct RunHub {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    /// Counts the notices that a run may have become claimable (or a
+    /// cancel was requested).
+    queue: watch::Sender<u64>,
+    /// One channel per watched run, removed with its last watcher.
+    runs: Mutex<HashMap<String, watch::Sender<u64>>>,
+    /// Whether other processes are heard (always, without a listener).
+    ready: watch::Sender<bool>,
+    listener: Mutex<Listener>,
+}
+
+enum Listener {
+    /// Nobody else writes (memory), or others are not heard (SQLite: its
+    /// workers are in the serving process).
+    None,
+    /// Started with the first waiter.
+    Idle(StartListener),
+    /// Stops when the sender is dropped (with the hub).
+    Running(StartListener, oneshot::Sender<()>),
+}
+
+impl fmt::Debug for RunHub {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunHub")
+            .field("watched_runs", &self.inner.lock_runs().len())
+            .field("ready", &*self.inner.ready.borrow())
+            .finish()
+    }
+}
+
+impl Default for RunHub {
+    fn default() -> Self {
+        RunHub {
+            inner: Arc::new(Inner {
+                queue: watch::channel(0).0,
+                runs: Mutex::new(HashMap::new()),
+                ready: watch::channel(true).0,
+                listener: Mutex::new(Listener::None),
+            }),
+        }
+    }
+}
+
+impl Inner {
+    fn lock_runs(&self) -> MutexGuard<'_, HashMap<String, watch::Sender<u64>>> {
+        // Single inserts and removes under the lock: a panic cannot leave
+        // it half-done.
+        self.runs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn announce(&self, run: Option<&str>, queue: bool) {
+        if queue {
+            self.queue.send_modify(|n| *n += 1);
+        }
+        if let Some(run) = run
+            && let Some(channel) = self.lock_runs().get(run)
+        {
+            channel.send_modify(|n| *n += 1);
+        }
+    }
+
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    fn wake_all(&self) {
+        self.queue.send_modify(|n| *n += 1);
+        for channel in self.lock_runs().values() {
+            channel.send_modify(|n| *n += 1);
+        }
+    }
+}
+
+impl RunHub {
+    /// Hears other processes through what `start` runs (PostgreSQL).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    fn listening(start: StartListener) -> RunHub {
+        let hub = RunHub::default();
+        hub.inner.ready.send_replace(false);
+        *hub.lock_listener() = Listener::Idle(start);
+        hub
+    }
+
+    fn lock_listener(&self) -> MutexGuard<'_, Listener> {
+        self.inner
+            .listener
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Wakes the workers (`queue`) and the watchers of `run`. Never blocks
+    /// beyond a short lock.
+    pub(crate) fn announce(&self, run: Option<&str>, queue: bool) {
+        self.inner.announce(run, queue);
+    }
+
+    /// Starts the listener if there is one to start and none runs (inside
+    /// the runtime of the caller).
+    fn ensure_listening(&self) {
+        let mut listener = self.lock_listener();
+        let start = match &*listener {
+            Listener::None => return,
+            Listener::Idle(start) => Arc::clone(start),
+            // A listener whose runtime is gone (its task dropped) is
+            // replaced.
+            Listener::Running(start, stop) if stop.is_closed() => Arc::clone(start),
+            Listener::Running(..) => return,
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (stop, stopped) = oneshot::channel();
+        runtime.spawn(start(Arc::downgrade(&self.inner), stopped));
+        *listener = Listener::Running(start, stop);
+    }
+
+    async fn ready(&self) {
+        self.ensure_listening();
+        let mut ready = self.inner.ready.subscribe();
+        // The sender lives in the hub, which `self` holds.
+        let _ = ready.wait_for(|ready| *ready).await;
+    }
+
+    pub(crate) fn watch(&self, run_id: &str) -> RunWatch {
+        let receiver = {
+            let mut runs = self.inner.lock_runs();
+            runs.entry(run_id.to_owned())
+                .or_insert_with(|| watch::channel(0).0)
+                .subscribe()
+        };
+        self.ensure_listening();
+        RunWatch {
+            hub: self.clone(),
+            run_id: run_id.to_owned(),
+            receiver: Some(receiver),
+        }
+    }
+}
+
+/// Why [`RunWakeups::next`] returned. Whatever the reason, the worker
+/// tries to claim (until [`Store::claim_run`](crate::Store::claim_run)
+/// finds nothing), then waits again.
+///
+/// ```
+/// assert_ne!(state_store::Wake::Start, state_store::Wake::Notified);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Wake {
+    /// The first call: claim what is there already.
+    Start,
+    /// A run was created, released or finished, or a cancel requested
+    /// (or, on PostgreSQL, the listener connected again and notices may
+    /// have been missed).
+    Notified,
+    /// A delayed run's `available_at` or a running run's lease expiry
+    /// came (since the previous wake-up: maybe while the worker was
+    /// busy, then at once).
+    Due,
+    /// Nothing happened for the fallback period (see
+    /// [`RunWakeups::fallback`]).
+    Fallback,
+}
+
+/// A worker's wake-ups ([`Store::run_wakeups`](crate::Store::run_wakeups)):
+/// [`next`](RunWakeups::next) resolves when a run may have become
+/// claimable, with no polling delay: at once for this store's own
+/// writes, through `LISTEN/NOTIFY` for other processes' on PostgreSQL;
+/// or when the earliest `available_at` or lease expiry after the previous
+/// call comes (read from the database at each call; one that came while
+/// the worker was busy returns at once); or after the fallback period (60 s unless
+/// set), in case a notice was lost. A notice that arrives while the
+/// worker is busy claiming is kept for its next call.
+///
+/// SQLite and memory hear this process's stores only (stores opened on
+/// one SQLite file share them): their workers run in the serving
+/// process. A PostgreSQL store listens on one connection of its own,
+/// opened with its first waiter and kept while the store lives.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), state_store::StoreError> {
+/// use std::time::Duration;
+/// use state_store::{NewRun, RunStatus, Store, Wake};
+/// let store = Store::memory();
+/// let mut wakeups = store.run_wakeups().fallback(Duration::from_secs(5));
+/// let worker = {
+///     let store = store.clone();
+///     tokio::spawn(async move {
+///         loop {
+///             wakeups.next().await?;
+///             while let Some(claim) = store.claim_run("w", Duration::from_secs(30)).await? {
+///                 store.finish_run(&claim, RunStatus::Success, None).await?;
+///                 return Ok::<_, state_store::StoreError>(claim.run().run_id.clone());
+///             }
+///         }
+///     })
+/// };
+/// store.create_run(NewRun::new("run-1", "agent")).await?;
+/// assert_eq!(worker.await.unwrap()?, "run-1");
+/// # Ok(())
+/// # }
+/// ```
+pub struct RunWakeups {
+    hub: RunHub,
+    backend: Backend,
+    queue: watch::Receiver<u64>,
+    started: bool,
+    /// When the previous call returned (microseconds).
+    since: i64,
+    fallback: Duration,
+}
+
+impl fmt::Debug for RunWakeups {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunWakeups")
+            .field("started", &self.started)
+            .field("fallback", &self.fallback)
+            .finish()
+    }
+}
+
+impl RunWakeups {
+    pub(crate) fn new(hub: RunHub, backend: Backend) -> RunWakeups {
+        let queue = hub.inner.queue.subscribe();
+        hub.ensure_listening();
+        RunWakeups {
+            hub,
+            backend,
+            queue,
+            started: false,
+            since: now_micros(),
+            fallback: Duration::from_secs(60),
+        }
+    }
+
+    /// Wakes after `every` at the latest, even when nothing was heard.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// use std::time::Duration;
+    /// use state_store::Wake;
+    /// let mut wakeups = state_store::Store::memory().run_wakeups().fallback(Duration::from_millis(10));
+    /// assert_eq!(wakeups.next().await?, Wake::Start);
+    /// assert_eq!(wakeups.next().await?, Wake::Fallback);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn fallback(mut self, every: Duration) -> RunWakeups {
+        self.fallback = every;
+        self
+    }
+
+    /// Resolves once other processes' notices are heard (PostgreSQL: its
+    /// `LISTEN` is in place); at once on the other backends. What a
+    /// worker process may wait for before it reports itself ready.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// state_store::Store::memory().run_wakeups().ready().await;
+    /// # }
+    /// ```
+    pub async fn ready(&self) {
+        self.hub.ready().await;
+    }
+
+    /// Waits for the next reason to claim: see [`RunWakeups`] and
+    /// [`Wake`]. The first call returns [`Wake::Start`] at once. Fails
+    /// only when reading the next due time fails.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// use std::time::Duration;
+    /// use state_store::{NewRun, Store, Wake};
+    /// let store = Store::memory();
+    /// let mut wakeups = store.run_wakeups();
+    /// wakeups.next().await?;
+    /// store.create_run(NewRun::new("later", "agent").after(Duration::from_millis(20))).await?;
+    /// assert_eq!(wakeups.next().await?, Wake::Notified); // created
+    /// assert_eq!(wakeups.next().await?, Wake::Due); // available
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn next(&mut self) -> Result<Wake, StoreError> {
+        let wake = self.wait().await;
+        // The worker claims after this: what became due until now, it
+        // sees; what becomes due later, the next call waits for.
+        self.since = now_micros();
+        wake
+    }
+
+    async fn wait(&mut self) -> Result<Wake, StoreError> {
+        self.hub.ensure_listening();
+        if !self.started {
+            self.started = true;
+            self.queue.borrow_and_update();
+            return Ok(Wake::Start);
+        }
+        if self.queue.has_changed().unwrap_or(false) {
+            self.queue.borrow_and_update();
+            return Ok(Wake::Notified);
+        }
+        // Due after the previous call returned (the worker's last claim
+        // did not see it): maybe already, while the worker was busy.
+        let due = self.backend.next_run_due(self.since).await?;
+        let now = now_micros();
+        if due.is_some_and(|at| at <= now) {
+            return Ok(Wake::Due);
+        }
+        let wait = due
+            .map(|at| Duration::from_micros(u64::try_from(at.saturating_sub(now)).unwrap_or(0)))
+            .map_or(self.fallback, |until| until.min(self.fallback));
+        let notified = {
+            let changed = std::pin::pin!(self.queue.changed());
+            let sleep = std::pin::pin!(tokio::time::sleep(wait));
+            matches!(select(changed, sleep).await, Either::Left(_))
+        };
+        match notified {
+            true => {
+                self.queue.borrow_and_update();
+                Ok(Wake::Notified)
+            }
+            false if due.is_some_and(|at| at <= now_micros()) => Ok(Wake::Due),
+            false => Ok(Wake::Fallback),
+        }
+    }
+}
+
+/// A watcher of one run ([`Store::watch_run`](crate::Store::watch_run)):
+/// [`changed`](RunWatch::changed) resolves when the run changed since the
+/// previous call (or since the watcher was made): events appended, its
+/// status, a cancel requested, deleted. In any process on PostgreSQL
+/// (through `NOTIFY`), in this one elsewhere. What a stream reader waits
+/// on between reads of [`Store::run_events`](crate::Store::run_events),
+/// and what a worker races its steps against to see a cancel at once.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), state_store::StoreError> {
+/// use std::time::Duration;
+/// use serde_json::json;
+/// use state_store::{NewRun, RunEventIn, Store};
+/// let store = Store::memory();
+/// store.create_run(NewRun::new("run-1", "agent")).await?;
+/// let mut watch = store.watch_run("run-1"); // first, then read
+/// let mut seen = 0;
+/// let reader = {
+///     let store = store.clone();
+///     tokio::spawn(async move {
+///         loop {
+///             for event in store.run_events("run-1", seen, 100).await? {
+///                 seen = event.seq;
+///                 if event.event == "end" {
+///                     return Ok::<_, state_store::StoreError>(seen);
+///                 }
+///             }
+///             watch.changed().await;
+///         }
+///     })
+/// };
+/// let claim = store.claim_run("w", Duration::from_secs(30)).await?.unwrap();
+/// store.append_run_events(&claim, &[RunEventIn::new("values", json!(1))]).await?;
+/// store.append_run_events(&claim, &[RunEventIn::new("end", json!(null))]).await?;
+/// assert_eq!(reader.await.unwrap()?, 2);
+/// # Ok(())
+/// # }
+/// ```
+pub struct RunWatch {
+    hub: RunHub,
+    run_id: String,
+    /// `Some` until dropped.
+    receiver: Option<watch::Receiver<u64>>,
+}
+
+impl fmt::Debug for RunWatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunWatch")
+            .field("run_id", &self.run_id)
+            .finish()
+    }
+}
+
+impl RunWatch {
+    /// The run watched.
+    ///
+    /// ```
+    /// assert_eq!(state_store::Store::memory().watch_run("r").run_id(), "r");
+    /// ```
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// Waits for a change not yet seen (see [`RunWatch`]).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// use state_store::{NewRun, Store};
+    /// let store = Store::memory();
+    /// let mut watch = store.watch_run("run-1");
+    /// store.create_run(NewRun::new("run-1", "agent")).await?;
+    /// watch.changed().await; // the creation
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn changed(&mut self) {
+        self.hub.ensure_listening();
+        if let Some(receiver) = &mut self.receiver {
+            // The sender stays in the hub while this receiver lives.
+            let _ = receiver.changed().await;
+        }
+    }
+
+    /// Resolves once other processes' changes are heard (see
+    /// [`RunWakeups::ready`]).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// state_store::Store::memory().watch_run("r").ready().await;
+    /// # }
+    /// ```
+    pub async fn ready(&self) {
+        self.hub.ready().await;
+    }
+}
+
+impl Drop for RunWatch {
+    fn drop(&mut self) {
+        let mut runs = self.hub.inner.lock_runs();
+        // Dropped under the lock: `watch` cannot subscribe in between.
+        drop(self.receiver.take());
+        if runs
+            .get(&self.run_id)
+            .is_some_and(|channel| channel.receiver_count() == 0)
+        {
+            runs.remove(&self.run_id);
+        }
+    }
+}
+
+#[cfg(feature = "postgres")]
+pub(crate) use postgres::listener as postgres_listener;
+
+#[cfg(feature = "postgres")]
+mod postgres {
+    use super::{Inner, RunHub};
+    use crate::backend::RUNS_CHANNEL;
+    use futures::future::{Either, select};
+    use serde::Deserialize;
+    use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
+    use std::sync::{Arc, Weak};
+    use std::time::Duration;
+    use tokio::sync::oneshot;
+
+    const RETRY_FIRST: Duration = Duration::from_millis(100);
+    const RETRY_MAX: Duration = Duration::from_secs(2);
+
+    /// A notification's payload (`sql_runs::notice`).
+    #[derive(Deserialize)]
+    struct Notice {
+        run: Option<String>,
+        queue: bool,
+    }
+
+    /// The run hub of a PostgreSQL store: it listens on `RUNS_CHANNEL`
+    /// from its first waiter on.
+    pub(crate) fn listener(pool: &sqlx::PgPool) -> RunHub {
+        let options = pool.connect_options();
+        RunHub::listening(Arc::new(move |hub, stopped| {
+            Box::pin(pump(hub, Arc::clone(&options), stopped))
+        }))
+    }
+
+    async fn unless_stopped<T>(
+        stopped: &mut oneshot::Receiver<()>,
+        work: impl Future<Output = T>,
+    ) -> Option<T> {
+        match select(std::pin::pin!(work), stopped).await {
+            Either::Left((value, _)) => Some(value),
+            Either::Right(_) => None,
+        }
+    }
+
+    async fn pump(
+        hub: Weak<Inner>,
+        options: Arc<PgConnectOptions>,
+        mut stopped: oneshot::Receiver<()>,
+    ) {
+        let mut retry = RETRY_FIRST;
+        loop {
+            let mut listener = match unless_stopped(&mut stopped, listen(&options)).await {
+                None => return,
+                Some(Ok(listener)) => listener,
+                Some(Err(_)) => {
+                    if unless_stopped(&mut stopped, tokio::time::sleep(retry))
+                        .await
+                        .is_none()
+                    {
+                        return;
+                    }
+                    retry = (retry * 2).min(RETRY_MAX);
+                    continue;
+                }
+            };
+            retry = RETRY_FIRST;
+            {
+                let Some(hub) = hub.upgrade() else { return };
+                // What committed before the LISTEN was not heard: read
+                // again. (Before `ready`: whoever waited for it has been
+                // woken by then.)
+                hub.wake_all();
+                hub.ready.send_replace(true);
+            }
+            loop {
+                match unless_stopped(&mut stopped, listener.try_recv()).await {
+                    None => return,
+                    Some(Ok(Some(notification))) => {
+                        let Some(hub) = hub.upgrade() else { return };
+                        // Anything else on the channel is not ours.
+                        if let Ok(notice) = serde_json::from_str::<Notice>(notification.payload()) {
+                            hub.announce(notice.run.as_deref(), notice.queue);
+                        }
+                    }
+                    // Lost and listening again: notices may have been missed.
+                    Some(Ok(None)) => {
+                        let Some(hub) = hub.upgrade() else { return };
+                        hub.wake_all();
+                    }
+                    Some(Err(_)) => {
+                        let Some(hub) = hub.upgrade() else { return };
+                        hub.ready.send_replace(false);
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /// A connection listening on the channel, on a pool of its own.
+    async fn listen(options: &PgConnectOptions) -> Result<PgListener, sqlx::Error> {
+        let pool = PgPoolOptions::new()
+            .max_connections(1)
+            .min_connections(0)
+            .max_lifetime(None)
+            .idle_timeout(None)
+            .acquire_timeout(Duration::from_secs(5))
+            .connect_lazy_with(options.clone());
+        let mut listener = PgListener::connect_with(&pool).await?;
+        listener.listen(RUNS_CHANNEL).await?;
+        Ok(listener)
+    }
+}

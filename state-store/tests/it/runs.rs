@@ -1,0 +1,1160 @@
+//! The Agent Server's runs queue on every backend: a run's life (created
+//! pending, claimed under a lease, finished), the multitask strategies,
+//! one running run per thread under concurrent claimers, lease expiry and
+//! fencing, cancels, stream events and their replay, wake-ups (across two
+//! PostgreSQL pools, with no polling delay), owners, thread records.
+
+use crate::on_every_backend;
+use crate::support::backends::TestStore;
+use serde_json::json;
+use state_store::{
+    CancelAction, IfExists, IfNotExists, LeaseState, MultitaskStrategy, NewRun, RunEventIn,
+    RunFilter, RunStatus, Store, StoreError, ThreadSearch, ThreadSortBy, ThreadStatus, Wake,
+};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+const LEASE: Duration = Duration::from_secs(30);
+/// Longer than any wake-up may take in these tests: a wake-up that comes
+/// this late came from a timer, not a notice.
+const FALLBACK: Duration = Duration::from_secs(20);
+
+fn on(thread: &str, run: &str) -> NewRun {
+    NewRun::new(run, "agent")
+        .thread(thread)
+        .if_not_exists(IfNotExists::Create)
+}
+
+async fn status(store: &Store, run: &str) -> Option<RunStatus> {
+    store.get_run(run, None).await.unwrap().map(|r| r.status)
+}
+
+async fn thread_status(store: &Store, thread: &str) -> ThreadStatus {
+    store
+        .thread_record(thread, None)
+        .await
+        .unwrap()
+        .unwrap()
+        .status
+}
+
+async fn lifecycle(ts: TestStore) {
+    let store = &ts.store;
+    store
+        .create_thread_record("t", json!({"user": "ada"}), None, IfExists::Raise)
+        .await
+        .unwrap();
+    assert_eq!(thread_status(store, "t").await, ThreadStatus::Idle);
+    let run = store
+        .create_run(
+            NewRun::new("run-1", "agent")
+                .thread("t")
+                .metadata(json!({"m": 1}))
+                .kwargs(json!({"input": {"n": 1}, "stream_mode": ["values"]})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (run.status, run.attempt, run.cancel),
+        (RunStatus::Pending, 0, None)
+    );
+    assert_eq!(thread_status(store, "t").await, ThreadStatus::Busy);
+
+    let claim = store.claim_run("w1", LEASE).await.unwrap().unwrap();
+    assert_eq!(claim.run().run_id, "run-1", "{}", ts.name);
+    assert_eq!(claim.attempt(), 1);
+    assert_eq!(claim.run().status, RunStatus::Running);
+    assert_eq!(claim.run().kwargs["input"]["n"], 1);
+    assert!(store.claim_run("w2", LEASE).await.unwrap().is_none());
+    assert_eq!(status(store, "run-1").await, Some(RunStatus::Running));
+
+    assert_eq!(
+        store.renew_run(&claim, LEASE).await.unwrap(),
+        LeaseState::Held
+    );
+    let events = [
+        RunEventIn::new("metadata", json!({"run_id": "run-1", "attempt": 1})),
+        RunEventIn::new("values", json!({"n": 1})),
+    ];
+    assert_eq!(
+        store.append_run_events(&claim, &events).await.unwrap(),
+        Some(2)
+    );
+    assert!(
+        store
+            .finish_run(&claim, RunStatus::Success, None)
+            .await
+            .unwrap()
+    );
+    let done = store.get_run("run-1", None).await.unwrap().unwrap();
+    assert_eq!((done.status, done.attempt), (RunStatus::Success, 1));
+    assert!(done.updated_at >= done.created_at);
+    assert_eq!(thread_status(store, "t").await, ThreadStatus::Idle);
+    // Finished: its claim writes nothing more.
+    assert!(
+        !store
+            .finish_run(&claim, RunStatus::Error, None)
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store.append_run_events(&claim, &events).await.unwrap(),
+        None
+    );
+    assert!(store.claim_run("w1", LEASE).await.unwrap().is_none());
+
+    // Errors and timeouts leave the thread in error.
+    store.create_run(on("t", "run-2")).await.unwrap();
+    let claim = store.claim_run("w1", LEASE).await.unwrap().unwrap();
+    store
+        .finish_run(&claim, RunStatus::Timeout, None)
+        .await
+        .unwrap();
+    assert_eq!(thread_status(store, "t").await, ThreadStatus::Error);
+    let runs = store
+        .list_runs(Some("t"), RunFilter::default())
+        .await
+        .unwrap();
+    let ids: Vec<&str> = runs.iter().map(|r| r.run_id.as_str()).collect();
+    assert_eq!(ids, ["run-2", "run-1"], "newest first");
+    let successes = store
+        .list_runs(Some("t"), RunFilter::default().status(RunStatus::Success))
+        .await
+        .unwrap();
+    assert_eq!(successes.len(), 1);
+    let page = store
+        .list_runs(Some("t"), RunFilter::default().limit(1).offset(1))
+        .await
+        .unwrap();
+    assert_eq!(page[0].run_id, "run-1");
+    // A run in flight cannot finish as pending or running.
+    store.create_run(on("t", "run-3")).await.unwrap();
+    let claim = store.claim_run("w1", LEASE).await.unwrap().unwrap();
+    assert!(matches!(
+        store.finish_run(&claim, RunStatus::Running, None).await,
+        Err(StoreError::InvalidRun { .. })
+    ));
+    // A paused graph: the caller says so.
+    store
+        .finish_run(
+            &claim,
+            RunStatus::Interrupted,
+            Some(ThreadStatus::Interrupted),
+        )
+        .await
+        .unwrap();
+    assert_eq!(thread_status(store, "t").await, ThreadStatus::Interrupted);
+}
+
+async fn threads_must_exist_unless_created(ts: TestStore) {
+    let store = &ts.store;
+    let missing = store
+        .create_run(NewRun::new("r", "agent").thread("nope"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&missing, StoreError::ThreadNotFound { thread } if thread == "nope"),
+        "{missing}"
+    );
+    assert!(store.get_run("r", None).await.unwrap().is_none());
+    store.create_run(on("new", "r").owner("ada")).await.unwrap();
+    let record = store.thread_record("new", None).await.unwrap().unwrap();
+    assert_eq!(
+        (record.owner.as_deref(), record.status),
+        (Some("ada"), ThreadStatus::Busy)
+    );
+    let taken = store.create_run(on("new", "r")).await.unwrap_err();
+    assert!(matches!(taken, StoreError::RunExists { .. }), "{taken}");
+
+    // Stateless runs need no thread.
+    store
+        .create_run(NewRun::new("s", "agent").owner("ada"))
+        .await
+        .unwrap();
+    let stateless = store.list_runs(None, RunFilter::default()).await.unwrap();
+    assert_eq!(stateless.len(), 1);
+    assert_eq!(stateless[0].thread_id, None);
+    // Two stateless runs run at once.
+    store.create_run(NewRun::new("s2", "agent")).await.unwrap();
+    let a = store.claim_run("w", LEASE).await.unwrap().unwrap();
+    let b = store.claim_run("w", LEASE).await.unwrap().unwrap();
+    let c = store.claim_run("w", LEASE).await.unwrap();
+    let mut ids = vec![a.run().run_id.clone(), b.run().run_id.clone()];
+    ids.extend(c.map(|c| c.run().run_id.clone()));
+    ids.sort();
+    assert_eq!(ids, ["r", "s", "s2"], "{}", ts.name);
+
+    let bad = store
+        .create_run(NewRun::new("m", "agent").metadata(json!([1])))
+        .await
+        .unwrap_err();
+    assert!(matches!(bad, StoreError::InvalidRun { .. }), "{bad}");
+    assert!(store.create_run(NewRun::new("", "agent")).await.is_err());
+}
+
+async fn multitask_strategies(ts: TestStore) {
+    let store = &ts.store;
+    // enqueue: waits its turn.
+    store.create_run(on("t", "a")).await.unwrap();
+    store.create_run(on("t", "b")).await.unwrap();
+    let a = store.claim_run("w", LEASE).await.unwrap().unwrap();
+    assert_eq!(a.run().run_id, "a");
+    assert!(
+        store.claim_run("w", LEASE).await.unwrap().is_none(),
+        "{}: one running run per thread",
+        ts.name
+    );
+
+    // reject: refused while a or b are in flight, nothing written.
+    let reject = store
+        .create_run(on("t", "c").multitask_strategy(MultitaskStrategy::Reject))
+        .await
+        .unwrap_err();
+    assert!(matches!(&reject, StoreError::ThreadBusy { thread } if thread == "t"));
+    assert_eq!(
+        reject.to_string(),
+        "Thread is already running a task. Wait for it to finish or choose a different multitask strategy."
+    );
+    assert!(store.get_run("c", None).await.unwrap().is_none());
+
+    // interrupt: the pending b is interrupted at once, the running a gets
+    // the request.
+    let d = store
+        .create_run(on("t", "d").multitask_strategy(MultitaskStrategy::Interrupt))
+        .await
+        .unwrap();
+    assert_eq!(d.status, RunStatus::Pending);
+    assert_eq!(status(store, "b").await, Some(RunStatus::Interrupted));
+    let a_now = store.get_run("a", None).await.unwrap().unwrap();
+    assert_eq!(
+        (a_now.status, a_now.cancel),
+        (RunStatus::Running, Some(CancelAction::Interrupt))
+    );
+    assert_eq!(
+        store.renew_run(&a, LEASE).await.unwrap(),
+        LeaseState::Cancel(CancelAction::Interrupt)
+    );
+    assert!(store.claim_run("w", LEASE).await.unwrap().is_none());
+    store
+        .finish_run(&a, RunStatus::Interrupted, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.get_run("a", None).await.unwrap().unwrap().cancel,
+        None,
+        "acted on"
+    );
+    assert_eq!(
+        thread_status(store, "t").await,
+        ThreadStatus::Busy,
+        "d is pending"
+    );
+    let d = store.claim_run("w", LEASE).await.unwrap().unwrap();
+    assert_eq!(d.run().run_id, "d");
+
+    // rollback: a pending run is deleted, the running d gets the request.
+    store.create_run(on("t", "e")).await.unwrap();
+    store
+        .create_run(on("t", "f").multitask_strategy(MultitaskStrategy::Rollback))
+        .await
+        .unwrap();
+    assert_eq!(status(store, "e").await, None, "deleted");
+    assert_eq!(
+        store.renew_run(&d, LEASE).await.unwrap(),
+        LeaseState::Cancel(CancelAction::Rollback)
+    );
+    // The worker rolls back and deletes its run: its lease is gone.
+    assert!(store.delete_run("d", None).await.unwrap());
+    assert_eq!(store.renew_run(&d, LEASE).await.unwrap(), LeaseState::Lost);
+    let f = store.claim_run("w", LEASE).await.unwrap().unwrap();
+    assert_eq!(f.run().run_id, "f");
+    store
+        .finish_run(&f, RunStatus::Success, None)
+        .await
+        .unwrap();
+    assert_eq!(thread_status(store, "t").await, ThreadStatus::Idle);
+    // reject on an idle thread is accepted.
+    store
+        .create_run(on("t", "g").multitask_strategy(MultitaskStrategy::Reject))
+        .await
+        .unwrap();
+}
+
+async fn lease_expiry_is_taken_over_and_fenced(ts: TestStore) {
+    let store = &ts.store;
+    let other = ts.another_worker().await;
+    store.create_run(on("t", "r")).await.unwrap();
+    store.create_run(on("t", "queued")).await.unwrap();
+    let old = store
+        .claim_run("dead", Duration::from_millis(50))
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .append_run_events(&old, &[RunEventIn::new("values", json!("old"))])
+        .await
+        .unwrap();
+    assert!(
+        other.claim_run("live", LEASE).await.unwrap().is_none(),
+        "{}: the lease holds, and the thread's next run waits",
+        ts.name
+    );
+    tokio::time::sleep(Duration::from_millis(80)).await;
+    let new = other.claim_run("live", LEASE).await.unwrap().unwrap();
+    assert_eq!(
+        (new.run().run_id.as_str(), new.attempt()),
+        ("r", 2),
+        "taken over, not the queued run"
+    );
+    // The old worker's writes change nothing.
+    assert_eq!(
+        store.renew_run(&old, LEASE).await.unwrap(),
+        LeaseState::Lost
+    );
+    assert_eq!(
+        store
+            .append_run_events(&old, &[RunEventIn::new("values", json!("stale"))])
+            .await
+            .unwrap(),
+        None
+    );
+    assert!(
+        !store
+            .finish_run(&old, RunStatus::Error, None)
+            .await
+            .unwrap()
+    );
+    store.release_run(old).await.unwrap();
+    assert_eq!(status(store, "r").await, Some(RunStatus::Running));
+    // The new one carries on after the old one's committed events.
+    assert_eq!(
+        other
+            .append_run_events(&new, &[RunEventIn::new("values", json!("new"))])
+            .await
+            .unwrap(),
+        Some(2)
+    );
+    let events = store.run_events("r", 0, 10).await.unwrap();
+    let data: Vec<_> = events.iter().map(|e| e.data.clone()).collect();
+    assert_eq!(data, [json!("old"), json!("new")]);
+    assert!(
+        other
+            .finish_run(&new, RunStatus::Success, None)
+            .await
+            .unwrap()
+    );
+    assert_eq!(store.get_run("r", None).await.unwrap().unwrap().attempt, 2);
+    // Graceful hand-back: pending again, claimed with the next attempt.
+    let q = store.claim_run("w", LEASE).await.unwrap().unwrap();
+    assert_eq!((q.run().run_id.as_str(), q.attempt()), ("queued", 1));
+    store.release_run(q).await.unwrap();
+    assert_eq!(status(store, "queued").await, Some(RunStatus::Pending));
+    assert_eq!(thread_status(store, "t").await, ThreadStatus::Busy);
+    let q = other.claim_run("w2", LEASE).await.unwrap().unwrap();
+    assert_eq!((q.run().run_id.as_str(), q.attempt()), ("queued", 2));
+}
+
+async fn cancels(ts: TestStore) {
+    let store = &ts.store;
+    // A pending run is cancelled at once; rollback deletes it.
+    store.create_run(on("t", "p1")).await.unwrap();
+    let cancelled = store
+        .cancel_run("p1", CancelAction::Interrupt, None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(cancelled.status, RunStatus::Interrupted);
+    assert_eq!(thread_status(store, "t").await, ThreadStatus::Idle);
+    store.create_run(on("t", "p2")).await.unwrap();
+    assert_eq!(
+        store
+            .cancel_run("p2", CancelAction::Rollback, None)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(status(store, "p2").await, None);
+    assert_eq!(
+        store
+            .cancel_run("nope", CancelAction::Interrupt, None)
+            .await
+            .unwrap(),
+        None
+    );
+
+    // A running run: its waiting watcher wakes at once.
+    store.create_run(on("t", "r")).await.unwrap();
+    let claim = store.claim_run("w", LEASE).await.unwrap().unwrap();
+    let mut watch = store.watch_run("r");
+    let waiter = tokio::spawn(async move {
+        let start = Instant::now();
+        watch.changed().await;
+        start.elapsed()
+    });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let running = store
+        .cancel_run("r", CancelAction::Interrupt, None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (running.status, running.cancel),
+        (RunStatus::Running, Some(CancelAction::Interrupt))
+    );
+    let waited = tokio::time::timeout(Duration::from_secs(5), waiter)
+        .await
+        .expect("the watcher woke")
+        .unwrap();
+    assert!(waited < Duration::from_secs(2), "{}: {waited:?}", ts.name);
+    assert_eq!(
+        store.renew_run(&claim, LEASE).await.unwrap(),
+        LeaseState::Cancel(CancelAction::Interrupt)
+    );
+    // A finished run is left as it is.
+    store
+        .finish_run(&claim, RunStatus::Interrupted, None)
+        .await
+        .unwrap();
+    let after = store
+        .cancel_run("r", CancelAction::Rollback, None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((after.status, after.cancel), (RunStatus::Interrupted, None));
+}
+
+async fn events_append_and_replay(ts: TestStore) {
+    let store = &ts.store;
+    store.create_run(on("t", "r")).await.unwrap();
+    let claim = store.claim_run("w", LEASE).await.unwrap().unwrap();
+    let batch = |from: i32, n: i32| -> Vec<RunEventIn> {
+        (from..from + n)
+            .map(|i| RunEventIn::new(if i == 1 { "metadata" } else { "values" }, json!({"i": i})))
+            .collect()
+    };
+    assert_eq!(
+        store.append_run_events(&claim, &batch(1, 3)).await.unwrap(),
+        Some(3)
+    );
+    assert_eq!(store.append_run_events(&claim, &[]).await.unwrap(), Some(3));
+    assert_eq!(
+        store.append_run_events(&claim, &batch(4, 2)).await.unwrap(),
+        Some(5)
+    );
+    let all = store.run_events("r", 0, 100).await.unwrap();
+    assert_eq!(
+        all.iter().map(|e| e.seq).collect::<Vec<_>>(),
+        [1, 2, 3, 4, 5]
+    );
+    assert_eq!(all[0].event, "metadata");
+    assert_eq!(all[4].data, json!({"i": 5}));
+    let missed = store.run_events("r", 2, 2).await.unwrap();
+    assert_eq!(missed.iter().map(|e| e.seq).collect::<Vec<_>>(), [3, 4]);
+    assert!(store.run_events("r", 5, 10).await.unwrap().is_empty());
+    // Another process's reader sees the same.
+    let other = ts.another_worker().await;
+    assert_eq!(other.run_events("r", 4, 10).await.unwrap()[0].seq, 5);
+    assert!(all.windows(2).all(|w| w[0].recorded_at <= w[1].recorded_at));
+    // Pruned once the run ended, when asked.
+    let later = SystemTime::now() + Duration::from_secs(1);
+    assert_eq!(store.prune_run_events(later).await.unwrap(), 0, "running");
+    store
+        .finish_run(&claim, RunStatus::Success, None)
+        .await
+        .unwrap();
+    let earlier = SystemTime::now() - Duration::from_secs(60);
+    assert_eq!(store.prune_run_events(earlier).await.unwrap(), 0, "recent");
+    assert_eq!(
+        store.prune_run_events(later).await.unwrap(),
+        5,
+        "{}",
+        ts.name
+    );
+    assert!(store.run_events("r", 0, 10).await.unwrap().is_empty());
+    // Deleted with the run.
+    store.delete_run("r", None).await.unwrap();
+    assert!(store.run_events("r", 0, 10).await.unwrap().is_empty());
+}
+
+async fn a_reader_follows_the_stream(ts: TestStore) {
+    let store = ts.store.clone();
+    store.create_run(on("t", "r")).await.unwrap();
+    // The reader subscribes first, reads, then waits.
+    let reader = {
+        let store = ts.another_worker().await;
+        let mut watch = store.watch_run("r");
+        watch.ready().await;
+        tokio::spawn(async move {
+            let mut seen = Vec::new();
+            loop {
+                for event in store.run_events("r", seen.len() as u64, 100).await.unwrap() {
+                    seen.push(event.data["i"].as_i64().unwrap());
+                }
+                if seen.len() == 20 {
+                    return seen;
+                }
+                tokio::time::timeout(FALLBACK, watch.changed())
+                    .await
+                    .expect("woken by the worker's events, not a timer");
+            }
+        })
+    };
+    let claim = store.claim_run("w", LEASE).await.unwrap().unwrap();
+    for i in 0..20 {
+        store
+            .append_run_events(&claim, &[RunEventIn::new("values", json!({"i": i}))])
+            .await
+            .unwrap();
+        if i % 5 == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+    let seen = tokio::time::timeout(Duration::from_secs(10), reader)
+        .await
+        .expect("the reader got everything")
+        .unwrap();
+    assert_eq!(seen, (0..20).collect::<Vec<_>>(), "{}", ts.name);
+}
+
+async fn wakeups(ts: TestStore) {
+    let store = &ts.store;
+    // Workers on another handle (another process's view on PostgreSQL).
+    let worker = ts.another_worker().await;
+    let mut wakeups = worker.run_wakeups().fallback(FALLBACK);
+    wakeups.ready().await;
+    assert_eq!(wakeups.next().await.unwrap(), Wake::Start);
+    // A listener that connected after `run_wakeups` wakes once more;
+    // that wake-up is not what is measured.
+    let _ = tokio::time::timeout(Duration::from_millis(200), wakeups.next()).await;
+
+    let waiter = tokio::spawn(async move {
+        let start = Instant::now();
+        let wake = wakeups.next().await.unwrap();
+        (wake, start.elapsed(), wakeups)
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let created = Instant::now();
+    store.create_run(on("t", "r")).await.unwrap();
+    let (wake, _, mut wakeups) = tokio::time::timeout(Duration::from_secs(10), waiter)
+        .await
+        .expect("woken")
+        .unwrap();
+    let latency = created.elapsed();
+    assert_eq!(wake, Wake::Notified, "{}", ts.name);
+    assert!(
+        latency < Duration::from_secs(2),
+        "{}: woken {latency:?} after the create, a notice (the fallback is {FALLBACK:?})",
+        ts.name
+    );
+    let claim = worker.claim_run("w", LEASE).await.unwrap().unwrap();
+    // A delayed run: woken when it is due, not before.
+    store
+        .create_run(on("t2", "later").after(Duration::from_millis(300)))
+        .await
+        .unwrap();
+    assert_eq!(wakeups.next().await.unwrap(), Wake::Notified);
+    assert!(worker.claim_run("w", LEASE).await.unwrap().is_none());
+    let start = Instant::now();
+    // The lease of `r` ends after 30 s: the delayed run comes first.
+    assert_eq!(wakeups.next().await.unwrap(), Wake::Due, "{}", ts.name);
+    assert!(start.elapsed() >= Duration::from_millis(200));
+    assert!(start.elapsed() < Duration::from_secs(5));
+    let later = worker.claim_run("w", LEASE).await.unwrap().unwrap();
+    assert_eq!(later.run().run_id, "later");
+    // Finishing a run wakes the workers (its thread's next may run).
+    worker
+        .finish_run(&claim, RunStatus::Success, None)
+        .await
+        .unwrap();
+    assert_eq!(wakeups.next().await.unwrap(), Wake::Notified);
+    // A delayed run that came due while the worker was busy: at once.
+    store
+        .create_run(on("t3", "due-while-busy").after(Duration::from_millis(50)))
+        .await
+        .unwrap();
+    // Woken by the creation; the worker claims, too early (unless this
+    // machine is slower than 50 ms), then is busy.
+    let first = wakeups.next().await.unwrap();
+    assert!(matches!(first, Wake::Notified | Wake::Due), "{first:?}");
+    let due = if let Some(claim) = worker.claim_run("w", LEASE).await.unwrap() {
+        claim
+    } else {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let start = Instant::now();
+        // A worker claims after every wake-up (on PostgreSQL its own
+        // commits echo back as late notices: the claim after one of them
+        // finds the run as well).
+        let due = loop {
+            let wake = wakeups.next().await.unwrap();
+            assert!(matches!(wake, Wake::Notified | Wake::Due), "{wake:?}");
+            if let Some(claim) = worker.claim_run("w", LEASE).await.unwrap() {
+                break claim;
+            }
+        };
+        assert!(
+            start.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            start.elapsed()
+        );
+        due
+    };
+    assert_eq!(due.run().run_id, "due-while-busy");
+}
+
+async fn owners_see_only_their_own(ts: TestStore) {
+    let store = &ts.store;
+    store
+        .create_thread_record("t", json!({}), Some("ada"), IfExists::Raise)
+        .await
+        .unwrap();
+    // Bob cannot run on Ada's thread, nor see it.
+    let hidden = store
+        .create_run(NewRun::new("x", "agent").thread("t").owner("bob"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(hidden, StoreError::ThreadNotFound { .. }),
+        "{hidden}"
+    );
+    assert!(
+        store
+            .thread_record("t", Some("bob"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        store
+            .update_thread_record("t", json!({"x": 1}), Some("bob"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let exists = store
+        .create_thread_record("t", json!({}), Some("bob"), IfExists::DoNothing)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(exists, StoreError::ThreadExists { .. }),
+        "{exists}"
+    );
+
+    store
+        .create_run(NewRun::new("r", "agent").thread("t").owner("ada"))
+        .await
+        .unwrap();
+    assert!(store.get_run("r", Some("bob")).await.unwrap().is_none());
+    assert!(store.get_run("r", Some("ada")).await.unwrap().is_some());
+    let bobs = store
+        .list_runs(Some("t"), RunFilter::default().owner("bob"))
+        .await
+        .unwrap();
+    assert!(bobs.is_empty());
+    assert_eq!(
+        store
+            .list_runs(Some("t"), RunFilter::default().owner("ada"))
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        store
+            .cancel_run("r", CancelAction::Interrupt, Some("bob"))
+            .await
+            .unwrap(),
+        None
+    );
+    assert!(!store.delete_run("r", Some("bob")).await.unwrap());
+    assert_eq!(status(store, "r").await, Some(RunStatus::Pending));
+    let search = ThreadSearch::default().owner("bob");
+    assert_eq!(store.count_thread_records(&search).await.unwrap(), 0);
+    assert_eq!(
+        store
+            .count_thread_records(&ThreadSearch::default().owner("ada"))
+            .await
+            .unwrap(),
+        1
+    );
+}
+
+async fn thread_records(ts: TestStore) {
+    let store = &ts.store;
+    for (id, user, n) in [("a", "ada", 1), ("b", "bob", 2), ("c", "ada", 3)] {
+        store
+            .create_thread_record(id, json!({"user": user, "n": n}), None, IfExists::Raise)
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let raise = store
+        .create_thread_record("a", json!({}), None, IfExists::Raise)
+        .await
+        .unwrap_err();
+    assert!(matches!(raise, StoreError::ThreadExists { .. }));
+    let kept = store
+        .create_thread_record("a", json!({"other": true}), None, IfExists::DoNothing)
+        .await
+        .unwrap();
+    assert_eq!(kept.metadata, json!({"user": "ada", "n": 1}));
+
+    let ids = |records: Vec<state_store::ThreadRecord>| -> Vec<String> {
+        records.into_iter().map(|r| r.thread_id).collect()
+    };
+    let newest = store
+        .search_thread_records(&ThreadSearch::default())
+        .await
+        .unwrap();
+    assert_eq!(ids(newest), ["c", "b", "a"], "{}", ts.name);
+    let adas = ThreadSearch::default().metadata(json!({"user": "ada"}));
+    assert_eq!(
+        ids(store.search_thread_records(&adas).await.unwrap()),
+        ["c", "a"]
+    );
+    assert_eq!(store.count_thread_records(&adas).await.unwrap(), 2);
+    let page = adas.clone().offset(1).limit(5);
+    assert_eq!(
+        ids(store.search_thread_records(&page).await.unwrap()),
+        ["a"]
+    );
+    let by_id = ThreadSearch::default().sort_by(ThreadSortBy::ThreadId, false);
+    assert_eq!(
+        ids(store.search_thread_records(&by_id).await.unwrap()),
+        ["a", "b", "c"]
+    );
+    assert!(
+        store
+            .search_thread_records(
+                &ThreadSearch::default().metadata(json!({"user": "ada", "n": 2}))
+            )
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    let patched = store
+        .update_thread_record("b", json!({"n": 20, "tag": "x"}), None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        patched.metadata,
+        json!({"user": "bob", "n": 20, "tag": "x"})
+    );
+    assert!(patched.updated_at > patched.created_at);
+    let by_update = ThreadSearch::default().sort_by(ThreadSortBy::UpdatedAt, true);
+    assert_eq!(
+        ids(store.search_thread_records(&by_update).await.unwrap())[0],
+        "b"
+    );
+    assert!(
+        store
+            .update_thread_record("zz", json!({}), None)
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    assert!(
+        store
+            .set_thread_status("c", ThreadStatus::Error)
+            .await
+            .unwrap()
+    );
+    let errors = ThreadSearch::default().status(ThreadStatus::Error);
+    assert_eq!(
+        ids(store.search_thread_records(&errors).await.unwrap()),
+        ["c"]
+    );
+    assert!(
+        store
+            .create_thread_record("x", json!(1), None, IfExists::Raise)
+            .await
+            .is_err()
+    );
+}
+
+async fn deleting_a_thread_deletes_its_runs(ts: TestStore) {
+    let store = &ts.store;
+    store.create_run(on("t", "r1")).await.unwrap();
+    store.create_run(on("t", "r2")).await.unwrap();
+    store.create_run(on("u", "other")).await.unwrap();
+    let claim = store.claim_run("w", LEASE).await.unwrap().unwrap();
+    let on_t = claim.run().thread_id.as_deref() == Some("t");
+    store
+        .append_run_events(&claim, &[RunEventIn::new("values", json!(1))])
+        .await
+        .unwrap();
+    // The run's worker (in another process, on PostgreSQL) is woken.
+    let worker = ts.another_worker().await;
+    let mut watch = worker.watch_run(&claim.run().run_id);
+    watch.ready().await;
+    let _ = tokio::time::timeout(Duration::from_millis(200), watch.changed()).await;
+    // A record without a log still counts as a thread.
+    assert!(store.delete_thread("t").await.unwrap(), "{}", ts.name);
+    if on_t {
+        tokio::time::timeout(FALLBACK, watch.changed())
+            .await
+            .expect("the deleted run's watcher woke");
+    }
+    assert!(store.thread_record("t", None).await.unwrap().is_none());
+    assert_eq!(status(store, "r1").await, None);
+    assert_eq!(status(store, "r2").await, None);
+    assert!(store.run_events("r1", 0, 10).await.unwrap().is_empty());
+    assert_eq!(
+        store.renew_run(&claim, LEASE).await.unwrap().is_held(),
+        !on_t
+    );
+    assert!(status(store, "other").await.is_some());
+    assert!(!store.delete_thread("t").await.unwrap());
+}
+
+on_every_backend!(
+    lifecycle,
+    threads_must_exist_unless_created,
+    multitask_strategies,
+    lease_expiry_is_taken_over_and_fenced,
+    cancels,
+    events_append_and_replay,
+    a_reader_follows_the_stream,
+    wakeups,
+    owners_see_only_their_own,
+    thread_records,
+    deleting_a_thread_deletes_its_runs,
+);
+
+/// Many claimers at once, each on its own handle (on PostgreSQL its own
+/// pool: another process's view), over runs spread on a few threads:
+/// every run runs once, and a thread never has two running runs.
+async fn one_running_run_per_thread(ts: TestStore, claimers: usize) {
+    const THREADS: usize = 4;
+    const RUNS_PER_THREAD: usize = 6;
+    for t in 0..THREADS {
+        for r in 0..RUNS_PER_THREAD {
+            ts.store
+                .create_run(on(&format!("t{t}"), &format!("t{t}-r{r}")))
+                .await
+                .unwrap();
+        }
+    }
+    let running: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
+    let done: Arc<Mutex<Vec<String>>> = Arc::default();
+    let mut tasks = Vec::new();
+    for c in 0..claimers {
+        let store = ts.another_worker().await;
+        let (running, done) = (Arc::clone(&running), Arc::clone(&done));
+        tasks.push(tokio::spawn(async move {
+            let worker = format!("w{c}");
+            let mut idle = 0;
+            while idle < 20 {
+                let Some(claim) = store.claim_run(&worker, LEASE).await.unwrap() else {
+                    idle += 1;
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    continue;
+                };
+                idle = 0;
+                let thread = claim.run().thread_id.clone().unwrap();
+                {
+                    let mut running = running.lock().unwrap();
+                    let n = running.entry(thread.clone()).or_default();
+                    *n += 1;
+                    assert_eq!(*n, 1, "two running runs on {thread}");
+                }
+                tokio::time::sleep(Duration::from_millis(2)).await;
+                *running.lock().unwrap().get_mut(&thread).unwrap() -= 1;
+                assert!(
+                    store
+                        .finish_run(&claim, RunStatus::Success, None)
+                        .await
+                        .unwrap()
+                );
+                done.lock().unwrap().push(claim.run().run_id.clone());
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let mut done = done.lock().unwrap().clone();
+    done.sort();
+    let mut expected: Vec<String> = (0..THREADS)
+        .flat_map(|t| (0..RUNS_PER_THREAD).map(move |r| format!("t{t}-r{r}")))
+        .collect();
+    expected.sort();
+    assert_eq!(done, expected, "{}: every run once", ts.name);
+    for t in 0..THREADS {
+        let runs = ts
+            .store
+            .list_runs(Some(&format!("t{t}")), RunFilter::default().limit(100))
+            .await
+            .unwrap();
+        assert!(
+            runs.iter()
+                .all(|r| r.status == RunStatus::Success && r.attempt == 1)
+        );
+        // Enqueued runs of a thread ran in the order they were created.
+        let mut by_update = runs.clone();
+        by_update.sort_by_key(|r| r.updated_at);
+        let order: Vec<_> = by_update.iter().map(|r| r.run_id.clone()).collect();
+        let created: Vec<_> = (0..RUNS_PER_THREAD).map(|r| format!("t{t}-r{r}")).collect();
+        assert_eq!(order, created, "{}", ts.name);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_running_run_per_thread_memory() {
+    one_running_run_per_thread(TestStore::memory(), 8).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_running_run_per_thread_sqlite() {
+    one_running_run_per_thread(TestStore::sqlite().await, 4).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_running_run_per_thread_postgres() {
+    one_running_run_per_thread(TestStore::postgres().await, 16).await;
+}
+
+/// A corrupt row is an error naming the run and the column, not a panic.
+#[tokio::test]
+async fn corrupt_rows_are_named() {
+    let ts = TestStore::sqlite().await;
+    ts.store.create_run(on("t", "r")).await.unwrap();
+    let raw = sqlx::SqlitePool::connect(&format!("sqlite://{}", ts.location))
+        .await
+        .unwrap();
+    for (sql, column) in [
+        ("UPDATE state_store_runs SET status = 'exploded'", "status"),
+        (
+            "UPDATE state_store_runs SET status = 'pending', kwargs = '{'",
+            "kwargs",
+        ),
+        (
+            "UPDATE state_store_runs SET kwargs = '{}', attempt = -1",
+            "attempt",
+        ),
+    ] {
+        sqlx::query(sql).execute(&raw).await.unwrap();
+        let err = ts.store.get_run("r", None).await.unwrap_err();
+        assert!(
+            matches!(&err, StoreError::CorruptRun { column: c, .. } if *c == column),
+            "{err}"
+        );
+        let text = err.to_string();
+        assert!(
+            text.contains("run \"r\"") && text.contains(column),
+            "{text}"
+        );
+    }
+    sqlx::query("UPDATE state_store_thread_records SET metadata = '[1]'")
+        .execute(&raw)
+        .await
+        .unwrap();
+    let err = ts.store.thread_record("t", None).await.unwrap_err();
+    assert!(err.to_string().contains("thread record \"t\""), "{err}");
+}
+
+/// Across two PostgreSQL pools (two processes' view): a cancel reaches the
+/// worker's watcher in the other process through NOTIFY.
+#[tokio::test]
+async fn a_cancel_reaches_another_process() {
+    let ts = TestStore::postgres().await;
+    let api = &ts.store;
+    let worker = ts.another_worker().await;
+    api.create_run(on("t", "r")).await.unwrap();
+    let claim = worker.claim_run("w", LEASE).await.unwrap().unwrap();
+    let mut watch = worker.watch_run("r");
+    watch.ready().await;
+    // The listener's first wake-up (it may have connected after the
+    // subscription) is not what is measured.
+    let _ = tokio::time::timeout(Duration::from_millis(200), watch.changed()).await;
+    let waiter = tokio::spawn(async move {
+        tokio::time::timeout(FALLBACK, watch.changed())
+            .await
+            .is_ok()
+    });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let sent = Instant::now();
+    api.cancel_run("r", CancelAction::Interrupt, None)
+        .await
+        .unwrap();
+    assert!(waiter.await.unwrap(), "woken by NOTIFY");
+    assert!(
+        sent.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_eq!(
+        worker.renew_run(&claim, LEASE).await.unwrap(),
+        LeaseState::Cancel(CancelAction::Interrupt)
+    );
+}
+
+/// Creations with every strategy, cancels and deletions racing workers
+/// that claim, renew and finish, each on its own handle: no transition
+/// fails (on PostgreSQL: no deadlock between a creation holding a thread
+/// and a worker holding its run), and the queue drains.
+async fn strategies_race_workers(ts: TestStore) {
+    const THREADS: usize = 2;
+    const RUNS: usize = 40;
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut workers = Vec::new();
+    for w in 0..4 {
+        let store = ts.another_worker().await;
+        let stop = Arc::clone(&stop);
+        workers.push(tokio::spawn(async move {
+            let worker = format!("w{w}");
+            loop {
+                let Some(claim) = store.claim_run(&worker, LEASE).await.unwrap() else {
+                    if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    continue;
+                };
+                store
+                    .append_run_events(&claim, &[RunEventIn::new("values", json!(w))])
+                    .await
+                    .unwrap();
+                let outcome = match store.renew_run(&claim, LEASE).await.unwrap() {
+                    LeaseState::Lost => continue,
+                    LeaseState::Cancel(CancelAction::Rollback) => {
+                        store.delete_run(&claim.run().run_id, None).await.unwrap();
+                        continue;
+                    }
+                    LeaseState::Cancel(CancelAction::Interrupt) => RunStatus::Interrupted,
+                    LeaseState::Held => RunStatus::Success,
+                };
+                store.finish_run(&claim, outcome, None).await.unwrap();
+            }
+        }));
+    }
+    let strategies = [
+        MultitaskStrategy::Enqueue,
+        MultitaskStrategy::Interrupt,
+        MultitaskStrategy::Rollback,
+        MultitaskStrategy::Reject,
+    ];
+    for i in 0..RUNS {
+        let thread = format!("t{}", i % THREADS);
+        let new = on(&thread, &format!("r{i}")).multitask_strategy(strategies[i % 4]);
+        match ts.store.create_run(new).await {
+            Ok(_) | Err(StoreError::ThreadBusy { .. }) => {}
+            Err(e) => panic!("{}: {e}", ts.name),
+        }
+        if i % 7 == 0 {
+            ts.store
+                .cancel_run(&format!("r{}", i / 2), CancelAction::Interrupt, None)
+                .await
+                .unwrap();
+        }
+        if i % 11 == 0 {
+            ts.store
+                .delete_run(&format!("r{}", i / 3), None)
+                .await
+                .unwrap();
+        }
+        tokio::task::yield_now().await;
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    for worker in workers {
+        worker.await.unwrap();
+    }
+    // What the workers left when told to stop (a run created as they
+    // looked) is claimable, one after the other.
+    while let Some(claim) = ts.store.claim_run("drain", LEASE).await.unwrap() {
+        let outcome = match claim.run().cancel {
+            Some(_) => RunStatus::Interrupted,
+            None => RunStatus::Success,
+        };
+        assert!(ts.store.finish_run(&claim, outcome, None).await.unwrap());
+    }
+    for t in 0..THREADS {
+        let thread = format!("t{t}");
+        let runs = ts
+            .store
+            .list_runs(Some(&thread), RunFilter::default().limit(100))
+            .await
+            .unwrap();
+        assert!(
+            runs.iter().all(|r| r.status.is_final()),
+            "{}: drained: {:?}",
+            ts.name,
+            runs.iter()
+                .map(|r| (&r.run_id, r.status))
+                .collect::<Vec<_>>()
+        );
+        assert_ne!(thread_status(&ts.store, &thread).await, ThreadStatus::Busy);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn strategies_race_workers_memory() {
+    strategies_race_workers(TestStore::memory()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn strategies_race_workers_sqlite() {
+    strategies_race_workers(TestStore::sqlite().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn strategies_race_workers_postgres() {
+    strategies_race_workers(TestStore::postgres().await).await;
+}
+
+/// PostgreSQL: the listener's connection is killed. Notices sent while it
+/// is down are lost, so when it listens again every waiter is woken to
+/// read again (a worker claims what was created meanwhile), and notices
+/// are heard again after that.
+#[tokio::test]
+async fn waiters_read_again_when_the_listener_reconnects() {
+    let cluster = crate::support::postgres::shared();
+    let db = cluster.fresh_database("runs_listener");
+    let api = Store::postgres(&db.url).await.unwrap();
+    let worker = Store::postgres(&db.url).await.unwrap();
+    let mut wakeups = worker.run_wakeups().fallback(FALLBACK);
+    wakeups.ready().await;
+    assert_eq!(wakeups.next().await.unwrap(), Wake::Start);
+    api.create_run(on("t", "r")).await.unwrap();
+    let mut watch = worker.watch_run("r");
+
+    let name = db.name.clone();
+    let killed = tokio::task::spawn_blocking(move || cluster.terminate_connections(&name))
+        .await
+        .unwrap();
+    assert!(killed >= 1, "the listener at least: {killed}");
+    // Woken by the reconnection itself, long before the fallback.
+    let start = Instant::now();
+    assert_eq!(
+        tokio::time::timeout(FALLBACK, wakeups.next())
+            .await
+            .expect("woken")
+            .unwrap(),
+        Wake::Notified
+    );
+    tokio::time::timeout(FALLBACK, watch.changed())
+        .await
+        .expect("the run's watcher too");
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+    let claim = worker.claim_run("w", LEASE).await.unwrap().unwrap();
+    assert_eq!(claim.run().run_id, "r");
+    // Heard again.
+    wakeups.ready().await;
+    while tokio::time::timeout(Duration::from_millis(200), wakeups.next())
+        .await
+        .is_ok()
+    {}
+    let created = Instant::now();
+    api.create_run(on("u", "s")).await.unwrap();
+    // Notified, or Due if it looked before the notice came: at once.
+    let wake = wakeups.next().await.unwrap();
+    assert!(matches!(wake, Wake::Notified | Wake::Due), "{wake:?}");
+    assert!(created.elapsed() < Duration::from_secs(2));
+}
