@@ -175,6 +175,21 @@ async fn runs_on_sqlite() {
     run_script("runs.py", &format!("http://{addr}")).await;
 }
 
+/// A model called inside a node streams its tokens on its own; over the
+/// Agent Server API they reach LangGraph's client as `messages` events
+/// whose chunks make the final message (issue 33, item 6).
+#[tokio::test]
+async fn a_models_tokens_reach_the_client() {
+    use state_agent::{FakeChatModel, react_agent};
+    let model = FakeChatModel::new([Message::ai("Hello from a streaming model!")]).chunk_size(3);
+    let chat = react_agent(model, [])
+        .compile()
+        .expect("the agent compiles");
+    let server = Server::new(Store::memory()).assistant("chat", chat);
+    let addr = serve(server.router::<state_core::MessagesState>()).await;
+    run_script("tokens.py", &format!("http://{addr}")).await;
+}
+
 #[tokio::test]
 async fn assistant_search_pages_and_refuses_bad_bodies() {
     let addr = serve(server(Store::memory()).router::<Chat>()).await;
