@@ -102,6 +102,14 @@ fn state_routes() -> Router<App> {
             "/threads/{thread_id}/runs/{run_id}/join",
             get(run_routes::join),
         )
+        .route(
+            "/threads/{thread_id}/runs/{run_id}/stream",
+            get(run_routes::join_stream),
+        )
+        .route(
+            "/threads/{thread_id}/runs/{run_id}/cancel",
+            post(run_routes::cancel),
+        )
         .route("/runs/wait", post(run_routes::wait_stateless))
         .route("/runs/stream", post(run_routes::stream_stateless))
 }

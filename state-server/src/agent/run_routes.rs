@@ -35,6 +35,8 @@ pub(crate) struct Create {
     #[serde(default)]
     stream_subgraphs: Option<bool>,
     #[serde(default)]
+    stream_resumable: Option<bool>,
+    #[serde(default)]
     metadata: Option<Map<String, Value>>,
     #[serde(default)]
     multitask_strategy: Option<MultitaskStrategy>,
@@ -72,6 +74,7 @@ async fn create_run(app: &App, thread: Option<&str>, create: Create) -> Result<R
         "command": create.command,
         "stream_mode": modes,
         "stream_subgraphs": create.stream_subgraphs.unwrap_or(false),
+        "stream_resumable": create.stream_resumable.unwrap_or(false),
     });
     let mut metadata = create.metadata.unwrap_or_default();
     metadata.insert("graph_id".into(), json!(assistant.graph_id));
@@ -286,7 +289,15 @@ pub(crate) async fn stream_stateless(
 
 async fn stream_on(app: App, thread: Option<String>, create: Create) -> Result<Response, ApiError> {
     let run = create_run(&app, thread.as_deref(), create).await?;
-    let frames = follow(app, run.run_id.clone());
+    let ids = run.kwargs["stream_resumable"] == Value::Bool(true);
+    Ok(sse_response(&run, follow(app, run.run_id.clone(), 0, ids)))
+}
+
+/// An SSE response of `frames`, with the Agent Server's headers.
+fn sse_response(
+    run: &Run,
+    frames: impl futures::Stream<Item = Result<Bytes, Infallible>> + Send + 'static,
+) -> Response {
     let mut response = Response::new(ResponseBody::from_stream(frames));
     let headers = response.headers_mut();
     headers.insert(
@@ -295,8 +306,102 @@ async fn stream_on(app: App, thread: Option<String>, create: Create) -> Result<R
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    locate(&mut response, &run, "/stream");
-    Ok(response)
+    locate(&mut response, run, "/stream");
+    response
+}
+
+/// An event's SSE id: `<epoch-ms>-<seq>` (the Agent Server's form; the
+/// seq, unique in the run, is what a `Last-Event-ID` is read back as).
+fn event_id(event: &state_store::RunEvent) -> String {
+    format!("{}-{}", crate::json::millis(event.recorded_at), event.seq)
+}
+
+/// The seq a `Last-Event-ID` names: `-1` (or none) for the start.
+fn last_seen(header: Option<&HeaderValue>) -> Result<u64, ApiError> {
+    let Some(value) = header else {
+        return Ok(0);
+    };
+    let text = value
+        .to_str()
+        .map_err(|_| ApiError::bad_header("Last-Event-ID is not text"))?
+        .trim();
+    if text == "-1" {
+        return Ok(0);
+    }
+    text.rsplit_once('-')
+        .and_then(|(_, seq)| seq.parse().ok())
+        .ok_or_else(|| {
+            ApiError::bad_header(format!(
+                "Last-Event-ID \"{text}\" is not an event id (<ms>-<seq>) or -1"
+            ))
+        })
+}
+
+/// `GET /threads/{id}/runs/{run_id}/stream` (`join_stream`): the run's
+/// events after `Last-Event-ID` (all of them without one; every event is
+/// stored), then live until it ends; each with its `id:`.
+pub(crate) async fn join_stream(
+    Shared(app): Shared<App>,
+    Path((thread, run_id)): Path<(String, String)>,
+    headers: axum::http::HeaderMap,
+) -> Result<Response, ApiError> {
+    let after = last_seen(headers.get("last-event-id"))?;
+    let run = app
+        .store
+        .get_run(&run_id, None)
+        .await?
+        .filter(|run| run.thread_id.as_deref() == Some(thread.as_str()))
+        .ok_or_else(|| ApiError::missing(format!("Run {run_id} not found")))?;
+    Ok(sse_response(&run, follow(app, run_id, after, true)))
+}
+
+/// `POST /threads/{id}/runs/{run_id}/cancel`'s query.
+#[derive(Deserialize)]
+pub(crate) struct CancelQuery {
+    /// `0`/`1` (what the Python client sends) or `false`/`true`.
+    #[serde(default)]
+    wait: Option<String>,
+    #[serde(default)]
+    action: Option<state_store::CancelAction>,
+}
+
+/// `POST /threads/{id}/runs/{run_id}/cancel`: a pending run is cancelled
+/// at once, a running one stops at its worker's next event (202; with
+/// `wait=true`, once it has ended, 200 with the run). `rollback` is not
+/// served yet (its worker must undo the run's steps).
+pub(crate) async fn cancel(
+    Shared(app): Shared<App>,
+    Path((thread, run_id)): Path<(String, String)>,
+    crate::extract::Query(query): crate::extract::Query<CancelQuery>,
+) -> Result<Response, ApiError> {
+    let action = query.action.unwrap_or(state_store::CancelAction::Interrupt);
+    if action == state_store::CancelAction::Rollback {
+        return Err(ApiError::invalid_body(
+            "action: \"rollback\" is not served yet; \"interrupt\" is",
+        ));
+    }
+    let found = app.store.get_run(&run_id, None).await?;
+    if found.as_ref().and_then(|r| r.thread_id.as_deref()) != Some(thread.as_str()) {
+        return Err(ApiError::missing(format!("Run {run_id} not found")));
+    }
+    app.store
+        .cancel_run(&run_id, action, None)
+        .await?
+        .ok_or_else(|| ApiError::missing(format!("Run {run_id} not found")))?;
+    let wait = match query.wait.as_deref() {
+        None | Some("0" | "false" | "False") => false,
+        Some("1" | "true" | "True") => true,
+        Some(other) => {
+            return Err(ApiError::bad_query(format!(
+                "wait: \"{other}\" is not a boolean (0, 1, false or true)"
+            )));
+        }
+    };
+    if wait {
+        let run = ended(&app, &run_id).await?;
+        return Ok(Json(run).into_response());
+    }
+    Ok(axum::http::StatusCode::ACCEPTED.into_response())
 }
 
 /// Where a stream of a run's events is: the last event sent, and the
@@ -308,18 +413,26 @@ struct Following {
     after: u64,
     watch: state_store::RunWatch,
     ended: bool,
+    /// Whether each event carries its `id:` (a resumable run, a join).
+    ids: bool,
 }
 
 /// The run's events from the store, as SSE frames, until it has ended
 /// and every event is sent; a heartbeat while it is silent.
-fn follow(app: App, run_id: String) -> impl futures::Stream<Item = Result<Bytes, Infallible>> {
+fn follow(
+    app: App,
+    run_id: String,
+    after: u64,
+    ids: bool,
+) -> impl futures::Stream<Item = Result<Bytes, Infallible>> {
     let watch = app.store.watch_run(&run_id);
     let start = Following {
         app,
         run_id,
-        after: 0,
+        after,
         watch,
         ended: false,
+        ids,
     };
     futures::stream::unfold(start, |mut at| async move {
         if at.ended {
@@ -337,7 +450,12 @@ fn follow(app: App, run_id: String) -> impl futures::Stream<Item = Result<Bytes,
                 Ok(events) if !events.is_empty() => {
                     let mut out = Vec::new();
                     for event in &events {
-                        out.extend_from_slice(&sse::frame(&event.event, &event.data, None));
+                        let id = at.ids.then(|| event_id(event));
+                        out.extend_from_slice(&sse::frame(
+                            &event.event,
+                            &event.data,
+                            id.as_deref(),
+                        ));
                         at.after = event.seq;
                     }
                     return Some((Ok(Bytes::from(out)), at));

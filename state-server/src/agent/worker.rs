@@ -120,7 +120,26 @@ async fn execute(store: &Store, assistants: &Assistants, claim: Claim) {
             });
             let mut renewed = Instant::now();
             let mut end = (RunStatus::Error, None);
-            while let Some(item) = events.recv().await {
+            // A cancel is seen at once: the run's watch wakes on it (and on
+            // the run's own events, when the read finds none).
+            let mut watch = store.watch_run(&run.run_id);
+            loop {
+                let item = tokio::select! {
+                    item = events.recv() => match item {
+                        Some(item) => item,
+                        None => break,
+                    },
+                    () = watch.changed() => {
+                        match store.get_run(&run.run_id, None).await {
+                            Ok(Some(now)) if now.cancel.is_none() => continue,
+                            // Cancelled, or deleted with its thread.
+                            _ => {
+                                end = (RunStatus::Interrupted, None);
+                                break;
+                            }
+                        }
+                    }
+                };
                 if renewed.elapsed() > LEASE / 3 {
                     match store.renew_run(&claim, LEASE).await {
                         Ok(LeaseState::Held) => renewed = Instant::now(),

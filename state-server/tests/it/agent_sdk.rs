@@ -93,10 +93,18 @@ fn server(store: Store) -> Server {
     });
     fail.add_edge(START, "explode");
     fail.add_edge("explode", END);
+    let mut slow = StateGraph::<Review>::new();
+    slow.add_node("nap", |_: std::sync::Arc<Review>| async {
+        tokio::time::sleep(std::time::Duration::from_secs(20)).await;
+        Ok::<_, NodeError>(Review::delta().approved(true))
+    });
+    slow.add_edge(START, "nap");
+    slow.add_edge("nap", END);
     Server::new(store)
         .assistant("agent", agent_graph.compile().expect("the agent compiles"))
         .assistant("hitl", hitl.compile().expect("hitl compiles"))
         .assistant("fail", fail.compile().expect("fail compiles"))
+        .assistant("slow", slow.compile().expect("slow compiles"))
 }
 
 /// The Python with `langgraph-sdk`, or a failure that says how to get it.
@@ -211,10 +219,10 @@ async fn assistant_search_pages_and_refuses_bad_bodies() {
         "POST",
         "/assistants/search",
         &json,
-        br#"{"offset": 2}"#,
+        br#"{"offset": 3}"#,
     )
     .await;
-    assert_eq!(last.header("x-pagination-total"), Some("3"));
+    assert_eq!(last.header("x-pagination-total"), Some("4"));
     assert_eq!(last.header("x-pagination-next"), None);
 
     for (body, field) in [

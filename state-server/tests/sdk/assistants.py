@@ -28,7 +28,7 @@ async def main() -> None:
 
     # 02: every assistant, newest first, LangGraph's ids and shape.
     found = await client.assistants.search(limit=10, offset=0)
-    assert [a["graph_id"] for a in found] == ["fail", "hitl", "agent"], found
+    assert [a["graph_id"] for a in found] == ["slow", "fail", "hitl", "agent"], found
     for a in found:
         assert set(a) == ASSISTANT_KEYS, a
         assert a["assistant_id"] == str(uuid.uuid5(NAMESPACE_GRAPH, a["graph_id"])), a
@@ -38,10 +38,10 @@ async def main() -> None:
     # 03: filtered by graph id; paged.
     hitl = await client.assistants.search(graph_id="hitl", limit=5, offset=0)
     assert [a["graph_id"] for a in hitl] == ["hitl"], hitl
-    second = await client.assistants.search(limit=1, offset=2)
+    second = await client.assistants.search(limit=1, offset=3)
     assert [a["graph_id"] for a in second] == ["agent"], second
     by_name = await client.assistants.search(sort_by="name", sort_order="asc")
-    assert [a["graph_id"] for a in by_name] == ["agent", "fail", "hitl"], by_name
+    assert [a["graph_id"] for a in by_name] == ["agent", "fail", "hitl", "slow"], by_name
     picked = await client.assistants.search(select=["assistant_id", "graph_id"])
     assert all(set(a) == {"assistant_id", "graph_id"} for a in picked), picked
 
@@ -78,7 +78,7 @@ async def main() -> None:
     assert schemas["state_schema"]["properties"]["messages"]["description"] == "The conversation."
 
     # 08: counts.
-    assert await client.assistants.count() == 3
+    assert await client.assistants.count() == 4
     assert await client.assistants.count(graph_id="hitl") == 1
 
     # Errors: the client's own exceptions, from our {"detail": ..}.

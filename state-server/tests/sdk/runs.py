@@ -125,6 +125,32 @@ async def main() -> None:
         assert (await client.threads.get(busy["thread_id"]))["status"] != "busy"
     except ConflictError as error:
         assert "Thread is already running a task" in error.response.json()["detail"], error
+    # 33: a resumable run joined from the start (Last-Event-ID -1), then
+    # after an event: the rest, each with its <ms>-<seq> id.
+    joined = await client.threads.create()
+    run = await client.runs.create(
+        joined["thread_id"], "agent", input=PING, stream_mode=["values", "updates"], stream_resumable=True)
+    parts = [p async for p in client.runs.join_stream(joined["thread_id"], run["run_id"], last_event_id="-1")]
+    assert parts[0].event == "metadata", parts
+    assert [p.event for p in parts[1:]] == ["values", "updates", "values", "updates", "values", "updates", "values"], parts
+    assert all(p.id and p.id.split("-")[0].isdigit() and p.id.split("-")[1].isdigit() for p in parts), parts
+    rest = [p async for p in client.runs.join_stream(joined["thread_id"], run["run_id"], last_event_id=parts[2].id)]
+    assert [(p.event, p.data) for p in rest] == [(p.event, p.data) for p in parts[3:]], rest
+
+    # 48: cancel a running run: it ends interrupted, long before its node would.
+    sleepy = await client.threads.create()
+    run = await client.runs.create(sleepy["thread_id"], "slow", input={})
+    await asyncio.sleep(0.3)
+    await client.runs.cancel(sleepy["thread_id"], run["run_id"], wait=False)
+    ended = await asyncio.wait_for(client.runs.join(sleepy["thread_id"], run["run_id"]), timeout=10)
+    fetched = await client.runs.get(sleepy["thread_id"], run["run_id"])
+    assert fetched["status"] == "interrupted", fetched
+    assert (await client.threads.get(sleepy["thread_id"]))["status"] == "idle"
+    try:
+        await client.runs.cancel(sleepy["thread_id"], "01a21c97-0000-7000-8000-000000000000")
+        raise AssertionError("an unknown run was cancelled")
+    except NotFoundError:
+        pass
     print("runs: ok")
 
 
