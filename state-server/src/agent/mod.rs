@@ -20,6 +20,7 @@ mod served;
 mod sse;
 #[cfg(feature = "graph")]
 mod state_routes;
+mod store_routes;
 #[allow(dead_code)]
 mod stream_mode;
 mod thread_routes;
@@ -67,6 +68,7 @@ pub(crate) fn routes() -> Router<App> {
         )
         .route("/threads", post(thread_routes::create))
         .route("/threads/search", post(thread_routes::search))
+        .route("/threads/{thread_id}/copy", post(thread_routes::copy))
         .route("/threads/count", post(thread_routes::count))
         .route(
             "/threads/{thread_id}",
@@ -74,6 +76,14 @@ pub(crate) fn routes() -> Router<App> {
                 .patch(thread_routes::patch)
                 .delete(thread_routes::delete),
         )
+        .route(
+            "/store/items",
+            get(store_routes::get)
+                .put(store_routes::put)
+                .delete(store_routes::delete),
+        )
+        .route("/store/items/search", post(store_routes::search))
+        .route("/store/namespaces", post(store_routes::namespaces))
         .merge(state_routes())
 }
 

@@ -205,6 +205,30 @@ pub(crate) async fn delete(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// `POST /threads/{id}/copy`: a new thread (a UUID v7) with the same
+/// metadata and a copy of the log (LangGraph's copy; our fork at the
+/// thread's last step).
+pub(crate) async fn copy(
+    Shared(app): Shared<App>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let source = record(&app.store, &id).await?;
+    let to = uuid::Uuid::now_v7().to_string();
+    let seq = match app.store.thread_info(&id).await {
+        Ok(info) => Some(info.seq),
+        Err(StoreError::ThreadNotFound { .. }) => None,
+        Err(other) => return Err(other.into()),
+    };
+    if let Some(seq) = seq.filter(|&seq| seq > 0) {
+        app.store.fork_log(&id, seq, &to).await?;
+    }
+    let record = app
+        .store
+        .create_thread_record(&to, source.metadata.clone(), None, IfExists::Raise)
+        .await?;
+    Ok(Json(thread_json(&record, None)))
+}
+
 /// The search the filters of a search or a count make.
 fn search_of(metadata: Option<Map<String, Value>>, status: Option<ThreadStatus>) -> ThreadSearch {
     let mut search = ThreadSearch::default();

@@ -183,6 +183,12 @@ async fn runs_on_sqlite() {
     run_script("runs.py", &format!("http://{addr}")).await;
 }
 
+#[tokio::test]
+async fn store_and_copy() {
+    let addr = serve(server(Store::memory()).router::<Chat>()).await;
+    run_script("store.py", &format!("http://{addr}")).await;
+}
+
 /// A model called inside a node streams its tokens on its own; over the
 /// Agent Server API they reach LangGraph's client as `messages` events
 /// whose chunks make the final message (issue 33, item 6).

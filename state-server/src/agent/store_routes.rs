@@ -1,0 +1,182 @@
+//! The long-term store's routes, as the Agent Server answers them: `PUT`,
+//! `GET` and `DELETE /store/items`, `POST /store/items/search` and
+//! `POST /store/namespaces`, on the store's items (the item store graphs
+//! reach through `ctx.store()`).
+
+use super::body::Body;
+use crate::error::ApiError;
+use crate::extract::Query;
+use crate::routes::App;
+use axum::Json;
+use axum::extract::State as Shared;
+use axum::http::StatusCode;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use state_store::StoreError;
+
+/// A store error from a bad namespace or key is the request's fault.
+fn refused(error: StoreError) -> ApiError {
+    match error {
+        StoreError::InvalidItem { .. } | StoreError::InvalidNamespace { .. } => {
+            ApiError::invalid_body(error.to_string())
+        }
+        other => ApiError::from(other),
+    }
+}
+
+/// `PUT /store/items`'s body.
+#[derive(Deserialize)]
+pub(crate) struct Put {
+    namespace: Vec<String>,
+    key: String,
+    value: Map<String, Value>,
+    /// `false` to keep it out of the semantic index; a list of fields to
+    /// index only those.
+    #[serde(default)]
+    index: Option<Value>,
+}
+
+/// `PUT /store/items`: stores (or replaces) an item; 204.
+pub(crate) async fn put(
+    Shared(app): Shared<App>,
+    Body(put): Body<Put>,
+) -> Result<StatusCode, ApiError> {
+    let mut request = app
+        .store
+        .put_item(&put.namespace, &put.key, Value::Object(put.value));
+    match put.index {
+        None | Some(Value::Null) | Some(Value::Bool(true)) => {}
+        Some(Value::Bool(false)) => request = request.no_index(),
+        Some(Value::Array(fields)) => {
+            let fields: Option<Vec<String>> = fields
+                .iter()
+                .map(|f| f.as_str().map(str::to_owned))
+                .collect();
+            let fields = fields.ok_or_else(|| {
+                ApiError::invalid_body("index: expected false or a list of field names")
+            })?;
+            request = request.index_fields(fields);
+        }
+        Some(_) => {
+            return Err(ApiError::invalid_body(
+                "index: expected false or a list of field names",
+            ));
+        }
+    }
+    request.await.map_err(refused)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `GET /store/items`'s query: the namespace dotted (`users.u1`).
+#[derive(Deserialize)]
+pub(crate) struct GetQuery {
+    namespace: String,
+    key: String,
+}
+
+/// `GET /store/items?namespace=a.b&key=k`: the item, or 404.
+pub(crate) async fn get(
+    Shared(app): Shared<App>,
+    Query(query): Query<GetQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let namespace: Vec<&str> = query.namespace.split('.').collect();
+    let item = app
+        .store
+        .get_item(&namespace[..], &query.key)
+        .await
+        .map_err(refused)?;
+    let item = item.ok_or_else(|| {
+        ApiError::missing(format!("Item {}/{} not found", query.namespace, query.key))
+    })?;
+    Ok(Json(serde_json::to_value(item).unwrap_or(Value::Null)))
+}
+
+/// `DELETE /store/items`'s body.
+#[derive(Deserialize)]
+pub(crate) struct Delete {
+    namespace: Vec<String>,
+    key: String,
+}
+
+/// `DELETE /store/items`: 204, whether or not it was there (as LangGraph).
+pub(crate) async fn delete(
+    Shared(app): Shared<App>,
+    Body(delete): Body<Delete>,
+) -> Result<StatusCode, ApiError> {
+    app.store
+        .delete_item(&delete.namespace, &delete.key)
+        .await
+        .map_err(refused)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `POST /store/items/search`'s body.
+#[derive(Deserialize)]
+pub(crate) struct Search {
+    #[serde(default)]
+    namespace_prefix: Vec<String>,
+    #[serde(default)]
+    filter: Option<Map<String, Value>>,
+    #[serde(default)]
+    limit: Option<usize>,
+    #[serde(default)]
+    offset: Option<usize>,
+    #[serde(default)]
+    query: Option<String>,
+}
+
+/// `POST /store/items/search`: `{"items": [..]}`, each with its `score`
+/// (`null` without a `query`).
+pub(crate) async fn search(
+    Shared(app): Shared<App>,
+    Body(search): Body<Search>,
+) -> Result<Json<Value>, ApiError> {
+    let mut request = app
+        .store
+        .search_items(&search.namespace_prefix)
+        .limit(search.limit.unwrap_or(10).clamp(1, 1000))
+        .offset(search.offset.unwrap_or(0));
+    if let Some(filter) = search.filter {
+        request = request.filter(Value::Object(filter));
+    }
+    if let Some(query) = search.query {
+        request = request.query(query);
+    }
+    let items = request.await.map_err(refused)?;
+    Ok(Json(json!({ "items": items })))
+}
+
+/// `POST /store/namespaces`'s body.
+#[derive(Deserialize)]
+pub(crate) struct Namespaces {
+    #[serde(default)]
+    prefix: Vec<String>,
+    #[serde(default)]
+    suffix: Option<Vec<String>>,
+    #[serde(default)]
+    max_depth: Option<usize>,
+    #[serde(default)]
+    limit: Option<usize>,
+    #[serde(default)]
+    offset: Option<usize>,
+}
+
+/// `POST /store/namespaces`: `{"namespaces": [[..], ..]}`.
+pub(crate) async fn namespaces(
+    Shared(app): Shared<App>,
+    Body(body): Body<Namespaces>,
+) -> Result<Json<Value>, ApiError> {
+    let mut request = app
+        .store
+        .list_namespaces(&body.prefix)
+        .limit(body.limit.unwrap_or(100).clamp(1, 1000))
+        .offset(body.offset.unwrap_or(0));
+    if let Some(suffix) = &body.suffix {
+        request = request.suffix(suffix);
+    }
+    if let Some(depth) = body.max_depth {
+        request = request.max_depth(depth);
+    }
+    let namespaces = request.await.map_err(refused)?;
+    Ok(Json(json!({ "namespaces": namespaces })))
+}
