@@ -200,17 +200,51 @@ pub(crate) async fn wait_stateless(
 async fn wait_on(app: App, thread: Option<String>, create: Create) -> Result<Response, ApiError> {
     let run = create_run(&app, thread.as_deref(), create).await?;
     let stateless = run.thread_id.is_none();
-    let ended = ended(&app, &run.run_id).await?;
-    let result = if stateless {
-        // The run's own thread is deleted as it ends: its values are the
-        // last `values` event, if one was streamed.
-        stateless_result(&app, &ended).await?
-    } else {
-        result_of(&app, &ended).await?
-    };
-    let mut response = Json(result).into_response();
+    let run_id = run.run_id.clone();
+    let mut response = kept_alive(async move {
+        let ended = ended(&app, &run_id).await?;
+        if stateless {
+            // The run's own thread is deleted as it ends: its values are
+            // the last `values` event, if one was streamed.
+            stateless_result(&app, &ended).await
+        } else {
+            result_of(&app, &ended).await
+        }
+    });
     locate(&mut response, &run, "/join");
     Ok(response)
+}
+
+/// A JSON answer that may take long (a run's result): a newline every
+/// [`sse::HEARTBEAT`] until it is ready, then the JSON, as the Agent
+/// Server answers a wait or a join (JSON parsers skip the leading
+/// whitespace; a proxy sees the connection alive). An error once the
+/// answer has begun is `{"__error__": ..}`.
+fn kept_alive(
+    result: impl std::future::Future<Output = Result<Value, ApiError>> + Send + 'static,
+) -> Response {
+    let result = Box::pin(result);
+    let body = futures::stream::unfold(Some(result), |pending| async move {
+        let mut result = pending?;
+        tokio::select! {
+            value = &mut result => {
+                let value = value.unwrap_or_else(|error| {
+                    json!({"__error__": {"error": error.kind(), "message": error.message()}})
+                });
+                let bytes = serde_json::to_vec(&value).unwrap_or_default();
+                Some((Ok::<_, Infallible>(Bytes::from(bytes)), None))
+            }
+            () = tokio::time::sleep(sse::HEARTBEAT) => {
+                Some((Ok(Bytes::from_static(b"\n")), Some(result)))
+            }
+        }
+    });
+    let mut response = Response::new(ResponseBody::from_stream(body));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 /// A stateless run's result: from its events (its thread is gone).
@@ -228,13 +262,23 @@ async fn stateless_result(app: &App, run: &Run) -> Result<Value, ApiError> {
 }
 
 /// `GET /threads/{id}/runs/{run_id}/join`: waits for the run's end, its
-/// result.
+/// result (kept alive as a wait's).
 pub(crate) async fn join(
     Shared(app): Shared<App>,
-    Path((_thread, run_id)): Path<(String, String)>,
-) -> Result<Json<Value>, ApiError> {
-    let run = ended(&app, &run_id).await?;
-    Ok(Json(result_of(&app, &run).await?))
+    Path((thread, run_id)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let run = app
+        .store
+        .get_run(&run_id, None)
+        .await?
+        .filter(|run| run.thread_id.as_deref() == Some(thread.as_str()))
+        .ok_or_else(|| ApiError::missing(format!("Run {run_id} not found")))?;
+    let mut response = kept_alive(async move {
+        let ended = ended(&app, &run_id).await?;
+        result_of(&app, &ended).await
+    });
+    locate(&mut response, &run, "/join");
+    Ok(response)
 }
 
 /// `GET /threads/{id}/runs/{run_id}`.

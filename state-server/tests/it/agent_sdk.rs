@@ -183,6 +183,68 @@ async fn runs_on_sqlite() {
     run_script("runs.py", &format!("http://{addr}")).await;
 }
 
+/// A wait longer than the Agent Server's keep-alive (5 s) sends newlines
+/// until its result, which then parses (JSON skips the whitespace); a
+/// cancel ends the run at once, long before its 20 s node would.
+#[tokio::test]
+async fn a_long_wait_is_kept_alive() {
+    let addr = serve(server(Store::memory()).router::<Chat>()).await;
+    let json = [("Content-Type", "application/json")];
+    let thread = request(addr, "POST", "/threads", &json, b"{}").await.json();
+    let thread = thread["thread_id"]
+        .as_str()
+        .expect("a thread id")
+        .to_owned();
+    let path = format!("/threads/{thread}/runs/wait");
+    let waiting = tokio::spawn(async move {
+        request(
+            addr,
+            "POST",
+            &path,
+            &json,
+            br#"{"assistant_id": "slow", "input": {}}"#,
+        )
+        .await
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let runs = request(addr, "GET", &format!("/threads/{thread}/runs"), &[], b"")
+        .await
+        .json();
+    let run = runs[0]["run_id"].as_str().expect("the run").to_owned();
+    tokio::time::sleep(std::time::Duration::from_millis(5_700)).await;
+    let cancel = format!("/threads/{thread}/runs/{run}/cancel?wait=0&action=interrupt");
+    assert_eq!(request(addr, "POST", &cancel, &[], b"").await.status, 202);
+    let waited = waiting.await.expect("the wait");
+    assert_eq!(waited.status, 200);
+    assert_eq!(waited.header("content-type"), Some("application/json"));
+    assert!(
+        waited
+            .header("location")
+            .is_some_and(|l| l.ends_with(&format!("/runs/{run}/join"))),
+        "{:?}",
+        waited.headers
+    );
+    assert_eq!(
+        waited.body.first(),
+        Some(&b'\n'),
+        "{:?}",
+        String::from_utf8_lossy(&waited.body)
+    );
+    let result: serde_json::Value =
+        serde_json::from_slice(&waited.body).expect("JSON after the newlines");
+    assert_eq!(result, json!({"answer": "", "approved": false}));
+    let run = request(
+        addr,
+        "GET",
+        &format!("/threads/{thread}/runs/{run}"),
+        &[],
+        b"",
+    )
+    .await
+    .json();
+    assert_eq!(run["status"], json!("interrupted"));
+}
+
 #[tokio::test]
 async fn store_and_copy() {
     let addr = serve(server(Store::memory()).router::<Chat>()).await;
