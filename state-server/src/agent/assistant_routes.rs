@@ -4,13 +4,12 @@
 //! `GET /assistants/{id}/schemas`.
 
 use super::assistants::{Assistant, Assistants};
-use super::body::Body;
+use super::body::{Body, page_limit, paged};
 use crate::error::ApiError;
 use crate::extract::Query;
 use axum::Json;
 use axum::extract::{Path, State as Shared};
-use axum::http::HeaderValue;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -112,12 +111,7 @@ pub(crate) async fn search(
     Shared(assistants): Shared<Arc<Assistants>>,
     Body(search): Body<Search>,
 ) -> Result<Response, ApiError> {
-    let limit = search.limit.unwrap_or(10);
-    if !(1..=1000).contains(&limit) {
-        return Err(ApiError::invalid_body(format!(
-            "limit: must be between 1 and 1000, got {limit}"
-        )));
-    }
+    let limit = page_limit(search.limit, 10)?;
     let offset = search.offset.unwrap_or(0);
     if let Some(select) = &search.select
         && let Some(bad) = select.iter().find(|f| !FIELDS.contains(&f.as_str()))
@@ -151,20 +145,12 @@ pub(crate) async fn search(
     }
     let total = found.len();
     let start = usize::try_from(offset).unwrap_or(usize::MAX).min(total);
-    let end = start.saturating_add(limit as usize).min(total);
+    let end = start.saturating_add(limit).min(total);
     let page: Vec<Value> = found[start..end]
         .iter()
         .map(|a| select(a, search.select.as_deref()))
         .collect();
-    let mut response = Json(page).into_response();
-    let headers = response.headers_mut();
-    if end < total {
-        headers.insert("x-pagination-total", HeaderValue::from(end + 1));
-        headers.insert("x-pagination-next", HeaderValue::from(end));
-    } else {
-        headers.insert("x-pagination-total", HeaderValue::from(total));
-    }
-    Ok(response)
+    Ok(paged(page, end, end < total))
 }
 
 /// Sorts by one of the fields a search may sort by (names and graph ids

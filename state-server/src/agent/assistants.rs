@@ -70,6 +70,11 @@ impl Assistant {
     }
 }
 
+/// The graph a thread's metadata names (`graph_id`), if any.
+pub(crate) fn graph_id_of(record: &state_store::ThreadRecord) -> Option<&str> {
+    record.metadata.get("graph_id").and_then(Value::as_str)
+}
+
 /// The id of graph `graph_id`'s default assistant.
 pub(crate) fn default_id(graph_id: &str) -> String {
     Uuid::new_v5(&NAMESPACE_GRAPH, graph_id.as_bytes()).to_string()
@@ -107,6 +112,12 @@ impl Assistants {
     /// Every assistant, newest first (LangGraph's default order).
     pub(crate) fn newest_first(&self) -> impl Iterator<Item = &Assistant> {
         self.list.iter().rev()
+    }
+
+    /// The assistant of thread `record`: the graph its metadata's
+    /// `graph_id` names (set by a run, or by hand), if served here.
+    pub(crate) fn of_thread(&self, record: &state_store::ThreadRecord) -> Option<&Assistant> {
+        graph_id_of(record).and_then(|graph_id| self.by_graph(graph_id))
     }
 
     pub(crate) fn graph_ids(&self) -> Vec<&str> {

@@ -52,6 +52,39 @@ pub(crate) fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     Ok(value)
 }
 
+/// A page's size as a request names it (`limit`): `default` when it names
+/// none, else 1 to 1,000 (the Agent Server's bounds), or a 422 naming it.
+pub(crate) fn page_limit(limit: Option<u64>, default: u64) -> Result<usize, ApiError> {
+    let limit = limit.unwrap_or(default);
+    if !(1..=1000).contains(&limit) {
+        return Err(ApiError::invalid_body(format!(
+            "limit: must be between 1 and 1000, got {limit}"
+        )));
+    }
+    Ok(limit as usize)
+}
+
+/// A page of a search as the Agent Server answers it: the JSON list, with
+/// `X-Pagination-Total` (and `X-Pagination-Next` when `more` follow),
+/// `end` being the offset just past the page.
+pub(crate) fn paged(
+    page: Vec<serde_json::Value>,
+    end: usize,
+    more: bool,
+) -> axum::response::Response {
+    use axum::http::HeaderValue;
+    use axum::response::IntoResponse;
+    let mut response = axum::Json(page).into_response();
+    let headers = response.headers_mut();
+    if more {
+        headers.insert("x-pagination-total", HeaderValue::from(end + 1));
+        headers.insert("x-pagination-next", HeaderValue::from(end));
+    } else {
+        headers.insert("x-pagination-total", HeaderValue::from(end));
+    }
+    response
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

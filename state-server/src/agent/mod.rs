@@ -132,24 +132,14 @@ fn state_routes() -> Router<App> {
 /// The `ThreadState` of thread `id` when it is an Agent Server thread (its
 /// record names a graph this server serves); `None` otherwise, for the
 /// crate's own `GET /threads/{id}/state`.
-#[cfg(feature = "graph")]
 pub(crate) async fn agent_state(
     app: &App,
     id: &str,
 ) -> Result<Option<Value>, crate::error::ApiError> {
-    let Ok(Some(record)) = app.store.thread_record(id, None).await else {
-        return Ok(None);
-    };
-    let graph = record.metadata.get("graph_id").and_then(Value::as_str);
-    match graph.and_then(|g| app.assistants.by_graph(g)) {
-        Some(assistant) => Ok(Some(assistant.served.state(id.to_owned(), None).await?)),
-        None => Ok(None),
+    match app.store.thread_record(id, None).await {
+        Ok(Some(record)) => thread_routes::state_of(&app.assistants, &record).await,
+        _ => Ok(None),
     }
-}
-
-#[cfg(not(feature = "graph"))]
-pub(crate) async fn agent_state(_: &App, _: &str) -> Result<Option<Value>, crate::error::ApiError> {
-    Ok(None)
 }
 
 /// `GET /ok`: the server is up.

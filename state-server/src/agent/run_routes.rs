@@ -171,7 +171,7 @@ async fn result_of(app: &App, run: &Run) -> Result<Value, ApiError> {
         .as_array()
         .into_iter()
         .flatten()
-        .map(|i| json!({"value": i["value"], "id": i["id"], "response_schema": null}))
+        .map(|i| super::served::interrupt_json(&i["id"], &i["value"]))
         .collect();
     if let (Value::Object(map), false) = (&mut values, pending.is_empty()) {
         map.insert("__interrupt__".into(), Value::Array(pending));
@@ -267,12 +267,7 @@ pub(crate) async fn join(
     Shared(app): Shared<App>,
     Path((thread, run_id)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
-    let run = app
-        .store
-        .get_run(&run_id, None)
-        .await?
-        .filter(|run| run.thread_id.as_deref() == Some(thread.as_str()))
-        .ok_or_else(|| ApiError::missing(format!("Run {run_id} not found")))?;
+    let run = run_on(&app, &thread, &run_id).await?;
     let mut response = kept_alive(async move {
         let ended = ended(&app, &run_id).await?;
         result_of(&app, &ended).await
@@ -286,9 +281,15 @@ pub(crate) async fn get(
     Shared(app): Shared<App>,
     Path((thread, run_id)): Path<(String, String)>,
 ) -> Result<Json<Run>, ApiError> {
-    let run = app.store.get_run(&run_id, None).await?;
-    run.filter(|run| run.thread_id.as_deref() == Some(thread.as_str()))
-        .map(Json)
+    Ok(Json(run_on(&app, &thread, &run_id).await?))
+}
+
+/// Run `run_id` of thread `thread`, or the Agent Server's 404.
+async fn run_on(app: &App, thread: &str, run_id: &str) -> Result<Run, ApiError> {
+    app.store
+        .get_run(run_id, None)
+        .await?
+        .filter(|run| run.thread_id.as_deref() == Some(thread))
         .ok_or_else(|| ApiError::missing(format!("Run {run_id} not found")))
 }
 
@@ -390,12 +391,7 @@ pub(crate) async fn join_stream(
     headers: axum::http::HeaderMap,
 ) -> Result<Response, ApiError> {
     let after = last_seen(headers.get("last-event-id"))?;
-    let run = app
-        .store
-        .get_run(&run_id, None)
-        .await?
-        .filter(|run| run.thread_id.as_deref() == Some(thread.as_str()))
-        .ok_or_else(|| ApiError::missing(format!("Run {run_id} not found")))?;
+    let run = run_on(&app, &thread, &run_id).await?;
     Ok(sse_response(&run, follow(app, run_id, after, true)))
 }
 
@@ -424,10 +420,7 @@ pub(crate) async fn cancel(
             "action: \"rollback\" is not served yet; \"interrupt\" is",
         ));
     }
-    let found = app.store.get_run(&run_id, None).await?;
-    if found.as_ref().and_then(|r| r.thread_id.as_deref()) != Some(thread.as_str()) {
-        return Err(ApiError::missing(format!("Run {run_id} not found")));
-    }
+    run_on(&app, &thread, &run_id).await?;
     app.store
         .cancel_run(&run_id, action, None)
         .await?

@@ -213,11 +213,17 @@ fn stream_mode(request: &RunRequest) -> Result<StreamMode, ApiError> {
     Ok(modes)
 }
 
+/// One interrupt as the Agent Server sends it in a stream or a wait's
+/// `__interrupt__`.
+pub(crate) fn interrupt_json(id: &impl serde::Serialize, value: &Value) -> Value {
+    json!({"value": value, "id": id, "response_schema": null})
+}
+
 /// Interrupts as the Agent Server streams them.
 fn interrupts_json(list: &[Interrupt]) -> Value {
     Value::Array(
         list.iter()
-            .map(|i| json!({"value": i.value, "id": i.id, "response_schema": null}))
+            .map(|i| interrupt_json(&i.id, &i.value))
             .collect(),
     )
 }

@@ -6,7 +6,7 @@
 //! /threads/{id}/history` still answer this crate's own JSON.)
 
 use super::assistants::Assistant;
-use super::body::Body;
+use super::body::{Body, page_limit};
 use super::checkpoint;
 use super::thread_state::checkpoint_json;
 use crate::error::ApiError;
@@ -23,8 +23,7 @@ async fn graph_of<'a>(app: &'a App, id: &str) -> Result<&'a Assistant, ApiError>
         .thread_record(id, None)
         .await?
         .ok_or_else(|| ApiError::missing(format!("Thread with ID {id} not found")))?;
-    let graph_id = record.metadata.get("graph_id").and_then(Value::as_str);
-    let Some(graph_id) = graph_id else {
+    let Some(graph_id) = super::assistants::graph_id_of(&record) else {
         return Err(ApiError::no_graph_id(format!(
             "Thread '{id}' has no assigned graph ID. This usually occurs when no runs have been \
              made on this particular thread. This operation requires a graph ID. Please ensure a \
@@ -152,18 +151,13 @@ pub(crate) async fn history(
     Body(history): Body<History>,
 ) -> Result<Json<Vec<Value>>, ApiError> {
     let graph = graph_of(&app, &id).await?;
-    let limit = history.limit.unwrap_or(10);
-    if !(1..=1000).contains(&limit) {
-        return Err(ApiError::invalid_body(format!(
-            "limit: must be between 1 and 1000, got {limit}"
-        )));
-    }
+    let limit = page_limit(history.limit, 10)?;
     let before = checkpoint_named("before", history.before.as_ref())?;
     let states = graph
         .served
         .history(
             id,
-            limit as usize,
+            limit,
             before,
             history.metadata.map(Value::Object),
         )

@@ -5,14 +5,14 @@
 //! graph its metadata's `graph_id` names, which a run sets).
 
 use super::assistants::Assistants;
-use super::body::Body;
+use super::body::{Body, page_limit, paged};
 use crate::error::ApiError;
 use crate::json::rfc3339_micros;
 use crate::routes::App;
 use axum::Json;
 use axum::extract::{Path, State as Shared};
-use axum::http::{HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
+use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use state_store::{
@@ -114,14 +114,11 @@ fn thread_json(record: &ThreadRecord, state: Option<&Value>) -> Value {
 /// The state of `record`'s thread through the graph its metadata names
 /// (`None` when it names none this server serves).
 #[cfg(feature = "graph")]
-async fn state_of(
+pub(crate) async fn state_of(
     assistants: &Assistants,
     record: &ThreadRecord,
 ) -> Result<Option<Value>, ApiError> {
-    let Some(graph_id) = record.metadata.get("graph_id").and_then(Value::as_str) else {
-        return Ok(None);
-    };
-    match assistants.by_graph(graph_id) {
+    match assistants.of_thread(record) {
         Some(assistant) => Ok(Some(
             assistant
                 .served
@@ -133,7 +130,7 @@ async fn state_of(
 }
 
 #[cfg(not(feature = "graph"))]
-async fn state_of(_: &Assistants, _: &ThreadRecord) -> Result<Option<Value>, ApiError> {
+pub(crate) async fn state_of(_: &Assistants, _: &ThreadRecord) -> Result<Option<Value>, ApiError> {
     Ok(None)
 }
 
@@ -289,15 +286,9 @@ pub(crate) async fn search(
     Shared(app): Shared<App>,
     Body(body): Body<Search>,
 ) -> Result<Response, ApiError> {
-    let limit = body.limit.unwrap_or(10);
-    if !(1..=1000).contains(&limit) {
-        return Err(ApiError::invalid_body(format!(
-            "limit: must be between 1 and 1000, got {limit}"
-        )));
-    }
+    let limit = page_limit(body.limit, 10)?;
     let offset = usize::try_from(body.offset.unwrap_or(0)).unwrap_or(usize::MAX);
     let descending = !matches!(body.sort_order, Some(SortOrder::Asc));
-    let limit = limit as usize;
     // One more than the page: whether another page follows.
     let search = search_of(body.metadata, body.status)
         .limit(limit + 1)
@@ -311,15 +302,7 @@ pub(crate) async fn search(
         .map(|(record, state)| thread_json(record, state.as_ref()))
         .collect();
     let end = offset.saturating_add(page.len());
-    let mut response = Json(page).into_response();
-    let headers = response.headers_mut();
-    if more {
-        headers.insert("x-pagination-total", HeaderValue::from(end + 1));
-        headers.insert("x-pagination-next", HeaderValue::from(end));
-    } else {
-        headers.insert("x-pagination-total", HeaderValue::from(end));
-    }
-    Ok(response)
+    Ok(paged(page, end, more))
 }
 
 /// `POST /threads/count`: how many threads match.
