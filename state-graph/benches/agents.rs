@@ -85,10 +85,11 @@ use state_graph::{Command, CompiledGraph, END, START, StateGraph};
 use state_store::Store;
 use std::hint::black_box;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
 
+mod common;
+use common::{benchmarking, per_superstep, runtime, thread_id};
 // The interleaved (ABBA) measure, state-core's benches' own.
 #[allow(dead_code)]
 #[path = "../../state-core/benches/common/paired.rs"]
@@ -349,38 +350,6 @@ fn check_loop(s: &Loop, n: u64) {
 }
 
 // ---------------------------------------------------------------- helpers
-
-/// Whether criterion runs us as a benchmark (`cargo bench` passes
-/// `--bench`); otherwise (`cargo test --all-targets`) once each, small.
-fn benchmarking() -> bool {
-    std::env::args().any(|arg| arg == "--bench")
-}
-
-fn runtime() -> Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime")
-}
-
-/// Numbers threads, unique in this process.
-static COUNTER: AtomicU64 = AtomicU64::new(0);
-
-fn thread_id(prefix: &str) -> String {
-    format!("{prefix}-{}", COUNTER.fetch_add(1, Ordering::Relaxed))
-}
-
-/// Criterion's iterations are supersteps: runs `iters / n` whole runs (at
-/// least one), each timed by `run`, and reports their time scaled to
-/// `iters` supersteps.
-fn per_superstep(n: u64, iters: u64, mut run: impl FnMut() -> Duration) -> Duration {
-    let runs = iters.div_ceil(n).max(1);
-    let mut total = Duration::ZERO;
-    for _ in 0..runs {
-        total += run();
-    }
-    total.mul_f64(iters as f64 / (runs * n) as f64)
-}
 
 /// Criterion's iterations are runs (or calls), each timed by `run`.
 fn per_run(iters: u64, mut run: impl FnMut() -> Duration) -> Duration {

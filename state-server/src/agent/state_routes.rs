@@ -155,12 +155,7 @@ pub(crate) async fn history(
     let before = checkpoint_named("before", history.before.as_ref())?;
     let states = graph
         .served
-        .history(
-            id,
-            limit,
-            before,
-            history.metadata.map(Value::Object),
-        )
+        .history(id, limit, before, history.metadata.map(Value::Object))
         .await?;
     Ok(Json(states))
 }
