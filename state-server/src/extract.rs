@@ -32,6 +32,16 @@ impl<S: Send + Sync> FromRequestParts<S> for ThreadId {
 /// The query string, deserialized; a bad one is a 400 that says why.
 pub(crate) struct Query<T>(pub T);
 
+impl<T: DeserializeOwned> Query<T> {
+    /// The query of `uri` (for a handler that reads it after deciding
+    /// what the request is).
+    pub(crate) fn of(uri: &axum::http::Uri) -> Result<Query<T>, ApiError> {
+        axum::extract::Query::<T>::try_from_uri(uri)
+            .map(|axum::extract::Query(value)| Query(value))
+            .map_err(|rejection| ApiError::bad_query(rejection.body_text()))
+    }
+}
+
 impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
     type Rejection = ApiError;
 

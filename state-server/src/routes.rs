@@ -8,7 +8,7 @@ use crate::json::{StateJson, StepJson, ThreadJson, percent_encode};
 use crate::listing;
 use axum::Json;
 use axum::extract::State as Shared;
-use axum::http::{HeaderValue, Method, header};
+use axum::http::{HeaderValue, Method, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use state_core::State;
@@ -94,8 +94,13 @@ pub(crate) struct HistoryQuery {
 pub(crate) async fn history(
     Shared(app): Shared<App>,
     ThreadId(id): ThreadId,
-    Query(query): Query<HistoryQuery>,
+    uri: Uri,
 ) -> Result<Response, ApiError> {
+    #[cfg(feature = "graph")]
+    if crate::agent::is_agent_thread(&app, &id).await? {
+        return crate::agent::history_get(app, id, &uri).await;
+    }
+    let Query(query) = Query::<HistoryQuery>::of(&uri)?;
     let limit = app.page(query.limit)?;
     let after = query.after.unwrap_or(0);
     let head = app.store.thread_info(&id).await?.seq;

@@ -14,7 +14,7 @@ use crate::error::ApiError;
 use crate::extract::{Query, ThreadId};
 use crate::routes::App;
 use axum::extract::State as Shared;
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, Uri};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::{Stream, StreamExt};
@@ -115,13 +115,13 @@ pub(crate) async fn stream<S>(
     Shared(app): Shared<App>,
     ThreadId(id): ThreadId,
     headers: HeaderMap,
-    Query(query): Query<StreamQuery>,
+    uri: Uri,
 ) -> Result<Response, ApiError>
 where
     S: State + serde::Serialize + Send + 'static,
     S::Delta: serde::Serialize + Send,
 {
-    open(app, id, &headers, query, Some(Replayed::<S>::boxed)).await
+    open(app, id, &headers, &uri, Some(Replayed::<S>::boxed)).await
 }
 
 /// `GET /threads/{id}/stream` without a state type: `updates` only.
@@ -129,9 +129,9 @@ pub(crate) async fn stream_untyped(
     Shared(app): Shared<App>,
     ThreadId(id): ThreadId,
     headers: HeaderMap,
-    Query(query): Query<StreamQuery>,
+    uri: Uri,
 ) -> Result<Response, ApiError> {
-    open(app, id, &headers, query, None).await
+    open(app, id, &headers, &uri, None).await
 }
 
 /// Checks the request (a bad one is a JSON 4xx before any event), then
@@ -140,9 +140,15 @@ async fn open(
     app: App,
     id: String,
     headers: &HeaderMap,
-    query: StreamQuery,
+    uri: &Uri,
     values: Option<ValuesFn>,
 ) -> Result<Response, ApiError> {
+    // An Agent Server thread answers the Agent Server's thread stream.
+    #[cfg(feature = "graph")]
+    if crate::agent::is_agent_thread(&app, &id).await? {
+        return crate::agent::thread_stream(app, id, uri, headers).await;
+    }
+    let Query(query) = Query::<StreamQuery>::of(uri)?;
     let modes = Modes::parse(query.mode.as_deref())?;
     let values = match (modes.values, values) {
         (true, None) => return Err(ApiError::no_state_type_values()),

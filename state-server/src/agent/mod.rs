@@ -13,6 +13,8 @@ mod assistants;
 mod body;
 mod checkpoint;
 #[cfg(feature = "graph")]
+mod follow;
+#[cfg(feature = "graph")]
 mod run_routes;
 #[cfg(feature = "graph")]
 mod served;
@@ -31,6 +33,13 @@ mod worker;
 pub(crate) use worker::Workers;
 #[cfg(feature = "graph")]
 mod thread_state;
+#[cfg(feature = "graph")]
+mod thread_stream;
+
+#[cfg(feature = "graph")]
+pub(crate) use state_routes::history_get;
+#[cfg(feature = "graph")]
+pub(crate) use thread_stream::open as thread_stream;
 
 #[cfg(feature = "graph")]
 pub(crate) use assistants::Assistant;
@@ -140,6 +149,13 @@ pub(crate) async fn agent_state(
         Ok(Some(record)) => thread_routes::state_of(&app.assistants, &record).await,
         _ => Ok(None),
     }
+}
+
+/// Whether thread `id` is one of the Agent Server API's (it has a
+/// record): its `GET /threads/{id}/history` and `/stream` answer as the
+/// Agent Server's, those of other threads as this crate's own JSON.
+pub(crate) async fn is_agent_thread(app: &App, id: &str) -> Result<bool, crate::error::ApiError> {
+    Ok(app.store.thread_record(id, None).await?.is_some())
 }
 
 /// `GET /ok`: the server is up.

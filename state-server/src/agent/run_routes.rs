@@ -7,6 +7,7 @@
 
 use super::assistants::Assistant;
 use super::body::Body;
+use super::follow::{Frames, event_key, follow};
 use super::sse;
 use super::stream_mode::{StreamModeField, modes};
 use crate::error::ApiError;
@@ -335,7 +336,10 @@ pub(crate) async fn stream_stateless(
 async fn stream_on(app: App, thread: Option<String>, create: Create) -> Result<Response, ApiError> {
     let run = create_run(&app, thread.as_deref(), create).await?;
     let ids = run.kwargs["stream_resumable"] == Value::Bool(true);
-    Ok(sse_response(&run, follow(app, run.run_id.clone(), 0, ids)))
+    Ok(sse_response(
+        &run,
+        follow(app, run.run_id.clone(), 0, Frames::all(ids), None),
+    ))
 }
 
 /// An SSE response of `frames`, with the Agent Server's headers.
@@ -343,43 +347,9 @@ fn sse_response(
     run: &Run,
     frames: impl futures::Stream<Item = Result<Bytes, Infallible>> + Send + 'static,
 ) -> Response {
-    let mut response = Response::new(ResponseBody::from_stream(frames));
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream; charset=utf-8"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    let mut response = sse::response(frames);
     locate(&mut response, run, "/stream");
     response
-}
-
-/// An event's SSE id: `<epoch-ms>-<seq>` (the Agent Server's form; the
-/// seq, unique in the run, is what a `Last-Event-ID` is read back as).
-fn event_id(event: &state_store::RunEvent) -> String {
-    format!("{}-{}", crate::json::millis(event.recorded_at), event.seq)
-}
-
-/// The seq a `Last-Event-ID` names: `-1` (or none) for the start.
-fn last_seen(header: Option<&HeaderValue>) -> Result<u64, ApiError> {
-    let Some(value) = header else {
-        return Ok(0);
-    };
-    let text = value
-        .to_str()
-        .map_err(|_| ApiError::bad_header("Last-Event-ID is not text"))?
-        .trim();
-    if text == "-1" {
-        return Ok(0);
-    }
-    text.rsplit_once('-')
-        .and_then(|(_, seq)| seq.parse().ok())
-        .ok_or_else(|| {
-            ApiError::bad_header(format!(
-                "Last-Event-ID \"{text}\" is not an event id (<ms>-<seq>) or -1"
-            ))
-        })
 }
 
 /// `GET /threads/{id}/runs/{run_id}/stream` (`join_stream`): the run's
@@ -390,9 +360,12 @@ pub(crate) async fn join_stream(
     Path((thread, run_id)): Path<(String, String)>,
     headers: axum::http::HeaderMap,
 ) -> Result<Response, ApiError> {
-    let after = last_seen(headers.get("last-event-id"))?;
+    let after = event_key(headers.get("last-event-id"))?.map_or(0, |(_, seq)| seq);
     let run = run_on(&app, &thread, &run_id).await?;
-    Ok(sse_response(&run, follow(app, run_id, after, true)))
+    Ok(sse_response(
+        &run,
+        follow(app, run_id, after, Frames::all(true), None),
+    ))
 }
 
 /// `POST /threads/{id}/runs/{run_id}/cancel`'s query.
@@ -439,78 +412,4 @@ pub(crate) async fn cancel(
         return Ok(Json(run).into_response());
     }
     Ok(axum::http::StatusCode::ACCEPTED.into_response())
-}
-
-/// Where a stream of a run's events is: the last event sent, and the
-/// watch that wakes it (made before the first read, so that no event
-/// stored between a read and the wait is missed).
-struct Following {
-    app: App,
-    run_id: String,
-    after: u64,
-    watch: state_store::RunWatch,
-    ended: bool,
-    /// Whether each event carries its `id:` (a resumable run, a join).
-    ids: bool,
-}
-
-/// The run's events from the store, as SSE frames, until it has ended
-/// and every event is sent; a heartbeat while it is silent.
-fn follow(
-    app: App,
-    run_id: String,
-    after: u64,
-    ids: bool,
-) -> impl futures::Stream<Item = Result<Bytes, Infallible>> {
-    let watch = app.store.watch_run(&run_id);
-    let start = Following {
-        app,
-        run_id,
-        after,
-        watch,
-        ended: false,
-        ids,
-    };
-    futures::stream::unfold(start, |mut at| async move {
-        if at.ended {
-            return None;
-        }
-        loop {
-            // The status first: events stored before it ended are read
-            // after, so none is left behind.
-            let ended = match at.app.store.get_run(&at.run_id, None).await {
-                Ok(Some(run)) => run.status.is_final(),
-                Ok(None) => true,
-                Err(_) => false,
-            };
-            match at.app.store.run_events(&at.run_id, at.after, 256).await {
-                Ok(events) if !events.is_empty() => {
-                    let mut out = Vec::new();
-                    for event in &events {
-                        let id = at.ids.then(|| event_id(event));
-                        out.extend_from_slice(&sse::frame(
-                            &event.event,
-                            &event.data,
-                            id.as_deref(),
-                        ));
-                        at.after = event.seq;
-                    }
-                    return Some((Ok(Bytes::from(out)), at));
-                }
-                Ok(_) if ended => return None,
-                Ok(_) => {}
-                Err(error) => {
-                    let data = json!({"error": "StoreError", "message": error.to_string()});
-                    at.ended = true;
-                    return Some((Ok(sse::frame("error", &data, None)), at));
-                }
-            }
-            if tokio::time::timeout(sse::HEARTBEAT, at.watch.changed())
-                .await
-                .is_err()
-            {
-                return Some((Ok(Bytes::from_static(sse::HEARTBEAT_FRAME)), at));
-            }
-        }
-    })
 }

@@ -4,8 +4,11 @@
 //! silent. Clients split on either line ending; CRLF keeps us
 //! byte-for-byte with the recorded exchanges.
 
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderValue, header};
+use axum::response::Response;
 use serde_json::Value;
+use std::convert::Infallible;
 use std::time::Duration;
 
 /// How long an Agent Server stream may be silent before a heartbeat (the
@@ -14,6 +17,21 @@ pub(crate) const HEARTBEAT: Duration = Duration::from_secs(5);
 
 /// The comment sent after [`HEARTBEAT`] of silence.
 pub(crate) const HEARTBEAT_FRAME: &[u8] = b": heartbeat\r\n\r\n";
+
+/// A response streaming `frames`, with the Agent Server's SSE headers.
+pub(crate) fn response(
+    frames: impl futures::Stream<Item = Result<Bytes, Infallible>> + Send + 'static,
+) -> Response {
+    let mut response = Response::new(Body::from_stream(frames));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream; charset=utf-8"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
 
 /// One event's frame. JSON never holds a raw line break (serde_json
 /// escapes them in strings), so `data` is one line.

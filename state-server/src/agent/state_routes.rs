@@ -2,8 +2,9 @@
 //! `POST /threads/{id}/state` (`update_state`), `GET
 //! /threads/{id}/state/{checkpoint_id}` and `POST
 //! /threads/{id}/state/checkpoint` (the state at a checkpoint) and
-//! `POST /threads/{id}/history`. (`GET /threads/{id}/state` and `GET
-//! /threads/{id}/history` still answer this crate's own JSON.)
+//! `POST /threads/{id}/history`, and `GET /threads/{id}/history` on an
+//! Agent Server thread (on other threads that path answers this crate's
+//! own JSON, as `GET /threads/{id}/state` does).
 
 use super::assistants::Assistant;
 use super::body::{Body, page_limit};
@@ -158,4 +159,30 @@ pub(crate) async fn history(
         .history(id, limit, before, history.metadata.map(Value::Object))
         .await?;
     Ok(Json(states))
+}
+
+/// `GET /threads/{id}/history`'s query (on an Agent Server thread).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HistoryQuery {
+    #[serde(default)]
+    limit: Option<u64>,
+    #[serde(default)]
+    before: Option<String>,
+}
+
+/// `GET /threads/{id}/history` on an Agent Server thread: the `POST`'s
+/// answer, its `limit` and `before` (a checkpoint id) in the query.
+pub(crate) async fn history_get(
+    app: App,
+    id: String,
+    uri: &axum::http::Uri,
+) -> Result<axum::response::Response, ApiError> {
+    use axum::response::IntoResponse;
+    let crate::extract::Query(query) = crate::extract::Query::<HistoryQuery>::of(uri)?;
+    let graph = graph_of(&app, &id).await?;
+    let limit = page_limit(query.limit, 10)?;
+    let before = checkpoint_named("before", query.before.map(Value::String).as_ref())?;
+    let states = graph.served.history(id, limit, before, None).await?;
+    Ok(Json(states).into_response())
 }

@@ -137,6 +137,47 @@ async def main() -> None:
     rest = [p async for p in client.runs.join_stream(joined["thread_id"], run["run_id"], last_event_id=parts[2].id)]
     assert [(p.event, p.data) for p in rest] == [(p.event, p.data) for p in parts[3:]], rest
 
+    # 47: the thread stream (join_stream of a thread): opened before a run,
+    # it carries the run's events, each with its id, then run_done.
+    followed = await client.threads.create()
+    tid_f = followed["thread_id"]
+
+    async def first_run_of_thread():
+        parts = []
+        async for part in await client.threads.join_stream(tid_f):
+            parts.append(part)
+            if part.event == "metadata" and part.data.get("status") == "run_done":
+                return parts
+        raise AssertionError(f"the thread stream ended early: {parts}")
+
+    reader = asyncio.create_task(first_run_of_thread())
+    await asyncio.sleep(0.3)
+    await client.runs.wait(tid_f, "agent", input=PING)
+    parts = await asyncio.wait_for(reader, timeout=10)
+    assert [p.event for p in parts] == ["metadata", "values", "values", "values", "values", "metadata"], parts
+    assert parts[0].data["attempt"] == 1 and parts[-1].data["run_id"] == parts[0].data["run_id"], parts
+    assert all(p.id and p.id.split("-")[0].isdigit() for p in parts), parts
+    assert len(parts[-2].data["messages"]) == 4, parts[-2]
+    # Resumed after its third event: the rest of that run, from the store.
+    async def rest_of_thread(last_event_id, stream_mode="run_modes"):
+        parts = []
+        async for part in await client.threads.join_stream(tid_f, last_event_id=last_event_id, stream_mode=stream_mode):
+            parts.append(part)
+            if part.event == "metadata" and part.data.get("status") == "run_done":
+                return parts
+    rest = await asyncio.wait_for(rest_of_thread(parts[2].id), timeout=10)
+    assert [(p.event, p.data, p.id) for p in rest] == [(p.event, p.data, p.id) for p in parts[3:]], rest
+    # lifecycle: the run's start and end only.
+    ends = await asyncio.wait_for(rest_of_thread("-1", stream_mode="lifecycle"), timeout=10)
+    assert [p.event for p in ends] == ["metadata", "metadata"], ends
+    # GET history on an Agent Server thread: its states, newest first.
+    http = client.http
+    history = await http.get(f"/threads/{tid_f}/history", params={"limit": 2})
+    assert len(history) == 2 and len(history[0]["values"]["messages"]) == 4, history
+    assert history[0]["parent_checkpoint"]["checkpoint_id"] == history[1]["checkpoint"]["checkpoint_id"], history
+    older = await http.get(f"/threads/{tid_f}/history", params={"before": history[0]["checkpoint"]["checkpoint_id"], "limit": 1})
+    assert older == history[1:], older
+
     # 48: cancel a running run: it ends interrupted, long before its node would.
     sleepy = await client.threads.create()
     run = await client.runs.create(sleepy["thread_id"], "slow", input={})
