@@ -114,6 +114,14 @@ pub struct Server {
     allow_writes: bool,
     answerer: Option<answer::Answerer>,
     assistants: agent::Assistants,
+    #[cfg(feature = "graph")]
+    workers: usize,
+    #[cfg(feature = "graph")]
+    lease: Duration,
+    /// The run workers, made with the first router or
+    /// [`start_workers`](Server::start_workers) and shared by the clones.
+    #[cfg(feature = "graph")]
+    pool: Arc<std::sync::OnceLock<Arc<agent::WorkerPool>>>,
 }
 
 impl Server {
@@ -133,6 +141,12 @@ impl Server {
             allow_writes: false,
             answerer: None,
             assistants: agent::Assistants::default(),
+            #[cfg(feature = "graph")]
+            workers: agent::WORKERS,
+            #[cfg(feature = "graph")]
+            lease: agent::LEASE,
+            #[cfg(feature = "graph")]
+            pool: Arc::default(),
         }
     }
 
@@ -333,6 +347,93 @@ impl Server {
         self
     }
 
+    /// How many runs this process runs at once: 8 by default. `0` makes
+    /// it an API process only: it creates runs and streams them, and
+    /// worker processes on the same PostgreSQL database run them (each a
+    /// program that serves the same graphs and calls
+    /// [`start_workers`](Server::start_workers)). Set before the routes
+    /// are made.
+    ///
+    /// ```
+    /// let api_only = state_server::Server::new(state_store::Store::memory()).workers(0);
+    /// ```
+    #[cfg(feature = "graph")]
+    #[must_use]
+    pub fn workers(mut self, count: usize) -> Server {
+        self.workers = count;
+        self
+    }
+
+    /// How long a worker's claim on a run holds without a renewal (30 s
+    /// by default; renewed every third of it): when a worker process
+    /// dies, another takes its runs over after this, and goes on from
+    /// each run's last committed step. Set before the routes are made.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let server = state_server::Server::new(state_store::Store::memory())
+    ///     .lease(Duration::from_secs(10));
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `lease` is shorter than 30 ms (renewals could not keep up).
+    #[cfg(feature = "graph")]
+    #[must_use]
+    pub fn lease(mut self, lease: Duration) -> Server {
+        assert!(
+            lease >= Duration::from_millis(30),
+            "state_server::Server::lease: a lease of {lease:?} is too short to renew; give 30 ms or more"
+        );
+        self.lease = lease;
+        self
+    }
+
+    /// Starts this process's run workers now, rather than with the first
+    /// run created here: what a worker process calls (it may serve no
+    /// routes at all). The handle stops them gracefully.
+    ///
+    /// ```no_run
+    /// # use state_core::{AgentState, State};
+    /// # #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// # struct Chat { turns: u32 }
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use state_graph::{END, START, StateGraph};
+    /// use std::time::Duration;
+    ///
+    /// let mut g = StateGraph::<Chat>::new();
+    /// g.add_node("agent", |s: &Chat| Chat::delta().turns(s.turns + 1));
+    /// g.add_edge(START, "agent");
+    /// g.add_edge("agent", END);
+    ///
+    /// let store = state_store::Store::postgres("postgres://localhost/agents").await?;
+    /// let workers = state_server::Server::new(store)
+    ///     .assistant("agent", g.compile()?)
+    ///     .start_workers();
+    /// tokio::signal::ctrl_c().await?;
+    /// workers.shutdown(Duration::from_secs(30)).await; // finish, or hand back
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime (the workers are its tasks).
+    #[cfg(feature = "graph")]
+    pub fn start_workers(&self) -> Workers {
+        let pool = self.pool();
+        pool.start(&self.store, &Arc::new(self.assistants.clone()));
+        Workers { pool }
+    }
+
+    #[cfg(feature = "graph")]
+    fn pool(&self) -> Arc<agent::WorkerPool> {
+        self.pool
+            .get_or_init(|| Arc::new(agent::WorkerPool::new(self.workers, self.lease)))
+            .clone()
+    }
+
     /// The routes, the state rebuilt as an `S`: `GET /threads`,
     /// `GET /threads/{id}/history`, `GET /threads/{id}/state`,
     /// `GET /threads/{id}/stream` (`?mode=updates`, `values` or both), the
@@ -404,7 +505,7 @@ impl Server {
             allow_writes: self.allow_writes,
             assistants: Arc::new(self.assistants.clone()),
             #[cfg(feature = "graph")]
-            workers: Arc::default(),
+            workers: self.pool(),
         };
         let guarded = |routes: Router<App>, query_token: guard::QueryToken| {
             let guard = Arc::new(guard::Guard {
@@ -446,6 +547,45 @@ impl Server {
             .merge(guarded(answered(live), guard::QueryToken::Accepted))
             .merge(guarded(answered(pages), guard::QueryToken::KeptAsCookie))
             .with_state(app)
+    }
+}
+
+/// The run workers of a process, from
+/// [`Server::start_workers`]: stop them with
+/// [`shutdown`](Workers::shutdown). Dropping the handle leaves them
+/// running.
+#[cfg(feature = "graph")]
+#[derive(Clone)]
+pub struct Workers {
+    pool: Arc<agent::WorkerPool>,
+}
+
+#[cfg(feature = "graph")]
+impl Workers {
+    /// Stops claiming runs, lets the runs in hand finish for up to
+    /// `grace`, then hands back those still running: they are pending
+    /// again, and another worker (of this database) takes each over at
+    /// once, from its last committed step. Returns when every worker has
+    /// stopped. The routes of this process go on answering; runs created
+    /// after this wait for a worker elsewhere.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// let workers = state_server::Server::new(state_store::Store::memory()).start_workers();
+    /// workers.shutdown(Duration::from_secs(10)).await;
+    /// # }
+    /// ```
+    pub async fn shutdown(self, grace: Duration) {
+        self.pool.shutdown(grace).await;
+    }
+}
+
+#[cfg(feature = "graph")]
+impl fmt::Debug for Workers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Workers").finish_non_exhaustive()
     }
 }
 

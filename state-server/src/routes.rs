@@ -34,7 +34,7 @@ pub(crate) struct App {
     pub assistants: std::sync::Arc<crate::agent::Assistants>,
     /// The run workers of this server, started by its first run.
     #[cfg(feature = "graph")]
-    pub workers: std::sync::Arc<crate::agent::Workers>,
+    pub workers: std::sync::Arc<crate::agent::WorkerPool>,
 }
 
 impl App {

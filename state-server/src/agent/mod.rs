@@ -30,7 +30,7 @@ mod thread_routes;
 mod worker;
 
 #[cfg(feature = "graph")]
-pub(crate) use worker::Workers;
+pub(crate) use worker::{LEASE, WORKERS, WorkerPool};
 #[cfg(feature = "graph")]
 mod thread_state;
 #[cfg(feature = "graph")]

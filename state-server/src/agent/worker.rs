@@ -1,59 +1,126 @@
 //! The run workers: tasks of the serving process that claim the store's
-//! pending runs (the first run created starts them), run each on its
-//! graph, and store its events and its end, so that every API process
-//! reading the same database streams them.
+//! pending runs (started by the first run created here, or by
+//! [`Server::start_workers`](crate::Server::start_workers)), run each on
+//! its graph, and store its events and its end, so that every API process
+//! reading the same database streams them. With PostgreSQL, worker
+//! processes on other machines claim from the same queue; a run whose
+//! worker dies (its lease not renewed) is taken over by another, which
+//! goes on from the run's last committed step.
 
 use super::assistants::Assistants;
 use super::served::{RunRequest, Streamed};
 use super::stream_mode::{StreamModeField, modes};
 use futures::StreamExt;
 use serde_json::{Value, json};
-use state_store::{Claim, LeaseState, RunEventIn, RunStatus, Store, ThreadStatus};
-use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use state_store::{Claim, LeaseState, RunEventIn, RunStatus, Store, StoreError, ThreadStatus};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
 
-/// How long a claim holds a run without a renewal; renewed at a third of
-/// it, so a worker that dies frees its runs within this.
-const LEASE: Duration = Duration::from_secs(30);
+/// How long a claim holds a run without a renewal, unless
+/// [`Server::lease`](crate::Server::lease) says otherwise; renewed at a
+/// third of it, so a worker that dies frees its runs within this.
+pub(crate) const LEASE: Duration = Duration::from_secs(30);
 
-/// How many runs the serving process runs at once.
-const WORKERS: usize = 8;
+/// How many runs a serving process runs at once, unless
+/// [`Server::workers`](crate::Server::workers) says otherwise.
+pub(crate) const WORKERS: usize = 8;
 
-/// The workers of one server, started once.
-#[derive(Default)]
-pub(crate) struct Workers {
-    started: OnceLock<()>,
+/// Where the workers of a process are in their life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Phase {
+    /// Claiming and running runs.
+    Working,
+    /// Claiming none; finishing those they run.
+    Draining,
+    /// Handing back those they run, now.
+    HandingBack,
 }
 
-impl Workers {
-    /// Starts the workers, the first time only (from a request: inside
-    /// the server's runtime).
+/// The workers of one server: how many, their lease, started once.
+pub(crate) struct WorkerPool {
+    count: usize,
+    lease: Duration,
+    started: OnceLock<()>,
+    phase: watch::Sender<Phase>,
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl WorkerPool {
+    /// `count` workers (none started yet) holding runs for `lease`.
+    pub(crate) fn new(count: usize, lease: Duration) -> WorkerPool {
+        WorkerPool {
+            count,
+            lease,
+            started: OnceLock::new(),
+            phase: watch::Sender::new(Phase::Working),
+            tasks: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Starts the workers, the first time only (inside a tokio runtime).
     pub(crate) fn start(&self, store: &Store, assistants: &Arc<Assistants>) {
         self.started.get_or_init(|| {
-            for n in 0..WORKERS {
-                let (store, assistants) = (store.clone(), assistants.clone());
-                let name = format!("{}-{n}", uuid::Uuid::new_v4());
-                tokio::spawn(async move { work(store, assistants, name).await });
+            let mut tasks = self.tasks.lock().unwrap_or_else(|e| e.into_inner());
+            for n in 0..self.count {
+                let worker = Worker {
+                    store: store.clone(),
+                    assistants: assistants.clone(),
+                    name: format!("{}-{n}", uuid::Uuid::new_v4()),
+                    lease: self.lease,
+                    phase: self.phase.subscribe(),
+                };
+                tasks.push(tokio::spawn(worker.work()));
             }
         });
     }
+
+    /// Stops claiming; lets the runs in hand finish for up to `grace`,
+    /// then hands back those still running (pending again: another worker
+    /// takes them over at once, from their last committed step); returns
+    /// when every worker has stopped.
+    pub(crate) async fn shutdown(&self, grace: Duration) {
+        self.phase.send_replace(Phase::Draining);
+        let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(|e| e.into_inner()));
+        let all = futures::future::join_all(tasks);
+        tokio::pin!(all);
+        if tokio::time::timeout(grace, &mut all).await.is_err() {
+            self.phase.send_replace(Phase::HandingBack);
+            all.await;
+        }
+    }
 }
 
-/// Claims and runs runs until the store is gone; a store error waits a
-/// second and tries again (the database may come back).
-async fn work(store: Store, assistants: Arc<Assistants>, name: String) {
-    let mut wakeups = store.run_wakeups();
-    loop {
-        match store.claim_run(&name, LEASE).await {
-            Ok(Some(claim)) => {
-                execute(&store, &assistants, claim).await;
-                continue;
+/// One worker task.
+struct Worker {
+    store: Store,
+    assistants: Arc<Assistants>,
+    name: String,
+    lease: Duration,
+    phase: watch::Receiver<Phase>,
+}
+
+impl Worker {
+    /// Claims and runs runs until shut down; a store error waits a second
+    /// and tries again (the database may come back).
+    async fn work(mut self) {
+        let mut wakeups = self.store.run_wakeups();
+        while *self.phase.borrow_and_update() == Phase::Working {
+            match self.store.claim_run(&self.name, self.lease).await {
+                Ok(Some(claim)) => {
+                    self.execute(claim).await;
+                    continue;
+                }
+                Ok(None) => {}
+                Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
             }
-            Ok(None) => {}
-            Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
-        }
-        if wakeups.next().await.is_err() {
-            tokio::time::sleep(Duration::from_secs(1)).await;
+            tokio::select! {
+                woken = wakeups.next() => if woken.is_err() {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                },
+                _ = self.phase.changed() => {}
+            }
         }
     }
 }
@@ -78,114 +145,219 @@ fn request_of(kwargs: &Value) -> Result<RunRequest, String> {
     })
 }
 
-/// Runs one claimed run to its end: the `metadata` event, the graph's
-/// events, then `error` if it failed; the run finished as success,
-/// interrupted or error. A lost lease stops it writing.
-async fn execute(store: &Store, assistants: &Assistants, claim: Claim) {
-    let run = claim.run().clone();
-    let thread = run.thread_id.clone().unwrap_or_else(|| run.run_id.clone());
-    let append = |event: &str, data: Value| {
-        let batch = [RunEventIn::new(event, data)];
-        let store = store.clone();
-        let claim = &claim;
-        async move { store.append_run_events(claim, &batch).await }
-    };
-    let fail = |message: String| json!({"error": "Error", "message": message});
-    let metadata = json!({"run_id": run.run_id, "attempt": claim.attempt()});
-    if !matches!(append("metadata", metadata).await, Ok(Some(_))) {
-        return;
+/// Resolves when the workers are told to hand back their runs.
+async fn handing_back(phase: &mut watch::Receiver<Phase>) {
+    let _ = phase.wait_for(|phase| *phase == Phase::HandingBack).await;
+}
+
+/// How a run taken over stands: what its first worker left in the thread.
+enum Takeover {
+    /// It wrote no step: run it as asked.
+    Fresh,
+    /// It wrote steps and stopped mid-graph: go on from the last one.
+    GoOn,
+    /// It paused at an interrupt, or reached its end, before its worker
+    /// could say so: say so now.
+    Ended(RunStatus, Option<ThreadStatus>),
+}
+
+impl Worker {
+    /// How the run stands, when this claim takes it over from another
+    /// worker (attempt 2 or later): its thread's head against the head at
+    /// its first claim, and the thread's state.
+    async fn takeover(
+        &self,
+        claim: &Claim,
+        thread: &str,
+        served: &dyn super::served::Served,
+    ) -> Result<Takeover, String> {
+        let run = claim.run();
+        if claim.attempt() < 2 {
+            return Ok(Takeover::Fresh);
+        }
+        let head = match self.store.thread_info(thread).await {
+            Ok(info) => info.seq,
+            Err(StoreError::ThreadNotFound { .. }) => 0,
+            Err(error) => return Err(error.to_string()),
+        };
+        if head <= run.base_seq.unwrap_or(0) {
+            return Ok(Takeover::Fresh);
+        }
+        let state = served
+            .state(thread.to_owned(), None)
+            .await
+            .map_err(|error| error.message().to_owned())?;
+        let paused = state["interrupts"]
+            .as_array()
+            .is_some_and(|interrupts| !interrupts.is_empty());
+        let next = state["next"]
+            .as_array()
+            .is_some_and(|next| !next.is_empty());
+        Ok(if paused {
+            Takeover::Ended(RunStatus::Interrupted, Some(ThreadStatus::Interrupted))
+        } else if next {
+            Takeover::GoOn
+        } else {
+            Takeover::Ended(RunStatus::Success, None)
+        })
     }
-    let assistant = assistants.find(&run.assistant_id);
-    let (status, thread_status) = match (assistant, request_of(&run.kwargs)) {
-        (None, _) => {
-            let message = format!("assistant {} is not served here", run.assistant_id);
-            let _ = append("error", fail(message)).await;
-            (RunStatus::Error, None)
+
+    /// Runs one claimed run to its end: the `metadata` event, the graph's
+    /// events, then `error` if it failed; the run finished as success,
+    /// interrupted or error. A lost lease stops it writing; a shutdown
+    /// past its grace hands it back.
+    async fn execute(&mut self, claim: Claim) {
+        let store = self.store.clone();
+        let mut phase = self.phase.clone();
+        let run = claim.run().clone();
+        let thread = run.thread_id.clone().unwrap_or_else(|| run.run_id.clone());
+        let append = |event: &str, data: Value| {
+            let batch = [RunEventIn::new(event, data)];
+            let store = store.clone();
+            let claim = &claim;
+            async move { store.append_run_events(claim, &batch).await }
+        };
+        let fail = |message: String| json!({"error": "Error", "message": message});
+        let metadata = json!({"run_id": run.run_id, "attempt": claim.attempt()});
+        if !matches!(append("metadata", metadata).await, Ok(Some(_))) {
+            return;
         }
-        (_, Err(message)) => {
-            let _ = append("error", fail(message)).await;
-            (RunStatus::Error, None)
-        }
-        (Some(assistant), Ok(request)) => {
-            // The graph runs in a task of its own: storing an event must
-            // not hold up its next step (on SQLite both write).
-            let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
-            let mut graph = assistant.served.run(thread.clone(), request);
-            let driver = tokio::spawn(async move {
-                while let Some(item) = graph.next().await {
-                    if tx.send(item).is_err() {
-                        break;
+        let assistants = self.assistants.clone();
+        let assistant = assistants.find(&run.assistant_id);
+        let (status, thread_status) = match (assistant, request_of(&run.kwargs)) {
+            (None, _) => {
+                let message = format!("assistant {} is not served here", run.assistant_id);
+                let _ = append("error", fail(message)).await;
+                (RunStatus::Error, None)
+            }
+            (_, Err(message)) => {
+                let _ = append("error", fail(message)).await;
+                (RunStatus::Error, None)
+            }
+            (Some(assistant), Ok(mut request)) => {
+                match self.takeover(&claim, &thread, &*assistant.served).await {
+                    Ok(Takeover::Fresh) => {}
+                    Ok(Takeover::GoOn) => {
+                        request.input = None;
+                        request.resume = None;
+                    }
+                    Ok(Takeover::Ended(status, thread_status)) => {
+                        self.finish(&claim, &run, &thread, status, thread_status)
+                            .await;
+                        return;
+                    }
+                    Err(message) => {
+                        let _ = append("error", fail(message)).await;
+                        self.finish(&claim, &run, &thread, RunStatus::Error, None)
+                            .await;
+                        return;
                     }
                 }
-            });
-            let mut renewed = Instant::now();
-            let mut end = (RunStatus::Error, None);
-            // A cancel is seen at once: the run's watch wakes on it (and on
-            // the run's own events, when the read finds none).
-            let mut watch = store.watch_run(&run.run_id);
-            loop {
-                let item = tokio::select! {
-                    item = events.recv() => match item {
-                        Some(item) => item,
-                        None => break,
-                    },
-                    () = watch.changed() => {
-                        match store.get_run(&run.run_id, None).await {
-                            Ok(Some(now)) if now.cancel.is_none() => continue,
-                            // Cancelled, or deleted with its thread.
-                            _ => {
-                                end = (RunStatus::Interrupted, None);
-                                break;
+                // The graph runs in a task of its own: storing an event
+                // must not hold up its next step (on SQLite both write).
+                let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+                let mut graph = assistant.served.run(thread.clone(), request);
+                let driver = tokio::spawn(async move {
+                    while let Some(item) = graph.next().await {
+                        if tx.send(item).is_err() {
+                            break;
+                        }
+                    }
+                });
+                let mut renewal = tokio::time::interval(self.lease / 3);
+                renewal.tick().await;
+                let mut end = (RunStatus::Error, None);
+                // A cancel is seen at once: the run's watch wakes on it (and
+                // on the run's own events, when the read finds none).
+                let mut watch = store.watch_run(&run.run_id);
+                loop {
+                    let item = tokio::select! {
+                        item = events.recv() => match item {
+                            Some(item) => item,
+                            None => break,
+                        },
+                        () = watch.changed() => {
+                            match store.get_run(&run.run_id, None).await {
+                                Ok(Some(now)) if now.cancel.is_none() => continue,
+                                // Cancelled, or deleted with its thread.
+                                _ => {
+                                    end = (RunStatus::Interrupted, None);
+                                    break;
+                                }
                             }
                         }
-                    }
-                };
-                if renewed.elapsed() > LEASE / 3 {
-                    match store.renew_run(&claim, LEASE).await {
-                        Ok(LeaseState::Held) => renewed = Instant::now(),
-                        Ok(LeaseState::Cancel(_)) => {
-                            end = (RunStatus::Interrupted, None);
-                            break;
+                        _ = renewal.tick() => {
+                            match store.renew_run(&claim, self.lease).await {
+                                Ok(LeaseState::Held) => continue,
+                                Ok(LeaseState::Cancel(_)) => {
+                                    end = (RunStatus::Interrupted, None);
+                                    break;
+                                }
+                                // Another worker has the run now.
+                                Ok(LeaseState::Lost) => {
+                                    driver.abort();
+                                    return;
+                                }
+                                // The database may come back before the
+                                // lease ends: try again at the next tick.
+                                Err(_) => continue,
+                            }
                         }
-                        Ok(LeaseState::Lost) | Err(_) => {
+                        () = handing_back(&mut phase) => {
+                            // Shut down past its grace: pending again, for
+                            // another worker to go on from its last step.
                             driver.abort();
+                            let _ = store.release_run(claim).await;
                             return;
                         }
-                    }
-                }
-                match item {
-                    Ok(Streamed::Event(name, data)) => match append(&name, data).await {
-                        Ok(Some(_)) => {}
-                        Ok(None) => {
-                            // The lease was lost: another worker has the run.
-                            driver.abort();
-                            return;
+                    };
+                    match item {
+                        Ok(Streamed::Event(name, data)) => match append(&name, data).await {
+                            Ok(Some(_)) => {}
+                            Ok(None) => {
+                                // The lease was lost: another worker has it.
+                                driver.abort();
+                                return;
+                            }
+                            Err(error) => {
+                                let _ = append("error", fail(error.to_string())).await;
+                                end = (RunStatus::Error, None);
+                                break;
+                            }
+                        },
+                        Ok(Streamed::Paused) => {
+                            end = (RunStatus::Interrupted, Some(ThreadStatus::Interrupted));
                         }
+                        Ok(Streamed::Done) => end = (RunStatus::Success, None),
                         Err(error) => {
-                            let _ = append("error", fail(error.to_string())).await;
+                            let data = json!({"error": error.kind(), "message": error.message()});
+                            let _ = append("error", data).await;
                             end = (RunStatus::Error, None);
-                            break;
                         }
-                    },
-                    Ok(Streamed::Paused) => {
-                        end = (RunStatus::Interrupted, Some(ThreadStatus::Interrupted));
-                    }
-                    Ok(Streamed::Done) => end = (RunStatus::Success, None),
-                    Err(error) => {
-                        let data = json!({"error": error.kind(), "message": error.message()});
-                        let _ = append("error", data).await;
-                        end = (RunStatus::Error, None);
                     }
                 }
+                driver.abort();
+                end
             }
-            driver.abort();
-            end
+        };
+        self.finish(&claim, &run, &thread, status, thread_status)
+            .await;
+    }
+
+    /// Records the run's end; a stateless run's thread goes with it.
+    async fn finish(
+        &self,
+        claim: &Claim,
+        run: &state_store::Run,
+        thread: &str,
+        status: RunStatus,
+        thread_status: Option<ThreadStatus>,
+    ) {
+        let _ = self.store.finish_run(claim, status, thread_status).await;
+        if run.thread_id.is_none() {
+            // A stateless run's thread is its own, gone with it
+            // (LangGraph's `on_completion="delete"`).
+            let _ = self.store.delete_thread(thread).await;
         }
-    };
-    let _ = store.finish_run(&claim, status, thread_status).await;
-    if run.thread_id.is_none() {
-        // A stateless run's thread is its own, gone with it (LangGraph's
-        // `on_completion="delete"`).
-        let _ = store.delete_thread(&thread).await;
     }
 }

@@ -18,3 +18,4 @@ mod inspector_browser;
 mod paths;
 mod security;
 mod stream;
+mod workers;

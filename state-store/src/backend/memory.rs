@@ -87,6 +87,16 @@ impl Memory {
         self.generations.fetch_add(1, Ordering::Relaxed) + 1
     }
 
+    /// The thread's last step (0 for none, or no thread).
+    pub fn head(&self, thread: &str) -> i64 {
+        let threads = self.lock();
+        let head = threads
+            .get(thread)
+            .and_then(|t| t.row.as_ref())
+            .map_or(0, |row| row.head);
+        i64::try_from(head).unwrap_or(i64::MAX)
+    }
+
     pub fn open(&self, thread: &str, now: i64) -> Result<(), StoreError> {
         let generation = self.next_generation();
         let mut threads = self.lock();

@@ -135,7 +135,15 @@ impl MemoryRuns {
         })
     }
 
-    pub fn claim(&self, worker: &str, now: i64, until: i64) -> Result<Option<RunRow>, StoreError> {
+    /// See `Backend::claim_run`; `head` reads a thread's head (the log's
+    /// lock is taken inside this one, never the other way round).
+    pub fn claim(
+        &self,
+        worker: &str,
+        now: i64,
+        until: i64,
+        head: impl Fn(&str) -> i64,
+    ) -> Result<Option<RunRow>, StoreError> {
         let mut t = self.lock();
         let running: Vec<&str> = t
             .runs
@@ -174,6 +182,9 @@ impl MemoryRuns {
         };
         stored.row.status = "running".into();
         stored.row.attempt += 1;
+        if stored.row.base_seq.is_none() {
+            stored.row.base_seq = Some(stored.row.thread_id.as_deref().map_or(0, &head));
+        }
         stored.row.updated_at = now;
         stored.lease_owner = Some(worker.to_owned());
         stored.lease_expires_at = Some(until);

@@ -26,6 +26,8 @@ pub(crate) struct RunRow {
     pub updated_at: i64,
     pub owner: Option<String>,
     pub cancel_action: Option<String>,
+    /// The thread's head when the run was first claimed.
+    pub base_seq: Option<i64>,
 }
 
 /// What `create_run` inserts, and how.
@@ -151,7 +153,7 @@ impl Backend {
         now: i64,
         until: i64,
     ) -> Result<Option<RunRow>, StoreError> {
-        dispatch_runs!(self, b => b.runs.claim(worker, now, until), b.claim_run(worker, now, until))
+        dispatch_runs!(self, b => b.runs.claim(worker, now, until, |thread| b.head(thread)), b.claim_run(worker, now, until))
     }
 
     /// Extends the lease. `None`: lost; else the cancel requested, if any.

@@ -22,7 +22,8 @@ use crate::error::StoreError;
 /// version's statements are in [`migrations`]. 4: the Agent Server's
 /// runs, their stream events and thread records (`Store::create_run`),
 /// three tables of their own (`sql_runs.rs`); no older table changed.
-pub(crate) const SCHEMA_VERSION: i64 = 4;
+/// 5: a run's `base_seq` (`Run::base_seq`).
+pub(crate) const SCHEMA_VERSION: i64 = 5;
 
 /// The version table, created first: it says which migrations to run.
 const CREATE_SCHEMA_TABLE: &str = "CREATE TABLE IF NOT EXISTS state_store_schema (
@@ -65,13 +66,17 @@ const LOG_TABLES: [&str; 3] = [
 /// version before it, in order: `init` runs those after the database's
 /// version (all of them for a new database). `item_tables` are the
 /// backend's (the two databases type them differently).
-fn migrations(item_tables: &'static [&'static str]) -> [(i64, &'static [&'static str]); 4] {
+fn migrations(
+    item_tables: &'static [&'static str],
+    run_base: &'static [&'static str],
+) -> [(i64, &'static [&'static str]); 5] {
     // 2 changed no table (see SCHEMA_VERSION).
     [
         (1, &LOG_TABLES),
         (2, &[]),
         (3, item_tables),
         (4, &super::sql_runs::RUN_TABLES),
+        (5, run_base),
     ]
 }
 
@@ -269,7 +274,7 @@ macro_rules! sql_backend {
         queue_writes = $queue:expr, write_pool = $write_pool:path, collate = $collate:expr,
         append_in_one_call = $append_in_one_call:path,
         move_head = $move_head:expr, delete_thread = $delete_thread:expr, create_fork = $create_fork:expr,
-        item_tables = $item_tables:expr, dialect = $dialect:expr,
+        item_tables = $item_tables:expr, run_base = $run_base:expr, dialect = $dialect:expr,
         claim = $claim:expr, run_state = $run_state:expr, record = $record:expr, notify = $notify:expr
     ) => {
         $(#[$doc])*
@@ -325,7 +330,7 @@ macro_rules! sql_backend {
                     });
                 }
                 let upgrading = || format!("upgrading the store's tables to version {SCHEMA_VERSION}");
-                for (version, statements) in migrations(&$item_tables) {
+                for (version, statements) in migrations(&$item_tables, &$run_base) {
                     if found.is_some_and(|found| found >= version) {
                         continue;
                     }
@@ -808,6 +813,7 @@ mod sqlite {
         delete_thread = DELETE_THREAD,
         create_fork = CREATE_FORK,
         item_tables = crate::backend::sql_items::SQLITE_ITEM_TABLES,
+        run_base = crate::backend::sql_runs::SQLITE_RUN_BASE,
         dialect = crate::backend::sql_items::Dialect::Sqlite,
         // BEGIN IMMEDIATE serializes claims and transitions already.
         claim = crate::backend::sql_runs::CLAIM_RUN_SQLITE,
@@ -1012,6 +1018,7 @@ mod postgres {
         delete_thread = DELETE_THREAD_NOTIFY,
         create_fork = CREATE_FORK_NOTIFY,
         item_tables = crate::backend::sql_items::POSTGRES_ITEM_TABLES,
+        run_base = crate::backend::sql_runs::POSTGRES_RUN_BASE,
         dialect = crate::backend::sql_items::Dialect::Postgres,
         claim = crate::backend::sql_runs::CLAIM_RUN_POSTGRES,
         run_state = crate::backend::sql_runs::RUN_STATE_POSTGRES,

@@ -61,6 +61,17 @@ pub(crate) const RUN_TABLES: [&str; 7] = [
      ON state_store_thread_records (status)",
 ];
 
+/// Version 5: a run keeps its thread's head at its first claim, so that a
+/// worker taking it over knows whether it wrote steps. (PostgreSQL can
+/// say `IF NOT EXISTS`, for a database whose recorded version was set
+/// back; SQLite cannot.)
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+pub(crate) const SQLITE_RUN_BASE: [&str; 1] =
+    ["ALTER TABLE state_store_runs ADD COLUMN base_seq BIGINT"];
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) const POSTGRES_RUN_BASE: [&str; 1] =
+    ["ALTER TABLE state_store_runs ADD COLUMN IF NOT EXISTS base_seq BIGINT"];
+
 /// The PostgreSQL channel on which run changes are announced, for
 /// workers and stream readers in other processes. The payload is
 /// `{"run": id or null, "queue": bool}`: ids only (see [`notice`]).
@@ -77,7 +88,7 @@ pub(crate) fn notice(run: Option<&str>, queue: bool) -> String {
 macro_rules! run_columns {
     () => {
         "run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, \
-         attempt, available_at, created_at, updated_at, owner, cancel_action"
+         attempt, available_at, created_at, updated_at, owner, cancel_action, base_seq"
     };
 }
 
@@ -96,6 +107,7 @@ pub(crate) type RunTuple = (
     i64,
     Option<String>,
     Option<String>,
+    Option<i64>,
 );
 
 pub(crate) fn run_row(t: RunTuple) -> super::runs::RunRow {
@@ -113,13 +125,14 @@ pub(crate) fn run_row(t: RunTuple) -> super::runs::RunRow {
         updated_at: t.10,
         owner: t.11,
         cancel_action: t.12,
+        base_seq: t.13,
     }
 }
 
 pub(crate) const INSERT_RUN: &str = concat!(
     "INSERT INTO state_store_runs (",
     run_columns!(),
-    ", last_seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 0) \
+    ", last_seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, NULL, 0) \
      ON CONFLICT (run_id) DO NOTHING"
 );
 pub(crate) const SELECT_RUN: &str = concat!(
@@ -158,7 +171,9 @@ macro_rules! claim_run {
     ($lock:literal) => {
         concat!(
             "UPDATE state_store_runs SET status = 'running', attempt = attempt + 1, \
-             lease_owner = $1, lease_expires_at = $3, updated_at = $2 \
+             lease_owner = $1, lease_expires_at = $3, updated_at = $2, \
+             base_seq = COALESCE(base_seq, (SELECT t.head FROM state_store_threads t \
+                 WHERE t.thread_id = state_store_runs.thread_id), 0) \
              WHERE run_id = (SELECT r.run_id FROM state_store_runs r \
                  WHERE ((r.status = 'pending' AND r.available_at <= $2) \
                      OR (r.status = 'running' AND r.lease_expires_at <= $2)) \
@@ -352,6 +367,6 @@ mod tests {
             CLAIM_RUN_POSTGRES,
             CLAIM_RUN_SQLITE.replacen("LIMIT 1", "LIMIT 1 FOR UPDATE SKIP LOCKED", 1)
         );
-        assert!(CLAIM_RUN_SQLITE.ends_with("owner, cancel_action"));
+        assert!(CLAIM_RUN_SQLITE.ends_with("owner, cancel_action, base_seq"));
     }
 }

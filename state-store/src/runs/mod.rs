@@ -393,6 +393,13 @@ pub struct Run {
     pub owner: Option<String>,
     /// A cancel requested while it runs, not yet acted on by its worker.
     pub cancel: Option<CancelAction>,
+    /// Its thread's last step when it was first claimed (`None` until
+    /// then; 0 for a thread with no step, or a stateless run): a worker
+    /// that takes the run over tells by it whether the run wrote steps
+    /// before its first worker stopped. Not part of the Agent Server's
+    /// run JSON.
+    #[serde(skip)]
+    pub base_seq: Option<u64>,
 }
 
 impl Run {
@@ -436,6 +443,13 @@ impl Run {
                     .ok_or_else(|| corrupt("cancel_action", format!("unknown action {text:?}")))?,
             ),
         };
+        let base_seq = match row.base_seq {
+            None => None,
+            Some(seq) => Some(
+                u64::try_from(seq)
+                    .map_err(|_| corrupt("base_seq", format!("{seq} is not a step number")))?,
+            ),
+        };
         Ok(Run {
             status,
             metadata,
@@ -450,6 +464,7 @@ impl Run {
             thread_id: row.thread_id,
             assistant_id: row.assistant_id,
             owner: row.owner,
+            base_seq,
         })
     }
 }
@@ -803,6 +818,7 @@ impl Store {
             updated_at: now,
             owner: new.owner.clone(),
             cancel_action: None,
+            base_seq: None,
         };
         let created = self
             .backend

@@ -282,14 +282,32 @@ async fn multitask_strategies(ts: TestStore) {
 }
 
 async fn lease_expiry_is_taken_over_and_fenced(ts: TestStore) {
+    use crate::support::states::Chat;
+    use state_core::State;
     let store = &ts.store;
     let other = ts.another_worker().await;
+    // Two steps before the run, one by it: its base is the thread's head
+    // at its first claim, and stays so for the worker taking it over.
+    let mut log = store.thread::<Chat>("t").await.unwrap();
+    for word in ["a", "b"] {
+        log.apply(Chat::delta().transcript(vec![word.into()]))
+            .await
+            .unwrap();
+    }
     store.create_run(on("t", "r")).await.unwrap();
+    assert_eq!(
+        store.get_run("r", None).await.unwrap().unwrap().base_seq,
+        None
+    );
     store.create_run(on("t", "queued")).await.unwrap();
     let old = store
         .claim_run("dead", Duration::from_millis(50))
         .await
         .unwrap()
+        .unwrap();
+    assert_eq!(old.run().base_seq, Some(2), "{}", ts.name);
+    log.apply(Chat::delta().transcript(vec!["by the run".into()]))
+        .await
         .unwrap();
     store
         .append_run_events(&old, &[RunEventIn::new("values", json!("old"))])
@@ -306,6 +324,12 @@ async fn lease_expiry_is_taken_over_and_fenced(ts: TestStore) {
         (new.run().run_id.as_str(), new.attempt()),
         ("r", 2),
         "taken over, not the queued run"
+    );
+    assert_eq!(
+        new.run().base_seq,
+        Some(2),
+        "{}: the first claim's base",
+        ts.name
     );
     // The old worker's writes change nothing.
     assert_eq!(

@@ -6,6 +6,8 @@
 
 #[path = "../../../../state-store/tests/it/support/backends.rs"]
 pub mod backends;
+#[path = "../../../../state-store/tests/it/support/child.rs"]
+pub mod child;
 pub mod desk;
 #[path = "../../../../state-store/tests/it/support/postgres.rs"]
 pub mod postgres;

@@ -1,0 +1,287 @@
+//! The run workers: graceful shutdown (runs finish within the grace, or
+//! are handed back and taken over by another worker), and on PostgreSQL
+//! worker processes apart from the API process, one killed with SIGKILL
+//! mid-run and another taking the run over from its last committed step:
+//! every node's write applied once.
+
+use crate::support::{self, request, serve};
+use serde_json::{Value, json};
+use state_core::{AgentState, State};
+use state_graph::{CompiledGraph, END, NodeError, START, StateGraph};
+use state_server::Server;
+use state_store::{RunStatus, Store};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Steps {
+    /// One entry per node run: a node run twice shows twice.
+    #[reducer(append)]
+    pub log: Vec<String>,
+}
+
+/// How node `two` behaves in a process.
+#[derive(Clone)]
+enum Two {
+    /// Runs at once.
+    Quick,
+    /// Takes this long.
+    Slow(Duration),
+    /// Writes the mark file (step `one` is committed by then), then
+    /// never ends: the worker must be stopped around it.
+    Hangs(PathBuf),
+}
+
+/// `one` → `two` → `three`, each appending its name.
+fn steps(two: Two) -> CompiledGraph<Steps> {
+    let mut g = StateGraph::<Steps>::new();
+    g.add_node("one", |_: &Steps| Steps::delta().log(vec!["one".into()]));
+    g.add_node("two", move |_: Arc<Steps>| {
+        let two = two.clone();
+        async move {
+            match two {
+                Two::Quick => {}
+                Two::Slow(time) => tokio::time::sleep(time).await,
+                Two::Hangs(mark) => {
+                    std::fs::write(&mark, b"in two").expect("write the mark");
+                    std::future::pending::<()>().await;
+                }
+            }
+            Ok::<_, NodeError>(Steps::delta().log(vec!["two".into()]))
+        }
+    });
+    g.add_node("three", |_: &Steps| {
+        Steps::delta().log(vec!["three".into()])
+    });
+    g.add_edge(START, "one");
+    g.add_edge("one", "two");
+    g.add_edge("two", "three");
+    g.add_edge("three", END);
+    g.compile().expect("the steps graph compiles")
+}
+
+/// POSTs `body` as JSON; the answer's JSON.
+async fn post(addr: SocketAddr, path: &str, body: Value) -> Value {
+    let body = body.to_string();
+    let response = request(
+        addr,
+        "POST",
+        path,
+        &[("content-type", "application/json")],
+        body.as_bytes(),
+    )
+    .await;
+    assert!(
+        response.status < 300,
+        "POST {path}: {} {}",
+        response.status,
+        String::from_utf8_lossy(&response.body)
+    );
+    response.json()
+}
+
+/// A thread and a run of `steps` on it, created over HTTP.
+async fn start_run(addr: SocketAddr) -> (String, String) {
+    let thread = post(addr, "/threads", json!({})).await;
+    let thread = thread["thread_id"]
+        .as_str()
+        .expect("a thread id")
+        .to_owned();
+    let run = post(
+        addr,
+        &format!("/threads/{thread}/runs"),
+        json!({"assistant_id": "steps", "input": {}}),
+    )
+    .await;
+    let run = run["run_id"].as_str().expect("a run id").to_owned();
+    (thread, run)
+}
+
+/// Waits for `path` to exist.
+async fn wait_for_file(path: &Path, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !path.exists() {
+        assert!(Instant::now() < deadline, "{what}: no mark after 30 s");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// The run's final values, by `join` (which waits for its end).
+async fn joined(addr: SocketAddr, thread: &str, run: &str) -> Value {
+    let response = request(
+        addr,
+        "GET",
+        &format!("/threads/{thread}/runs/{run}/join"),
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(
+        response.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&response.body)
+    );
+    serde_json::from_str(String::from_utf8_lossy(&response.body).trim()).expect("the joined values")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_lets_the_runs_in_hand_finish() {
+    let store = Store::memory();
+    // A slow but finite node: the grace is long enough for it.
+    let server = Server::new(store.clone())
+        .workers(1)
+        .assistant("steps", steps(Two::Slow(Duration::from_millis(300))));
+    let addr = serve(server.router::<Steps>()).await;
+    let workers = server.start_workers();
+    let (thread, run) = start_run(addr).await;
+    while store.get_run(&run, None).await.unwrap().unwrap().status != RunStatus::Running {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    workers.shutdown(Duration::from_secs(10)).await;
+    let run = store.get_run(&run, None).await.unwrap().unwrap();
+    assert_eq!(run.status, RunStatus::Success);
+    let values = joined(addr, &thread, &run.run_id).await;
+    assert_eq!(values["log"], json!(["one", "two", "three"]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_its_grace_a_run_is_handed_back_and_taken_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::sqlite(dir.path().join("runs.db")).await.unwrap();
+    let mark = dir.path().join("in-two");
+    // The first server's worker hangs in `two`; its routes serve on.
+    let first = Server::new(store.clone())
+        .workers(1)
+        .assistant("steps", steps(Two::Hangs(mark.clone())));
+    let addr = serve(first.router::<Steps>()).await;
+    let workers = first.start_workers();
+    let (thread, run) = start_run(addr).await;
+    wait_for_file(&mark, "the first worker in two").await;
+    let stopped = Instant::now();
+    workers.shutdown(Duration::from_millis(200)).await;
+    assert!(
+        stopped.elapsed() < Duration::from_secs(5),
+        "the shutdown waited {:?}",
+        stopped.elapsed()
+    );
+    let handed_back = store.get_run(&run, None).await.unwrap().unwrap();
+    assert_eq!(
+        (handed_back.status, handed_back.attempt),
+        (RunStatus::Pending, 1),
+        "pending again, for another worker"
+    );
+    // Another server's worker takes it over, after step `one`.
+    let second = Server::new(store.clone())
+        .workers(1)
+        .assistant("steps", steps(Two::Quick));
+    let _workers = second.start_workers();
+    let values = joined(addr, &thread, &run).await;
+    assert_eq!(
+        values["log"],
+        json!(["one", "two", "three"]),
+        "each node's write applied once"
+    );
+    let done = store.get_run(&run, None).await.unwrap().unwrap();
+    assert_eq!((done.status, done.attempt), (RunStatus::Success, 2));
+}
+
+/// The environment that makes [`worker_child`] a worker process: the
+/// database's URL.
+const WORKER_DB: &str = "STATE_SERVER_WORKER_DB";
+/// Where the worker process writes its mark when node `two` hangs (unset:
+/// `two` runs at once).
+const WORKER_MARK: &str = "STATE_SERVER_WORKER_MARK";
+
+/// A worker process: serves no routes, runs the runs of the database
+/// [`WORKER_DB`] names until it is killed. Without it (a normal test
+/// run), returns at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worker_child() {
+    let Ok(url) = std::env::var(WORKER_DB) else {
+        return;
+    };
+    let two = match std::env::var_os(WORKER_MARK) {
+        Some(mark) => Two::Hangs(mark.into()),
+        None => Two::Quick,
+    };
+    let store = Store::postgres(&url).await.expect("the worker's database");
+    let _workers = Server::new(store)
+        .workers(2)
+        .lease(Duration::from_millis(500))
+        .assistant("steps", steps(two))
+        .start_workers();
+    eprintln!("worker ready");
+    std::future::pending::<()>().await;
+}
+
+/// Kills the child when dropped, so that a failing test leaves none behind.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn worker_process(url: &str, mark: Option<&Path>) -> KillOnDrop {
+    let mut command = support::child::only(module_path!(), "worker_child");
+    command
+        .env(WORKER_DB, url)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
+    match mark {
+        Some(mark) => command.env(WORKER_MARK, mark),
+        None => command.env_remove(WORKER_MARK),
+    };
+    KillOnDrop(command.spawn().expect("start a worker process"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_killed_mid_run_is_taken_over_by_another_process() {
+    let pg = support::postgres::shared();
+    let db = pg.fresh_database("workers_sigkill");
+    let store = Store::postgres(&db.url).await.unwrap();
+    // This process serves the API only: the runs are the workers'.
+    let api = Server::new(store.clone())
+        .workers(0)
+        .assistant("steps", steps(Two::Quick));
+    let addr = serve(api.router::<Steps>()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mark = dir.path().join("in-two");
+    let mut doomed = worker_process(&db.url, Some(&mark));
+    let (thread, run) = start_run(addr).await;
+    wait_for_file(&mark, "the first worker process in two").await;
+    // SIGKILL: no shutdown, no release; its lease runs out.
+    doomed.0.kill().expect("kill the worker");
+    doomed.0.wait().expect("reap it");
+    let taken = store.get_run(&run, None).await.unwrap().unwrap();
+    assert_eq!(
+        (taken.status, taken.attempt),
+        (RunStatus::Running, 1),
+        "the dead worker's claim still stands"
+    );
+    let _rescuer = worker_process(&db.url, None);
+    let values = tokio::time::timeout(Duration::from_secs(60), joined(addr, &thread, &run))
+        .await
+        .expect("the run ends once taken over");
+    assert_eq!(
+        values["log"],
+        json!(["one", "two", "three"]),
+        "nothing committed lost, nothing applied twice"
+    );
+    let done = store.get_run(&run, None).await.unwrap().unwrap();
+    assert_eq!((done.status, done.attempt), (RunStatus::Success, 2));
+    // The run's stream holds both attempts' starts, from the store.
+    let events = store.run_events(&run, 0, 100).await.unwrap();
+    let starts: Vec<&Value> = events
+        .iter()
+        .filter(|e| e.event == "metadata")
+        .map(|e| &e.data["attempt"])
+        .collect();
+    assert_eq!(starts, [&json!(1), &json!(2)]);
+}
