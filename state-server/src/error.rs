@@ -118,6 +118,11 @@ impl ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, "no_graph_id", message)
     }
 
+    /// 403: the auth hook's refusal, or what an identity may not do.
+    pub(crate) fn forbidden(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::FORBIDDEN, "forbidden", message)
+    }
+
     /// 409: a thread that exists already (the Agent Server's text).
     pub(crate) fn conflict(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::CONFLICT, "conflict", message)

@@ -4,6 +4,7 @@
 
 mod agent;
 mod answer;
+mod auth;
 mod error;
 mod extract;
 mod guard;
@@ -14,6 +15,8 @@ mod report;
 mod routes;
 mod stream;
 mod typed;
+
+pub use auth::{Identity, Refusal};
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -35,10 +38,12 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 /// [`Server::max_page_size`] says otherwise; a larger one is a 400.
 pub const MAX_PAGE_SIZE: usize = 1000;
 
-/// The largest request body accepted, in bytes, unless
-/// [`Server::body_limit`] says otherwise; a larger one is a 413. (Only the
-/// inspector's two forms, fork and answer, read a body.)
-pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024;
+/// The largest request body accepted, in bytes (1 MiB), unless
+/// [`Server::body_limit`] says otherwise; a larger one is a 413. The
+/// Agent Server API's bodies (a run's input, a state update, a store
+/// item) and the inspector's forms are read whole, so this bounds what
+/// one request can make the server hold.
+pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
 
 /// How long `GET /threads/{id}/stream` may be silent before it sends a
 /// keep-alive comment, unless [`Server::keep_alive`] says otherwise.
@@ -114,6 +119,7 @@ pub struct Server {
     allow_writes: bool,
     answerer: Option<answer::Answerer>,
     assistants: agent::Assistants,
+    auth: Option<auth::AuthFn>,
     #[cfg(feature = "graph")]
     workers: usize,
     #[cfg(feature = "graph")]
@@ -141,6 +147,7 @@ impl Server {
             allow_writes: false,
             answerer: None,
             assistants: agent::Assistants::default(),
+            auth: None,
             #[cfg(feature = "graph")]
             workers: agent::WORKERS,
             #[cfg(feature = "graph")]
@@ -172,6 +179,45 @@ impl Server {
              (no spaces or control characters)"
         );
         self.token = Some(token.into());
+        self
+    }
+
+    /// Runs `hook` on every request before its handler (LangGraph's
+    /// custom auth, `@auth.authenticate`): it gets the request's method,
+    /// URI and headers, and answers who it is from ([`Identity`]) or why
+    /// not ([`Refusal`]: a 401 or 403 with its message as `detail`).
+    ///
+    /// An identity owns the threads and runs it creates and sees only
+    /// those: another's thread is a 404 on every `/threads/{id}/...`
+    /// path, as if absent (not a 403, which would say it exists), and
+    /// searches and counts see its own. Its long-term store items are
+    /// those under namespaces that begin with its id (a search without a
+    /// prefix searches those; writing elsewhere is a 403). The inspector,
+    /// `GET /threads` and threads written outside the API read every
+    /// thread: they are for [`admin`](Identity::admin) identities, which
+    /// see everything. With a [`token`](Server::token) as well, the token
+    /// is checked first.
+    ///
+    /// ```
+    /// use state_server::{Identity, Refusal, Server};
+    ///
+    /// let server = Server::new(state_store::Store::memory()).auth(|request| async move {
+    ///     let key = request.headers().get("x-api-key").and_then(|v| v.to_str().ok());
+    ///     match key {
+    ///         Some("key-ada") => Ok(Identity::new("ada")),
+    ///         Some("key-ops") => Ok(Identity::new("ops").admin()),
+    ///         Some(_) => Err(Refusal::unauthorized("unknown API key")),
+    ///         None => Err(Refusal::unauthorized("send an x-api-key header")),
+    ///     }
+    /// });
+    /// ```
+    #[must_use]
+    pub fn auth<F, Fut>(mut self, hook: F) -> Server
+    where
+        F: Fn(axum::http::Request<()>) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Identity, Refusal>> + Send + 'static,
+    {
+        self.auth = Some(Arc::new(move |request| Box::pin(hook(request))));
         self
     }
 
@@ -508,6 +554,20 @@ impl Server {
             workers: self.pool(),
         };
         let guarded = |routes: Router<App>, query_token: guard::QueryToken| {
+            // The auth hook, then what its identity may see, inside the
+            // token check.
+            let routes = match &self.auth {
+                Some(hook) => routes
+                    .route_layer(axum::middleware::from_fn_with_state(
+                        self.store.clone(),
+                        auth::gate,
+                    ))
+                    .route_layer(axum::middleware::from_fn_with_state(
+                        hook.clone(),
+                        auth::authenticate,
+                    )),
+                None => routes,
+            };
             let guard = Arc::new(guard::Guard {
                 token: self.token.as_deref().map(|t| t.as_bytes().into()),
                 body_limit: self.body_limit,
@@ -599,6 +659,7 @@ impl fmt::Debug for Server {
             .field("keep_alive", &self.keep_alive)
             .field("allow_writes", &self.allow_writes)
             .field("graph", &self.answerer.as_ref().map(|a| a.state_name))
+            .field("auth", &self.auth.as_ref().map(|_| "<hook>"))
             .finish()
     }
 }

@@ -10,6 +10,7 @@ use super::body::Body;
 use super::follow::{Frames, event_key, follow};
 use super::sse;
 use super::stream_mode::{StreamModeField, modes};
+use crate::auth::Owner;
 use crate::error::ApiError;
 use crate::routes::App;
 use axum::Json;
@@ -57,7 +58,12 @@ fn assistant<'a>(app: &'a App, id: &str) -> Result<&'a Assistant, ApiError> {
 
 /// Creates the run (pending; the workers take it), on `thread` or, for a
 /// stateless run, on a thread of its own.
-async fn create_run(app: &App, thread: Option<&str>, create: Create) -> Result<Run, ApiError> {
+async fn create_run(
+    app: &App,
+    thread: Option<&str>,
+    create: Create,
+    owner: Option<&str>,
+) -> Result<Run, ApiError> {
     let assistant = assistant(app, &create.assistant_id)?;
     let modes = modes(create.stream_mode.as_ref())?;
     if let Some(bad) = modes
@@ -88,6 +94,9 @@ async fn create_run(app: &App, thread: Option<&str>, create: Create) -> Result<R
     if let Some(thread) = thread {
         new = new.thread(thread);
     }
+    if let Some(owner) = owner {
+        new = new.owner(owner);
+    }
     let run = app
         .store
         .create_run(new)
@@ -102,7 +111,7 @@ async fn create_run(app: &App, thread: Option<&str>, create: Create) -> Result<R
     if let Some(thread) = thread {
         // The thread's graph, as LangGraph records it on a run.
         let named = json!({"graph_id": assistant.graph_id, "assistant_id": assistant.assistant_id});
-        app.store.update_thread_record(thread, named, None).await?;
+        app.store.update_thread_record(thread, named, owner).await?;
     }
     app.workers.start(&app.store, &app.assistants);
     Ok(run)
@@ -126,10 +135,13 @@ fn locate(response: &mut Response, run: &Run, location: &str) {
 /// `POST /threads/{id}/runs`: the run, pending.
 pub(crate) async fn create(
     Shared(app): Shared<App>,
+    owner: Owner,
     Path(thread): Path<String>,
     Body(create): Body<Create>,
 ) -> Result<Json<Run>, ApiError> {
-    Ok(Json(create_run(&app, Some(&thread), create).await?))
+    Ok(Json(
+        create_run(&app, Some(&thread), create, owner.as_deref()).await?,
+    ))
 }
 
 /// Waits for the run to end; its last state.
@@ -184,22 +196,29 @@ async fn result_of(app: &App, run: &Run) -> Result<Value, ApiError> {
 /// answers its result.
 pub(crate) async fn wait(
     Shared(app): Shared<App>,
+    owner: Owner,
     Path(thread): Path<String>,
     Body(create): Body<Create>,
 ) -> Result<Response, ApiError> {
-    wait_on(app, Some(thread), create).await
+    wait_on(app, Some(thread), create, owner).await
 }
 
 /// `POST /runs/wait`: the same, stateless.
 pub(crate) async fn wait_stateless(
     Shared(app): Shared<App>,
+    owner: Owner,
     Body(create): Body<Create>,
 ) -> Result<Response, ApiError> {
-    wait_on(app, None, create).await
+    wait_on(app, None, create, owner).await
 }
 
-async fn wait_on(app: App, thread: Option<String>, create: Create) -> Result<Response, ApiError> {
-    let run = create_run(&app, thread.as_deref(), create).await?;
+async fn wait_on(
+    app: App,
+    thread: Option<String>,
+    create: Create,
+    owner: Owner,
+) -> Result<Response, ApiError> {
+    let run = create_run(&app, thread.as_deref(), create, owner.as_deref()).await?;
     let stateless = run.thread_id.is_none();
     let run_id = run.run_id.clone();
     let mut response = kept_alive(async move {
@@ -319,22 +338,29 @@ pub(crate) async fn list(
 /// events as they are stored.
 pub(crate) async fn stream(
     Shared(app): Shared<App>,
+    owner: Owner,
     Path(thread): Path<String>,
     Body(create): Body<Create>,
 ) -> Result<Response, ApiError> {
-    stream_on(app, Some(thread), create).await
+    stream_on(app, Some(thread), create, owner).await
 }
 
 /// `POST /runs/stream`: the same, stateless.
 pub(crate) async fn stream_stateless(
     Shared(app): Shared<App>,
+    owner: Owner,
     Body(create): Body<Create>,
 ) -> Result<Response, ApiError> {
-    stream_on(app, None, create).await
+    stream_on(app, None, create, owner).await
 }
 
-async fn stream_on(app: App, thread: Option<String>, create: Create) -> Result<Response, ApiError> {
-    let run = create_run(&app, thread.as_deref(), create).await?;
+async fn stream_on(
+    app: App,
+    thread: Option<String>,
+    create: Create,
+    owner: Owner,
+) -> Result<Response, ApiError> {
+    let run = create_run(&app, thread.as_deref(), create, owner.as_deref()).await?;
     let ids = run.kwargs["stream_resumable"] == Value::Bool(true);
     Ok(sse_response(
         &run,

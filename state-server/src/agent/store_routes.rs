@@ -4,6 +4,7 @@
 //! reach through `ctx.store()`).
 
 use super::body::Body;
+use crate::auth::Owner;
 use crate::error::ApiError;
 use crate::extract::Query;
 use crate::routes::App;
@@ -13,6 +14,37 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use state_store::StoreError;
+
+/// Whether `owner` (none: any) may use `namespace`: an identity's
+/// namespaces begin with its id.
+fn owns(owner: &Owner, namespace: &[impl AsRef<str>]) -> bool {
+    owner.as_deref().is_none_or(|owner| {
+        namespace
+            .first()
+            .is_some_and(|first| first.as_ref() == owner)
+    })
+}
+
+/// A write outside the identity's namespaces: 403 (a write says nothing
+/// of what is stored).
+fn not_yours(owner: &Owner) -> ApiError {
+    ApiError::forbidden(format!(
+        "namespace: an identity's items are under namespaces that begin with its id \
+         ([\"{}\", ..])",
+        owner.as_deref().unwrap_or_default()
+    ))
+}
+
+/// A read's namespace prefix for `owner`: the prefix asked for when it is
+/// theirs (or begins nothing: then theirs), `None` when it names another's.
+fn scoped(owner: &Owner, prefix: &[String]) -> Option<Vec<String>> {
+    match owner.as_deref() {
+        None => Some(prefix.to_vec()),
+        Some(owner) if prefix.is_empty() => Some(vec![owner.to_owned()]),
+        Some(_) if owns(owner, prefix) => Some(prefix.to_vec()),
+        Some(_) => None,
+    }
+}
 
 /// A store error from a bad namespace or key is the request's fault.
 fn refused(error: StoreError) -> ApiError {
@@ -39,8 +71,12 @@ pub(crate) struct Put {
 /// `PUT /store/items`: stores (or replaces) an item; 204.
 pub(crate) async fn put(
     Shared(app): Shared<App>,
+    owner: Owner,
     Body(put): Body<Put>,
 ) -> Result<StatusCode, ApiError> {
+    if !owns(&owner, &put.namespace) {
+        return Err(not_yours(&owner));
+    }
     let mut request = app
         .store
         .put_item(&put.namespace, &put.key, Value::Object(put.value));
@@ -77,14 +113,19 @@ pub(crate) struct GetQuery {
 /// `GET /store/items?namespace=a.b&key=k`: the item, or 404.
 pub(crate) async fn get(
     Shared(app): Shared<App>,
+    owner: Owner,
     Query(query): Query<GetQuery>,
 ) -> Result<Json<Value>, ApiError> {
     let namespace: Vec<&str> = query.namespace.split('.').collect();
-    let item = app
-        .store
-        .get_item(&namespace[..], &query.key)
-        .await
-        .map_err(refused)?;
+    let item = match owns(&owner, &namespace) {
+        true => app
+            .store
+            .get_item(&namespace[..], &query.key)
+            .await
+            .map_err(refused)?,
+        // Another's item is as absent.
+        false => None,
+    };
     let item = item.ok_or_else(|| {
         ApiError::missing(format!("Item {}/{} not found", query.namespace, query.key))
     })?;
@@ -101,8 +142,12 @@ pub(crate) struct Delete {
 /// `DELETE /store/items`: 204, whether or not it was there (as LangGraph).
 pub(crate) async fn delete(
     Shared(app): Shared<App>,
+    owner: Owner,
     Body(delete): Body<Delete>,
 ) -> Result<StatusCode, ApiError> {
+    if !owns(&owner, &delete.namespace) {
+        return Err(not_yours(&owner));
+    }
     app.store
         .delete_item(&delete.namespace, &delete.key)
         .await
@@ -129,11 +174,15 @@ pub(crate) struct Search {
 /// (`null` without a `query`).
 pub(crate) async fn search(
     Shared(app): Shared<App>,
+    owner: Owner,
     Body(search): Body<Search>,
 ) -> Result<Json<Value>, ApiError> {
+    let Some(prefix) = scoped(&owner, &search.namespace_prefix) else {
+        return Ok(Json(json!({ "items": [] })));
+    };
     let mut request = app
         .store
-        .search_items(&search.namespace_prefix)
+        .search_items(&prefix)
         .limit(search.limit.unwrap_or(10).clamp(1, 1000))
         .offset(search.offset.unwrap_or(0));
     if let Some(filter) = search.filter {
@@ -164,11 +213,15 @@ pub(crate) struct Namespaces {
 /// `POST /store/namespaces`: `{"namespaces": [[..], ..]}`.
 pub(crate) async fn namespaces(
     Shared(app): Shared<App>,
+    owner: Owner,
     Body(body): Body<Namespaces>,
 ) -> Result<Json<Value>, ApiError> {
+    let Some(prefix) = scoped(&owner, &body.prefix) else {
+        return Ok(Json(json!({ "namespaces": [] })));
+    };
     let mut request = app
         .store
-        .list_namespaces(&body.prefix)
+        .list_namespaces(&prefix)
         .limit(body.limit.unwrap_or(100).clamp(1, 1000))
         .offset(body.offset.unwrap_or(0));
     if let Some(suffix) = &body.suffix {

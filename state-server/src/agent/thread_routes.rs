@@ -6,6 +6,7 @@
 
 use super::assistants::Assistants;
 use super::body::{Body, page_limit, paged};
+use crate::auth::Owner;
 use crate::error::ApiError;
 use crate::json::rfc3339_micros;
 use crate::routes::App;
@@ -138,6 +139,7 @@ pub(crate) async fn state_of(_: &Assistants, _: &ThreadRecord) -> Result<Option<
 /// `if_exists: "do_nothing"` the existing one; 409 otherwise.
 pub(crate) async fn create(
     Shared(app): Shared<App>,
+    owner: Owner,
     Body(create): Body<Create>,
 ) -> Result<Json<Value>, ApiError> {
     let id = create
@@ -147,7 +149,7 @@ pub(crate) async fn create(
     let if_exists = create.if_exists.unwrap_or_default();
     let record = app
         .store
-        .create_thread_record(&id, metadata, None, if_exists)
+        .create_thread_record(&id, metadata, owner.as_deref(), if_exists)
         .await
         .map_err(|error| match error {
             StoreError::ThreadExists { .. } => {
@@ -207,6 +209,7 @@ pub(crate) async fn delete(
 /// thread's last step).
 pub(crate) async fn copy(
     Shared(app): Shared<App>,
+    owner: Owner,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let source = record(&app.store, &id).await?;
@@ -221,14 +224,26 @@ pub(crate) async fn copy(
     }
     let record = app
         .store
-        .create_thread_record(&to, source.metadata.clone(), None, IfExists::Raise)
+        .create_thread_record(
+            &to,
+            source.metadata.clone(),
+            owner.as_deref(),
+            IfExists::Raise,
+        )
         .await?;
     Ok(Json(thread_json(&record, None)))
 }
 
 /// The search the filters of a search or a count make.
-fn search_of(metadata: Option<Map<String, Value>>, status: Option<ThreadStatus>) -> ThreadSearch {
+fn search_of(
+    metadata: Option<Map<String, Value>>,
+    status: Option<ThreadStatus>,
+    owner: &Owner,
+) -> ThreadSearch {
     let mut search = ThreadSearch::default();
+    if let Some(owner) = owner.as_deref() {
+        search = search.owner(owner);
+    }
     if let Some(metadata) = metadata {
         search = search.metadata(Value::Object(metadata));
     }
@@ -284,13 +299,14 @@ async fn matching(
 /// `X-Pagination-Next` when more follow) as the Agent Server sends them.
 pub(crate) async fn search(
     Shared(app): Shared<App>,
+    owner: Owner,
     Body(body): Body<Search>,
 ) -> Result<Response, ApiError> {
     let limit = page_limit(body.limit, 10)?;
     let offset = usize::try_from(body.offset.unwrap_or(0)).unwrap_or(usize::MAX);
     let descending = !matches!(body.sort_order, Some(SortOrder::Asc));
     // One more than the page: whether another page follows.
-    let search = search_of(body.metadata, body.status)
+    let search = search_of(body.metadata, body.status, &owner)
         .limit(limit + 1)
         .offset(offset)
         .sort_by(body.sort_by.unwrap_or_default(), descending);
@@ -308,9 +324,10 @@ pub(crate) async fn search(
 /// `POST /threads/count`: how many threads match.
 pub(crate) async fn count(
     Shared(app): Shared<App>,
+    owner: Owner,
     Body(body): Body<Count>,
 ) -> Result<Json<u64>, ApiError> {
-    let search = search_of(body.metadata, body.status);
+    let search = search_of(body.metadata, body.status, &owner);
     match body.values {
         None => Ok(Json(app.store.count_thread_records(&search).await?)),
         Some(values) => {

@@ -183,6 +183,40 @@ async fn runs_on_sqlite() {
     run_script("runs.py", &format!("http://{addr}")).await;
 }
 
+/// The server's auth hook: two users and an admin, by `x-api-key` (what
+/// the SDK's `api_key` sends).
+fn with_auth(server: Server) -> Server {
+    server.auth(|request| async move {
+        let key = request
+            .headers()
+            .get("x-api-key")
+            .and_then(|v| v.to_str().ok());
+        match key {
+            Some("key-ada") => Ok(state_server::Identity::new("ada")),
+            Some("key-bob") => Ok(state_server::Identity::new("bob")),
+            Some("key-ops") => Ok(state_server::Identity::new("ops").admin()),
+            Some(_) => Err(state_server::Refusal::unauthorized("unknown API key")),
+            None => Err(state_server::Refusal::unauthorized("send an x-api-key")),
+        }
+    })
+}
+
+#[tokio::test]
+async fn auth() {
+    let addr = serve(with_auth(server(Store::memory())).router::<Chat>()).await;
+    run_script("auth.py", &format!("http://{addr}")).await;
+}
+
+#[tokio::test]
+async fn auth_on_sqlite() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let store = Store::sqlite(dir.path().join("agent.db"))
+        .await
+        .expect("a SQLite store");
+    let addr = serve(with_auth(server(store)).router::<Chat>()).await;
+    run_script("auth.py", &format!("http://{addr}")).await;
+}
+
 /// A wait longer than the Agent Server's keep-alive (5 s) sends newlines
 /// until its result, which then parses (JSON skips the whitespace); a
 /// cancel ends the run at once, long before its 20 s node would.

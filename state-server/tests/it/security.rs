@@ -348,7 +348,7 @@ async fn request_bodies_are_bounded() {
         .error(413, "body_too_large");
     assert_eq!(
         message,
-        "the request body is 65537 bytes; this server reads at most 65536"
+        "the request body is 1048577 bytes; this server reads at most 1048576"
     );
     // A declared length alone is enough to refuse.
     let response = request(
