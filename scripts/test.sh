@@ -6,11 +6,15 @@
 #   Chromium    state-server's inspector is tested in a real headless browser
 #   Python 3    a venv (target/venv-sdk) with the pinned langgraph-sdk, the
 #               official client that state-server's Agent Server tests
-#               drive; a venv (target/venv) with the pinned langchain-core, which
-#               checks our LangChain message JSON both ways; one each
+#               drive, and langgraph for its RemoteGraph; a venv
+#               (target/venv) with the pinned langchain-core, which checks
+#               our LangChain message JSON both ways; one each
 #               (target/venv-openai, target/venv-anthropic) with the pinned
 #               langchain-openai and langchain-anthropic, which check the
 #               adapters' vectors are what they write
+#   Node.js     node and npm, and state-server/tests/js/node_modules (npm ci
+#               of the pinned @langchain/langgraph-sdk, LangGraph's official
+#               JavaScript client, which state-server's tests also drive)
 #
 # Installing needs apt-get and root (or sudo); where that is missing, the
 # install step fails saying what to install by hand. Arguments are passed
@@ -24,6 +28,8 @@ bash scripts/install/chromium.sh
 # LangGraph's Python client, before the tests: state-server's Agent Server
 # tests run it against the server (tests/it/agent_sdk.rs finds it here).
 VENV=target/venv-sdk bash scripts/install/venv.sh state-server/tests/sdk/requirements.txt >/dev/null
+# LangGraph's JavaScript client, likewise (tests/it/agent_sdk_js.rs).
+bash scripts/install/node.sh
 
 if [ "$#" -gt 0 ]; then
   exec cargo test "$@"

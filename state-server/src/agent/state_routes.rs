@@ -41,15 +41,22 @@ async fn graph_of<'a>(app: &'a App, id: &str) -> Result<&'a Assistant, ApiError>
 }
 
 /// A checkpoint as a request names it: its id, `{"checkpoint_id": ..}` or
-/// `{"configurable": {"checkpoint_id": ..}}`; `None` when it names none.
+/// `{"configurable": {"checkpoint_id": ..}}`; `None` when it names none,
+/// an object without an id included: LangGraph reads such a checkpoint
+/// (RemoteGraph's `get_state` sends `{"thread_id": ..}`) as the latest.
 fn checkpoint_named(field: &str, value: Option<&Value>) -> Result<Option<u64>, ApiError> {
     let id = match value {
         None | Some(Value::Null) => return Ok(None),
         Some(Value::String(id)) => Some(id.as_str()),
-        Some(Value::Object(map)) => map
-            .get("checkpoint_id")
-            .or_else(|| map.get("configurable").and_then(|c| c.get("checkpoint_id")))
-            .and_then(Value::as_str),
+        Some(Value::Object(map)) => {
+            let named = map
+                .get("checkpoint_id")
+                .or_else(|| map.get("configurable").and_then(|c| c.get("checkpoint_id")));
+            match named {
+                None | Some(Value::Null) => return Ok(None),
+                Some(id) => id.as_str(),
+            }
+        }
         Some(_) => None,
     };
     let Some(id) = id else {
@@ -185,4 +192,48 @@ pub(crate) async fn history_get(
     let before = checkpoint_named("before", query.before.map(Value::String).as_ref())?;
     let states = graph.served.history(id, limit, before, None).await?;
     Ok(Json(states).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_checkpoint_is_named_by_id_or_is_the_latest() {
+        let step = checkpoint::id(3);
+        for named in [
+            json!(step),
+            json!({"checkpoint_id": step}),
+            json!({"configurable": {"checkpoint_id": step}, "thread_id": "t"}),
+        ] {
+            assert_eq!(
+                checkpoint_named("checkpoint", Some(&named)).ok(),
+                Some(Some(3)),
+                "{named}"
+            );
+        }
+        for latest in [
+            Value::Null,
+            json!({}),
+            json!({"thread_id": "t", "checkpoint_ns": ""}),
+            json!({"checkpoint_id": null}),
+        ] {
+            assert_eq!(
+                checkpoint_named("checkpoint", Some(&latest)).ok(),
+                Some(None),
+                "{latest}"
+            );
+        }
+        for bad in [json!(3), json!([step]), json!({"checkpoint_id": 3})] {
+            let error = checkpoint_named("before", Some(&bad)).expect_err("refused");
+            assert!(
+                error
+                    .message()
+                    .starts_with("before: expected a checkpoint id"),
+                "{bad}"
+            );
+        }
+        let unknown = json!({"checkpoint_id": "1f1ea4ee-9854-6729-8003-d5fbd6f4b086"});
+        assert!(checkpoint_named("checkpoint", Some(&unknown)).is_err());
+    }
 }

@@ -61,7 +61,8 @@ fn tools(s: &Chat) -> ChatDelta {
     Chat::delta().messages(results)
 }
 
-fn server(store: Store) -> Server {
+/// Our graphs as the reference app's: `agent`, `hitl`, `fail`, `slow`.
+pub(crate) fn server(store: Store) -> Server {
     let mut agent_graph = StateGraph::<Chat>::new();
     agent_graph.add_node("agent", agent);
     agent_graph.add_node("tools", tools);
@@ -277,6 +278,24 @@ async fn a_long_wait_is_kept_alive() {
     .await
     .json();
     assert_eq!(run["status"], json!("interrupted"));
+}
+
+/// Python LangGraph's `RemoteGraph` calls our tool loop directly and as
+/// the node of a Python graph, and pauses and resumes our interrupt graph.
+#[tokio::test]
+async fn remote_graph() {
+    let addr = serve(server(Store::memory()).router::<Chat>()).await;
+    run_script("remote_graph.py", &format!("http://{addr}")).await;
+}
+
+#[tokio::test]
+async fn remote_graph_on_sqlite() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let store = Store::sqlite(dir.path().join("agent.db"))
+        .await
+        .expect("a SQLite store");
+    let addr = serve(server(store).router::<Chat>()).await;
+    run_script("remote_graph.py", &format!("http://{addr}")).await;
 }
 
 #[tokio::test]

@@ -10,6 +10,7 @@ mod support;
 mod browser;
 
 mod agent_sdk;
+mod agent_sdk_js;
 mod binary;
 mod browser_smoke;
 mod corrupt;
