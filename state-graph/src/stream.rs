@@ -222,6 +222,12 @@ pub struct MessageMetadata {
     pub namespace: String,
     /// The thread (`thread_id`), for a run on one.
     pub thread: Option<String>,
+    /// Whether the node returned the message in its delta (sent when its
+    /// superstep commits), rather than sending it as a chunk while it ran
+    /// (a model's tokens). LangGraph's legacy `messages` stream mode tells
+    /// them apart (`messages/complete` against `messages/partial`); not
+    /// part of [`to_json`](MessageMetadata::to_json).
+    pub returned: bool,
 }
 
 impl MessageMetadata {
@@ -243,6 +249,7 @@ impl MessageMetadata {
             task_namespace,
             namespace,
             thread: task.scope.thread.clone(),
+            returned: false,
         }
     }
 
@@ -437,7 +444,10 @@ impl<S: State> Sink<S> {
                 events.push(Event::Message {
                     node: task.node.clone(),
                     chunk: message,
-                    metadata: Box::new(MessageMetadata::of(task)),
+                    metadata: Box::new(MessageMetadata {
+                        returned: true,
+                        ..MessageMetadata::of(task)
+                    }),
                 });
             }
         }

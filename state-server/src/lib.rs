@@ -340,11 +340,11 @@ impl Server {
     /// every server and restart), and a client may name it by either.
     /// Graphs of different state types serve side by side.
     ///
-    /// Served so far (issue 34 is being built): `POST /assistants/search`,
-    /// `POST /assistants/count`, `GET /assistants/{id}`, `.../graph` (the
-    /// graph's nodes and edges, as LangGraph's `get_graph().to_json()`) and
-    /// `.../schemas`, with `GET /ok` and `GET /info`, in the Agent Server's
-    /// shapes; an error is `{"detail": ..}` with its status codes.
+    /// The Agent Server's routes (assistants, threads, state, runs and
+    /// their streams, the thread stream, the long-term store, `/ok`,
+    /// `/info`) answer in the recorded contract's shapes; an error is
+    /// `{"detail": ..}` with its status codes. The crate's documentation
+    /// (section "LangGraph's Agent Server API") lists them.
     ///
     /// ```
     /// # use state_core::{AgentState, State};

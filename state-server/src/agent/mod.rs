@@ -22,6 +22,8 @@ mod served;
 mod sse;
 #[cfg(feature = "graph")]
 mod state_routes;
+#[cfg(feature = "graph")]
+mod step_events;
 mod store_routes;
 #[allow(dead_code)]
 mod stream_mode;

@@ -2,6 +2,7 @@
 //! server holds graphs of any state type side by side (one table of
 //! boxed functions per graph, made once when it is given to the server).
 
+use super::step_events::{StepEvents, Wanted};
 use super::{checkpoint, thread_state};
 use crate::error::ApiError;
 use futures::StreamExt;
@@ -10,6 +11,7 @@ use futures::stream::BoxStream;
 use serde_json::{Value, json};
 use state_graph::{CompiledGraph, Event, GraphError, GraphState, Interrupt, Resume, StreamMode};
 use state_store::Store;
+use std::collections::VecDeque;
 
 /// What a run asks of its graph (from `RunCreateStateful`).
 #[derive(Debug, Clone, Default)]
@@ -39,7 +41,16 @@ pub(crate) enum Streamed {
 }
 
 /// The modes a run can stream so far; the others are refused by name.
-pub(crate) const RUN_MODES: [&str; 4] = ["values", "updates", "custom", "messages-tuple"];
+pub(crate) const RUN_MODES: [&str; 8] = [
+    "values",
+    "updates",
+    "custom",
+    "messages-tuple",
+    "messages",
+    "tasks",
+    "checkpoints",
+    "debug",
+];
 
 /// What the Agent Server's thread routes ask of a graph, in JSON.
 pub(crate) trait Served: Send + Sync {
@@ -81,10 +92,11 @@ where
     S: GraphState,
     C: Send + Sync + 'static,
 {
-    Graph(graph.with_store(store))
+    Graph(graph.with_store(store.clone()), store)
 }
 
-struct Graph<S: GraphState, C>(CompiledGraph<S, C>);
+/// A graph, run on its store (which the step-made stream modes read).
+struct Graph<S: GraphState, C>(CompiledGraph<S, C>, Store);
 
 impl<S, C> Served for Graph<S, C>
 where
@@ -167,24 +179,49 @@ where
         thread: String,
         request: RunRequest,
     ) -> BoxStream<'static, Result<Streamed, ApiError>> {
-        let graph = Graph(self.0.clone());
+        let graph = Graph(self.0.clone(), self.1.clone());
         let started = async move {
+            let wanted = Wanted::of(&request.modes);
+            let steps = if wanted.steps() || wanted.messages {
+                let served = Box::new(Graph(graph.0.clone(), graph.1.clone()));
+                match StepEvents::start(wanted, graph.1.clone(), served, thread.clone()).await {
+                    Ok(steps) => Some(steps),
+                    Err(error) => return futures::stream::iter(vec![Err(error)]).boxed(),
+                }
+            } else {
+                None
+            };
             let events = match graph.start(thread, &request).await {
                 Ok(events) => events,
                 Err(error) => return futures::stream::iter(vec![Err(error)]).boxed(),
             };
-            events
-                .map(move |event| match event {
-                    Ok(event) => translate(event, &request),
-                    Err(error) => Err(ApiError::graph(error)),
-                })
-                .flat_map(|result| {
-                    futures::stream::iter(match result {
-                        Ok(list) => list.into_iter().map(Ok).collect::<Vec<_>>(),
-                        Err(error) => vec![Err(error)],
-                    })
-                })
-                .boxed()
+            let start = (events, steps, request, VecDeque::new());
+            futures::stream::unfold(
+                start,
+                |(mut events, mut steps, request, mut queue)| async move {
+                    loop {
+                        if let Some(item) = queue.pop_front() {
+                            return Some((item, (events, steps, request, queue)));
+                        }
+                        match events.next().await? {
+                            Ok(event) => {
+                                if let Some(steps) = steps.as_mut() {
+                                    match steps.on(&event).await {
+                                        Ok(list) => queue.extend(list.into_iter().map(Ok)),
+                                        Err(error) => queue.push_back(Err(error)),
+                                    }
+                                }
+                                match translate(event, &request) {
+                                    Ok(list) => queue.extend(list.into_iter().map(Ok)),
+                                    Err(error) => queue.push_back(Err(error)),
+                                }
+                            }
+                            Err(error) => queue.push_back(Err(ApiError::graph(error))),
+                        }
+                    }
+                },
+            )
+            .boxed()
         };
         futures::stream::once(started).flatten().boxed()
     }
@@ -199,7 +236,9 @@ fn stream_mode(request: &RunRequest) -> Result<StreamMode, ApiError> {
                 "values" => StreamMode::VALUES,
                 "updates" => StreamMode::UPDATES,
                 "custom" => StreamMode::CUSTOM,
-                "messages-tuple" => StreamMode::MESSAGES,
+                "messages-tuple" | "messages" => StreamMode::MESSAGES,
+                // Made from the steps (`step_events.rs`).
+                "tasks" | "checkpoints" | "debug" => StreamMode::VALUES | StreamMode::UPDATES,
                 other => {
                     return Err(ApiError::invalid_body(format!(
                         "stream_mode: \"{other}\" is not served yet; this server streams {RUN_MODES:?}"

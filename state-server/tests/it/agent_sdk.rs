@@ -310,7 +310,9 @@ async fn store_and_copy() {
 #[tokio::test]
 async fn a_models_tokens_reach_the_client() {
     use state_agent::{FakeChatModel, react_agent};
-    let model = FakeChatModel::new([Message::ai("Hello from a streaming model!")]).chunk_size(3);
+    // One reply per run of the script: messages-tuple, then messages.
+    let reply = || Message::ai("Hello from a streaming model!");
+    let model = FakeChatModel::new([reply(), reply()]).chunk_size(3);
     let chat = react_agent(model, [])
         .compile()
         .expect("the agent compiles");

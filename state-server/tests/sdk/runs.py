@@ -59,6 +59,60 @@ async def main() -> None:
     values_events = [p for p in parts if p.event == "values"]
     assert len(values_events[-1].data["messages"]) == 8, values_events[-1]
 
+    # 23, 27-29: the legacy messages mode, debug, tasks, checkpoints.
+    thread = await client.threads.create()
+    tid_m = thread["thread_id"]
+    parts = [p async for p in client.runs.stream(tid_m, "agent", input=PING, stream_mode="messages")]
+    names = [p.event for p in parts]
+    # As recorded: a node's returned messages arrive complete, each after
+    # its metadata.
+    assert names == ["metadata"] + ["messages/metadata", "messages/complete"] * 3, names
+    nodes = [next(iter(p.data.values()))["metadata"]["langgraph_node"] for p in parts if p.event == "messages/metadata"]
+    assert nodes == ["agent", "tools", "agent"], nodes
+    completes = [p.data[0] for p in parts if p.event == "messages/complete"]
+    assert [m["type"] for m in completes] == ["ai", "tool", "ai"], completes
+    assert list(parts[1].data) == [completes[0]["id"]], parts[1]
+    assert completes[-1]["content"] == "The tool said: echo:ping", completes
+    # tasks: a start then a result per node, the result the node's write.
+    parts = [p async for p in client.runs.stream(tid_m, "agent", input=PING, stream_mode="tasks")]
+    tasks = [p.data for p in parts if p.event == "tasks"]
+    assert [(t["name"], "input" in t) for t in tasks] == [
+        ("agent", True), ("agent", False), ("tools", True), ("tools", False), ("agent", True), ("agent", False),
+    ], tasks
+    assert set(tasks[0]) == {"id", "name", "input", "triggers", "metadata"}, tasks[0]
+    assert set(tasks[1]) == {"id", "name", "error", "result", "interrupts"}, tasks[1]
+    assert tasks[0]["id"] == tasks[1]["id"] and tasks[0]["triggers"] == ["branch:to:agent"], tasks
+    assert tasks[3]["result"]["messages"][0]["content"] == "echo:ping", tasks[3]
+    assert len(tasks[2]["input"]["messages"]) == 6, tasks[2]  # 4 of the first run, its new human, the AI's call
+    # checkpoints: one per step, each as the history shows it.
+    parts = [p async for p in client.runs.stream(tid_m, "agent", input=PING, stream_mode="checkpoints")]
+    checkpoints = [p.data for p in parts if p.event == "checkpoints"]
+    assert len(checkpoints) == 4, checkpoints
+    assert set(checkpoints[0]) == {"config", "parent_config", "values", "metadata", "next", "tasks"}, checkpoints[0]
+    assert [c["next"] for c in checkpoints] == [["agent"], ["tools"], ["agent"], []], checkpoints
+    history = await client.threads.get_history(tid_m, limit=4)
+    assert [h["checkpoint"]["checkpoint_id"] for h in reversed(history)] == [
+        c["config"]["configurable"]["checkpoint_id"] for c in checkpoints], (history, checkpoints)
+    assert checkpoints[-1]["values"] == history[0]["values"]
+    # debug: checkpoints and tasks, wrapped.
+    parts = [p async for p in client.runs.stream(tid_m, "agent", input=PING, stream_mode="debug")]
+    debug = [p.data for p in parts if p.event == "debug"]
+    assert [d["type"] for d in debug] == ["checkpoint"] + ["task", "task_result", "checkpoint"] * 3, debug
+    assert all(set(d) == {"step", "timestamp", "type", "payload"} for d in debug), debug
+    assert debug[1]["step"] == debug[0]["step"] + 1 and debug[3]["step"] == debug[1]["step"], debug
+    # A pause: the interrupted task's result carries the interrupt.
+    paused = await client.threads.create()
+    parts = [p async for p in client.runs.stream(paused["thread_id"], "hitl", input={}, stream_mode="tasks")]
+    tasks = [p.data for p in parts if p.event == "tasks"]
+    assert [t["name"] for t in tasks] == ["ask", "ask"], tasks
+    assert tasks[1]["interrupts"][0]["value"] == {"question": "What is your name?"}, tasks
+    parts = [p async for p in client.runs.stream(
+        paused["thread_id"], "hitl", command={"resume": "Ada"}, stream_mode="tasks")]
+    tasks = [p.data for p in parts if p.event == "tasks"]
+    assert [(t["name"], t.get("result")) for t in tasks] == [
+        ("ask", None), ("ask", {"answer": "Ada"}), ("finish", None), ("finish", {"approved": True}),
+    ], tasks
+
     # 35-40: wait until the interrupt, resume it by wait.
     hitl = await client.threads.create()
     paused = await client.runs.wait(hitl["thread_id"], "hitl", input={})

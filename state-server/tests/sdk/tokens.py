@@ -33,6 +33,24 @@ async def main() -> None:
     state = await client.threads.get_state(thread["thread_id"])
     last = state["values"]["messages"][-1]
     assert last["content"] == TEXT and last["id"] == chunks[0]["id"], (last, chunks[0])
+    # The legacy messages mode: the message so far at each token
+    # (messages/partial), then the whole (messages/complete), as exchange 23
+    # and the streaming model of the reference app show LangGraph's.
+    parts = [
+        p async for p in client.runs.stream(
+            thread["thread_id"], "chat",
+            input={"messages": [{"role": "user", "content": "again"}]},
+            stream_mode="messages",
+        )
+    ]
+    names = [p.event for p in parts]
+    assert names[:2] == ["metadata", "messages/metadata"], parts
+    partial = [p.data[0]["content"] for p in parts if p.event == "messages/partial"]
+    assert len(partial) > 3 and partial[-1] == TEXT, partial
+    assert all(TEXT.startswith(text) for text in partial), partial
+    assert all(len(a) <= len(b) for a, b in zip(partial, partial[1:])), partial
+    assert names[-1] == "messages/complete" and parts[-1].data[0]["content"] == TEXT, parts[-1]
+    assert names.count("messages/metadata") == 1, names
     print("tokens: ok")
 
 
