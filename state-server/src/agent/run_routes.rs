@@ -44,7 +44,28 @@ pub(crate) struct Create {
     multitask_strategy: Option<MultitaskStrategy>,
     #[serde(default)]
     if_not_exists: Option<IfNotExists>,
+    /// What a client that goes away does to the run it streams or waits
+    /// for (LangGraph's `on_disconnect`; `continue` by default).
+    #[serde(default)]
+    on_disconnect: Option<OnDisconnect>,
+    /// Not claimed before this many seconds from now.
+    #[serde(default)]
+    after_seconds: Option<f64>,
 }
+
+/// `on_disconnect`.
+#[derive(Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum OnDisconnect {
+    /// The run is cancelled (interrupted).
+    Cancel,
+    /// The run goes on.
+    #[default]
+    Continue,
+}
+
+/// The longest `after_seconds` accepted: a year.
+const MAX_DELAY: f64 = 365.0 * 24.0 * 3600.0;
 
 /// The assistant a run names, or the Agent Server's 422.
 fn assistant<'a>(app: &'a App, id: &str) -> Result<&'a Assistant, ApiError> {
@@ -75,6 +96,17 @@ async fn create_run(
             super::served::RUN_MODES
         )));
     }
+    let delay = match create.after_seconds {
+        None => None,
+        Some(s) if s.is_finite() && (0.0..=MAX_DELAY).contains(&s) => {
+            Some(std::time::Duration::from_secs_f64(s))
+        }
+        Some(s) => {
+            return Err(ApiError::invalid_body(format!(
+                "after_seconds: expected a number of seconds from 0 to {MAX_DELAY}, got {s}"
+            )));
+        }
+    };
     let run_id = uuid::Uuid::now_v7().to_string();
     let kwargs = json!({
         "input": create.input,
@@ -96,6 +128,9 @@ async fn create_run(
     }
     if let Some(owner) = owner {
         new = new.owner(owner);
+    }
+    if let Some(delay) = delay.filter(|d| !d.is_zero()) {
+        new = new.after(delay);
     }
     let run = app
         .store
@@ -218,10 +253,12 @@ async fn wait_on(
     create: Create,
     owner: Owner,
 ) -> Result<Response, ApiError> {
+    let on_disconnect = create.on_disconnect.unwrap_or_default();
     let run = create_run(&app, thread.as_deref(), create, owner.as_deref()).await?;
     let stateless = run.thread_id.is_none();
     let run_id = run.run_id.clone();
-    let mut response = kept_alive(async move {
+    let guard = CancelOnDrop::new(&app, &run, on_disconnect);
+    let mut response = kept_alive(guard, async move {
         let ended = ended(&app, &run_id).await?;
         if stateless {
             // The run's own thread is deleted as it ends: its values are
@@ -241,13 +278,15 @@ async fn wait_on(
 /// whitespace; a proxy sees the connection alive). An error once the
 /// answer has begun is `{"__error__": ..}`.
 fn kept_alive(
+    guard: Option<CancelOnDrop>,
     result: impl std::future::Future<Output = Result<Value, ApiError>> + Send + 'static,
 ) -> Response {
     let result = Box::pin(result);
-    let body = futures::stream::unfold(Some(result), |pending| async move {
-        let mut result = pending?;
+    let body = futures::stream::unfold(Some((result, guard)), |pending| async move {
+        let (mut result, guard) = pending?;
         tokio::select! {
             value = &mut result => {
+                CancelOnDrop::disarm(guard);
                 let value = value.unwrap_or_else(|error| {
                     json!({"__error__": {"error": error.kind(), "message": error.message()}})
                 });
@@ -255,7 +294,7 @@ fn kept_alive(
                 Some((Ok::<_, Infallible>(Bytes::from(bytes)), None))
             }
             () = tokio::time::sleep(sse::HEARTBEAT) => {
-                Some((Ok(Bytes::from_static(b"\n")), Some(result)))
+                Some((Ok(Bytes::from_static(b"\n")), Some((result, guard))))
             }
         }
     });
@@ -288,7 +327,7 @@ pub(crate) async fn join(
     Path((thread, run_id)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
     let run = run_on(&app, &thread, &run_id).await?;
-    let mut response = kept_alive(async move {
+    let mut response = kept_alive(None, async move {
         let ended = ended(&app, &run_id).await?;
         result_of(&app, &ended).await
     });
@@ -360,12 +399,12 @@ async fn stream_on(
     create: Create,
     owner: Owner,
 ) -> Result<Response, ApiError> {
+    let on_disconnect = create.on_disconnect.unwrap_or_default();
     let run = create_run(&app, thread.as_deref(), create, owner.as_deref()).await?;
     let ids = run.kwargs["stream_resumable"] == Value::Bool(true);
-    Ok(sse_response(
-        &run,
-        follow(app, run.run_id.clone(), 0, Frames::all(ids), None),
-    ))
+    let guard = CancelOnDrop::new(&app, &run, on_disconnect);
+    let frames = follow(app, run.run_id.clone(), 0, Frames::all(ids), None);
+    Ok(sse_response(&run, CancelOnDrop::guard(guard, frames)))
 }
 
 /// An SSE response of `frames`, with the Agent Server's headers.
@@ -438,4 +477,67 @@ pub(crate) async fn cancel(
         return Ok(Json(run).into_response());
     }
     Ok(axum::http::StatusCode::ACCEPTED.into_response())
+}
+
+/// Cancels a run when its client goes away (`on_disconnect: "cancel"`):
+/// the response's body holds it, and drops it unarmed once the run's
+/// answer is sent whole.
+pub(crate) struct CancelOnDrop {
+    store: state_store::Store,
+    run_id: String,
+    armed: bool,
+}
+
+impl CancelOnDrop {
+    /// A guard for `run` when its request asked for one.
+    fn new(app: &App, run: &Run, on_disconnect: OnDisconnect) -> Option<CancelOnDrop> {
+        (on_disconnect == OnDisconnect::Cancel).then(|| CancelOnDrop {
+            store: app.store.clone(),
+            run_id: run.run_id.clone(),
+            armed: true,
+        })
+    }
+
+    /// The answer was sent whole: nothing to cancel.
+    fn disarm(guard: Option<CancelOnDrop>) {
+        if let Some(mut guard) = guard {
+            guard.armed = false;
+        }
+    }
+
+    /// `frames`, holding the guard until they end.
+    fn guard(
+        guard: Option<CancelOnDrop>,
+        frames: impl futures::Stream<Item = Result<Bytes, Infallible>> + Send + 'static,
+    ) -> impl futures::Stream<Item = Result<Bytes, Infallible>> + Send + 'static {
+        let frames = Box::pin(frames);
+        futures::stream::unfold(Some((frames, guard)), |state| async move {
+            let (mut frames, guard) = state?;
+            match futures::StreamExt::next(&mut frames).await {
+                Some(frame) => Some((frame, Some((frames, guard)))),
+                None => {
+                    CancelOnDrop::disarm(guard);
+                    None
+                }
+            }
+        })
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let store = self.store.clone();
+        let run_id = std::mem::take(&mut self.run_id);
+        // Dropped inside the server's runtime (with the response body).
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = store
+                    .cancel_run(&run_id, state_store::CancelAction::Interrupt, None)
+                    .await;
+            });
+        }
+    }
 }

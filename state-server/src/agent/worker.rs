@@ -27,6 +27,10 @@ pub(crate) const LEASE: Duration = Duration::from_secs(30);
 /// [`Server::workers`](crate::Server::workers) says otherwise.
 pub(crate) const WORKERS: usize = 8;
 
+/// How many times a run is claimed before it fails: a run whose workers
+/// died this often (it may be what kills them) ends in `error`.
+const MAX_ATTEMPTS: u32 = 3;
+
 /// Where the workers of a process are in their life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Phase {
@@ -220,6 +224,20 @@ impl Worker {
         let fail = |message: String| json!({"error": "Error", "message": message});
         let metadata = json!({"run_id": run.run_id, "attempt": claim.attempt()});
         if !matches!(append("metadata", metadata).await, Ok(Some(_))) {
+            return;
+        }
+        if claim.attempt() > MAX_ATTEMPTS {
+            let message = format!(
+                "the run was taken over {} times (its workers stopped mid-run); it is not tried again",
+                claim.attempt() - 1
+            );
+            let _ = append(
+                "error",
+                json!({"error": "RunAttemptsExceeded", "message": message}),
+            )
+            .await;
+            self.finish(&claim, &run, &thread, RunStatus::Error, None)
+                .await;
             return;
         }
         let assistants = self.assistants.clone();

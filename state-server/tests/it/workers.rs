@@ -285,3 +285,196 @@ async fn a_worker_killed_mid_run_is_taken_over_by_another_process() {
         .collect();
     assert_eq!(starts, [&json!(1), &json!(2)]);
 }
+
+/// A server whose `two` takes `two`'s time, on `store`, its workers
+/// started; its address.
+async fn steps_server(store: &Store, two: Two) -> SocketAddr {
+    let server = Server::new(store.clone())
+        .workers(2)
+        .assistant("steps", steps(two));
+    let addr = serve(server.router::<Steps>()).await;
+    let _workers = server.start_workers();
+    addr
+}
+
+/// Sends `body` to `path` and reads the answer until `until` shows up in
+/// it; then drops the connection (a client going away).
+async fn read_until_then_leave(addr: SocketAddr, path: &str, body: &Value, until: &str) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = body.to_string();
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut seen = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains(until) {
+        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buffer))
+            .await
+            .expect("the answer starts")
+            .unwrap();
+        assert!(
+            n > 0,
+            "closed before {until:?}: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buffer[..n]);
+    }
+    drop(stream);
+}
+
+/// Waits for the run's status to become `status`.
+async fn wait_for_status(store: &Store, run: &str, status: RunStatus) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let now = store.get_run(run, None).await.unwrap().unwrap().status;
+        if now == status {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "run {run} still {now:?}, not {status:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_goes_away_cancels_its_run_when_it_asked() {
+    let store = Store::memory();
+    let addr = steps_server(&store, Two::Slow(Duration::from_secs(30))).await;
+    for (on_disconnect, ends) in [("cancel", true), ("continue", false)] {
+        let thread = post(addr, "/threads", json!({})).await;
+        let thread = thread["thread_id"].as_str().unwrap().to_owned();
+        let body = json!({"assistant_id": "steps", "input": {}, "on_disconnect": on_disconnect});
+        // A stream, left after its first event.
+        read_until_then_leave(
+            addr,
+            &format!("/threads/{thread}/runs/stream"),
+            &body,
+            "event: metadata",
+        )
+        .await;
+        let runs = store
+            .list_runs(Some(&thread), Default::default())
+            .await
+            .unwrap();
+        let run = runs[0].run_id.clone();
+        if ends {
+            wait_for_status(&store, &run, RunStatus::Interrupted).await;
+        } else {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            assert_eq!(
+                store.get_run(&run, None).await.unwrap().unwrap().status,
+                RunStatus::Running,
+                "on_disconnect=continue: the run goes on"
+            );
+            let cancel = request(
+                addr,
+                "POST",
+                &format!("/threads/{thread}/runs/{run}/cancel?wait=1"),
+                &[],
+                b"",
+            )
+            .await;
+            assert_eq!(cancel.status, 200);
+        }
+    }
+    // A wait, left before its answer: the same.
+    let thread = post(addr, "/threads", json!({})).await;
+    let thread = thread["thread_id"].as_str().unwrap().to_owned();
+    let body = json!({"assistant_id": "steps", "input": {}, "on_disconnect": "cancel"});
+    read_until_then_leave(
+        addr,
+        &format!("/threads/{thread}/runs/wait"),
+        &body,
+        "\r\n\r\n",
+    )
+    .await;
+    let runs = store
+        .list_runs(Some(&thread), Default::default())
+        .await
+        .unwrap();
+    wait_for_status(&store, &runs[0].run_id, RunStatus::Interrupted).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_after_seconds_waits_its_time() {
+    let store = Store::memory();
+    let addr = steps_server(&store, Two::Quick).await;
+    let thread = post(addr, "/threads", json!({})).await;
+    let thread = thread["thread_id"].as_str().unwrap().to_owned();
+    let run = post(
+        addr,
+        &format!("/threads/{thread}/runs"),
+        json!({"assistant_id": "steps", "input": {}, "after_seconds": 1.5}),
+    )
+    .await;
+    let run = run["run_id"].as_str().unwrap().to_owned();
+    // Idle workers do not take it before its time.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        store.get_run(&run, None).await.unwrap().unwrap().status,
+        RunStatus::Pending
+    );
+    let values = joined(addr, &thread, &run).await;
+    assert_eq!(values["log"], json!(["one", "two", "three"]));
+    for bad in [json!(-1), json!(1e12), json!("soon")] {
+        let body = json!({"assistant_id": "steps", "input": {}, "after_seconds": bad}).to_string();
+        let response = request(
+            addr,
+            "POST",
+            &format!("/threads/{thread}/runs"),
+            &[("content-type", "application/json")],
+            body.as_bytes(),
+        )
+        .await;
+        assert_eq!(
+            response.status,
+            422,
+            "{bad}: {}",
+            String::from_utf8_lossy(&response.body)
+        );
+        assert!(String::from_utf8_lossy(&response.body).contains("after_seconds"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_whose_workers_keep_dying_ends_in_error() {
+    let store = Store::memory();
+    // Created by an API-only server: no worker of its own.
+    let api = Server::new(store.clone())
+        .workers(0)
+        .assistant("steps", steps(Two::Quick));
+    let addr = serve(api.router::<Steps>()).await;
+    let (thread, run) = start_run(addr).await;
+    // Three workers took it and stopped mid-run.
+    for _ in 0..3 {
+        let claim = store
+            .claim_run("doomed", Duration::from_secs(30))
+            .await
+            .unwrap()
+            .unwrap();
+        store.release_run(claim).await.unwrap();
+    }
+    let _workers = Server::new(store.clone())
+        .workers(1)
+        .assistant("steps", steps(Two::Quick))
+        .start_workers();
+    wait_for_status(&store, &run, RunStatus::Error).await;
+    let events = store.run_events(&run, 0, 10).await.unwrap();
+    let last = events.last().unwrap();
+    assert_eq!(last.event, "error");
+    assert_eq!(last.data["error"], "RunAttemptsExceeded");
+    // Nothing ran: the thread has no step.
+    let state = request(addr, "GET", &format!("/threads/{thread}/state"), &[], b"").await;
+    let state = state.json();
+    assert_eq!(
+        (&state["values"]["log"], &state["metadata"]["step"]),
+        (&json!([]), &json!(0)),
+        "{state}"
+    );
+}
