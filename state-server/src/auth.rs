@@ -153,9 +153,21 @@ pub(crate) async fn authenticate(
                 StatusCode::FORBIDDEN => ApiError::forbidden(refusal.message),
                 _ => ApiError::unauthorized(&refusal.message, "Bearer realm=\"state-server\""),
             };
-            error.into_response()
+            closing(error.into_response())
         }
     }
+}
+
+/// An answer given before the request's body was read: the connection
+/// closes after it (hyper would otherwise close it at once, or read the
+/// body's rest as the next request), so a client does not send its next
+/// request on a connection that is going away.
+fn closing(mut response: Response) -> Response {
+    response.headers_mut().insert(
+        axum::http::header::CONNECTION,
+        axum::http::HeaderValue::from_static("close"),
+    );
+    response
 }
 
 /// The owner a request acts as: its identity's id, or `None` (any owner)
@@ -206,10 +218,12 @@ pub(crate) async fn gate(State(store): State<Store>, request: Request, next: Nex
         || path.starts_with("/inspector.")
         || (path == "/threads" && request.method() == Method::GET);
     if whole_store {
-        return ApiError::forbidden(format!(
-            "{path} reads every thread: it is for admin identities"
-        ))
-        .into_response();
+        return closing(
+            ApiError::forbidden(format!(
+                "{path} reads every thread: it is for admin identities"
+            ))
+            .into_response(),
+        );
     }
     let thread = params.as_ref().and_then(|params| {
         params
@@ -227,7 +241,9 @@ pub(crate) async fn gate(State(store): State<Store>, request: Request, next: Nex
             Err(_) => true,
         };
         if !visible {
-            return ApiError::missing(format!("Thread with ID {thread} not found")).into_response();
+            return closing(
+                ApiError::missing(format!("Thread with ID {thread} not found")).into_response(),
+            );
         }
     }
     next.run(request).await

@@ -329,8 +329,33 @@ impl Worker {
                             return;
                         }
                     };
-                    match item {
-                        Ok(Streamed::Event(name, data)) => match append(&name, data).await {
+                    // What else is ready goes with it: one write (one
+                    // commit) for the events the graph made meanwhile.
+                    let mut items = vec![item];
+                    while let Ok(more) = events.try_recv() {
+                        items.push(more);
+                    }
+                    let mut batch = Vec::new();
+                    let mut failed = false;
+                    for item in items {
+                        match item {
+                            Ok(Streamed::Event(name, data)) => {
+                                batch.push(RunEventIn::new(&name, data));
+                            }
+                            Ok(Streamed::Paused) => {
+                                end = (RunStatus::Interrupted, Some(ThreadStatus::Interrupted));
+                            }
+                            Ok(Streamed::Done) => end = (RunStatus::Success, None),
+                            Err(error) => {
+                                let data =
+                                    json!({"error": error.kind(), "message": error.message()});
+                                batch.push(RunEventIn::new("error", data));
+                                end = (RunStatus::Error, None);
+                            }
+                        }
+                    }
+                    if !batch.is_empty() {
+                        match store.append_run_events(&claim, &batch).await {
                             Ok(Some(_)) => {}
                             Ok(None) => {
                                 // The lease was lost: another worker has it.
@@ -340,18 +365,12 @@ impl Worker {
                             Err(error) => {
                                 let _ = append("error", fail(error.to_string())).await;
                                 end = (RunStatus::Error, None);
-                                break;
+                                failed = true;
                             }
-                        },
-                        Ok(Streamed::Paused) => {
-                            end = (RunStatus::Interrupted, Some(ThreadStatus::Interrupted));
                         }
-                        Ok(Streamed::Done) => end = (RunStatus::Success, None),
-                        Err(error) => {
-                            let data = json!({"error": error.kind(), "message": error.message()});
-                            let _ = append("error", data).await;
-                            end = (RunStatus::Error, None);
-                        }
+                    }
+                    if failed {
+                        break;
                     }
                 }
                 driver.abort();
