@@ -24,6 +24,11 @@
 //!   per second. (On SQLite the eight share one write lock: see
 //!   BENCHMARKS.md on what waiting for it costs.)
 //!
+//! - `concurrent/sqlite/{1,4,16,64}`: that many tasks appending at once,
+//!   each to a thread of its own (100 messages): time per step of all of
+//!   them together. The steps ready at once share one commit (the group
+//!   commit, `backend/sqlite_group.rs`).
+//!
 //! - `bare_commit/sqlite`: the step's baseline: the same row (the same
 //!   columns and bytes: thread id, seq, kind, the delta's JSON, metadata,
 //!   version, time) inserted into a table of the same shape in another
@@ -101,6 +106,7 @@ fn main() {
     watched(&mut c, &rt);
     load(&mut c, &rt);
     workers(&mut c, &rt);
+    concurrent(&mut c, &rt);
     c.final_summary();
     if paired_wanted("STATE_STORE_PAIRED", "step_vs_commit") {
         step_vs_commit(&rt);
@@ -516,9 +522,9 @@ fn load(c: &mut Criterion, rt: &Runtime) {
 }
 
 /// Eight threads, one per worker, each prefilled with `history` messages.
-async fn worker_threads(store: &Store, history: usize) -> Vec<Thread<Chat>> {
+async fn worker_threads(store: &Store, history: usize, workers: usize) -> Vec<Thread<Chat>> {
     let mut threads = Vec::new();
-    for w in 0..WORKERS {
+    for w in 0..workers {
         let id = format!("worker{w}-{}", next_number());
         threads.push(prefill(store, &id, history).await);
     }
@@ -528,11 +534,12 @@ async fn worker_threads(store: &Store, history: usize) -> Vec<Thread<Chat>> {
 /// `iters` steps shared by the workers, each on its own thread; the wall
 /// time from the first spawn to the last worker's end.
 async fn run_workers(threads: &mut Vec<Thread<Chat>>, iters: u64) -> Duration {
+    let workers = threads.len() as u64;
     let jobs: Vec<_> = threads
         .drain(..)
         .enumerate()
         .map(|(w, thread)| {
-            let share = iters / WORKERS as u64 + u64::from((w as u64) < iters % WORKERS as u64);
+            let share = iters / workers + u64::from((w as u64) < iters % workers);
             (thread, step_deltas(share))
         })
         .collect();
@@ -554,6 +561,34 @@ async fn run_workers(threads: &mut Vec<Thread<Chat>>, iters: u64) -> Duration {
     start.elapsed()
 }
 
+/// `concurrent/sqlite/N`: N tasks appending at once, each to a thread of
+/// its own (of 100 messages): the group commit's curve (one commit for the
+/// steps ready together).
+fn concurrent(c: &mut Criterion, rt: &Runtime) {
+    let counts: &[usize] = if benchmarking() {
+        &[1, 4, 16, 64]
+    } else {
+        &[4]
+    };
+    let mut group = c.benchmark_group("concurrent");
+    group.throughput(Throughput::Elements(1));
+    for &n in counts {
+        let mut setup: Option<(BenchStore, Vec<Thread<Chat>>)> = None;
+        group.bench_function(BenchmarkId::new("sqlite", n), |b| {
+            if setup.is_none() {
+                setup = Some(rt.block_on(async {
+                    let store = BenchStore::open(Kind::Sqlite).await;
+                    let threads = worker_threads(&store.store, 100, n).await;
+                    (store, threads)
+                }));
+            }
+            let (_, threads) = setup.as_mut().expect("set up above");
+            b.iter_custom(|iters| rt.block_on(run_workers(threads, iters)));
+        });
+    }
+    group.finish();
+}
+
 fn workers(c: &mut Criterion, rt: &Runtime) {
     let history = if benchmarking() { WORKER_HISTORY } else { 100 };
     let mut group = c.benchmark_group("workers8");
@@ -564,7 +599,7 @@ fn workers(c: &mut Criterion, rt: &Runtime) {
             if setup.is_none() {
                 setup = Some(rt.block_on(async {
                     let store = BenchStore::open(kind).await;
-                    let threads = worker_threads(&store.store, history).await;
+                    let threads = worker_threads(&store.store, history, WORKERS).await;
                     (store, threads)
                 }));
             }

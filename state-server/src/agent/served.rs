@@ -463,7 +463,7 @@ mod tests {
             .run(
                 "t".into(),
                 RunRequest {
-                    modes: vec!["debug".into()],
+                    modes: vec!["events".into()],
                     ..RunRequest::default()
                 },
             )
@@ -474,7 +474,7 @@ mod tests {
         assert!(
             refused
                 .message()
-                .starts_with("stream_mode: \"debug\" is not served yet")
+                .starts_with("stream_mode: \"events\" is not served yet")
         );
         let bad = served
             .run(

@@ -20,6 +20,8 @@ mod sql;
 mod sql_items;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql_runs;
+#[cfg(feature = "sqlite")]
+mod sqlite_group;
 
 pub(crate) use memory::{Decoded, Latest, Memory};
 #[cfg(feature = "postgres")]

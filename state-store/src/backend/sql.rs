@@ -248,6 +248,20 @@ fn from_db(thread: &str, what: &'static str, seq: i64) -> Result<u64, StoreError
     })
 }
 
+/// How a backend's write transaction ends: [`commit`](WriteTx::commit)
+/// returns once its writes are durable (dropped without it, they are
+/// rolled back).
+pub(crate) trait WriteTx {
+    /// Commits (or, in a group, waits for the group's commit).
+    fn commit(self) -> impl std::future::Future<Output = Result<(), sqlx::Error>> + Send;
+}
+
+impl<DB: sqlx::Database> WriteTx for sqlx::Transaction<'static, DB> {
+    fn commit(self) -> impl std::future::Future<Output = Result<(), sqlx::Error>> + Send {
+        sqlx::Transaction::commit(self)
+    }
+}
+
 fn db_error(context: String) -> impl FnOnce(sqlx::Error) -> StoreError {
     move |e| StoreError::backend(context, e)
 }
@@ -271,7 +285,9 @@ macro_rules! sql_backend {
         $(#[$doc:meta])*
         $name:ident, $db:ty, $pool:ty,
         write = $write:expr, read = $read:expr, lock = $lock:expr,
-        queue_writes = $queue:expr, write_pool = $write_pool:path, collate = $collate:expr,
+        queue_writes = $queue:expr, write_pool = $write_pool:path,
+        group = $group:ty, make_group = $make_group:path, write_tx = $write_tx:path,
+        collate = $collate:expr,
         append_in_one_call = $append_in_one_call:path,
         move_head = $move_head:expr, delete_thread = $delete_thread:expr, create_fork = $create_fork:expr,
         item_tables = $item_tables:expr, run_base = $run_base:expr, dialect = $dialect:expr,
@@ -285,6 +301,9 @@ macro_rules! sql_backend {
             writes: $pool,
             /// Writers of this process, in arrival order (see `queue_writes`).
             writers: Option<std::sync::Arc<tokio::sync::Mutex<()>>>,
+            /// The group committer of the writes (SQLite on a file), which
+            /// queues them itself.
+            group: Option<$group>,
         }
 
         impl $name {
@@ -292,23 +311,33 @@ macro_rules! sql_backend {
             pub async fn new(pool: $pool) -> Result<Self, StoreError> {
                 let writers = $queue.then(|| std::sync::Arc::new(tokio::sync::Mutex::new(())));
                 let writes = $write_pool(&pool).await;
-                let backend = $name { pool, writes, writers };
+                let mut backend = $name { pool, writes, writers, group: None };
                 backend.init().await?;
+                backend.group = $make_group(&backend.pool, &backend.writes)
+                    .await
+                    .map_err(db_error("opening the write connection".to_owned()))?;
                 Ok(backend)
+            }
+
+            /// A write transaction: in the group commit where there is one
+            /// (its `commit` returns once durable), else one of its own
+            /// (which the caller begins after [`queue`](Self::queue)).
+            async fn write_tx(&self) -> Result<impl std::ops::DerefMut<Target = <$db as sqlx::Database>::Connection> + WriteTx + Send + 'static, sqlx::Error> {
+                $write_tx(&self.writes, self.group.as_ref(), $write).await
             }
 
             /// Waits for this process's earlier writers, where the database
             /// would make them poll for its lock instead.
             async fn queue(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
                 match &self.writers {
-                    Some(writers) => Some(writers.lock().await),
-                    None => None,
+                    Some(writers) if self.group.is_none() => Some(writers.lock().await),
+                    _ => None,
                 }
             }
 
             async fn init(&self) -> Result<(), StoreError> {
                 let context = || "creating the store's tables".to_owned();
-                let mut tx = self.writes.begin_with($write).await.map_err(db_error(context()))?;
+                let mut tx = self.write_tx().await.map_err(db_error(context()))?;
                 // Under the write lock (SQLite) or the advisory lock
                 // (PostgreSQL), one worker at a time gets past here.
                 if let Some(lock) = $lock {
@@ -353,13 +382,15 @@ macro_rules! sql_backend {
 
             pub async fn open(&self, thread: &str, now: i64) -> Result<(), StoreError> {
                 let _queued = self.queue().await;
+                let context = || format!("opening thread \"{thread}\"");
+                let mut tx = self.write_tx().await.map_err(db_error(context()))?;
                 sqlx::query(OPEN_THREAD)
                     .bind(thread)
                     .bind(now)
-                    .execute(&self.writes)
+                    .execute(&mut *tx)
                     .await
-                    .map_err(db_error(format!("opening thread \"{thread}\"")))?;
-                Ok(())
+                    .map_err(db_error(context()))?;
+                tx.commit().await.map_err(db_error(context()))
             }
 
             pub async fn load(&self, thread: &str, upto: Option<u64>) -> Result<Option<LogTail>, StoreError> {
@@ -427,10 +458,15 @@ macro_rules! sql_backend {
                 let failed = |e| StoreError::backend(format!("appending step {} to thread \"{thread}\"", step.seq), e);
                 // The head moves only from the expected step: a stale writer
                 // changes no row and learns the stored head below.
-                let moved = match $append_in_one_call(&self.writes, thread, step).await {
+                // (The group commit takes the write connection for good.)
+                let one_call = match &self.group {
+                    None => $append_in_one_call(&self.writes, thread, step).await,
+                    Some(_) => None,
+                };
+                let moved = match one_call {
                     Some(moved) => moved.map_err(failed)?,
                     None => {
-                        let mut tx = self.writes.begin_with($write).await.map_err(failed)?;
+                        let mut tx = self.write_tx().await.map_err(failed)?;
                         let moved = sqlx::query($move_head)
                             .bind(thread)
                             .bind(to_db(step.seq))
@@ -443,9 +479,19 @@ macro_rules! sql_backend {
                         if moved == 1 {
                             insert_step(&mut *tx, thread, step).await.map_err(failed)?;
                             tx.commit().await.map_err(failed)?;
+                            return Ok(Appended::Committed);
                         }
-                        // Else the transaction rolls back when dropped.
-                        moved
+                        // Why not, in the same transaction (rolled back when
+                        // dropped: it wrote nothing).
+                        let head: Option<(i64,)> = sqlx::query_as(SELECT_HEAD)
+                            .bind(thread)
+                            .fetch_optional(&mut *tx)
+                            .await
+                            .map_err(failed)?;
+                        return Ok(match head {
+                            Some((head,)) => Appended::Conflict { stored: from_db(thread, "thread head", head)? },
+                            None => Appended::NoThread,
+                        });
                     }
                 };
                 if moved == 1 {
@@ -477,8 +523,9 @@ macro_rules! sql_backend {
             pub async fn snapshot(&self, thread: &str, snapshot: &SnapshotRow) -> Result<(), StoreError> {
                 let _queued = self.queue().await;
                 let context = || format!("writing a snapshot of thread \"{thread}\" at step {}", snapshot.seq);
-                let mut conn = self.writes.acquire().await.map_err(db_error(context()))?;
-                insert_snapshot(&mut *conn, thread, snapshot).await.map_err(db_error(context()))
+                let mut tx = self.write_tx().await.map_err(db_error(context()))?;
+                insert_snapshot(&mut *tx, thread, snapshot).await.map_err(db_error(context()))?;
+                tx.commit().await.map_err(db_error(context()))
             }
 
             pub async fn steps(&self, thread: &str, from: u64, to: u64) -> Result<Vec<StepRow>, StoreError> {
@@ -547,7 +594,7 @@ macro_rules! sql_backend {
             pub async fn delete(&self, thread: &str) -> Result<(bool, Vec<String>), StoreError> {
                 let _queued = self.queue().await;
                 let context = || format!("deleting thread \"{thread}\"");
-                let mut tx = self.writes.begin_with($write).await.map_err(db_error(context()))?;
+                let mut tx = self.write_tx().await.map_err(db_error(context()))?;
                 // Its runs in flight: their workers and readers are told.
                 let inflight: Vec<(String, String)> = sqlx::query_as(crate::backend::sql_runs::INFLIGHT_RUNS)
                     .bind(thread)
@@ -593,7 +640,7 @@ macro_rules! sql_backend {
             ) -> Result<bool, StoreError> {
                 let _queued = self.queue().await;
                 let context = || format!("forking thread \"{parent}\" at step {parent_seq} into \"{thread}\"");
-                let mut tx = self.writes.begin_with($write).await.map_err(db_error(context()))?;
+                let mut tx = self.write_tx().await.map_err(db_error(context()))?;
                 let created = sqlx::query($create_fork)
                     .bind(thread)
                     .bind(to_db(parent_seq))
@@ -620,7 +667,7 @@ macro_rules! sql_backend {
             pub async fn compact(&self, thread: &str) -> Result<Removed, StoreError> {
                 let _queued = self.queue().await;
                 let context = || format!("compacting thread \"{thread}\"");
-                let mut tx = self.writes.begin_with($write).await.map_err(db_error(context()))?;
+                let mut tx = self.write_tx().await.map_err(db_error(context()))?;
                 let (latest,): (Option<i64>,) = sqlx::query_as(SELECT_LATEST_SNAPSHOT_SEQ)
                     .bind(thread)
                     .fetch_one(&mut *tx)
@@ -803,6 +850,10 @@ mod sqlite {
         queue_writes = true,
         // One connection of its own for the writes: see `write_pool`.
         write_pool = write_pool,
+        // Many writers' writes in one commit: see `sqlite_group.rs`.
+        group = crate::backend::sqlite_group::Group,
+        make_group = make_group,
+        write_tx = write_tx,
         // Ids compare bytewise already (BINARY).
         collate = "",
         // The whole append in one call: see `APPEND_IN_ONE_CALL`.
@@ -852,6 +903,73 @@ mod sqlite {
             .idle_timeout(None)
             .max_lifetime(None)
             .connect_lazy_with((*pool.connect_options()).clone())
+    }
+
+    /// The group committer of a database file's writes (`sqlite_group.rs`);
+    /// none for an in-memory database, whose one pool also reads.
+    pub(super) async fn make_group(
+        pool: &sqlx::SqlitePool,
+        writes: &sqlx::SqlitePool,
+    ) -> Result<Option<crate::backend::sqlite_group::Group>, sqlx::Error> {
+        let file: Option<String> =
+            sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
+                .fetch_optional(pool)
+                .await?;
+        if file.is_none_or(|file| file.is_empty()) {
+            return Ok(None);
+        }
+        crate::backend::sqlite_group::Group::new(writes)
+            .await
+            .map(Some)
+    }
+
+    /// A SQLite write: a writer of the group commit, or (an in-memory
+    /// database) a transaction of its own after this process's earlier
+    /// writers.
+    pub(crate) enum SqliteWrite {
+        Group(crate::backend::sqlite_group::Writer),
+        Plain(sqlx::Transaction<'static, sqlx::Sqlite>),
+    }
+
+    impl std::ops::Deref for SqliteWrite {
+        type Target = sqlx::SqliteConnection;
+
+        fn deref(&self) -> &sqlx::SqliteConnection {
+            match self {
+                SqliteWrite::Group(writer) => writer,
+                SqliteWrite::Plain(tx) => tx,
+            }
+        }
+    }
+
+    impl std::ops::DerefMut for SqliteWrite {
+        fn deref_mut(&mut self) -> &mut sqlx::SqliteConnection {
+            match self {
+                SqliteWrite::Group(writer) => writer,
+                SqliteWrite::Plain(tx) => tx,
+            }
+        }
+    }
+
+    impl WriteTx for SqliteWrite {
+        async fn commit(self) -> Result<(), sqlx::Error> {
+            match self {
+                SqliteWrite::Group(writer) => writer.commit().await,
+                SqliteWrite::Plain(tx) => tx.commit().await,
+            }
+        }
+    }
+
+    /// Begins a write (see [`SqliteWrite`]).
+    pub(super) async fn write_tx(
+        writes: &sqlx::SqlitePool,
+        group: Option<&crate::backend::sqlite_group::Group>,
+        begin: &'static str,
+    ) -> Result<SqliteWrite, sqlx::Error> {
+        match group {
+            Some(group) => Ok(SqliteWrite::Group(group.begin().await?)),
+            None => Ok(SqliteWrite::Plain(writes.begin_with(begin).await?)),
+        }
     }
 
     /// Appends `step` in one call (`APPEND_IN_ONE_CALL`): `Some` of the
@@ -987,6 +1105,19 @@ mod postgres {
 
     /// PostgreSQL appends in a transaction: its driver runs several
     /// statements in one call only without parameters.
+    async fn no_group(_: &sqlx::PgPool, _: &sqlx::PgPool) -> Result<Option<()>, sqlx::Error> {
+        Ok(None)
+    }
+
+    /// A write transaction of its own.
+    async fn write_tx(
+        writes: &sqlx::PgPool,
+        _: Option<&()>,
+        begin: &'static str,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, sqlx::Error> {
+        writes.begin_with(begin).await
+    }
+
     async fn no_one_call(
         _: &sqlx::PgPool,
         _: &str,
@@ -1008,6 +1139,10 @@ mod postgres {
         queue_writes = false,
         // Writes on the pool, many at once.
         write_pool = same_pool,
+        // Each write commits on its own: the server commits many at once.
+        group = (),
+        make_group = no_group,
+        write_tx = write_tx,
         // Ids compared bytewise, as SQLite and the memory backend do,
         // whatever the database's collation.
         collate = " COLLATE \"C\"",

@@ -36,11 +36,7 @@ macro_rules! sql_items {
                         shown(write.prefix)
                     )
                 };
-                let mut tx = self
-                    .writes
-                    .begin_with($write)
-                    .await
-                    .map_err(db_error(context()))?;
+                let mut tx = self.write_tx().await.map_err(db_error(context()))?;
                 sqlx::query($dialect.upsert_item())
                     .bind(write.prefix)
                     .bind(write.key)
@@ -97,11 +93,7 @@ macro_rules! sql_items {
                 use $crate::items::shown_text as shown;
                 let _queued = self.queue().await;
                 let context = || format!("deleting item {key:?} in namespace {}", shown(prefix));
-                let mut tx = self
-                    .writes
-                    .begin_with($write)
-                    .await
-                    .map_err(db_error(context()))?;
+                let mut tx = self.write_tx().await.map_err(db_error(context()))?;
                 sqlx::query(DELETE_VECTORS)
                     .bind(prefix)
                     .bind(key)

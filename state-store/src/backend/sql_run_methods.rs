@@ -62,11 +62,7 @@ macro_rules! sql_runs {
                 let _queued = self.queue().await;
                 let run = &new.row;
                 let context = || format!("creating run \"{}\"", run.run_id);
-                let mut tx = self
-                    .writes
-                    .begin_with($write)
-                    .await
-                    .map_err(db_error(context()))?;
+                let mut tx = self.write_tx().await.map_err(db_error(context()))?;
                 let mut touched = Vec::new();
                 if let Some(thread) = run.thread_id.as_deref() {
                     if new.create_thread {
@@ -190,11 +186,7 @@ macro_rules! sql_runs {
                 // once; the unique index refuses the second, which tries
                 // again and then sees the thread busy.
                 for _ in 0..16 {
-                    let mut tx = self
-                        .writes
-                        .begin_with($write)
-                        .await
-                        .map_err(db_error(context()))?;
+                    let mut tx = self.write_tx().await.map_err(db_error(context()))?;
                     let row: Option<RunTuple> = match sqlx::query_as($claim)
                         .bind(worker)
                         .bind(now)
@@ -218,12 +210,14 @@ macro_rules! sql_runs {
                     // never waits for a thread record (a creation holds the
                     // record and may wait for the run).
                     if let Some(thread) = row.thread_id.as_deref() {
+                        let mut tx = self.write_tx().await.map_err(db_error(context()))?;
                         sqlx::query(MARK_THREAD_BUSY)
                             .bind(thread)
                             .bind(now)
-                            .execute(&self.writes)
+                            .execute(&mut *tx)
                             .await
                             .map_err(db_error(context()))?;
+                        tx.commit().await.map_err(db_error(context()))?;
                     }
                     return Ok(Some(row));
                 }
@@ -237,6 +231,8 @@ macro_rules! sql_runs {
                 until: i64,
             ) -> Result<Option<Option<String>>, StoreError> {
                 let _queued = self.queue().await;
+                let context = || format!("renewing the lease of run \"{}\"", fence.run_id);
+                let mut tx = self.write_tx().await.map_err(db_error(context()))?;
                 let row: Option<(Option<String>,)> =
                     sqlx::query_as($crate::backend::sql_runs::RENEW_RUN)
                         .bind(fence.run_id)
@@ -244,12 +240,10 @@ macro_rules! sql_runs {
                         .bind(fence.attempt)
                         .bind(now)
                         .bind(until)
-                        .fetch_optional(&self.writes)
+                        .fetch_optional(&mut *tx)
                         .await
-                        .map_err(db_error(format!(
-                            "renewing the lease of run \"{}\"",
-                            fence.run_id
-                        )))?;
+                        .map_err(db_error(context()))?;
+                tx.commit().await.map_err(db_error(context()))?;
                 Ok(row.map(|(cancel,)| cancel))
             }
 
@@ -263,11 +257,7 @@ macro_rules! sql_runs {
                 use $crate::backend::sql_runs::*;
                 let _queued = self.queue().await;
                 let context = || format!("finishing run \"{}\"", fence.run_id);
-                let mut tx = self
-                    .writes
-                    .begin_with($write)
-                    .await
-                    .map_err(db_error(context()))?;
+                let mut tx = self.write_tx().await.map_err(db_error(context()))?;
                 if let Some(thread) = fence.thread_id {
                     let _: Option<RecordTuple> = sqlx::query_as($record)
                         .bind(thread)
@@ -311,11 +301,7 @@ macro_rules! sql_runs {
                 use $crate::backend::sql_runs::*;
                 let _queued = self.queue().await;
                 let context = || format!("releasing run \"{}\"", fence.run_id);
-                let mut tx = self
-                    .writes
-                    .begin_with($write)
-                    .await
-                    .map_err(db_error(context()))?;
+                let mut tx = self.write_tx().await.map_err(db_error(context()))?;
                 let released = sqlx::query(RELEASE_RUN)
                     .bind(fence.run_id)
                     .bind(fence.worker)
@@ -383,11 +369,7 @@ macro_rules! sql_runs {
                 use $crate::backend::sql_runs::*;
                 let _queued = self.queue().await;
                 let context = || format!("cancelling run \"{run_id}\"");
-                let mut tx = self
-                    .writes
-                    .begin_with($write)
-                    .await
-                    .map_err(db_error(context()))?;
+                let mut tx = self.write_tx().await.map_err(db_error(context()))?;
                 Self::lock_run_thread(&mut *tx, run_id)
                     .await
                     .map_err(db_error(context()))?;
@@ -460,11 +442,7 @@ macro_rules! sql_runs {
                 use $crate::backend::sql_runs::*;
                 let _queued = self.queue().await;
                 let context = || format!("deleting run \"{run_id}\"");
-                let mut tx = self
-                    .writes
-                    .begin_with($write)
-                    .await
-                    .map_err(db_error(context()))?;
+                let mut tx = self.write_tx().await.map_err(db_error(context()))?;
                 Self::lock_run_thread(&mut *tx, run_id)
                     .await
                     .map_err(db_error(context()))?;
@@ -509,11 +487,7 @@ macro_rules! sql_runs {
                 use $crate::backend::sql_runs::*;
                 let _queued = self.queue().await;
                 let context = || format!("appending events to run \"{}\"", fence.run_id);
-                let mut tx = self
-                    .writes
-                    .begin_with($write)
-                    .await
-                    .map_err(db_error(context()))?;
+                let mut tx = self.write_tx().await.map_err(db_error(context()))?;
                 let count = i64::try_from(events.len()).unwrap_or(i64::MAX);
                 // The fence and the numbers in one statement: a lost lease
                 // changes no row and writes no event.
@@ -576,12 +550,16 @@ macro_rules! sql_runs {
 
             pub async fn prune_run_events(&self, before: i64) -> Result<u64, StoreError> {
                 let _queued = self.queue().await;
-                Ok(sqlx::query($crate::backend::sql_runs::PRUNE_EVENTS)
+                let context = || "pruning the events of ended runs".to_owned();
+                let mut tx = self.write_tx().await.map_err(db_error(context()))?;
+                let pruned = sqlx::query($crate::backend::sql_runs::PRUNE_EVENTS)
                     .bind(before)
-                    .execute(&self.writes)
+                    .execute(&mut *tx)
                     .await
-                    .map_err(db_error("pruning the events of ended runs".to_owned()))?
-                    .rows_affected())
+                    .map_err(db_error(context()))?
+                    .rows_affected();
+                tx.commit().await.map_err(db_error(context()))?;
+                Ok(pruned)
             }
 
             pub async fn next_run_due(&self, now: i64) -> Result<Option<i64>, StoreError> {
@@ -606,6 +584,8 @@ macro_rules! sql_runs {
                 row: &$crate::backend::runs::ThreadRecordRow,
             ) -> Result<bool, StoreError> {
                 let _queued = self.queue().await;
+                let context = || format!("creating the record of thread \"{}\"", row.thread_id);
+                let mut tx = self.write_tx().await.map_err(db_error(context()))?;
                 let inserted = sqlx::query($crate::backend::sql_runs::INSERT_RECORD)
                     .bind(&row.thread_id)
                     .bind(&row.metadata)
@@ -613,13 +593,11 @@ macro_rules! sql_runs {
                     .bind(row.owner.as_deref())
                     .bind(row.created_at)
                     .bind(row.updated_at)
-                    .execute(&self.writes)
+                    .execute(&mut *tx)
                     .await
-                    .map_err(db_error(format!(
-                        "creating the record of thread \"{}\"",
-                        row.thread_id
-                    )))?
+                    .map_err(db_error(context()))?
                     .rows_affected();
+                tx.commit().await.map_err(db_error(context()))?;
                 Ok(inserted == 1)
             }
 
@@ -646,11 +624,7 @@ macro_rules! sql_runs {
                 use $crate::backend::sql_runs::*;
                 let _queued = self.queue().await;
                 let context = || format!("updating the record of thread \"{id}\"");
-                let mut tx = self
-                    .writes
-                    .begin_with($write)
-                    .await
-                    .map_err(db_error(context()))?;
+                let mut tx = self.write_tx().await.map_err(db_error(context()))?;
                 let row: Option<RecordTuple> = sqlx::query_as($record)
                     .bind(id)
                     .fetch_optional(&mut *tx)
@@ -682,14 +656,17 @@ macro_rules! sql_runs {
                 now: i64,
             ) -> Result<bool, StoreError> {
                 let _queued = self.queue().await;
+                let context = || format!("setting the status of thread \"{id}\"");
+                let mut tx = self.write_tx().await.map_err(db_error(context()))?;
                 let changed = sqlx::query($crate::backend::sql_runs::SET_THREAD_STATUS)
                     .bind(id)
                     .bind(status)
                     .bind(now)
-                    .execute(&self.writes)
+                    .execute(&mut *tx)
                     .await
-                    .map_err(db_error(format!("setting the status of thread \"{id}\"")))?
+                    .map_err(db_error(context()))?
                     .rows_affected();
+                tx.commit().await.map_err(db_error(context()))?;
                 Ok(changed == 1)
             }
 
