@@ -117,6 +117,14 @@ impl ObjectText {
         self.settle(mark, written)
     }
 
+    /// A copy of this object with room for `more` bytes of fields after
+    /// it (a `clone` has none: the next field would grow it).
+    pub fn clone_with_room(&self, more: usize) -> ObjectText {
+        let mut text = Vec::with_capacity(self.text.len() + more);
+        text.extend_from_slice(&self.text);
+        ObjectText { text }
+    }
+
     /// Writes every field of `other` after this object's own.
     pub fn extend(&mut self, other: &ObjectText) -> &mut Self {
         if !other.is_empty() {
@@ -142,6 +150,18 @@ impl ObjectText {
         let mark = self.text.len();
         if !self.is_empty() {
             self.text.push(b',');
+        }
+        // The common key (printable ASCII, no quote or backslash) is its
+        // own JSON text: copied, not escaped.
+        if key
+            .bytes()
+            .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+        {
+            self.text.reserve(key.len() + 3);
+            self.text.push(b'"');
+            self.text.extend_from_slice(key.as_bytes());
+            self.text.extend_from_slice(b"\":");
+            return Ok(mark);
         }
         match serde_json::to_writer(&mut self.text, key) {
             Ok(()) => {
@@ -181,6 +201,8 @@ mod tests {
         object
             .field("a \"quoted\" key", &json!({"x": [1, null]}))
             .unwrap()
+            .field("tab\there é", &true)
+            .unwrap()
             .array_field("list", [1u32, 2, 3].iter())
             .unwrap()
             .array_field("none", std::iter::empty::<&u8>())
@@ -191,7 +213,7 @@ mod tests {
         let read: Value = serde_json::from_str(&object.into_string()).unwrap();
         assert_eq!(
             read,
-            json!({"a \"quoted\" key": {"x": [1, null]}, "list": [1, 2, 3], "none": [], "b": "two"})
+            json!({"a \"quoted\" key": {"x": [1, null]}, "tab\there é": true, "list": [1, 2, 3], "none": [], "b": "two"})
         );
     }
 

@@ -371,7 +371,7 @@ impl<S: GraphState> Child<S> {
                 message: e.to_string(),
             },
         };
-        let mut body = ObjectText::with_capacity(256);
+        let mut body = ObjectText::with_capacity(512);
         if let Err(e) = body.array_field("deltas", nodes.iter().map(|(_, delta)| delta)) {
             // Named by the node whose delta it is.
             for (node, delta) in nodes {
@@ -386,7 +386,7 @@ impl<S: GraphState> Child<S> {
                 e,
             ));
         }
-        let mut metadata = self.tags.clone();
+        let mut metadata = self.tags.clone_with_room(64);
         let metadata_error = |e| {
             unstorable(
                 "the subgraph's step metadata cannot be stored".to_owned(),
