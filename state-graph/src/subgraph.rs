@@ -9,9 +9,9 @@ use crate::error::{BoxError, GraphError};
 use crate::node::BoxFuture;
 use crate::outcome::Interrupt;
 use crate::stream::Nested;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use state_core::State;
-use state_store::{Store, StoreError};
+use state_store::{ObjectText, Store, StoreError};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -23,12 +23,9 @@ pub(crate) type LogFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// subgraph task of a superstep.
 pub(crate) trait ChildLog: Send + Sync {
     /// Logs one subgraph step (a step that changes no state of the
-    /// thread); `body` is a JSON object's text.
-    fn log(
-        &self,
-        body: String,
-        metadata: Map<String, Value>,
-    ) -> LogFuture<'_, Result<u64, StoreError>>;
+    /// thread): its body and metadata, written as text.
+    fn log(&self, body: ObjectText, metadata: ObjectText)
+    -> LogFuture<'_, Result<u64, StoreError>>;
 }
 
 /// Everything a subgraph task is given to run: its parent's state, the
@@ -60,6 +57,12 @@ pub(crate) struct SubCall<S, C> {
     /// wrote: its parent's superstep has no other task and nothing reads
     /// the writes (see the runner's `Env::adopt`).
     pub adopt: bool,
+    /// Whether a subgraph of the parent's state type hands back its final
+    /// state with what its steps wrote ([`SubOutcome::Adopted`] with an
+    /// update): its parent's superstep has no other task, and logs or
+    /// streams the writes but need not apply them again (see the runner's
+    /// `Env::hand_back`).
+    pub hand_back: bool,
 }
 
 /// What a subgraph task of a parent of state `S` did.
@@ -70,10 +73,13 @@ pub(crate) enum SubOutcome<S: State> {
         update: Option<S::Delta>,
         handoff: Option<Vec<Goto>>,
     },
-    /// It reached its end, run with [`SubCall::adopt`]: its final state is
-    /// the parent's state after the superstep (no writes to apply again).
+    /// It reached its end, run with [`SubCall::adopt`] or
+    /// [`SubCall::hand_back`]: its final state is the parent's state after
+    /// the superstep (its writes are not applied again); with `hand_back`,
+    /// `update` is what it wrote, for the parent to log.
     Adopted {
         state: Arc<S>,
+        update: Option<S::Delta>,
         handoff: Option<Vec<Goto>>,
     },
     /// A node inside paused or failed: the subgraph's pending body (JSON,

@@ -10,6 +10,7 @@ mod items;
 mod listing;
 mod migrations;
 mod missing;
+mod object_text;
 mod rebuild;
 mod runs;
 mod snapshot;
@@ -24,6 +25,7 @@ pub use items::{
     Embeddings, IndexConfig, IntoNamespace, Item, ListNamespaces, PutItem, SearchItem, SearchItems,
 };
 pub use listing::{ListThreads, ThreadCursor, ThreadInfo, ThreadOrder, ThreadPage};
+pub use object_text::ObjectText;
 pub use runs::{
     CancelAction, Claim, IfExists, IfNotExists, LeaseState, MultitaskStrategy, NewRun, Run,
     RunEvent, RunEventIn, RunFilter, RunStatus, RunWakeups, RunWatch, ThreadRecord, ThreadSearch,

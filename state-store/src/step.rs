@@ -4,6 +4,7 @@
 use crate::backend::StepRow;
 use crate::error::StoreError;
 use crate::migrations::Migrations;
+use crate::object_text::ObjectText;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use state_core::{Delta, State, StateError};
@@ -291,6 +292,15 @@ impl Encoded {
 }
 
 impl Encoded {
+    /// A subgraph's step written as an [`ObjectText`]: an object by
+    /// construction, nothing to check.
+    pub fn subgraph_object(body: ObjectText) -> Encoded {
+        Encoded {
+            kind: StepKind::Subgraph,
+            body: body.into_string(),
+        }
+    }
+
     /// A subgraph's step already written as JSON text: it must be an
     /// object, checked by reading it through (no `Value` built).
     pub fn subgraph_text(thread: &str, body: String) -> Result<Encoded, StoreError> {
@@ -454,10 +464,48 @@ pub(crate) fn from_millis(millis: i64) -> SystemTime {
     UNIX_EPOCH + Duration::from_millis(u64::try_from(millis).unwrap_or(0))
 }
 
-/// Metadata as stored: a JSON object's text.
-pub(crate) fn metadata_text(metadata: &Map<String, Value>) -> String {
-    // A map of JSON values always serializes.
-    serde_json::to_string(metadata).unwrap_or_else(|_| "{}".to_owned())
+/// A step's metadata as its caller gave it: a map, or an object already
+/// written as text ([`ObjectText`], stored as it is).
+pub(crate) enum Metadata {
+    Map(Map<String, Value>),
+    Text(ObjectText),
+}
+
+impl Metadata {
+    pub fn none() -> Metadata {
+        Metadata::Map(Map::new())
+    }
+
+    /// Adds the node names of a superstep under `"nodes"`.
+    pub fn nodes(&mut self, names: Vec<Value>) {
+        match self {
+            Metadata::Map(map) => {
+                map.insert("nodes".to_owned(), Value::Array(names));
+            }
+            // Strings always serialize.
+            Metadata::Text(text) => {
+                let _ = text.array_field("nodes", names.iter());
+            }
+        }
+    }
+
+    /// As stored: a JSON object's text.
+    pub fn into_text(self) -> String {
+        match self {
+            // A map of JSON values always serializes.
+            Metadata::Map(map) => serde_json::to_string(&map).unwrap_or_else(|_| "{}".to_owned()),
+            Metadata::Text(text) => text.into_string(),
+        }
+    }
+}
+
+impl fmt::Debug for Metadata {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Metadata::Map(map) => map.fmt(f),
+            Metadata::Text(text) => text.fmt(f),
+        }
+    }
 }
 
 /// Checks that caller metadata is a JSON object.

@@ -7,11 +7,12 @@ use crate::backend::{Appended, SnapshotRow, StepRow};
 use crate::error::StoreError;
 use crate::handle::{Compaction, Store};
 use crate::migrations::version_of;
+use crate::object_text::ObjectText;
 use crate::rebuild::{rebuild, state_text};
 use crate::snapshot::LogSinceSnapshot;
-use crate::step::{Encoded, StepRecord, metadata_object, metadata_text, now_millis};
+use crate::step::{Encoded, Metadata, StepRecord, metadata_object, now_millis};
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use state_core::{State, StateError};
 use std::fmt;
 use std::ops::RangeBounds;
@@ -188,14 +189,44 @@ where
     pub fn with_metadata(&mut self, metadata: Value) -> WithMetadata<'_, S> {
         WithMetadata {
             thread: self,
-            metadata: metadata_object(metadata),
+            metadata: metadata_object(metadata).map(Metadata::Map),
+        }
+    }
+
+    /// [`with_metadata`](Thread::with_metadata) with the metadata already
+    /// written as text: stored as it is, no [`Value`] built (what a caller
+    /// logging many steps with the same tags does: it writes them once and
+    /// clones the text).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use state_core::{AgentState, State};
+    /// # #[derive(AgentState, Debug)]
+    /// # struct S { #[reducer(append)] log: Vec<String> }
+    /// use state_store::ObjectText;
+    ///
+    /// let store = state_store::Store::memory();
+    /// let mut t = store.thread::<S>("t").await?;
+    /// let mut metadata = ObjectText::new();
+    /// metadata.field("run", "r1")?;
+    /// t.with_metadata_text(metadata).apply_nodes([("a", S::delta().log(vec!["x".into()]))]).await?;
+    /// let history = store.history("t", ..).await?;
+    /// assert_eq!((history[0].metadata["run"].as_str(), history[0].nodes()), (Some("r1"), vec!["a"]));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn with_metadata_text(&mut self, metadata: ObjectText) -> WithMetadata<'_, S> {
+        WithMetadata {
+            thread: self,
+            metadata: Ok(Metadata::Text(metadata)),
         }
     }
 
     /// Applies one delta through the reducers, as one logged step. Returns
     /// the new step number.
     pub async fn apply(&mut self, delta: S::Delta) -> Result<u64, StoreError> {
-        self.apply_with(delta, Map::new()).await
+        self.apply_with(delta, Metadata::none()).await
     }
 
     /// One superstep: the deltas of nodes that ran in parallel, reduced in
@@ -204,7 +235,7 @@ where
         &mut self,
         deltas: impl IntoIterator<Item = S::Delta>,
     ) -> Result<u64, StoreError> {
-        self.apply_all_with(deltas.into_iter().collect(), Map::new())
+        self.apply_all_with(deltas.into_iter().collect(), Metadata::none())
             .await
     }
 
@@ -214,13 +245,13 @@ where
         &mut self,
         nodes: impl IntoIterator<Item = (N, S::Delta)>,
     ) -> Result<u64, StoreError> {
-        self.apply_nodes_with(nodes, Map::new()).await
+        self.apply_nodes_with(nodes, Metadata::none()).await
     }
 
     /// Starts a new turn (turn-scoped fields back to their defaults), as one
     /// logged step.
     pub async fn begin_turn(&mut self) -> Result<u64, StoreError> {
-        self.reset_turn_with(Map::new()).await
+        self.reset_turn_with(Metadata::none()).await
     }
 
     /// Starts a new turn and applies its `input`, as one logged step: the
@@ -252,14 +283,14 @@ where
     /// # }
     /// ```
     pub async fn start_turn(&mut self, input: S::Delta) -> Result<u64, StoreError> {
-        self.start_turn_with(input, Map::new()).await
+        self.start_turn_with(input, Metadata::none()).await
     }
 
     /// Writes `value` at `key` (a field or dotted path), bypassing the
     /// reducer (LangGraph's `update_state` with `as_node` skipped), as one
     /// logged step.
     pub async fn set(&mut self, key: &str, value: Value) -> Result<u64, StoreError> {
-        self.set_with(key, value, Map::new()).await
+        self.set_with(key, value, Metadata::none()).await
     }
 
     /// Logs a pending step ([`StepKind::Pending`](crate::StepKind::Pending)):
@@ -302,7 +333,7 @@ where
     /// # }
     /// ```
     pub async fn log_pending(&mut self, body: Value) -> Result<u64, StoreError> {
-        self.pending_with(body, Map::new()).await
+        self.pending_with(body, Metadata::none()).await
     }
 
     /// Logs a subgraph's step ([`StepKind::Subgraph`](crate::StepKind::Subgraph)):
@@ -311,7 +342,7 @@ where
     /// inside the child goes on from it. As [`log_pending`](Thread::log_pending)
     /// otherwise.
     pub async fn log_subgraph(&mut self, body: Value) -> Result<u64, StoreError> {
-        self.subgraph_with(body, Map::new()).await
+        self.subgraph_with(body, Metadata::none()).await
     }
 
     /// [`log_subgraph`](Thread::log_subgraph) of a body already written as
@@ -342,7 +373,38 @@ where
     /// # }
     /// ```
     pub async fn log_subgraph_text(&mut self, body: String) -> Result<u64, StoreError> {
-        self.subgraph_text_with(body, Map::new()).await
+        self.subgraph_text_with(body, Metadata::none()).await
+    }
+
+    /// [`log_subgraph`](Thread::log_subgraph) of a body written as an
+    /// [`ObjectText`] (say a runner's typed deltas): stored as it is, an
+    /// object by construction, so neither a [`Value`] is built nor the
+    /// text read through to check it.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use state_core::{AgentState, State};
+    /// use state_store::{ObjectText, StepKind};
+    ///
+    /// #[derive(AgentState)]
+    /// struct S {
+    ///     n: u32,
+    /// }
+    ///
+    /// let store = state_store::Store::memory();
+    /// let mut t = store.thread::<S>("t").await?;
+    /// let mut body = ObjectText::new();
+    /// body.array_field("deltas", [S::delta().n(1u32)].iter())?;
+    /// t.log_subgraph_object(body).await?;
+    /// let history = store.history("t", ..).await?;
+    /// assert_eq!(history[0].kind, StepKind::Subgraph);
+    /// assert_eq!(history[0].body["deltas"][0]["n"], 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn log_subgraph_object(&mut self, body: ObjectText) -> Result<u64, StoreError> {
+        self.subgraph_object_with(body, Metadata::none()).await
     }
 
     /// Writes a snapshot of the current state now (the policy also writes
@@ -382,11 +444,7 @@ where
         self.store.state_at(&self.id, seq).await
     }
 
-    async fn apply_with(
-        &mut self,
-        delta: S::Delta,
-        metadata: Map<String, Value>,
-    ) -> Result<u64, StoreError> {
+    async fn apply_with(&mut self, delta: S::Delta, metadata: Metadata) -> Result<u64, StoreError> {
         self.settle().await?;
         let encoded = Encoded::apply::<S>(&self.id, &delta)?;
         let checked = self.state().check(delta).map_err(|e| self.refused(e))?;
@@ -399,7 +457,7 @@ where
     async fn apply_all_with(
         &mut self,
         deltas: Vec<S::Delta>,
-        metadata: Map<String, Value>,
+        metadata: Metadata,
     ) -> Result<u64, StoreError> {
         self.settle().await?;
         let encoded = Encoded::superstep::<S>(&self.id, &deltas)?;
@@ -417,17 +475,17 @@ where
     async fn apply_nodes_with<N: Into<String>>(
         &mut self,
         nodes: impl IntoIterator<Item = (N, S::Delta)>,
-        mut metadata: Map<String, Value>,
+        mut metadata: Metadata,
     ) -> Result<u64, StoreError> {
         let (names, deltas): (Vec<Value>, Vec<S::Delta>) = nodes
             .into_iter()
             .map(|(name, delta)| (Value::String(name.into()), delta))
             .unzip();
-        metadata.insert("nodes".to_owned(), Value::Array(names));
+        metadata.nodes(names);
         self.apply_all_with(deltas, metadata).await
     }
 
-    async fn reset_turn_with(&mut self, metadata: Map<String, Value>) -> Result<u64, StoreError> {
+    async fn reset_turn_with(&mut self, metadata: Metadata) -> Result<u64, StoreError> {
         self.settle().await?;
         self.write(Encoded::begin_turn(), metadata, |state| {
             state.change(S::begin_turn)
@@ -438,7 +496,7 @@ where
     async fn start_turn_with(
         &mut self,
         input: S::Delta,
-        metadata: Map<String, Value>,
+        metadata: Metadata,
     ) -> Result<u64, StoreError> {
         self.settle().await?;
         let encoded = Encoded::start_turn::<S>(&self.id, &input)?;
@@ -480,7 +538,7 @@ where
         &mut self,
         key: &str,
         value: Value,
-        metadata: Map<String, Value>,
+        metadata: Metadata,
     ) -> Result<u64, StoreError> {
         self.settle().await?;
         let encoded = Encoded::set(&self.id, key, &value)?;
@@ -501,21 +559,13 @@ where
         result
     }
 
-    async fn pending_with(
-        &mut self,
-        body: Value,
-        metadata: Map<String, Value>,
-    ) -> Result<u64, StoreError> {
+    async fn pending_with(&mut self, body: Value, metadata: Metadata) -> Result<u64, StoreError> {
         self.settle().await?;
         let encoded = Encoded::pending(&self.id, &body)?;
         self.write(encoded, metadata, |_| {}).await
     }
 
-    async fn subgraph_with(
-        &mut self,
-        body: Value,
-        metadata: Map<String, Value>,
-    ) -> Result<u64, StoreError> {
+    async fn subgraph_with(&mut self, body: Value, metadata: Metadata) -> Result<u64, StoreError> {
         self.settle().await?;
         let encoded = Encoded::subgraph(&self.id, &body)?;
         self.write(encoded, metadata, |_| {}).await
@@ -524,11 +574,21 @@ where
     async fn subgraph_text_with(
         &mut self,
         body: String,
-        metadata: Map<String, Value>,
+        metadata: Metadata,
     ) -> Result<u64, StoreError> {
         let encoded = Encoded::subgraph_text(&self.id, body)?;
         self.settle().await?;
         self.write(encoded, metadata, |_| {}).await
+    }
+
+    async fn subgraph_object_with(
+        &mut self,
+        body: ObjectText,
+        metadata: Metadata,
+    ) -> Result<u64, StoreError> {
+        self.settle().await?;
+        self.write(Encoded::subgraph_object(body), metadata, |_| {})
+            .await
     }
 
     /// Commits one step to the log, then applies it with `commit` (which
@@ -538,14 +598,14 @@ where
     async fn write(
         &mut self,
         encoded: Encoded,
-        metadata: Map<String, Value>,
+        metadata: Metadata,
         commit: impl FnOnce(&mut Cell<S>),
     ) -> Result<u64, StoreError> {
         let row = StepRow {
             seq: self.seq + 1,
             kind: encoded.kind.as_str().to_owned(),
             body: encoded.body,
-            metadata: metadata_text(&metadata),
+            metadata: metadata.into_text(),
             state_version: version_of::<S>(),
             recorded_at: now_millis(),
         };
@@ -663,13 +723,91 @@ where
     }
 }
 
+impl<S> Thread<S>
+where
+    S: State + Clone + Serialize + Send + Sync + 'static,
+    S::Delta: Serialize + Send,
+{
+    /// [`apply_nodes`](Thread::apply_nodes) for a caller that already
+    /// holds the state the deltas make from this thread's state (a graph
+    /// runner whose subgraph ran them one by one on its own copy): the
+    /// deltas are logged as `apply_nodes` logs them, and `state` becomes
+    /// the thread's state, without applying them again.
+    ///
+    /// `state` is trusted: the log is what every other reader (a load,
+    /// [`Store::latest`], another process) rebuilds from, and a `state`
+    /// that is not what replaying the step makes would differ from it in
+    /// this handle only. Deltas that cannot form one superstep (two nodes
+    /// writing one plain field) are refused, as by `apply_nodes`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// use state_core::{AgentState, State};
+    /// use std::sync::Arc;
+    ///
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct S {
+    ///     #[reducer(append)]
+    ///     log: Vec<String>,
+    /// }
+    ///
+    /// let store = state_store::Store::memory();
+    /// let mut t = store.thread::<S>("t").await?;
+    /// let delta = S::delta().log(vec!["one".to_string()]);
+    /// let mut made = t.state().clone();
+    /// made.apply(delta.clone()).unwrap();
+    /// t.adopt_nodes([("a", delta)], Arc::new(made)).await?;
+    ///
+    /// assert_eq!(t.state().log, ["one"]);
+    /// let loaded = store.thread::<S>("t").await?;
+    /// assert_eq!(loaded.state(), t.state());
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// [`Store::latest`]: crate::Store::latest
+    pub async fn adopt_nodes<N: Into<String>>(
+        &mut self,
+        nodes: impl IntoIterator<Item = (N, S::Delta)>,
+        state: Arc<S>,
+    ) -> Result<u64, StoreError> {
+        self.adopt_nodes_with(nodes, state, Metadata::none()).await
+    }
+
+    async fn adopt_nodes_with<N: Into<String>>(
+        &mut self,
+        nodes: impl IntoIterator<Item = (N, S::Delta)>,
+        state: Arc<S>,
+        mut metadata: Metadata,
+    ) -> Result<u64, StoreError> {
+        let (names, deltas): (Vec<Value>, Vec<S::Delta>) = nodes
+            .into_iter()
+            .map(|(name, delta)| (Value::String(name.into()), delta))
+            .unzip();
+        metadata.nodes(names);
+        self.settle().await?;
+        let encoded = Encoded::superstep::<S>(&self.id, &deltas)?;
+        if deltas.len() > 1 {
+            let mut merged = S::delta();
+            for delta in deltas {
+                merged = state_core::Delta::merge(merged, delta).map_err(|e| self.refused(e))?;
+            }
+        }
+        self.write(encoded, metadata, |cell| {
+            *cell = Cell::Shared(state, <S as Clone>::clone);
+        })
+        .await
+    }
+}
+
 /// The next step of a thread, with caller metadata: see
 /// [`Thread::with_metadata`].
 #[derive(Debug)]
 #[must_use = "a step is written by calling one of its methods"]
 pub struct WithMetadata<'t, S> {
     thread: &'t mut Thread<S>,
-    metadata: Result<Map<String, Value>, StoreError>,
+    metadata: Result<Metadata, StoreError>,
 }
 
 impl<S> WithMetadata<'_, S>
@@ -754,5 +892,27 @@ where
     pub async fn log_subgraph_text(self, body: String) -> Result<u64, StoreError> {
         let metadata = self.metadata?;
         self.thread.subgraph_text_with(body, metadata).await
+    }
+
+    /// [`Thread::log_subgraph_object`], with this metadata.
+    pub async fn log_subgraph_object(self, body: ObjectText) -> Result<u64, StoreError> {
+        let metadata = self.metadata?;
+        self.thread.subgraph_object_with(body, metadata).await
+    }
+}
+
+impl<S> WithMetadata<'_, S>
+where
+    S: State + Clone + Serialize + Send + Sync + 'static,
+    S::Delta: Serialize + Send,
+{
+    /// [`Thread::adopt_nodes`], with this metadata (plus `"nodes"`).
+    pub async fn adopt_nodes<N: Into<String>>(
+        self,
+        nodes: impl IntoIterator<Item = (N, S::Delta)>,
+        state: Arc<S>,
+    ) -> Result<u64, StoreError> {
+        let metadata = self.metadata?;
+        self.thread.adopt_nodes_with(nodes, state, metadata).await
     }
 }

@@ -8,7 +8,7 @@ use crate::graph_state::GraphState;
 use crate::subgraph::{ChildLog, LogFuture};
 use serde_json::{Map, Value, json};
 use state_core::{Delta, State, StateError};
-use state_store::{StoreError, Thread};
+use state_store::{ObjectText, StoreError, Thread};
 use std::sync::Arc;
 
 pub(crate) enum Backing<S: State> {
@@ -26,9 +26,9 @@ pub(crate) struct Child<S: State> {
     pub state: Arc<S>,
     pub log: Option<Arc<dyn ChildLog>>,
     /// What its steps' metadata carry besides their nodes and routes: its
-    /// namespace, and where the root run stands (see `child.rs`); empty
-    /// when nothing is logged.
-    pub tags: Map<String, Value>,
+    /// namespace, and where the root run stands (see `child.rs`), written
+    /// once; empty when nothing is logged.
+    pub tags: ObjectText,
     /// What its supersteps wrote, one after the other, when its parent
     /// takes its writes (a subgraph of the same state type).
     pub writes: Option<S::Delta>,
@@ -44,14 +44,14 @@ pub(crate) struct ThreadLog<S>(tokio::sync::Mutex<Thread<S>>);
 impl<S: GraphState> ChildLog for ThreadLog<S> {
     fn log(
         &self,
-        body: String,
-        metadata: Map<String, Value>,
+        body: ObjectText,
+        metadata: ObjectText,
     ) -> LogFuture<'_, Result<u64, StoreError>> {
         Box::pin(async move {
             let mut thread = self.0.lock().await;
             thread
-                .with_metadata(Value::Object(metadata))
-                .log_subgraph_text(body)
+                .with_metadata_text(metadata)
+                .log_subgraph_object(body)
                 .await
         })
     }
@@ -225,7 +225,7 @@ impl<S: GraphState> Backing<S> {
             Backing::Memory(state) => {
                 Arc::make_mut(state).apply_all(nodes.into_iter().map(|(_, delta)| delta))
             }
-            Backing::Child(child) => return child.commit(nodes, routes, &fields).await,
+            Backing::Child(child) => return child.commit(nodes, routes, &fields, None).await,
             Backing::Thread(thread) => match thread
                 .with_metadata(Value::Object(routes))
                 .apply_nodes(nodes)
@@ -238,6 +238,35 @@ impl<S: GraphState> Backing<S> {
             Backing::Lent(..) => return Err(lent()),
         };
         result.map_err(|source| conflict(source, &fields))
+    }
+
+    /// Ends a superstep whose only task was a subgraph that handed back
+    /// its final state (`state`) with what it wrote (`nodes`): logged as
+    /// [`commit`](Backing::commit) logs them, and `state` taken as the
+    /// state they make instead of applying them again.
+    pub async fn commit_adopted(
+        &mut self,
+        nodes: Vec<(&str, S::Delta)>,
+        routes: Map<String, Value>,
+        state: Arc<S>,
+    ) -> Result<(), GraphError> {
+        match self {
+            Backing::Memory(held) => {
+                *held = state;
+                Ok(())
+            }
+            Backing::Child(child) => child.commit(nodes, routes, &[], Some(state)).await,
+            Backing::Thread(thread) => match thread
+                .with_metadata(Value::Object(routes))
+                .adopt_nodes(nodes, state)
+                .await
+            {
+                Ok(_) => Ok(()),
+                Err(StoreError::State { source, .. }) => Err(conflict(source, &[])),
+                Err(other) => Err(other.into()),
+            },
+            Backing::Lent(..) => Err(lent()),
+        }
     }
 
     /// Logs a paused superstep (a thread only), its tasks' node names in
@@ -278,37 +307,18 @@ impl<S: GraphState> Backing<S> {
 }
 
 impl<S: GraphState> Child<S> {
-    /// A subgraph's superstep: applied to its own state, composed into what
-    /// it wrote so far, logged as a subgraph step.
+    /// A subgraph's superstep: applied to its own state (or, `made`, the
+    /// state a subgraph inside it handed back, which those deltas make),
+    /// composed into what it wrote so far, logged as a subgraph step.
     async fn commit(
         &mut self,
         nodes: Vec<(&str, S::Delta)>,
         routes: Map<String, Value>,
         fields: &[(&str, state_core::FieldNames)],
+        made: Option<Arc<S>>,
     ) -> Result<(), GraphError> {
         let logged = match &self.log {
-            Some(_) => {
-                let names: Vec<Value> = nodes.iter().map(|(n, _)| json!(n)).collect();
-                // `{"deltas": [..]}`, the typed deltas written as text once
-                // (no `Value` made and dropped).
-                let mut body = String::from("{\"deltas\":[");
-                for (i, (node, delta)) in nodes.iter().enumerate() {
-                    let text =
-                        state_core::json::to_string(delta).map_err(|e| GraphError::State {
-                            context: format!("the delta of \"{node}\" cannot be stored"),
-                            source: StateError::Serialize {
-                                field: (*node).to_owned(),
-                                message: e.to_string(),
-                            },
-                        })?;
-                    if i > 0 {
-                        body.push(',');
-                    }
-                    body.push_str(&text);
-                }
-                body.push_str("]}");
-                Some((names, body))
-            }
+            Some(_) => Some(self.logged(&nodes, routes)?),
             None => None,
         };
         let mut merged = S::Delta::default();
@@ -317,14 +327,20 @@ impl<S: GraphState> Child<S> {
                 .merge(delta)
                 .map_err(|source| conflict(source, fields))?;
         }
-        let kept = self.keep_writes.then(|| merged.clone());
-        Arc::make_mut(&mut self.state)
-            .apply(merged)
-            .map_err(|source| conflict(source, fields))?;
-        if let (Some(log), Some((names, body))) = (&self.log, logged) {
-            let mut metadata = self.tags.clone();
-            metadata.insert("nodes".to_owned(), Value::Array(names));
-            metadata.extend(routes);
+        let kept = match made {
+            Some(state) => {
+                self.state = state;
+                self.keep_writes.then_some(merged)
+            }
+            None => {
+                let kept = self.keep_writes.then(|| merged.clone());
+                Arc::make_mut(&mut self.state)
+                    .apply(merged)
+                    .map_err(|source| conflict(source, fields))?;
+                kept
+            }
+        };
+        if let (Some(log), Some((body, metadata))) = (&self.log, logged) {
             log.log(body, metadata).await?;
         }
         if let Some(kept) = kept {
@@ -338,6 +354,53 @@ impl<S: GraphState> Child<S> {
         }
         self.steps += 1;
         Ok(())
+    }
+
+    /// A superstep's subgraph step as logged: `{"deltas": [..]}`, the typed
+    /// deltas written as text once (no `Value` made and dropped), and its
+    /// metadata: the tags (written once per run), the nodes, the routes.
+    fn logged(
+        &self,
+        nodes: &[(&str, S::Delta)],
+        routes: Map<String, Value>,
+    ) -> Result<(ObjectText, ObjectText), GraphError> {
+        let unstorable = |context: String, field: &str, e: serde_json::Error| GraphError::State {
+            context,
+            source: StateError::Serialize {
+                field: field.to_owned(),
+                message: e.to_string(),
+            },
+        };
+        let mut body = ObjectText::with_capacity(512);
+        if let Err(e) = body.array_field("deltas", nodes.iter().map(|(_, delta)| delta)) {
+            // Named by the node whose delta it is.
+            for (node, delta) in nodes {
+                if let Err(e) = ObjectText::new().field("delta", delta) {
+                    let context = format!("the delta of \"{node}\" cannot be stored");
+                    return Err(unstorable(context, node, e));
+                }
+            }
+            return Err(unstorable(
+                "the subgraph's step cannot be stored".to_owned(),
+                "deltas",
+                e,
+            ));
+        }
+        let mut metadata = self.tags.clone_with_room(64);
+        let metadata_error = |e| {
+            unstorable(
+                "the subgraph's step metadata cannot be stored".to_owned(),
+                "metadata",
+                e,
+            )
+        };
+        metadata
+            .array_field("nodes", nodes.iter().map(|(node, _)| node))
+            .map_err(metadata_error)?;
+        for (key, value) in &routes {
+            metadata.field(key, value).map_err(metadata_error)?;
+        }
+        Ok((body, metadata))
     }
 }
 

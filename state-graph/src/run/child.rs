@@ -23,9 +23,9 @@ use crate::node::BoxFuture;
 use crate::outcome::Resume;
 use crate::plan::Cursor;
 use crate::subgraph::{SubCall, SubOutcome, SubgraphNode, SubgraphSnapshot};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use state_core::{Delta, State};
-use state_store::StepKind;
+use state_store::{ObjectText, StepKind};
 use std::sync::Arc;
 
 /// A child graph of the parent's state type (`add_subgraph`): it starts on
@@ -73,13 +73,25 @@ where
         let child = self.child.clone();
         Box::pin(async move {
             let start = call.state.clone();
-            let adopt = call.adopt;
+            let (adopt, hand_back) = (call.adopt, call.hand_back);
             // Adopted, its final state is the parent's: its writes are not
-            // composed to be applied again.
+            // composed to be applied again. Handed back, they are composed
+            // to be logged (or streamed) in the parent, not applied.
             match child.run_child(start, !adopt, call).await {
-                Ended::Done { state, handoff, .. } if adopt => {
-                    SubOutcome::Adopted { state, handoff }
-                }
+                Ended::Done { state, handoff, .. } if adopt => SubOutcome::Adopted {
+                    state,
+                    update: None,
+                    handoff,
+                },
+                Ended::Done {
+                    state,
+                    writes,
+                    handoff,
+                } if hand_back => SubOutcome::Adopted {
+                    state,
+                    update: writes,
+                    handoff,
+                },
                 Ended::Done {
                     writes, handoff, ..
                 } => SubOutcome::Wrote {
@@ -195,11 +207,18 @@ where
         } else {
             String::new()
         };
-        let mut tags = Map::new();
+        // Written once, copied as text into every step's metadata.
+        let mut tags = ObjectText::new();
         if call.log.is_some() {
-            tags.insert("ns".to_owned(), json!(ns));
-            tags.insert("base".to_owned(), json!(call.base));
-            tags.insert("at".to_owned(), json!(call.at));
+            let unwritable = |e: serde_json::Error| GraphError::Log {
+                thread: call.thread.clone().unwrap_or_default(),
+                seq: call.at,
+                reason: format!("the subgraph's tags cannot be written: {e}"),
+            };
+            tags.field("ns", &ns)
+                .and_then(|t| t.field("base", &call.base))
+                .and_then(|t| t.field("at", &call.at))
+                .map_err(unwritable)?;
         }
         let mut child = Child {
             state: start,
@@ -410,6 +429,7 @@ where
                     paused: Some((inner.body, Vec::new())),
                     events: None,
                     adopt: false,
+                    hand_back: false,
                 };
                 subgraphs.push(sub.snapshot(&inner.task.node, inner_call).await?);
             }

@@ -145,13 +145,15 @@ where
             // superstep's state (handed over, not copied) and hands back its
             // final state, when nothing reads what it wrote: its writes
             // applied again here would make that same state.
-            let adopt = matches!(&tasks[..], [task] if matches!(
+            let lone = matches!(&tasks[..], [task] if matches!(
                 &plan.nodes[task.node].body,
                 crate::spec::Body::Subgraph(sub) if sub.adopts()
-            )) && prior.is_empty()
-                && !want_updates
-                && !messages
-                && backing.adoptable();
+            )) && prior.is_empty();
+            let adopt = lone && !want_updates && !messages && backing.adoptable();
+            // Otherwise its writes are logged or streamed here, but its
+            // final state is what applying them would make: taken, not
+            // made again.
+            let hand_back = lone && !adopt;
             let state = if adopt {
                 drop(state);
                 backing.take_shared()
@@ -174,6 +176,7 @@ where
                 at: self.at,
                 nested: self.nested.as_ref(),
                 adopt,
+                hand_back,
             };
             let (done, ran) = superstep::execute(plan, &tasks, state, &mut prior, &env).await;
             drop(env);
@@ -216,6 +219,7 @@ where
                 at: self.at,
                 nested: None,
                 adopt: false,
+                hand_back: false,
             };
             let mut next = Cursor::default();
             let mut nodes = Vec::with_capacity(tasks.len());
@@ -249,7 +253,10 @@ where
                     .extend(output.resolved.sends.into_iter().map(|s| (task.node, s)));
                 if state.is_some() {
                     adopted = state;
-                    continue;
+                    // Adopted, it wrote nothing to log or stream.
+                    if adopt {
+                        continue;
+                    }
                 }
                 let delta = output.update.unwrap_or_default();
                 if want_updates {
@@ -276,7 +283,8 @@ where
                 }
             }
             match (adopted, adopt) {
-                (Some(state), _) => backing.adopt(state)?,
+                (Some(state), true) => backing.adopt(state)?,
+                (Some(state), false) => backing.commit_adopted(nodes, routes, state).await?,
                 (None, false) => backing.commit(nodes, routes).await?,
                 // Its state was handed over: its writes have nothing to
                 // apply to.

@@ -496,6 +496,7 @@ where
                 paused: Some((child.body.clone(), Vec::new())),
                 events: None,
                 adopt: false,
+                hand_back: false,
             };
             subgraphs.push(sub.snapshot(&child.task.node, call).await?);
         }

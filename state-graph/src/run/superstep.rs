@@ -59,6 +59,11 @@ pub(crate) struct Env<'a, C> {
     /// reads its writes (no log, no stream of updates or messages, no
     /// parent composing them).
     pub adopt: bool,
+    /// Whether a lone subgraph task of the superstep's state type hands
+    /// back its final state along with what it wrote ([`Done::Adopted`]
+    /// with an update): the superstep logs or streams the writes, and takes
+    /// the state instead of applying them again.
+    pub hand_back: bool,
 }
 
 impl<C> Env<'_, C> {
@@ -77,9 +82,10 @@ impl<C> Env<'_, C> {
 pub(crate) enum Done<S: State> {
     /// It returned its output (or had one pending from before).
     Wrote(Output<S::Delta>),
-    /// A subgraph task ran on the superstep's state (see [`Env::adopt`]):
-    /// its final state is the state after the superstep; the output's
-    /// update is empty.
+    /// A subgraph task ran on the superstep's state (see [`Env::adopt`]
+    /// and [`Env::hand_back`]): its final state is the state after the
+    /// superstep; the output's update is empty when adopted, what it wrote
+    /// when handed back.
     Adopted(Arc<S>, Output<S::Delta>),
     /// It paused (or was still paused from before).
     Paused { id: String, value: Value },
@@ -253,15 +259,18 @@ where
         paused: child.map(|c| (c.body, c.answers)),
         events: env.nested.cloned(),
         adopt: env.adopt,
+        hand_back: env.hand_back,
     };
     match AssertUnwindSafe(subgraph.run(call)).catch_unwind().await {
         Ok(SubOutcome::Wrote { update, handoff }) => subgraph_output(plan, task, update, handoff),
-        Ok(SubOutcome::Adopted { state, handoff }) => {
-            match subgraph_output(plan, task, None, handoff) {
-                Done::Wrote(output) => Done::Adopted(state, output),
-                other => other,
-            }
-        }
+        Ok(SubOutcome::Adopted {
+            state,
+            update,
+            handoff,
+        }) => match subgraph_output(plan, task, update, handoff) {
+            Done::Wrote(output) => Done::Adopted(state, output),
+            other => other,
+        },
         Ok(SubOutcome::Paused {
             body,
             interrupts,

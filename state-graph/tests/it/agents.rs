@@ -849,11 +849,12 @@ fn nested_teams() -> CompiledGraph<Tallied> {
 
 /// A subgraph that is its superstep's only task runs on the superstep's
 /// state and hands back its final state when nothing reads its writes (no
-/// store, no `updates` or `messages` stream): the same state and the same
-/// `values` events as a run that applies its writes again, which one with
-/// `updates` streamed does, and as a stored run, whose log is the
+/// store, no `updates` or `messages` stream), or its final state with its
+/// writes when they are streamed or logged: the same state and the same
+/// `values` events either way, and as a stored run, whose log is the
 /// composed writes'. Its steps' writes are applied once, not once per
-/// level.
+/// level. (That the state handed back is the one its logged writes make
+/// on every backend: `a_handed_back_state_is_what_its_logged_writes_make`.)
 #[tokio::test]
 async fn an_adopted_subgraph_state_is_what_applying_its_writes_makes() {
     use futures::StreamExt;
@@ -885,9 +886,12 @@ async fn an_adopted_subgraph_state_is_what_applying_its_writes_makes() {
     TALLIED.store(0, SeqCst);
     let adopted = values(StreamMode::VALUES).await;
     assert_eq!(TALLIED.load(SeqCst), 2);
-    let applied = values(StreamMode::VALUES | StreamMode::UPDATES).await;
-    assert!(TALLIED.load(SeqCst) > 2 + 2, "applied again at each level");
-    assert_eq!(adopted, applied);
+    // With updates streamed the writes are composed for the stream, and
+    // the state handed back with them: still applied once.
+    TALLIED.store(0, SeqCst);
+    let streamed = values(StreamMode::VALUES | StreamMode::UPDATES).await;
+    assert_eq!(TALLIED.load(SeqCst), 2, "handed back, not applied again");
+    assert_eq!(adopted, streamed);
     assert_eq!(
         adopted.len(),
         5,
@@ -898,7 +902,9 @@ async fn an_adopted_subgraph_state_is_what_applying_its_writes_makes() {
     // A stored run applies the writes as logged: the same state, and the
     // subgraph's writes in its parent's step as before.
     let stored = app.with_store(Store::memory());
+    TALLIED.store(0, SeqCst);
     let out = stored.invoke_thread("t", input()).await.unwrap();
+    assert_eq!(TALLIED.load(SeqCst), 2, "logged, not applied again");
     assert_eq!(out.state(), &expected);
     let history = stored.get_state_history("t").await.unwrap();
     let middle = history
@@ -940,6 +946,136 @@ async fn an_adopted_subgraph_state_is_what_applying_its_writes_makes() {
     assert_eq!(adopted, applied);
     assert!(adopted.contains("no tool"), "{adopted}");
 }
+
+/// A state with an appended list, a plain field and a counter, for
+/// [`a_handed_back_state_is_what_its_logged_writes_make`].
+#[derive(AgentState, Debug, Clone, PartialEq)]
+struct Kept {
+    #[reducer(append)]
+    items: Vec<String>,
+    last: Option<String>,
+    n: u64,
+}
+
+/// START -> pre -> {crew, side} -> post -> again -> END: `crew` and `again`
+/// the same subgraph (START -> a -> inner -> d, `inner` START -> b -> c),
+/// beside `side` in one superstep (its writes applied in the parent), then
+/// alone in one (its final state handed back, its writes logged).
+fn kept_teams() -> CompiledGraph<Kept> {
+    let writes = |name: &'static str, n: Option<u64>| {
+        move |_: &Kept| {
+            let delta = Kept::delta()
+                .items(vec![name.to_owned()])
+                .last(name.to_owned());
+            match n {
+                Some(n) => delta.n(n),
+                None => delta,
+            }
+        }
+    };
+    let mut inner = StateGraph::<Kept>::new();
+    inner.add_node("b", writes("b", None));
+    inner.add_node("c", writes("c", Some(2)));
+    inner
+        .add_edge(START, "b")
+        .add_edge("b", "c")
+        .add_edge("c", END);
+    let mut crew = StateGraph::<Kept>::new();
+    crew.add_node("a", writes("a", Some(1)));
+    crew.add_subgraph("inner", inner.compile().unwrap());
+    crew.add_node("d", |k: &Kept| {
+        Kept::delta().items(vec![format!("d{}", k.n)])
+    });
+    crew.add_edge(START, "a")
+        .add_edge("a", "inner")
+        .add_edge("inner", "d")
+        .add_edge("d", END);
+    let crew = crew.compile().unwrap();
+    let mut g = StateGraph::<Kept>::new();
+    g.add_node("pre", writes("pre", None));
+    g.add_subgraph("crew", crew.clone());
+    g.add_node("side", |_: &Kept| {
+        Kept::delta().items(vec!["side".to_owned()])
+    });
+    g.add_node("post", |k: &Kept| Kept::delta().n(k.n + 10));
+    g.add_subgraph("again", crew);
+    g.add_edge(START, "pre")
+        .add_edge("pre", "crew")
+        .add_edge("pre", "side")
+        .add_edge("crew", "post")
+        .add_edge("side", "post")
+        .add_edge("post", "again")
+        .add_edge("again", END);
+    g.compile().unwrap()
+}
+
+/// The state a run keeps after a subgraph's superstep (handed back by the
+/// subgraph, its writes logged and not applied again) is the state its
+/// logged step makes: each parent step's state as the run streamed it is
+/// the state rebuilt from the log at that step (`state_at`), the run's
+/// final state is a fresh load's and `get_state`'s (the memory store's
+/// kept state), streamed with `updates` or not.
+async fn a_handed_back_state_is_what_its_logged_writes_make(ts: TestStore) {
+    use futures::StreamExt;
+    let app = kept_teams().with_store(ts.store.clone());
+    let input = || Kept::delta().items(vec!["in".to_owned()]);
+    let crew = |n: u64| ["a", "b", "c", &format!("d{n}")].map(str::to_owned);
+    let mut items = vec!["in".to_owned(), "pre".to_owned()];
+    items.extend(crew(2));
+    items.push("side".to_owned());
+    items.extend(crew(2));
+    let expected = Kept {
+        items,
+        last: Some("c".to_owned()),
+        n: 2,
+    };
+    for (thread, modes) in [
+        ("values", StreamMode::VALUES),
+        ("updates", StreamMode::VALUES | StreamMode::UPDATES),
+    ] {
+        let values: Vec<Value> = app
+            .stream_thread(thread, input(), modes)
+            .filter_map(|e| async move {
+                let e = e.unwrap();
+                (e.mode() == "values").then(|| e.data().unwrap())
+            })
+            .collect()
+            .await;
+        let steps: Vec<u64> = ts
+            .store
+            .history(thread, ..)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|step| step.kind != StepKind::Subgraph)
+            .map(|step| step.seq)
+            .collect();
+        // The input, pre, crew and side, post, again.
+        assert_eq!(values.len(), 5, "{}: {values:?}", ts.name);
+        assert_eq!(steps.len(), 5, "{}: {steps:?}", ts.name);
+        for (value, seq) in values.iter().zip(&steps) {
+            let logged = ts.store.state_at::<Kept>(thread, *seq).await.unwrap();
+            assert_eq!(value, &logged.to_json().unwrap(), "{} step {seq}", ts.name);
+        }
+        assert_eq!(values.last(), Some(&expected.to_json().unwrap()));
+        let loaded = ts.store.thread::<Kept>(thread).await.unwrap();
+        assert_eq!(loaded.state(), &expected, "{}", ts.name);
+        let snapshot = app.get_state(thread).await.unwrap();
+        assert_eq!(snapshot.state(), &expected, "{}", ts.name);
+    }
+    // Invoked without a stream: the state it returns, the state loaded.
+    let out = app.invoke_thread("invoked", input()).await.unwrap();
+    assert_eq!(out.state(), &expected);
+    let loaded = ts
+        .another_worker()
+        .await
+        .thread::<Kept>("invoked")
+        .await
+        .unwrap();
+    assert_eq!(loaded.state(), &expected, "{}", ts.name);
+}
+
+on_every_backend!(a_handed_back_state_is_what_its_logged_writes_make);
 
 // ---------------------------------------------------------------------------
 // Edits of a thread paused inside a subgraph, and the order of interrupts.

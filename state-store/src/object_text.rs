@@ -1,0 +1,236 @@
+//! [`ObjectText`]: a JSON object written field by field as text, for a
+//! step's body or metadata made from typed data. The store takes it as it
+//! is: it is an object by construction, so it is neither built as a
+//! `Value` nor read through again to be checked.
+
+use serde::Serialize;
+
+/// A JSON object written as text, one field at a time, each value through
+/// serde (with `state_core::json`'s rule: a non-finite float is an error,
+/// not a `null`). What [`Thread::log_subgraph_object`] and
+/// [`Thread::with_metadata_text`] take: a body or metadata made from typed
+/// data without a [`serde_json::Value`] in between, which the store need
+/// not check (nothing else can be made with this type).
+///
+/// A key written twice is kept twice in the text; reading it back keeps the
+/// last value, as `serde_json` does.
+///
+/// [`Thread::log_subgraph_object`]: crate::Thread::log_subgraph_object
+/// [`Thread::with_metadata_text`]: crate::Thread::with_metadata_text
+///
+/// ```
+/// use state_store::ObjectText;
+///
+/// let mut tags = ObjectText::new();
+/// tags.field("ns", "inner:1")?.field("base", &3)?;
+/// let mut metadata = tags.clone();
+/// metadata.array_field("nodes", ["agent"].iter())?;
+/// assert_eq!(metadata.into_string(), r#"{"ns":"inner:1","base":3,"nodes":["agent"]}"#);
+///
+/// assert!(ObjectText::new().field("x", &f64::NAN).is_err());
+/// assert_eq!(ObjectText::new().into_string(), "{}");
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObjectText {
+    /// `{` and the fields so far, comma-separated; the closing brace is
+    /// added by [`into_string`](ObjectText::into_string).
+    text: Vec<u8>,
+}
+
+impl Default for ObjectText {
+    fn default() -> Self {
+        ObjectText::new()
+    }
+}
+
+impl ObjectText {
+    /// An object with no field yet.
+    pub fn new() -> ObjectText {
+        ObjectText::with_capacity(64)
+    }
+
+    /// An object with no field yet, with room for `bytes` of text.
+    pub fn with_capacity(bytes: usize) -> ObjectText {
+        let mut text = Vec::with_capacity(bytes.max(2));
+        text.push(b'{');
+        ObjectText { text }
+    }
+
+    /// Whether no field was written.
+    pub fn is_empty(&self) -> bool {
+        self.text.len() == 1
+    }
+
+    /// Writes `key: value`. On error (a value serde cannot write, or a
+    /// non-finite float in it) the object is as before.
+    pub fn field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &str,
+        value: &T,
+    ) -> Result<&mut Self, serde_json::Error> {
+        let mark = self.key(key)?;
+        let start = self.text.len();
+        let written = serde_json::to_writer(&mut self.text, value).and_then(|()| {
+            // A non-finite float is written as `null`: only text with one
+            // is looked at again (state_core's check names the float).
+            if self.text[start..].windows(4).any(|w| w == b"null") {
+                state_core::json::to_string(value).map(drop)
+            } else {
+                Ok(())
+            }
+        });
+        self.settle(mark, written)
+    }
+
+    /// Writes `key: [items...]`, each item as [`field`](ObjectText::field)
+    /// writes a value (no collection of them made first).
+    pub fn array_field<'a, T, I>(
+        &mut self,
+        key: &str,
+        items: I,
+    ) -> Result<&mut Self, serde_json::Error>
+    where
+        T: Serialize + ?Sized + 'a,
+        I: IntoIterator<Item = &'a T>,
+    {
+        let mark = self.key(key)?;
+        self.text.push(b'[');
+        let mut written = Ok(());
+        for (i, item) in items.into_iter().enumerate() {
+            if i > 0 {
+                self.text.push(b',');
+            }
+            let start = self.text.len();
+            written = serde_json::to_writer(&mut self.text, item).and_then(|()| {
+                if self.text[start..].windows(4).any(|w| w == b"null") {
+                    state_core::json::to_string(item).map(drop)
+                } else {
+                    Ok(())
+                }
+            });
+            if written.is_err() {
+                break;
+            }
+        }
+        self.text.push(b']');
+        self.settle(mark, written)
+    }
+
+    /// A copy of this object with room for `more` bytes of fields after
+    /// it (a `clone` has none: the next field would grow it).
+    pub fn clone_with_room(&self, more: usize) -> ObjectText {
+        let mut text = Vec::with_capacity(self.text.len() + more);
+        text.extend_from_slice(&self.text);
+        ObjectText { text }
+    }
+
+    /// Writes every field of `other` after this object's own.
+    pub fn extend(&mut self, other: &ObjectText) -> &mut Self {
+        if !other.is_empty() {
+            if !self.is_empty() {
+                self.text.push(b',');
+            }
+            self.text.extend_from_slice(&other.text[1..]);
+        }
+        self
+    }
+
+    /// The object's text.
+    pub fn into_string(mut self) -> String {
+        self.text.push(b'}');
+        // serde_json writes UTF-8 only: the lossy branch is never taken.
+        String::from_utf8(self.text)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+
+    /// Writes `,"key":` (or `"key":` first); returns where the field
+    /// starts, to undo it.
+    fn key(&mut self, key: &str) -> Result<usize, serde_json::Error> {
+        let mark = self.text.len();
+        if !self.is_empty() {
+            self.text.push(b',');
+        }
+        // The common key (printable ASCII, no quote or backslash) is its
+        // own JSON text: copied, not escaped.
+        if key
+            .bytes()
+            .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+        {
+            self.text.reserve(key.len() + 3);
+            self.text.push(b'"');
+            self.text.extend_from_slice(key.as_bytes());
+            self.text.extend_from_slice(b"\":");
+            return Ok(mark);
+        }
+        match serde_json::to_writer(&mut self.text, key) {
+            Ok(()) => {
+                self.text.push(b':');
+                Ok(mark)
+            }
+            Err(e) => {
+                self.text.truncate(mark);
+                Err(e)
+            }
+        }
+    }
+
+    fn settle(
+        &mut self,
+        mark: usize,
+        written: Result<(), serde_json::Error>,
+    ) -> Result<&mut Self, serde_json::Error> {
+        match written {
+            Ok(()) => Ok(self),
+            Err(e) => {
+                self.text.truncate(mark);
+                Err(e)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    #[test]
+    fn reads_back_as_the_object_written() {
+        let mut object = ObjectText::new();
+        object
+            .field("a \"quoted\" key", &json!({"x": [1, null]}))
+            .unwrap()
+            .field("tab\there é", &true)
+            .unwrap()
+            .array_field("list", [1u32, 2, 3].iter())
+            .unwrap()
+            .array_field("none", std::iter::empty::<&u8>())
+            .unwrap();
+        let mut more = ObjectText::new();
+        more.field("b", "two").unwrap();
+        object.extend(&more).extend(&ObjectText::new());
+        let read: Value = serde_json::from_str(&object.into_string()).unwrap();
+        assert_eq!(
+            read,
+            json!({"a \"quoted\" key": {"x": [1, null]}, "tab\there é": true, "list": [1, 2, 3], "none": [], "b": "two"})
+        );
+    }
+
+    #[test]
+    fn a_refused_value_leaves_the_object_as_it_was() {
+        let mut object = ObjectText::new();
+        object.field("a", &1).unwrap();
+        let before = object.clone();
+        let err = object.field("b", &[1.0, f64::INFINITY]).unwrap_err();
+        assert!(err.to_string().contains("inf"), "{err}");
+        assert_eq!(object, before);
+        assert!(object.array_field("c", [1.0, f64::NAN].iter()).is_err());
+        assert_eq!(object, before);
+        let mut empty = ObjectText::new();
+        assert!(empty.field("x", &f32::NAN).is_err());
+        assert!(empty.is_empty());
+        assert_eq!(empty.into_string(), "{}");
+        assert_eq!(object.into_string(), r#"{"a":1}"#);
+    }
+}
