@@ -6,9 +6,10 @@
 #   Chromium    state-server's inspector is tested in a real headless browser
 #   Python 3    a venv (target/venv-sdk) with the pinned langgraph-sdk, the
 #               official client that state-server's Agent Server tests
-#               drive, and langgraph for its RemoteGraph; a venv
-#               (target/venv) with the pinned langchain-core, which checks
-#               our LangChain message JSON both ways; one each
+#               and the agent_server example's drive, and langgraph for
+#               its RemoteGraph; a venv (target/venv) with the pinned
+#               langchain-core, which checks our LangChain message JSON
+#               both ways; one each
 #               (target/venv-openai, target/venv-anthropic) with the pinned
 #               langchain-openai and langchain-anthropic, which check the
 #               adapters' vectors are what they write
@@ -26,7 +27,8 @@ bash scripts/install/postgres.sh
 bash scripts/install/python.sh
 bash scripts/install/chromium.sh
 # LangGraph's Python client, before the tests: state-server's Agent Server
-# tests run it against the server (tests/it/agent_sdk.rs finds it here).
+# tests run it against the server (tests/it/agent_sdk.rs finds it here), and
+# so do the agent_server example's (examples/tests/it/agent_server.rs).
 VENV=target/venv-sdk bash scripts/install/venv.sh state-server/tests/sdk/requirements.txt >/dev/null
 # LangGraph's JavaScript client, likewise (tests/it/agent_sdk_js.rs).
 bash scripts/install/node.sh

@@ -3,6 +3,7 @@
 //! time and disk. A test is named `module::test`
 //! (`cargo test -p state-examples --test it graph_gaia::`).
 
+mod agent_server;
 mod anthropic_server;
 mod common;
 #[macro_use]
