@@ -281,9 +281,11 @@ impl Server {
     /// Lets the inspector change the store (off by default: every route
     /// reads only): with it, the thread page of the
     /// [typed router](Server::router) forks a thread at any step
-    /// (`POST /inspect/{id}/fork`, from the page's form). A write must come
-    /// from the server's own pages: a browser's cross-site post is refused
-    /// by its `Origin`.
+    /// (`POST /inspect/{id}/fork`, from the page's form), and with
+    /// assistants served (`Server::assistant`), the pages start runs
+    /// (`POST /inspect/{id}/run`, `POST /inspect` on a new thread) and
+    /// stream them in. A write must come from the server's own pages: a
+    /// browser's cross-site post is refused by its `Origin`.
     ///
     /// ```
     /// let server = state_server::Server::new(state_store::Store::memory()).allow_writes(true);
@@ -595,6 +597,9 @@ impl Server {
             .route(&format!("/inspect/{{{id}}}/live"), get(inspect::live))
             .route(&format!("/inspect/{{{id}}}/fork"), post(inspect::fork))
             .route(&format!("/inspect/{{{id}}}/answer"), post(inspect::answer))
+            .route(&format!("/inspect/{{{id}}}/events"), get(inspect::events))
+            .route(&format!("/inspect/{{{id}}}/run"), post(inspect::run))
+            .route("/inspect", post(inspect::run_new))
             .route("/inspector.js", get(inspect::script))
             .route("/inspector.css", get(inspect::style));
         // LangGraph's Agent Server API shares paths with the JSON routes

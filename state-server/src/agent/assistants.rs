@@ -24,6 +24,8 @@ pub(crate) struct Assistant {
     pub created_at: SystemTime,
     /// `GET /assistants/{id}/graph`: LangGraph's `get_graph().to_json()`.
     pub graph: Value,
+    /// The same graph as Mermaid text (`draw_mermaid`), for the inspector.
+    pub mermaid: String,
     /// `GET /assistants/{id}/schemas`, `state_schema`.
     pub state_schema: Value,
     /// The graph, behind JSON.
@@ -47,6 +49,7 @@ impl Assistant {
             assistant_id: default_id(graph_id),
             created_at: SystemTime::now(),
             graph: graph.graph_json(),
+            mermaid: graph.draw_mermaid(),
             state_schema: state_schema(S::schema()),
             served: std::sync::Arc::new(super::served::serve(graph, store)),
         }

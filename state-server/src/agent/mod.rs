@@ -39,6 +39,8 @@ mod thread_state;
 mod thread_stream;
 
 #[cfg(feature = "graph")]
+pub(crate) use run_routes::start_from_json as start_run;
+#[cfg(feature = "graph")]
 pub(crate) use state_routes::history_get;
 #[cfg(feature = "graph")]
 pub(crate) use thread_stream::open as thread_stream;

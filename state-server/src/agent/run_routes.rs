@@ -384,6 +384,26 @@ pub(crate) async fn stream(
     stream_on(app, Some(thread), create, owner).await
 }
 
+/// A run on `thread` from `body` (a `RunCreateStateful`, read as the
+/// routes read theirs: a 422 names the field), for the inspector's form:
+/// streamed as `POST /threads/{id}/runs/stream` answers (`stream`), or
+/// created only, pending, as `POST /threads/{id}/runs` (`None`).
+pub(crate) async fn start_from_json(
+    app: App,
+    thread: String,
+    body: &Value,
+    owner: Owner,
+    stream: bool,
+) -> Result<Option<Response>, ApiError> {
+    let bytes = serde_json::to_vec(body).map_err(|e| ApiError::unwritable(e.to_string()))?;
+    let create: Create = super::body::parse(&bytes)?;
+    if stream {
+        return stream_on(app, Some(thread), create, owner).await.map(Some);
+    }
+    create_run(&app, Some(&thread), create, owner.as_deref()).await?;
+    Ok(None)
+}
+
 /// `POST /runs/stream`: the same, stateless.
 pub(crate) async fn stream_stateless(
     Shared(app): Shared<App>,

@@ -9,9 +9,15 @@
 //! latest snapshot); never a thread's whole history.
 
 mod diff;
+mod events;
+mod graph;
+mod runs;
 mod show;
 mod view;
 mod writes;
+
+pub(crate) use events::events;
+pub(crate) use runs::{run, run_new};
 
 use crate::error::ApiError;
 use crate::extract::{Query, ThreadId};
@@ -140,7 +146,9 @@ pub(crate) async fn home(
         next
     });
     let threads: Vec<_> = listed.threads.into_iter().map(|(_, info)| info).collect();
-    let content = view::threads(&base, &threads, filter, next.as_deref());
+    let assistants = run_assistants(&app);
+    let start = (!assistants.is_empty()).then(|| runs::run_form(&base, None, &assistants, None));
+    let content = view::threads(&base, &threads, filter, next.as_deref(), start);
     Ok(html(StatusCode::OK, view::page(&base, "Threads", content)))
 }
 
@@ -229,6 +237,29 @@ pub(crate) async fn thread(
         let pending = pending_step(&app, &id, head, &steps).await.or_page(&base)?;
         (steps, pending)
     };
+    // A thread of the Agent Server API: its graph (the selected step's
+    // nodes marked) and its runs.
+    let agent = runs::agent_thread(&app, &id).await.or_page(&base)?;
+    let marked = match &agent {
+        Some(agent) if agent.drawn.is_some() && seq > 0 => {
+            let selected = match steps.iter().find(|step| step.seq == seq) {
+                Some(step) => Some(step.clone()),
+                None => app
+                    .store
+                    .history(&id, seq..=seq)
+                    .await
+                    .or_page(&base)?
+                    .pop(),
+            };
+            selected.as_ref().map(runs::ran).unwrap_or_default()
+        }
+        _ => Vec::new(),
+    };
+    let assistants = if agent.is_some() {
+        run_assistants(&app)
+    } else {
+        Vec::new()
+    };
     let view = ThreadView {
         base: &base,
         info: &info,
@@ -242,6 +273,9 @@ pub(crate) async fn thread(
         schema,
         can_fork,
         can_answer,
+        agent: agent.as_ref(),
+        marked,
+        assistants,
     };
     if only_panel {
         return Ok(html(StatusCode::OK, view::panel(&view)));
@@ -298,7 +332,17 @@ pub(crate) async fn live(
     let pending = pending_step(&app, &id, info.seq, &steps).await?;
     let schema = app.typed.map(|typed| typed.schema);
     let can_answer = app.allow_writes && app.answer.is_some();
-    let markup = view::live(&base, &info, &steps, pending.as_ref(), schema, can_answer);
+    let agent = runs::agent_thread(&app, &id).await?;
+    let runs = agent.as_ref().map(|agent| agent.runs.as_slice());
+    let markup = view::live(
+        &base,
+        &info,
+        &steps,
+        pending.as_ref(),
+        schema,
+        can_answer,
+        runs,
+    );
     Ok(html(StatusCode::OK, markup))
 }
 
@@ -359,6 +403,16 @@ pub(crate) async fn answer(
         .await
         .map_err(|e| base.error(e))?;
     Ok(Redirect::to(&base.thread(&id)))
+}
+
+/// The assistants the page's run form offers (their graph ids): every
+/// one served, when the server allows writes; none otherwise (no form).
+fn run_assistants(app: &App) -> Vec<&str> {
+    if app.allow_writes && cfg!(feature = "graph") {
+        app.assistants.graph_ids()
+    } else {
+        Vec::new()
+    }
 }
 
 /// What every write checks first, in this order: the server allows

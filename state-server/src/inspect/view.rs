@@ -3,12 +3,13 @@
 //! between two), and the pieces the script swaps in without a reload.
 
 use super::diff::{Change, KeyChange, diff};
+use super::runs::{self, AgentThread};
 use super::{show, writes};
 use crate::json::{percent_encode, rfc3339};
 use maud::{DOCTYPE, Markup, html};
 use serde_json::Value;
 use state_core::Schema;
-use state_store::{StepKind, StepRecord, ThreadInfo};
+use state_store::{Run, StepKind, StepRecord, ThreadInfo};
 
 /// Where the pages are: the path the router is mounted at (`""` at the
 /// root), to which every link is made absolute.
@@ -27,6 +28,10 @@ impl Base {
     }
     fn stream(&self, id: &str) -> String {
         format!("{}/threads/{}/stream", self.0, percent_encode(id))
+    }
+    /// What the page of an Agent Server thread follows live.
+    fn events(&self, id: &str) -> String {
+        format!("{}/events", self.thread(id))
     }
     fn state_json(&self, id: &str, seq: u64) -> String {
         format!("{}/threads/{}/state?seq={seq}", self.0, percent_encode(id))
@@ -66,15 +71,18 @@ pub(crate) fn error(status: u16, message: &str) -> Markup {
 }
 
 /// The thread list: `threads` newest first, the filter, and the link to
-/// the next page (`next`: its query).
+/// the next page (`next`: its query); `start`, the form that starts a run
+/// on a new thread, when there is one.
 pub(crate) fn threads(
     base: &Base,
     threads: &[ThreadInfo],
     filter: Option<&str>,
     next: Option<&str>,
+    start: Option<Markup>,
 ) -> Markup {
     html! {
         h1 { "Threads" }
+        @if let Some(start) = start { (start) }
         form.filter role="search" method="get" action=(base.home()) {
             label for="q" { "Thread id contains" }
             input #q type="search" name="q" value=[filter] autocomplete="off";
@@ -123,7 +131,7 @@ pub(crate) fn threads(
     }
 }
 
-fn time(at: std::time::SystemTime) -> Markup {
+pub(crate) fn time(at: std::time::SystemTime) -> Markup {
     let text = rfc3339(at);
     html! { time datetime=(text) { (text.replace('T', " ").trim_end_matches('Z')) " UTC" } }
 }
@@ -150,6 +158,12 @@ pub(crate) struct ThreadView<'a> {
     pub can_fork: bool,
     /// Whether the page may answer interrupts (writes allowed, a graph).
     pub can_answer: bool,
+    /// The Agent Server's side, for a thread made through that API.
+    pub agent: Option<&'a AgentThread>,
+    /// The nodes the selected step ran (marked on the graph).
+    pub marked: Vec<String>,
+    /// The assistants the run form offers (none: no form).
+    pub assistants: Vec<&'a str>,
 }
 
 /// The state side of the thread page.
@@ -180,6 +194,14 @@ pub(crate) fn thread(view: &ThreadView<'_>) -> Markup {
             }
         }
         (interrupts(view.base, id, view.pending, view.can_answer))
+        @if let Some(agent) = view.agent {
+            div.agent {
+                (runs::runs(&agent.runs))
+                @if !view.assistants.is_empty() {
+                    (runs::run_form(view.base, Some(id), &view.assistants, agent.graph_id.as_deref()))
+                }
+            }
+        }
         div.layout {
             section.timeline aria-labelledby="steps-title" {
                 h2 #steps-title { "Steps" }
@@ -191,7 +213,7 @@ pub(crate) fn thread(view: &ThreadView<'_>) -> Markup {
                     data-after=(after)
                     data-following=(following)
                     data-live=(format!("{}/live", view.base.thread(id)))
-                    data-stream=(view.base.stream(id))
+                    data-stream=(if view.agent.is_some() { view.base.events(id) } else { view.base.stream(id) })
                 {
                     @for step in view.steps { (step_item(view.base, id, step, view.seq, view.schema)) }
                 }
@@ -277,6 +299,15 @@ pub(crate) fn step_item(
 /// The state side: the state after the selected step and what changed
 /// since the compared one.
 pub(crate) fn panel(view: &ThreadView<'_>) -> Markup {
+    let graph = match view.agent {
+        Some(agent) => runs::graph_section(agent, view.seq, &view.marked),
+        None => html! {},
+    };
+    html! { (graph) (states(view)) }
+}
+
+/// The state after the selected step and the changes since the compared.
+fn states(view: &ThreadView<'_>) -> Markup {
     let id = &view.info.id;
     let (seq, compare) = (view.seq, view.compare);
     match &view.panel {
@@ -443,7 +474,8 @@ fn change_markup(change: &Change<'_>) -> Markup {
 }
 
 /// What the script fetches when the thread moves on: the new steps, the
-/// pending interrupts now, and the step count.
+/// pending interrupts now, the step count, and an Agent Server thread's
+/// runs.
 pub(crate) fn live(
     base: &Base,
     info: &ThreadInfo,
@@ -451,11 +483,13 @@ pub(crate) fn live(
     pending: Option<&StepRecord>,
     schema: Option<&Schema>,
     can_answer: bool,
+    thread_runs: Option<&[Run]>,
 ) -> Markup {
     html! {
         ol #new-steps data-head=(info.seq) data-after=(steps.last().map_or(0, |s| s.seq)) {
             @for step in steps { (step_item(base, &info.id, step, 0, schema)) }
         }
         (interrupts(base, &info.id, pending, can_answer))
+        @if let Some(thread_runs) = thread_runs { (runs::runs(thread_runs)) }
     }
 }

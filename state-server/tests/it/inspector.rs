@@ -838,3 +838,338 @@ async fn a_subgraphs_steps_show_under_their_namespace() {
     assert!(html.contains(r#"data-node="draft""#), "{html}");
     assert!(html.contains("drafted"), "{html}");
 }
+
+/// The tool-loop graph of `agent_sdk.rs` (`agent`, `tools`, and `hitl`,
+/// `fail`, `slow`) served on `store`, the inspector with writes allowed
+/// or not.
+async fn agent_server(store: &Store, allow_writes: bool) -> SocketAddr {
+    serve(
+        crate::agent_sdk::server(store.clone())
+            .allow_writes(allow_writes)
+            .router::<crate::agent_sdk::Chat>(),
+    )
+    .await
+}
+
+/// A JSON request to the Agent Server API.
+async fn api(addr: SocketAddr, method: &str, target: &str, body: serde_json::Value) -> Response {
+    let body = body.to_string();
+    request(
+        addr,
+        method,
+        target,
+        &[("Content-Type", "application/json")],
+        body.as_bytes(),
+    )
+    .await
+}
+
+/// A thread made through the API, with one run of the tool loop waited
+/// for: its steps are the input, `agent`, `tools`, `agent`.
+async fn agent_thread(addr: SocketAddr) -> String {
+    let created = api(addr, "POST", "/threads", serde_json::json!({})).await;
+    assert_eq!(created.status, 200, "{}", text(&created));
+    let thread = created.json()["thread_id"].as_str().unwrap().to_owned();
+    let input = serde_json::json!({
+        "assistant_id": "agent",
+        "input": {"messages": [{"role": "user", "content": "hi"}]},
+    });
+    let waited = api(addr, "POST", &format!("/threads/{thread}/runs/wait"), input).await;
+    assert_eq!(waited.status, 200, "{}", text(&waited));
+    thread
+}
+
+/// The seq of the step of `thread` that ran exactly `nodes`.
+async fn step_that_ran(store: &Store, thread: &str, nodes: &[&str]) -> u64 {
+    let history = store.history(thread, 1..=u64::MAX).await.unwrap();
+    let step = history
+        .iter()
+        .find(|step| step.nodes() == nodes)
+        .unwrap_or_else(|| {
+            let all: Vec<_> = history.iter().map(|s| s.nodes()).collect();
+            panic!("no step ran {nodes:?}: {all:?}")
+        });
+    step.seq
+}
+
+/// The nodes marked on the page's graph.
+fn marked(html: &str) -> Vec<String> {
+    html.match_indices("class=\"gnode")
+        .filter_map(|(at, _)| {
+            let tag = &html[at..at + html[at..].find('>').unwrap()];
+            tag.contains(" active\"")
+                .then(|| attributes(tag, "data-node").remove(0))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_agent_threads_page_draws_its_graph_with_the_selected_steps_nodes() {
+    let store = Store::memory();
+    let addr = agent_server(&store, false).await;
+    let thread = agent_thread(addr).await;
+    let tools = step_that_ran(&store, &thread, &["tools"]).await;
+    let head = store.thread_info(&thread).await.unwrap().seq;
+
+    // The last step (the agent's answer) is selected: `agent` is marked.
+    let html = page(addr, &format!("/inspect/{thread}")).await;
+    assert!(html.contains(r#"<section id="graph""#), "{html}");
+    assert_eq!(marked(&html), ["agent"]);
+    assert!(html.contains(&format!(r#"data-seq="{head}" data-nodes="agent""#)));
+    // Every node, and the edges as LangGraph draws them: the router's
+    // two targets dashed, the others solid.
+    let svg = &html[html.find("<svg").unwrap()..html.find("</svg>").unwrap()];
+    assert_eq!(
+        attributes(svg, "data-node"),
+        ["__start__", "agent", "tools", "__end__"]
+    );
+    assert_eq!(html.matches(r#"class="edge conditional""#).count(), 2);
+    assert_eq!(html.matches(r#"class="edge""#).count(), 2);
+    assert!(html.contains(r#"class="edge conditional" data-from="agent" data-to="tools""#));
+    // The Mermaid text, as `draw_mermaid` writes it.
+    assert!(html.contains("\tagent -.-&gt; tools;\n"), "{html}");
+    assert!(html.contains("\ttools --&gt; agent;\n"));
+    // Another step selected: its nodes, on the page and in the part the
+    // script swaps in.
+    for target in [
+        format!("/inspect/{thread}?seq={tools}"),
+        format!("/inspect/{thread}?seq={tools}&part=panel"),
+    ] {
+        let html = page(addr, &target).await;
+        assert_eq!(marked(&html), ["tools"], "{target}");
+        assert!(html.contains(&format!("Step {tools} ran ")), "{target}");
+    }
+    // A run's input is `__start__`'s.
+    let html = page(addr, &format!("/inspect/{thread}?seq=1&part=panel")).await;
+    assert_eq!(marked(&html), ["__start__"]);
+    // Step 0 ran nothing.
+    let html = page(addr, &format!("/inspect/{thread}?seq=0&part=panel")).await;
+    assert!(marked(&html).is_empty());
+    // The page follows the thread through the inspector's own stream (the
+    // thread's /stream is the Agent Server's).
+    assert!(html.contains("ran no node"));
+    let html = page(addr, &format!("/inspect/{thread}")).await;
+    assert!(html.contains(&format!(r#"data-stream="/inspect/{thread}/events""#)));
+}
+
+#[tokio::test]
+async fn an_agent_threads_runs_are_listed_newest_first_with_their_status() {
+    let store = Store::memory();
+    let addr = agent_server(&store, false).await;
+    let thread = agent_thread(addr).await;
+    // A second run, that fails.
+    let failed = api(
+        addr,
+        "POST",
+        &format!("/threads/{thread}/runs/wait"),
+        serde_json::json!({"assistant_id": "fail", "input": {}}),
+    )
+    .await;
+    assert_eq!(failed.status, 200, "{}", text(&failed));
+    let runs = store
+        .list_runs(Some(&thread), state_store::RunFilter::default())
+        .await
+        .unwrap();
+    assert_eq!(runs.len(), 2);
+
+    let html = page(addr, &format!("/inspect/{thread}")).await;
+    assert_eq!(
+        attributes(&html, "data-run"),
+        [runs[0].run_id.clone(), runs[1].run_id.clone()]
+    );
+    assert_eq!(attributes(&html, "data-status"), ["error", "success"]);
+    assert!(html.contains(r#"<section id="runs" data-active="false""#));
+    assert!(html.contains(r#"<td>fail</td>"#) && html.contains(r#"<td>agent</td>"#));
+    // The live fragment carries them too (the script swaps them in).
+    let live = page(addr, &format!("/inspect/{thread}/live?after=0")).await;
+    assert_eq!(attributes(&live, "data-status"), ["error", "success"]);
+
+    // Read-only: no run form, and its route refuses.
+    assert!(!html.contains("run-form"));
+    assert!(!page(addr, "/").await.contains("run-form"));
+    let refused = post_form(
+        addr,
+        &format!("/inspect/{thread}/run"),
+        "assistant=agent&input=",
+        None,
+    )
+    .await;
+    assert_eq!(refused.status, 403, "{}", text(&refused));
+}
+
+#[tokio::test]
+async fn a_thread_written_outside_the_api_shows_no_graph_or_runs() {
+    let store = Store::memory();
+    desk_thread(&store, "trip").await;
+    let addr = serve(
+        crate::agent_sdk::server(store.clone())
+            .allow_writes(true)
+            .router::<Desk>(),
+    )
+    .await;
+    let html = page(addr, "/inspect/trip").await;
+    for absent in [r#"id="graph""#, r#"id="runs""#, r#"id="run-form""#, "<svg"] {
+        assert!(!html.contains(absent), "{absent}");
+    }
+    assert!(html.contains(r#"data-stream="/threads/trip/stream""#));
+    let live = page(addr, "/inspect/trip/live?after=0").await;
+    assert!(!live.contains(r#"id="runs""#));
+}
+
+#[tokio::test]
+async fn the_run_form_starts_a_run_and_streams_it() {
+    let store = Store::memory();
+    let addr = agent_server(&store, true).await;
+    let thread = agent_thread(addr).await;
+    let html = page(addr, &format!("/inspect/{thread}")).await;
+    let form_tag = |html: &str| {
+        let at = html.find(r#"id="run-form""#).expect("a run form");
+        let start = html[..at].rfind('<').unwrap();
+        html[start..start + html[start..].find('>').unwrap() + 1].to_owned()
+    };
+    assert_eq!(
+        form_tag(&html),
+        format!(r#"<form class="run" id="run-form" method="post" action="/inspect/{thread}/run">"#)
+    );
+    assert!(
+        html.contains(r#"<option value="agent" selected>agent</option>"#),
+        "{html}"
+    );
+    // The thread list's form starts a run on a new thread.
+    let home = page(addr, "/").await;
+    assert_eq!(
+        form_tag(&home),
+        r#"<form class="run" id="run-form" method="post" action="/inspect">"#
+    );
+
+    // The script's request: the run's events, as they come.
+    let input = support::encode(r#"{"messages": [{"role": "user", "content": "again"}]}"#);
+    let form = format!("assistant=agent&input={input}");
+    let headers = [
+        ("Content-Type", "application/x-www-form-urlencoded"),
+        ("Accept", "text/event-stream"),
+        ("Sec-Fetch-Site", "same-origin"),
+    ];
+    let target = format!("/inspect/{thread}/run");
+    let streamed = request(addr, "POST", &target, &headers, form.as_bytes()).await;
+    let body = text(&streamed);
+    assert_eq!(streamed.status, 200, "{body}");
+    assert_eq!(
+        streamed.header("x-thread-page"),
+        Some(format!("/inspect/{thread}").as_str())
+    );
+    let run_url = streamed
+        .header("x-run-url")
+        .expect("the run's URL")
+        .to_owned();
+    assert!(body.contains("event: metadata"), "{body}");
+    assert!(
+        body.contains("event: values") && body.contains("event: updates"),
+        "{body}"
+    );
+    assert!(body.contains("echo:again"), "{body}");
+    let run = support::get(addr, &run_url).await;
+    assert_eq!(run.json()["status"], "success", "{}", text(&run));
+
+    // A plain form (no script): the run is started, and the thread's page
+    // follows it.
+    let posted = post_form(addr, &target, &form, Some(&format!("http://{addr}"))).await;
+    assert_eq!(posted.status, 303, "{}", text(&posted));
+    assert_eq!(
+        posted.header("location"),
+        Some(target.trim_end_matches("/run"))
+    );
+
+    // Errors: input that is not JSON, an unknown assistant (the API's
+    // 422), each as JSON to the script and as a page to a form.
+    let bad = request(
+        addr,
+        "POST",
+        &target,
+        &headers,
+        b"assistant=agent&input=%7Bnope",
+    )
+    .await;
+    let detail = bad.error(422, "invalid_body");
+    assert!(detail.starts_with("input: not JSON"), "{detail}");
+    let unknown = request(addr, "POST", &target, &headers, b"assistant=nobody&input=").await;
+    let detail = unknown.error(422, "invalid_body");
+    assert!(detail.contains("Invalid assistant: 'nobody'"), "{detail}");
+    let page_error = post_form(addr, &target, "assistant=agent&input=%7Bnope", None).await;
+    assert_eq!(page_error.status, 422);
+    assert!(text(&page_error).contains("input: not JSON"));
+
+    // Another site's post is refused before anything is read or run.
+    let runs_before = store
+        .list_runs(Some(&thread), state_store::RunFilter::default())
+        .await
+        .unwrap()
+        .len();
+    for origin in [
+        ("Sec-Fetch-Site", "cross-site"),
+        ("Origin", "http://evil.example"),
+    ] {
+        let headers = [
+            ("Content-Type", "application/x-www-form-urlencoded"),
+            origin,
+        ];
+        let refused = request(addr, "POST", &target, &headers, form.as_bytes()).await;
+        assert_eq!(refused.status, 403, "{origin:?}");
+        assert!(
+            text(&refused).contains("this server&#39;s own pages")
+                || text(&refused).contains("this server's own pages"),
+            "{}",
+            text(&refused)
+        );
+    }
+    let runs_after = store
+        .list_runs(Some(&thread), state_store::RunFilter::default())
+        .await
+        .unwrap()
+        .len();
+    assert_eq!(runs_after, runs_before);
+
+    // From the thread list: a new thread, then its page.
+    let posted = post_form(addr, "/inspect", &form, None).await;
+    assert_eq!(posted.status, 303, "{}", text(&posted));
+    let page_url = posted.header("location").unwrap().to_owned();
+    let new_thread = page_url.strip_prefix("/inspect/").unwrap().to_owned();
+    assert_ne!(new_thread, thread);
+    let record = store
+        .thread_record(&new_thread, None)
+        .await
+        .unwrap()
+        .expect("a record");
+    assert_eq!(record.metadata["graph_id"], "agent");
+}
+
+#[tokio::test]
+async fn the_inspectors_event_stream_announces_each_step() {
+    let store = Store::memory();
+    let addr = agent_server(&store, false).await;
+    let thread = agent_thread(addr).await;
+    let head = store.thread_info(&thread).await.unwrap().seq;
+    let mut events = support::stream(addr, &format!("/inspect/{thread}/events?after=1")).await;
+    let got = events.events((head - 1) as usize).await;
+    assert!(got.iter().all(|event| event.event == "step"));
+    let seqs: Vec<u64> = got.iter().map(support::SseEvent::seq).collect();
+    assert_eq!(seqs, (2..=head).collect::<Vec<_>>());
+    // Resumed where the browser was.
+    let mut resumed = support::open_stream(
+        addr,
+        &format!("/inspect/{thread}/events?after=0"),
+        &[("Last-Event-ID", &head.to_string())],
+    )
+    .await
+    .unwrap_or_else(|r| panic!("{}", text(&r)));
+    resumed
+        .assert_quiet(std::time::Duration::from_millis(300))
+        .await;
+    let bad = support::open_stream(
+        addr,
+        &format!("/inspect/{thread}/events"),
+        &[("Last-Event-ID", "x")],
+    )
+    .await;
+    assert_eq!(bad.err().map(|r| r.status), Some(400));
+}

@@ -99,7 +99,8 @@ const LOWEST_CONTRAST: &str = r#"(() => {
   };
   const ratios = [...document.querySelectorAll('body *')]
     .filter((e) => e.childNodes.length && [...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim()))
-    .filter((e) => e.offsetParent !== null)
+    // SVG text is painted by its fill, over a shape: not this check's.
+    .filter((e) => !(e instanceof SVGElement) && e.offsetParent !== null)
     .map((e) => {
       const a = lum(rgb(getComputedStyle(e).color)), b = lum(background(e));
       return { ratio: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05), text: e.innerText.slice(0, 40), tag: e.tagName + '.' + e.className };
@@ -437,4 +438,250 @@ async fn an_interrupt_answered_from_the_page() {
     page.assert_no_js_errors();
     let info = store.thread_info("trip-2-retry").await.unwrap();
     assert_eq!(info.forked_from, Some(("trip-2".to_owned(), 3)));
+}
+
+/// The Agent Server's tool loop (`agent_sdk.rs`) served from a SQLite
+/// file, the inspector's writes allowed or not, and a thread made through
+/// the API with one run of the tool loop.
+struct AgentSetup {
+    browser: Browser,
+    store: Store,
+    _dir: tempfile::TempDir,
+    addr: SocketAddr,
+    thread: String,
+}
+
+impl AgentSetup {
+    async fn new(allow_writes: bool) -> AgentSetup {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::sqlite(dir.path().join("agent.db")).await.unwrap();
+        let addr = serve(
+            crate::agent_sdk::server(store.clone())
+                .allow_writes(allow_writes)
+                .router::<crate::agent_sdk::Chat>(),
+        )
+        .await;
+        let created = api(addr, "/threads", json!({})).await;
+        let thread = created["thread_id"].as_str().unwrap().to_owned();
+        run_and_wait(addr, &thread, "hi").await;
+        AgentSetup {
+            browser: Browser::launch(),
+            store,
+            _dir: dir,
+            addr,
+            thread,
+        }
+    }
+
+    /// The seq of the step that ran exactly `nodes`, the last such.
+    async fn step_that_ran(&self, nodes: &[&str]) -> u64 {
+        let history = self
+            .store
+            .history(&self.thread, 1..=u64::MAX)
+            .await
+            .unwrap();
+        history
+            .iter()
+            .rev()
+            .find(|step| step.nodes() == nodes)
+            .map(|step| step.seq)
+            .expect("such a step")
+    }
+}
+
+/// `POST target` with a JSON body, answered 200 with JSON.
+async fn api(addr: SocketAddr, target: &str, body: Value) -> Value {
+    let body = body.to_string();
+    let response = support::request(
+        addr,
+        "POST",
+        target,
+        &[("Content-Type", "application/json")],
+        body.as_bytes(),
+    )
+    .await;
+    assert_eq!(
+        response.status,
+        200,
+        "{target}: {}",
+        String::from_utf8_lossy(&response.body)
+    );
+    response.json()
+}
+
+/// A run of the tool loop on `thread` with `text`, waited for.
+async fn run_and_wait(addr: SocketAddr, thread: &str, text: &str) {
+    let input = json!({"assistant_id": "agent", "input": {"messages": [{"role": "user", "content": text}]}});
+    api(addr, &format!("/threads/{thread}/runs/wait"), input).await;
+}
+
+const ACTIVE_NODES: &str =
+    "[...document.querySelectorAll('#graph svg .gnode.active')].map(g => g.dataset.node)";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_threads_graph_marks_the_selected_steps_nodes_and_its_runs_go_live() {
+    let setup = AgentSetup::new(false).await;
+    let AgentSetup {
+        browser,
+        addr,
+        thread,
+        ..
+    } = &setup;
+    let tools = setup.step_that_ran(&["tools"]).await;
+    let page = browser.open(&format!("http://{addr}/inspect/{thread}"));
+
+    // The graph is drawn, the last step's node (the agent's answer) marked.
+    assert_eq!(
+        page.eval_json(
+            "[...document.querySelectorAll('#graph svg .gnode')].map(g => g.dataset.node)"
+        ),
+        json!(["__start__", "agent", "tools", "__end__"])
+    );
+    assert_eq!(page.eval_json(ACTIVE_NODES), json!(["agent"]));
+    assert_eq!(
+        page.eval_json("document.querySelectorAll('#graph svg path.edge.conditional').length"),
+        json!(2)
+    );
+    // Drawn, not just present: boxes with a size, dashed where conditional.
+    let drawn = page.eval_json(
+        "(() => { const r = document.querySelector('#graph .gnode[data-node=tools] rect').getBoundingClientRect();
+          const dashed = getComputedStyle(document.querySelector('#graph path.edge.conditional')).strokeDasharray;
+          return {w: r.width > 40, h: r.height > 20, dashed: dashed !== 'none'}; })()",
+    );
+    assert_eq!(drawn, json!({"w": true, "h": true, "dashed": true}));
+    assert!(
+        page.text("#graph details.mermaid")
+            .contains("As Mermaid text")
+    );
+    // Its runs: one, finished.
+    assert_eq!(
+        page.eval_json(
+            "[...document.querySelectorAll('#runs tbody tr')].map(r => r.dataset.status)"
+        ),
+        json!(["success"])
+    );
+    page.screenshot_full_page("agent-thread");
+    assert_readable(&page);
+
+    // Another step selected: its node marked instead.
+    page.click(&format!("#step-{tools} a.select"));
+    page.wait_for(&format!(
+        "document.querySelector('#graph')?.dataset.seq === '{tools}'"
+    ));
+    assert_eq!(page.eval_json(ACTIVE_NODES), json!(["tools"]));
+    assert!(
+        page.text("#graph")
+            .contains(&format!("Step {tools} ran tools"))
+    );
+
+    // A run started elsewhere: its steps and its status show here live.
+    page.wait_for_within(
+        "document.querySelector('#live')?.dataset.state === 'open'",
+        LIVE,
+    );
+    page.eval_json("window.samePage = true");
+    run_and_wait(*addr, thread, "more").await;
+    page.wait_for_within(
+        "[...document.querySelectorAll('#runs tbody tr')].map(r => r.dataset.status).join() === 'success,success'",
+        LIVE,
+    );
+    let head = setup.store.thread_info(thread).await.unwrap().seq;
+    page.wait_for_within(&format!("!!document.querySelector('#step-{head}')"), LIVE);
+    assert_eq!(page.eval_json("window.samePage === true"), json!(true));
+    assert_eq!(page.count("#run-form"), 0, "read-only: no run form");
+    page.assert_no_js_errors();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_run_form_streams_a_run_into_the_page() {
+    let setup = AgentSetup::new(true).await;
+    let AgentSetup {
+        browser,
+        addr,
+        thread,
+        store,
+        ..
+    } = &setup;
+    let page = browser.open(&format!("http://{addr}/inspect/{thread}"));
+    page.wait_for_within(
+        "document.querySelector('#live')?.dataset.state === 'open'",
+        LIVE,
+    );
+    page.eval_json("window.samePage = true");
+
+    // Not JSON: said at once, nothing sent.
+    page.fill("#run-input", "{\"messages\": [");
+    page.click("#run-form button");
+    page.wait_for("document.querySelector('#run-status').dataset.state === 'error'");
+    assert!(page.text("#run-status").contains("The input is not JSON"));
+
+    // A run: its events as they come, then how it ended and its state.
+    page.fill(
+        "#run-input",
+        r#"{"messages": [{"role": "user", "content": "from the page"}]}"#,
+    );
+    page.click("#run-form button");
+    page.wait_for_within(
+        "document.querySelector('#run-status')?.dataset.status === 'success'",
+        LIVE,
+    );
+    let events = page.eval_json(
+        "[...document.querySelectorAll('#run-events li.run-event')].map(li => li.dataset.event)",
+    );
+    let events: Vec<&str> = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    assert!(
+        events.contains(&"values") && events.contains(&"updates"),
+        "{events:?}"
+    );
+    assert!(page.text("#run-status").contains("The run ended: success"));
+    let last = page.text("#run-events li.run-final");
+    assert!(last.contains("echo:from the page"), "{last}");
+    // The page moved on with it: the new run listed, the new steps shown.
+    page.wait_for_within(
+        "document.querySelectorAll('#runs tbody tr').length === 2",
+        LIVE,
+    );
+    assert_eq!(
+        page.eval_json("document.querySelector('#runs tbody tr').dataset.status"),
+        json!("success")
+    );
+    let head = store.thread_info(thread).await.unwrap().seq;
+    page.wait_for_within(&format!("!!document.querySelector('#step-{head}')"), LIVE);
+    assert_eq!(page.eval_json("window.samePage === true"), json!(true));
+    page.screenshot_full_page("run-form");
+
+    // The server's refusal (422: no such assistant) is shown.
+    page.eval_json("document.querySelector('#run-assistant option').value = 'nobody'");
+    page.click("#run-form button");
+    page.wait_for("document.querySelector('#run-status').dataset.state === 'error'");
+    let said = page.text("#run-status");
+    assert!(
+        said.contains("(422)") && said.contains("Invalid assistant: 'nobody'"),
+        "{said}"
+    );
+    // The 422 is a console error of the fetch; nothing else.
+    for error in page.js_errors() {
+        assert!(error.contains("422"), "{error}");
+    }
+
+    // From the thread list: a run on a new thread, then a link to it.
+    page.goto(&format!("http://{addr}/"));
+    page.fill(
+        "#run-input",
+        r#"{"messages": [{"role": "user", "content": "new"}]}"#,
+    );
+    page.click("#run-form button");
+    page.wait_for_within(
+        "document.querySelector('#run-status')?.dataset.status === 'success'",
+        LIVE,
+    );
+    page.expect_navigation(|page| page.click("#run-events li.run-thread a"));
+    assert!(page.url().contains("/inspect/"), "{}", page.url());
+    assert_eq!(page.count("#graph svg"), 1);
+    assert!(page.text("#timeline").contains("echo:new"));
 }
