@@ -19,6 +19,8 @@ pub(crate) struct ApiError {
     message: String,
     /// `WWW-Authenticate`, for a 401.
     challenge: Option<&'static str>,
+    /// `Retry-After`, in seconds, for a 503 worth retrying.
+    retry_after: Option<u32>,
 }
 
 /// The JSON body of every error.
@@ -35,6 +37,7 @@ impl ApiError {
             kind,
             message: message.into(),
             challenge: None,
+            retry_after: None,
         }
     }
 
@@ -76,6 +79,33 @@ impl ApiError {
             StatusCode::PAYLOAD_TOO_LARGE,
             "body_too_large",
             format!("the request body is {declared} bytes; this server reads at most {limit}"),
+        )
+    }
+
+    /// 503: as many event streams are open as the server allows
+    /// ([`Server::max_streams`](crate::Server::max_streams)); worth a
+    /// retry in a second.
+    pub(crate) fn too_many_streams(max: usize) -> ApiError {
+        ApiError {
+            retry_after: Some(1),
+            ..ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too_many_streams",
+                format!(
+                    "this server has {max} event streams open, as many as it allows \
+                     (Server::max_streams): retry later"
+                ),
+            )
+        }
+    }
+
+    /// 413: a request body read past the limit (one sent in chunks, with
+    /// no length declared up front).
+    pub(crate) fn too_large_read() -> ApiError {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            "the request body is longer than this server reads (Server::body_limit)",
         )
     }
 
@@ -203,6 +233,13 @@ impl ApiError {
         }
     }
 
+    /// The same error about field `field` of a request body: its detail
+    /// begins with the field's name (`thread_id: invalid thread id ..`).
+    pub(crate) fn in_field(mut self, field: &str) -> ApiError {
+        self.message = format!("{field}: {}", self.message);
+        self
+    }
+
     /// Its machine kind.
     pub(crate) fn kind(&self) -> &'static str {
         self.kind
@@ -271,6 +308,11 @@ impl IntoResponse for ApiError {
                 header::WWW_AUTHENTICATE,
                 HeaderValue::from_static(challenge),
             );
+        }
+        if let Some(seconds) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
         }
         response
     }

@@ -2,7 +2,7 @@
 //! answer a bad path or query with plain text.
 
 use crate::error::ApiError;
-use axum::extract::{FromRequestParts, Path};
+use axum::extract::{FromRequestParts, Path as AxumPath};
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
@@ -19,13 +19,30 @@ impl<S: Send + Sync> FromRequestParts<S> for ThreadId {
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
         // Every capture, by name: the app's prefix may capture some too.
-        let Path(captures) = Path::<Vec<(String, String)>>::from_request_parts(parts, state)
-            .await
-            .map_err(|rejection| ApiError::bad_path(rejection.body_text()))?;
+        let AxumPath(captures) =
+            AxumPath::<Vec<(String, String)>>::from_request_parts(parts, state)
+                .await
+                .map_err(|rejection| ApiError::bad_path(rejection.body_text()))?;
         captures
             .into_iter()
             .find_map(|(name, value)| (name == THREAD_ID).then_some(ThreadId(value)))
             .ok_or_else(|| ApiError::bad_path("the path has no thread id"))
+    }
+}
+
+/// The path's captures, deserialized (axum's `Path`, whose rejection is
+/// this server's JSON: a 400 naming the capture, as `Invalid UTF-8 in
+/// `thread_id``).
+pub(crate) struct Path<T>(pub T);
+
+impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for Path<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        AxumPath::<T>::from_request_parts(parts, state)
+            .await
+            .map(|AxumPath(value)| Path(value))
+            .map_err(|rejection| ApiError::bad_path(rejection.body_text()))
     }
 }
 

@@ -14,6 +14,7 @@ mod listing;
 mod report;
 mod routes;
 mod stream;
+mod stream_cap;
 mod typed;
 
 pub use auth::{Identity, Refusal};
@@ -44,6 +45,10 @@ pub const MAX_PAGE_SIZE: usize = 1000;
 /// item) and the inspector's forms are read whole, so this bounds what
 /// one request can make the server hold.
 pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
+
+/// How many event streams may be open at once, unless
+/// [`Server::max_streams`] says otherwise; one more is a 503.
+pub const DEFAULT_MAX_STREAMS: usize = 1024;
 
 /// How long `GET /threads/{id}/stream` may be silent before it sends a
 /// keep-alive comment, unless [`Server::keep_alive`] says otherwise.
@@ -116,6 +121,7 @@ pub struct Server {
     max_page_size: usize,
     body_limit: usize,
     keep_alive: Duration,
+    streams: stream_cap::Streams,
     allow_writes: bool,
     answerer: Option<answer::Answerer>,
     assistants: agent::Assistants,
@@ -144,6 +150,7 @@ impl Server {
             max_page_size: MAX_PAGE_SIZE,
             body_limit: DEFAULT_BODY_LIMIT,
             keep_alive: DEFAULT_KEEP_ALIVE,
+            streams: stream_cap::Streams::new(DEFAULT_MAX_STREAMS),
             allow_writes: false,
             answerer: None,
             assistants: agent::Assistants::default(),
@@ -275,6 +282,34 @@ impl Server {
             "state_server::Server::keep_alive: the interval must be longer than zero"
         );
         self.keep_alive = interval;
+        self
+    }
+
+    /// How many event streams may be open at once, [`DEFAULT_MAX_STREAMS`]
+    /// (1024) by default: the Agent Server API's run streams
+    /// (`POST .../runs/stream`, `POST /runs/stream`), join streams
+    /// (`GET .../runs/{run_id}/stream`) and thread streams, and
+    /// `GET /threads/{id}/stream`, counted together. One more is refused
+    /// before anything is done (a refused `runs/stream` creates no run)
+    /// with a 503, `{"detail": .., "kind": "too_many_streams"}` and
+    /// `Retry-After: 1`; a stream's place is freed when it ends or its
+    /// client disconnects. Each open stream holds a connection, a task and
+    /// its buffers: this bounds what clients can make the server hold.
+    ///
+    /// ```
+    /// let server = state_server::Server::new(state_store::Store::memory()).max_streams(10_000);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `max` is 0.
+    #[must_use]
+    pub fn max_streams(mut self, max: usize) -> Server {
+        assert!(
+            max > 0,
+            "state_server::Server::max_streams: allow at least one stream"
+        );
+        self.streams = stream_cap::Streams::new(max);
         self
     }
 
@@ -545,6 +580,7 @@ impl Server {
             default_page: DEFAULT_PAGE_SIZE.min(self.max_page_size),
             max_page: self.max_page_size,
             keep_alive: self.keep_alive,
+            streams: self.streams.clone(),
             // The untyped router has no state to check a graph against.
             answer: typed
                 .and(self.answerer.as_ref())
@@ -662,6 +698,7 @@ impl fmt::Debug for Server {
             .field("max_page_size", &self.max_page_size)
             .field("body_limit", &self.body_limit)
             .field("keep_alive", &self.keep_alive)
+            .field("streams", &self.streams)
             .field("allow_writes", &self.allow_writes)
             .field("graph", &self.answerer.as_ref().map(|a| a.state_name))
             .field("auth", &self.auth.as_ref().map(|_| "<hook>"))

@@ -24,6 +24,8 @@ pub(crate) struct App {
     pub max_page: usize,
     /// How long an event stream may be silent before a keep-alive comment.
     pub keep_alive: std::time::Duration,
+    /// The open event streams, and how many may be.
+    pub streams: crate::stream_cap::Streams,
     /// The state type, for the typed router.
     pub typed: Option<crate::typed::Typed>,
     /// Whether the inspector may change the store (fork, answer).

@@ -162,6 +162,7 @@ async fn open(
         Ok(_) | Err(StoreError::ThreadNotFound { .. }) => {}
         Err(error) => return Err(error.into()),
     }
+    let permit = app.streams.acquire()?;
     let follow = Follow {
         steps: app.store.watch(&id, after),
         modes,
@@ -170,7 +171,7 @@ async fn open(
         done: false,
     };
     let keep_alive = KeepAlive::new().interval(app.keep_alive).text("keep-alive");
-    Ok(Sse::new(follow.events())
+    Ok(Sse::new(crate::stream_cap::hold(follow.events(), permit))
         .keep_alive(keep_alive)
         .into_response())
 }

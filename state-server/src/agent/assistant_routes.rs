@@ -6,9 +6,10 @@
 use super::assistants::{Assistant, Assistants};
 use super::body::{Body, page_limit, paged};
 use crate::error::ApiError;
+use crate::extract::Path;
 use crate::extract::Query;
 use axum::Json;
-use axum::extract::{Path, State as Shared};
+use axum::extract::State as Shared;
 use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};

@@ -5,7 +5,7 @@
 use crate::error::ApiError;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, IgnoredAny};
 
 /// The request's JSON body, an object, as a `T`. An empty body reads as
 /// `{}` (a client may send none for a search with no filter).
@@ -17,7 +17,15 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Body<T> {
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
         let bytes = Bytes::from_request(request, state)
             .await
-            .map_err(|rejection| ApiError::invalid_body(rejection.body_text()))?;
+            .map_err(|rejection| {
+                // A chunked body past `DefaultBodyLimit` (a declared
+                // length over it was refused by the guard already).
+                if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                    ApiError::too_large_read()
+                } else {
+                    ApiError::invalid_body(format!("the request body: {}", rejection.body_text()))
+                }
+            })?;
         parse(if bytes.iter().all(u8::is_ascii_whitespace) {
             b"{}"
         } else {
@@ -41,10 +49,21 @@ pub(crate) fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let value = serde_path_to_error::deserialize(&mut json).map_err(|error| {
         let path = error.path().to_string();
         let inner = error.into_inner();
-        ApiError::invalid_body(if path == "." || path == "?" {
-            format!("the request body: {inner}")
-        } else {
-            format!("{path}: {inner}")
+        let whole = path == "." || path == "?";
+        // Not JSON (cut short, nested too deep): the body is at fault, not
+        // the key it broke under (which may be no field at all). serde's
+        // error category cannot tell: a number where an enum goes is a
+        // "syntax" error too.
+        let well_formed = serde_json::from_slice::<IgnoredAny>(bytes).is_ok();
+        ApiError::invalid_body(match (whole, well_formed) {
+            (true, _) => format!("the request body: {inner}"),
+            // serde_json's words for a number or a list where one of an
+            // enum's names goes.
+            (false, true) if inner.to_string().starts_with("expected value at") => {
+                format!("{path}: expected one of its names, as a string")
+            }
+            (false, true) => format!("{path}: {inner}"),
+            (false, false) => format!("the request body: {inner} (in `{path}`)"),
         })
     })?;
     json.end()
@@ -107,6 +126,44 @@ mod tests {
         );
         let error = parse::<Search>(b"[1]").unwrap_err();
         assert_eq!(error.message(), "the request body: expected a JSON object");
+        // Not JSON: the body is at fault, not the key it broke under.
+        let error = parse::<Search>(br#"{"agent": ["#).unwrap_err();
+        assert!(
+            error
+                .message()
+                .starts_with("the request body: EOF while parsing a list")
+                && error.message().ends_with("(in `agent`)"),
+            "{}",
+            error.message()
+        );
+        #[derive(Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Sorted {
+            order: Order,
+        }
+        #[derive(Deserialize, Debug)]
+        #[serde(rename_all = "lowercase")]
+        enum Order {
+            Asc,
+        }
+        let error = parse::<Sorted>(br#"{"order": 2}"#).unwrap_err();
+        assert_eq!(
+            error.message(),
+            "order: expected one of its names, as a string"
+        );
+        let error = parse::<Sorted>(br#"{"order": "up"}"#).unwrap_err();
+        assert!(
+            error.message().starts_with("order: unknown variant `up`"),
+            "{}",
+            error.message()
+        );
+        // Well-formed JSON that does not fit: the field is named.
+        let error = parse::<Search>(br#"{"limit": 1e400}"#).unwrap_err();
+        assert!(
+            error.message().starts_with("limit: number out of range"),
+            "{}",
+            error.message()
+        );
         let error = parse::<Search>(b"{} x").unwrap_err();
         assert!(
             error.message().starts_with("the request body: trailing"),

@@ -12,10 +12,11 @@ use super::sse;
 use super::stream_mode::{StreamModeField, modes};
 use crate::auth::Owner;
 use crate::error::ApiError;
+use crate::extract::Path;
 use crate::routes::App;
 use axum::Json;
 use axum::body::{Body as ResponseBody, Bytes};
-use axum::extract::{Path, State as Shared};
+use axum::extract::State as Shared;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -419,20 +420,28 @@ async fn stream_on(
     create: Create,
     owner: Owner,
 ) -> Result<Response, ApiError> {
+    // A place among the open streams first: a refused stream creates no
+    // run.
+    let permit = app.streams.acquire()?;
     let on_disconnect = create.on_disconnect.unwrap_or_default();
     let run = create_run(&app, thread.as_deref(), create, owner.as_deref()).await?;
     let ids = run.kwargs["stream_resumable"] == Value::Bool(true);
     let guard = CancelOnDrop::new(&app, &run, on_disconnect);
     let frames = follow(app, run.run_id.clone(), 0, Frames::all(ids), None);
-    Ok(sse_response(&run, CancelOnDrop::guard(guard, frames)))
+    Ok(sse_response(
+        &run,
+        CancelOnDrop::guard(guard, frames),
+        permit,
+    ))
 }
 
 /// An SSE response of `frames`, with the Agent Server's headers.
 fn sse_response(
     run: &Run,
     frames: impl futures::Stream<Item = Result<Bytes, Infallible>> + Send + 'static,
+    permit: crate::stream_cap::Permit,
 ) -> Response {
-    let mut response = sse::response(frames);
+    let mut response = sse::response(frames, permit);
     locate(&mut response, run, "/stream");
     response
 }
@@ -447,9 +456,11 @@ pub(crate) async fn join_stream(
 ) -> Result<Response, ApiError> {
     let after = event_key(headers.get("last-event-id"))?.map_or(0, |(_, seq)| seq);
     let run = run_on(&app, &thread, &run_id).await?;
+    let permit = app.streams.acquire()?;
     Ok(sse_response(
         &run,
         follow(app, run_id, after, Frames::all(true), None),
+        permit,
     ))
 }
 

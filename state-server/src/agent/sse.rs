@@ -18,10 +18,13 @@ pub(crate) const HEARTBEAT: Duration = Duration::from_secs(5);
 /// The comment sent after [`HEARTBEAT`] of silence.
 pub(crate) const HEARTBEAT_FRAME: &[u8] = b": heartbeat\r\n\r\n";
 
-/// A response streaming `frames`, with the Agent Server's SSE headers.
+/// A response streaming `frames`, with the Agent Server's SSE headers,
+/// holding its place among the open streams (`permit`) until it ends.
 pub(crate) fn response(
     frames: impl futures::Stream<Item = Result<Bytes, Infallible>> + Send + 'static,
+    permit: crate::stream_cap::Permit,
 ) -> Response {
+    let frames = crate::stream_cap::hold(frames, permit);
     let mut response = Response::new(Body::from_stream(frames));
     let headers = response.headers_mut();
     headers.insert(

@@ -11,9 +11,10 @@ use super::body::{Body, page_limit};
 use super::checkpoint;
 use super::thread_state::checkpoint_json;
 use crate::error::ApiError;
+use crate::extract::Path;
 use crate::routes::App;
 use axum::Json;
-use axum::extract::{Path, State as Shared};
+use axum::extract::State as Shared;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 

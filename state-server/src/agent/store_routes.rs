@@ -46,15 +46,39 @@ fn scoped(owner: &Owner, prefix: &[String]) -> Option<Vec<String>> {
     }
 }
 
-/// A store error from a bad namespace or key is the request's fault.
-fn refused(error: StoreError) -> ApiError {
-    match error {
-        StoreError::InvalidItem { .. } | StoreError::InvalidNamespace { .. } => {
-            ApiError::invalid_body(error.to_string())
-        }
-        other => ApiError::from(other),
-    }
+/// The field of a request a store refusal is about.
+#[derive(Clone, Copy)]
+struct Fields {
+    /// The field holding the namespace (or the prefix).
+    namespace: &'static str,
+    /// The field an `InvalidItem` is about, by the store's reason and
+    /// what it names.
+    item: fn(what: &str, reason: &str) -> &'static str,
 }
+
+/// A store error from a bad namespace, key, value, filter or query is
+/// the request's fault: a 422 whose detail begins with the field.
+fn refused(error: StoreError, fields: Fields) -> ApiError {
+    let field = match &error {
+        StoreError::InvalidNamespace { .. } => fields.namespace,
+        StoreError::InvalidItem { what, reason } => (fields.item)(what, reason),
+        _ => return ApiError::from(error),
+    };
+    ApiError::invalid_body(format!("{field}: {error}"))
+}
+
+/// An item's namespace and key or value, as a put, get or delete names
+/// them (the store's key reasons begin "a key").
+const ITEM: Fields = Fields {
+    namespace: "namespace",
+    item: |_, reason| {
+        if reason.starts_with("a key") {
+            "key"
+        } else {
+            "value"
+        }
+    },
+};
 
 /// `PUT /store/items`'s body.
 #[derive(Deserialize)]
@@ -99,7 +123,7 @@ pub(crate) async fn put(
             ));
         }
     }
-    request.await.map_err(refused)?;
+    request.await.map_err(|error| refused(error, ITEM))?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -122,7 +146,7 @@ pub(crate) async fn get(
             .store
             .get_item(&namespace[..], &query.key)
             .await
-            .map_err(refused)?,
+            .map_err(|error| refused(error, ITEM))?,
         // Another's item is as absent.
         false => None,
     };
@@ -151,7 +175,7 @@ pub(crate) async fn delete(
     app.store
         .delete_item(&delete.namespace, &delete.key)
         .await
-        .map_err(refused)?;
+        .map_err(|error| refused(error, ITEM))?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -191,7 +215,19 @@ pub(crate) async fn search(
     if let Some(query) = search.query {
         request = request.query(query);
     }
-    let items = request.await.map_err(refused)?;
+    // The store names a filter's errors "search filter ..", a query's
+    // "search of ..".
+    let fields = Fields {
+        namespace: "namespace_prefix",
+        item: |what, _| {
+            if what.starts_with("search filter") {
+                "filter"
+            } else {
+                "query"
+            }
+        },
+    };
+    let items = request.await.map_err(|error| refused(error, fields))?;
     Ok(Json(json!({ "items": items })))
 }
 
@@ -230,6 +266,18 @@ pub(crate) async fn namespaces(
     if let Some(depth) = body.max_depth {
         request = request.max_depth(depth);
     }
-    let namespaces = request.await.map_err(refused)?;
+    let namespaces = request.await.map_err(|error| match &error {
+        // The prefix's labels are checked first, then the suffix's.
+        StoreError::InvalidNamespace { namespace, .. } if *namespace != format!("{prefix:?}") => {
+            ApiError::invalid_body(format!("suffix: {error}"))
+        }
+        _ => refused(
+            error,
+            Fields {
+                namespace: "prefix",
+                item: |_, _| "prefix",
+            },
+        ),
+    })?;
     Ok(Json(json!({ "namespaces": namespaces })))
 }

@@ -19,7 +19,10 @@ const MODES: [&str; 9] = [
 
 /// `stream_mode` as a request sends it.
 #[derive(Deserialize, Debug, Clone)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "a stream mode or a list of them, as \"values\" or [\"values\", \"updates\"]"
+)]
 pub(crate) enum StreamModeField {
     One(String),
     Many(Vec<String>),
@@ -56,6 +59,14 @@ mod tests {
         assert_eq!(modes(None).unwrap(), ["values"]);
         let many = StreamModeField::Many(vec!["updates".into(), "values".into(), "updates".into()]);
         assert_eq!(modes(Some(&many)).unwrap(), ["updates", "values"]);
+        // Neither a string nor a list: the error says what goes there.
+        let error = serde_json::from_value::<StreamModeField>(serde_json::json!(3)).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("a stream mode or a list of them"),
+            "{error}"
+        );
         let bogus = StreamModeField::One("bogus".into());
         let error = modes(Some(&bogus)).unwrap_err();
         assert_eq!(error.status(), 422);

@@ -8,10 +8,11 @@ use super::assistants::Assistants;
 use super::body::{Body, page_limit, paged};
 use crate::auth::Owner;
 use crate::error::ApiError;
+use crate::extract::Path;
 use crate::json::rfc3339_micros;
 use crate::routes::App;
 use axum::Json;
-use axum::extract::{Path, State as Shared};
+use axum::extract::State as Shared;
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Deserialize;
@@ -155,6 +156,8 @@ pub(crate) async fn create(
             StoreError::ThreadExists { .. } => {
                 ApiError::conflict(format!("Thread with ID {id} already exists"))
             }
+            // The id came in the body: name its field.
+            StoreError::InvalidThreadId { .. } => ApiError::from(error).in_field("thread_id"),
             other => ApiError::from(other),
         })?;
     Ok(Json(thread_json(&record, None)))

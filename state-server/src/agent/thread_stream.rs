@@ -71,6 +71,7 @@ pub(crate) async fn open(
     let keep = keep_of(uri)?;
     let header = headers.get("last-event-id");
     let after_key = event_key(header)?;
+    let permit = app.streams.acquire()?;
     let from_start = header.is_some() && after_key.is_none();
     // The runs already over are not streamed again, but for a resumed
     // stream those that ended after its last event.
@@ -99,7 +100,7 @@ pub(crate) async fn open(
         },
         current: None,
     };
-    Ok(sse::response(events(start)))
+    Ok(sse::response(events(start), permit))
 }
 
 /// One run's frames.

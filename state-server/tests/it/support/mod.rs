@@ -326,14 +326,39 @@ pub async fn open_stream(
     target: &str,
     headers: &[(&str, &str)],
 ) -> Result<EventStream, Response> {
+    open_request_stream(addr, "GET", target, headers, b"").await
+}
+
+/// `POST target` with `headers` and `body`, answered with an event stream
+/// (a run's); any other answer is returned whole as the error.
+pub async fn open_post_stream(
+    addr: SocketAddr,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Result<EventStream, Response> {
+    open_request_stream(addr, "POST", target, headers, body).await
+}
+
+async fn open_request_stream(
+    addr: SocketAddr,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Result<EventStream, Response> {
     let open = async {
         let mut socket = TcpStream::connect(addr).await.expect("connect");
-        let mut head = format!("GET {target} HTTP/1.1\r\nHost: {addr}\r\n");
+        let mut head = format!("{method} {target} HTTP/1.1\r\nHost: {addr}\r\n");
         for (name, value) in headers {
             head.push_str(&format!("{name}: {value}\r\n"));
         }
+        if !body.is_empty() {
+            head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+        }
         head.push_str("\r\n");
         socket.write_all(head.as_bytes()).await.expect("send");
+        socket.write_all(body).await.expect("send the body");
         let mut raw = Vec::new();
         let end = loop {
             if let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
@@ -465,6 +490,24 @@ impl EventStream {
             events.push(self.next_event().await);
         }
         events
+    }
+
+    /// Reads until the server ends the stream (within 10 s), whatever it
+    /// sends (an Agent Server stream's CRLF frames included); the rest of
+    /// the body, still chunked.
+    pub async fn read_to_end(&mut self) -> Vec<u8> {
+        let read = async {
+            while !self.ended {
+                let mut buf = [0u8; 16 * 1024];
+                let n = self.socket.read(&mut buf).await.expect("read the stream");
+                self.ended = n == 0;
+                self.raw.extend_from_slice(&buf[..n]);
+            }
+            std::mem::take(&mut self.raw)
+        };
+        tokio::time::timeout(Duration::from_secs(10), read)
+            .await
+            .expect("the stream ends within 10 s")
     }
 
     /// Asserts that the stream ends (after comments only) within 10 s.
