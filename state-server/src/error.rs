@@ -148,6 +148,15 @@ impl ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, "no_graph_id", message)
     }
 
+    /// 415: an Agent Server body that is not sent as JSON.
+    pub(crate) fn unsupported_media_type() -> ApiError {
+        ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "the request body: send it as JSON (Content-Type: application/json)",
+        )
+    }
+
     /// 403: the auth hook's refusal, or what an identity may not do.
     pub(crate) fn forbidden(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::FORBIDDEN, "forbidden", message)

@@ -15,6 +15,11 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Body<T> {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        let json = request
+            .headers()
+            .get(axum::http::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(is_json);
         let bytes = Bytes::from_request(request, state)
             .await
             .map_err(|rejection| {
@@ -26,12 +31,53 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Body<T> {
                     ApiError::invalid_body(format!("the request body: {}", rejection.body_text()))
                 }
             })?;
-        parse(if bytes.iter().all(u8::is_ascii_whitespace) {
-            b"{}"
-        } else {
-            &bytes
-        })
-        .map(Body)
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return parse(b"{}").map(Body);
+        }
+        // A browser posts `text/plain`, a form or a typeless blob to any
+        // site without asking it first; JSON it must ask for (CORS), so a
+        // page on another site cannot start runs on a server without a
+        // token.
+        if !json {
+            return Err(ApiError::unsupported_media_type());
+        }
+        parse(&bytes).map(Body)
+    }
+}
+
+/// Whether a `Content-Type` is JSON: `application/json` or a `+json`
+/// type, any parameters after.
+fn is_json(content_type: &str) -> bool {
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+#[cfg(test)]
+mod content_type_tests {
+    #[test]
+    fn json_types_are_told_apart() {
+        for json in [
+            "application/json",
+            "Application/JSON; charset=utf-8",
+            "application/merge-patch+json",
+        ] {
+            assert!(super::is_json(json), "{json}");
+        }
+        for other in [
+            "text/plain",
+            "application/x-www-form-urlencoded",
+            "multipart/form-data",
+            "",
+            "json",
+        ] {
+            assert!(!super::is_json(other), "{other}");
+        }
     }
 }
 

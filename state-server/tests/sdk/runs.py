@@ -192,14 +192,16 @@ async def main() -> None:
     rest = [p async for p in client.runs.join_stream(joined["thread_id"], run["run_id"], last_event_id=parts[2].id)]
     assert [(p.event, p.data) for p in rest] == [(p.event, p.data) for p in parts[3:]], rest
 
-    # 47: the thread stream (join_stream of a thread): opened before a run,
-    # it carries the run's events, each with its id, then run_done.
+    # 47: the thread stream (join_stream of a thread): it carries the run's
+    # events, each with its id, then run_done.
     followed = await client.threads.create()
     tid_f = followed["thread_id"]
 
     async def first_run_of_thread():
         parts = []
-        async for part in await client.threads.join_stream(tid_f):
+        # From the thread's first run ("-1"): whether the stream opens
+        # before the run starts or after it ends, it sees the whole run.
+        async for part in await client.threads.join_stream(tid_f, last_event_id="-1"):
             parts.append(part)
             if part.event == "metadata" and part.data.get("status") == "run_done":
                 return parts
