@@ -40,8 +40,11 @@ type Outcome = Result<(), String>;
 struct Shared {
     /// The write pool's one connection, held for good.
     conn: PoolConnection<Sqlite>,
-    /// When the open transaction began (`None`: none is open).
+    /// When the open transaction began (`None`: none is open). Set before
+    /// its `BEGIN` runs: a `COMMIT` with none open fails harmlessly.
     opened: Option<Instant>,
+    /// Whether a writer's savepoint is open.
+    writing: bool,
     /// The writers of the open transaction waiting for its commit.
     waiters: Vec<oneshot::Sender<Outcome>>,
     /// Counts the commits (and rollbacks) of groups: a waiter tells by it
@@ -65,13 +68,61 @@ impl std::fmt::Debug for Group {
     }
 }
 
-/// Counts a writer in line, and out again if it leaves (its future
-/// dropped) before it has the connection.
+/// Counts a writer in line, and out again when it leaves.
 struct InLine(Arc<AtomicUsize>);
 
 impl Drop for InLine {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The connection, held. Let go of any other way than
+/// [`release`](Held::release) (a writer dropped, a future cancelled
+/// between two statements), it is first settled, in a task of its own: a
+/// writer's open savepoint rolled back, and the open transaction committed
+/// when nobody is in line to do it (it holds the database's write lock,
+/// and its waiters wait for it).
+struct Held {
+    guard: Option<OwnedMutexGuard<Shared>>,
+    queued: Arc<AtomicUsize>,
+}
+
+impl Held {
+    fn shared(&mut self) -> &mut Shared {
+        match &mut self.guard {
+            Some(guard) => guard,
+            None => unreachable!("held until released or dropped"),
+        }
+    }
+
+    /// Lets the connection go as it is (the group open for the writers in
+    /// line, or ended).
+    fn release(mut self) {
+        drop(self.guard.take());
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let Some(mut shared) = self.guard.take() else {
+            return;
+        };
+        let queued = self.queued.clone();
+        // Without a runtime (the process is ending) the connection closes
+        // with the pool, which rolls the transaction back; nobody waits.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if shared.writing {
+                    let _ = exec(&mut shared.conn, "ROLLBACK TO writer").await;
+                    let _ = exec(&mut shared.conn, "RELEASE writer").await;
+                    shared.writing = false;
+                }
+                if queued.load(Ordering::SeqCst) == 0 {
+                    let _ = end(&mut shared, Ok(())).await;
+                }
+            });
+        }
     }
 }
 
@@ -83,6 +134,7 @@ impl Group {
             shared: Arc::new(Mutex::new(Shared {
                 conn,
                 opened: None,
+                writing: false,
                 waiters: Vec::new(),
                 generation: 0,
             })),
@@ -90,26 +142,40 @@ impl Group {
         })
     }
 
+    /// The connection, once this process's writers before have had it.
+    async fn hold(&self) -> Held {
+        Held {
+            guard: Some(self.shared.clone().lock_owned().await),
+            queued: self.queued.clone(),
+        }
+    }
+
     /// A writer's turn on the connection: inside the open transaction
-    /// (begun now if none is), in a savepoint of its own.
+    /// (begun now if none is), in a savepoint of its own. Done in a task of
+    /// its own, so that a caller that goes away meanwhile leaves nothing
+    /// half begun.
     pub(crate) async fn begin(&self) -> Result<Writer, sqlx::Error> {
         self.queued.fetch_add(1, Ordering::SeqCst);
         let in_line = InLine(self.queued.clone());
-        let mut shared = self.shared.clone().lock_owned().await;
-        if shared.opened.is_none() {
-            exec(&mut shared.conn, "BEGIN IMMEDIATE").await?;
-            shared.opened = Some(Instant::now());
-        }
-        if let Err(error) = exec(&mut shared.conn, "SAVEPOINT writer").await {
-            // The transaction may be gone with it: end the group.
-            let _ = end(&mut shared, Err(error.to_string())).await;
-            return Err(error);
-        }
-        Ok(Writer {
-            shared: Some(shared),
-            group: self.clone(),
-            in_line: Some(in_line),
-        })
+        let group = self.clone();
+        let begun = tokio::spawn(async move {
+            let mut held = group.hold().await;
+            let shared = held.shared();
+            if shared.opened.is_none() {
+                shared.opened = Some(Instant::now());
+                exec(&mut shared.conn, "BEGIN IMMEDIATE").await?;
+            }
+            shared.writing = true;
+            exec(&mut shared.conn, "SAVEPOINT writer").await?;
+            Ok::<_, sqlx::Error>(Writer {
+                held,
+                in_line,
+                group,
+            })
+        });
+        begun
+            .await
+            .map_err(|error| sqlx::Error::Protocol(format!("beginning a write: {error}")))?
     }
 }
 
@@ -118,16 +184,16 @@ impl Group {
 /// returns once they are durable. Dropped without a commit (an error, a
 /// cancelled write), its statements are rolled back, and only those.
 pub(crate) struct Writer {
-    shared: Option<OwnedMutexGuard<Shared>>,
+    held: Held,
+    in_line: InLine,
     group: Group,
-    in_line: Option<InLine>,
 }
 
 impl Deref for Writer {
     type Target = SqliteConnection;
 
     fn deref(&self) -> &SqliteConnection {
-        match &self.shared {
+        match &self.held.guard {
             Some(shared) => &shared.conn,
             None => unreachable!("a writer holds the connection until it commits"),
         }
@@ -136,10 +202,7 @@ impl Deref for Writer {
 
 impl DerefMut for Writer {
     fn deref_mut(&mut self) -> &mut SqliteConnection {
-        match &mut self.shared {
-            Some(shared) => &mut shared.conn,
-            None => unreachable!("a writer holds the connection until it commits"),
-        }
+        &mut self.held.shared().conn
     }
 }
 
@@ -147,83 +210,58 @@ impl Writer {
     /// Keeps this writer's statements, and returns once the group they
     /// joined is committed: at once when no writer is in line behind it,
     /// else when the last of them (or a later writer, for an old or large
-    /// group) commits.
-    pub(crate) async fn commit(mut self) -> Result<(), sqlx::Error> {
-        let Some(mut shared) = self.shared.take() else {
-            return Ok(());
-        };
-        if let Err(error) = exec(&mut shared.conn, "RELEASE writer").await {
-            let _ = exec(&mut shared.conn, "ROLLBACK TO writer").await;
-            let _ = exec(&mut shared.conn, "RELEASE writer").await;
-            drop(self.in_line.take());
-            return Err(error);
+    /// group) commits. Done in a task of its own: a caller that goes away
+    /// meanwhile does not leave the group open (its writes may then land,
+    /// as a commit cut short may).
+    pub(crate) async fn commit(self) -> Result<(), sqlx::Error> {
+        let committed = tokio::spawn(self.keep());
+        match committed.await {
+            Ok(outcome) => outcome.map_err(sqlx::Error::Protocol),
+            Err(error) => Err(sqlx::Error::Protocol(format!(
+                "committing a write: {error}"
+            ))),
         }
-        drop(self.in_line.take());
-        let behind = self.group.queued.load(Ordering::SeqCst);
+    }
+
+    async fn keep(self) -> Outcome {
+        let Writer {
+            mut held,
+            in_line,
+            group,
+        } = self;
+        let shared = held.shared();
+        // A failure here drops `held`: the savepoint is rolled back.
+        exec(&mut shared.conn, "RELEASE writer")
+            .await
+            .map_err(|error| error.to_string())?;
+        shared.writing = false;
+        drop(in_line);
+        let behind = group.queued.load(Ordering::SeqCst);
         let old = shared.opened.is_some_and(|at| at.elapsed() >= MAX_AGE);
         if behind == 0 || old || shared.waiters.len() >= MAX_WRITERS {
-            return end(&mut shared, Ok(()))
-                .await
-                .map_err(sqlx::Error::Protocol);
+            let outcome = end(shared, Ok(())).await;
+            held.release();
+            return outcome;
         }
         let (told, mut outcome) = oneshot::channel();
         shared.waiters.push(told);
         let generation = shared.generation;
-        drop(shared);
+        held.release();
         loop {
             match tokio::time::timeout(RECHECK, &mut outcome).await {
-                Ok(Ok(result)) => return result.map_err(sqlx::Error::Protocol),
-                Ok(Err(_)) => {
-                    return Err(sqlx::Error::Protocol(
-                        "the group commit ended without an outcome".to_owned(),
-                    ));
-                }
+                Ok(Ok(result)) => return result,
+                Ok(Err(_)) => return Err("the group commit ended without an outcome".to_owned()),
                 Err(_) => {
                     // The writers behind may have gone away: commit if the
                     // group is still open and nobody is in line.
-                    let mut shared = self.group.shared.clone().lock_owned().await;
-                    if shared.generation == generation
-                        && self.group.queued.load(Ordering::SeqCst) == 0
-                    {
-                        let _ = end(&mut shared, Ok(())).await;
+                    let mut held = group.hold().await;
+                    let shared = held.shared();
+                    if shared.generation == generation && group.queued.load(Ordering::SeqCst) == 0 {
+                        let _ = end(shared, Ok(())).await;
                     }
+                    held.release();
                 }
             }
-        }
-    }
-}
-
-impl Drop for Writer {
-    fn drop(&mut self) {
-        let Some(mut shared) = self.shared.take() else {
-            return;
-        };
-        let in_line = self.in_line.take();
-        let queued = self.group.queued.clone();
-        let undo = async move {
-            let undone = match exec(&mut shared.conn, "ROLLBACK TO writer").await {
-                Ok(()) => exec(&mut shared.conn, "RELEASE writer").await,
-                Err(error) => Err(error),
-            };
-            drop(in_line);
-            match undone {
-                // Nobody behind to commit the group (the others' writes,
-                // or none: the open transaction holds the database's
-                // write lock): commit it now.
-                Ok(()) if queued.load(Ordering::SeqCst) == 0 => {
-                    let _ = end(&mut shared, Ok(())).await;
-                }
-                Ok(()) => {}
-                Err(error) => {
-                    let _ = end(&mut shared, Err(error.to_string())).await;
-                }
-            }
-        };
-        // Without a runtime (the process is ending) the connection closes
-        // with the pool, which rolls the transaction back; its waiters were
-        // told nothing was committed by their own end.
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(undo);
         }
     }
 }
@@ -400,5 +438,34 @@ mod tests {
         .await
         .expect("the write lock is free")
         .unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_cancelled_anywhere_leaves_the_database_free() {
+        let dir = tempfile::tempdir().unwrap();
+        let (reads, writes) = database(&dir).await;
+        let group = Group::new(&writes).await.unwrap();
+        let mut cancelled = 0;
+        for i in 0..80i64 {
+            // From cancelled before it begins to after it commits.
+            let cut = Duration::from_micros(15 * i as u64);
+            if tokio::time::timeout(cut, insert(&group, i)).await.is_err() {
+                cancelled += 1;
+            }
+            // Another connection writes at once: no transaction was left
+            // open holding the write lock.
+            tokio::time::timeout(
+                Duration::from_secs(5),
+                sqlx::query("INSERT INTO t (n) VALUES ($1)")
+                    .bind(10_000 + i)
+                    .execute(&reads),
+            )
+            .await
+            .unwrap_or_else(|_| panic!("write {i}: the database stayed locked"))
+            .unwrap();
+        }
+        assert!(cancelled > 0, "some writes were cancelled");
+        // And the group still writes.
+        insert(&group, 99_999).await.unwrap();
     }
 }
