@@ -218,6 +218,13 @@ async fn serve(options: Options) -> Result<(), Box<dyn Error>> {
         "read-only"
     };
     println!("state-server: serving {what} on http://{addr} ({guarded}, {writes})");
+    // TCP_NODELAY: a streamed answer (a wait, an SSE event) is written in
+    // small pieces after its headers; with Nagle's algorithm each piece
+    // waits for the client's delayed ACK, ~40 ms a response on a kept-alive
+    // connection (BENCHMARKS.md section 16).
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     axum::serve(listener, server.untyped_router())
         .with_graceful_shutdown(stop_signal())
         .await?;
