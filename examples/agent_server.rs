@@ -90,6 +90,12 @@ async fn serve(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     let url = format!("http://{}", listener.local_addr()?);
     println!("{}", banner(&url, &options.store.describe()));
     println!("The agents' model: {which}");
+    // Each answer as soon as it is written: without TCP_NODELAY a wait's
+    // or a stream's last bytes sit ~40 ms in the kernel (Nagle's
+    // algorithm against the client's delayed ACK).
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     axum::serve(listener, app)
         .with_graceful_shutdown(async {
             // Without a Ctrl-C handler there is nothing to wait for: serve on.
