@@ -514,9 +514,10 @@ macro_rules! sql_backend {
                 let row: Option<(i64, String, String, String, i64, i64)> = sqlx::query_as(SELECT_STEP)
                     .bind(thread)
                     .bind(to_db(seq))
-                    .fetch_optional(&self.pool)
+                    .fetch_all(&self.pool)
                     .await
-                    .map_err(db_error(format!("reading step {seq} of thread \"{thread}\"")))?;
+                    .map_err(db_error(format!("reading step {seq} of thread \"{thread}\"")))?
+                    .pop();
                 Ok(step_rows(thread, row.into_iter().collect())?.pop())
             }
 
@@ -550,9 +551,11 @@ macro_rules! sql_backend {
             pub async fn first_step(&self, thread: &str) -> Result<Option<u64>, StoreError> {
                 let (first,): (Option<i64>,) = sqlx::query_as(SELECT_FIRST_STEP)
                     .bind(thread)
-                    .fetch_one(&self.pool)
+                    .fetch_all(&self.pool)
                     .await
-                    .map_err(db_error(format!("reading thread \"{thread}\"")))?;
+                    .map_err(db_error(format!("reading thread \"{thread}\"")))?
+                    .pop()
+                    .unwrap_or((None,));
                 first.map(|seq| from_db(thread, "step", seq)).transpose()
             }
 
@@ -585,9 +588,10 @@ macro_rules! sql_backend {
             pub async fn thread(&self, thread: &str) -> Result<Option<ThreadRow>, StoreError> {
                 let row: Option<ThreadTuple> = sqlx::query_as(SELECT_THREAD)
                     .bind(thread)
-                    .fetch_optional(&self.pool)
+                    .fetch_all(&self.pool)
                     .await
-                    .map_err(db_error(format!("reading thread \"{thread}\"")))?;
+                    .map_err(db_error(format!("reading thread \"{thread}\"")))?
+                    .pop();
                 row.map(thread_row).transpose()
             }
 
@@ -889,10 +893,10 @@ mod sqlite {
     pub(super) async fn write_pool(pool: &sqlx::SqlitePool) -> sqlx::SqlitePool {
         let file: Option<String> =
             sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
-                .fetch_optional(pool)
+                .fetch_all(pool)
                 .await
                 .ok()
-                .flatten();
+                .and_then(|mut files| files.pop());
         if file.is_none_or(|file| file.is_empty()) {
             return pool.clone();
         }
@@ -913,8 +917,9 @@ mod sqlite {
     ) -> Result<Option<crate::backend::sqlite_group::Group>, sqlx::Error> {
         let file: Option<String> =
             sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
-                .fetch_optional(pool)
-                .await?;
+                .fetch_all(pool)
+                .await?
+                .pop();
         if file.is_none_or(|file| file.is_empty()) {
             return Ok(None);
         }

@@ -71,12 +71,13 @@ macro_rules! sql_items {
                     sqlx::query_as($dialect.select_item())
                         .bind(prefix)
                         .bind(key)
-                        .fetch_optional(&self.pool)
+                        .fetch_all(&self.pool)
                         .await
                         .map_err(db_error(format!(
                             "reading item {key:?} in namespace {}",
                             $crate::items::shown_text(prefix)
-                        )))?;
+                        )))?
+                        .pop();
                 Ok(row.map(|(prefix, key, value, created_at, updated_at)| {
                     $crate::backend::items::ItemRow {
                         prefix,

@@ -326,11 +326,16 @@ macro_rules! sql_runs {
                 run_id: &str,
             ) -> Result<Option<$crate::backend::runs::RunRow>, StoreError> {
                 use $crate::backend::sql_runs::*;
+                // Read whole (`fetch_all`), as every read of the pool: a
+                // statement left at a row would keep its pooled connection
+                // on an old snapshot of the database (sqlx resets it only at
+                // its next use).
                 let row: Option<RunTuple> = sqlx::query_as(SELECT_RUN)
                     .bind(run_id)
-                    .fetch_optional(&self.pool)
+                    .fetch_all(&self.pool)
                     .await
-                    .map_err(db_error(format!("reading run \"{run_id}\"")))?;
+                    .map_err(db_error(format!("reading run \"{run_id}\"")))?
+                    .pop();
                 Ok(row.map(run_row))
             }
 
@@ -568,9 +573,11 @@ macro_rules! sql_runs {
                 for statement in [NEXT_AVAILABLE, NEXT_LEASE_END] {
                     let (at,): (Option<i64>,) = sqlx::query_as(statement)
                         .bind(now)
-                        .fetch_one(&self.pool)
+                        .fetch_all(&self.pool)
                         .await
-                        .map_err(db_error("reading when the next run is due".to_owned()))?;
+                        .map_err(db_error("reading when the next run is due".to_owned()))?
+                        .pop()
+                        .unwrap_or((None,));
                     due = match (due, at) {
                         (Some(a), Some(b)) => Some(std::cmp::min(a, b)),
                         (a, b) => a.or(b),
@@ -608,9 +615,10 @@ macro_rules! sql_runs {
                 use $crate::backend::sql_runs::*;
                 let row: Option<RecordTuple> = sqlx::query_as(SELECT_RECORD)
                     .bind(id)
-                    .fetch_optional(&self.pool)
+                    .fetch_all(&self.pool)
                     .await
-                    .map_err(db_error(format!("reading the record of thread \"{id}\"")))?;
+                    .map_err(db_error(format!("reading the record of thread \"{id}\"")))?
+                    .pop();
                 Ok(row.map(record_row))
             }
 

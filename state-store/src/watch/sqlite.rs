@@ -37,10 +37,10 @@ static HUBS: Mutex<Vec<(PathBuf, Weak<Hub>)>> = Mutex::new(Vec::new());
 pub(crate) async fn hub_for(pool: &SqlitePool) -> Arc<Hub> {
     let file: Option<String> =
         sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
-            .fetch_optional(pool)
+            .fetch_all(pool)
             .await
             .ok()
-            .flatten();
+            .and_then(|mut files| files.pop());
     let Some(file) = file.filter(|file| !file.is_empty()) else {
         return Hub::local();
     };

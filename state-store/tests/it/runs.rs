@@ -1182,3 +1182,39 @@ async fn waiters_read_again_when_the_listener_reconnects() {
     assert!(matches!(wake, Wake::Notified | Wake::Due), "{wake:?}");
     assert!(created.elapsed() < Duration::from_secs(2));
 }
+
+/// A read leaves its pooled connection free to see later commits: with
+/// one connection for every read, a run read, then an event committed
+/// (through the group commit's own connection), then the run's events
+/// read on that same connection shows the event. (Reads are read whole,
+/// `fetch_all`: a statement left at a row would keep its connection on an
+/// old snapshot of the database until its next use.)
+#[tokio::test]
+async fn a_read_does_not_pin_its_connection_to_an_old_snapshot() {
+    use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let options = SqliteConnectOptions::new()
+        .filename(dir.path().join("one-reader.db"))
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal);
+    let pool = SqlitePoolOptions::new()
+        .max_connections(1)
+        .connect_with(options)
+        .await
+        .unwrap();
+    let store = Store::from_sqlite_pool(pool).await.unwrap();
+    store.create_run(NewRun::new("r", "agent")).await.unwrap();
+    let claim = store.claim_run("w", LEASE).await.unwrap().unwrap();
+    for n in 1..=20 {
+        // Every read kind a stream makes between two events.
+        assert!(store.get_run("r", None).await.unwrap().is_some());
+        assert!(store.thread_record("nope", None).await.unwrap().is_none());
+        store
+            .append_run_events(&claim, &[RunEventIn::new("values", json!(n))])
+            .await
+            .unwrap()
+            .unwrap();
+        let events = store.run_events("r", 0, 100).await.unwrap();
+        assert_eq!(events.len(), n, "after event {n}");
+    }
+}
