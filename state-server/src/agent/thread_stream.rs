@@ -153,13 +153,11 @@ fn events(start: Following) -> impl Stream<Item = Result<Bytes, Infallible>> + S
                 )));
                 continue;
             }
+            // The thread was deleted (a failed read is not taken for that:
+            // the stream waits and reads again).
             if runs.is_empty()
-                && !matches!(
-                    at.app.store.thread_record(&at.thread, None).await,
-                    Ok(Some(_))
-                )
+                && matches!(at.app.store.thread_record(&at.thread, None).await, Ok(None))
             {
-                // The thread was deleted.
                 return None;
             }
             match tokio::time::timeout(sse::HEARTBEAT, at.wakeups.next()).await {
