@@ -477,11 +477,7 @@ where
         nodes: impl IntoIterator<Item = (N, S::Delta)>,
         mut metadata: Metadata,
     ) -> Result<u64, StoreError> {
-        let (names, deltas): (Vec<Value>, Vec<S::Delta>) = nodes
-            .into_iter()
-            .map(|(name, delta)| (Value::String(name.into()), delta))
-            .unzip();
-        metadata.nodes(names);
+        let deltas = named_deltas(nodes, &mut metadata);
         self.apply_all_with(deltas, metadata).await
     }
 
@@ -781,11 +777,7 @@ where
         state: Arc<S>,
         mut metadata: Metadata,
     ) -> Result<u64, StoreError> {
-        let (names, deltas): (Vec<Value>, Vec<S::Delta>) = nodes
-            .into_iter()
-            .map(|(name, delta)| (Value::String(name.into()), delta))
-            .unzip();
-        metadata.nodes(names);
+        let deltas = named_deltas(nodes, &mut metadata);
         self.settle().await?;
         let encoded = Encoded::superstep::<S>(&self.id, &deltas)?;
         if deltas.len() > 1 {
@@ -915,4 +907,18 @@ where
         let metadata = self.metadata?;
         self.thread.adopt_nodes_with(nodes, state, metadata).await
     }
+}
+
+/// The deltas of a superstep's nodes, their names put in `metadata`
+/// (what `apply_nodes` and `adopt_nodes` log).
+fn named_deltas<N: Into<String>, D>(
+    nodes: impl IntoIterator<Item = (N, D)>,
+    metadata: &mut Metadata,
+) -> Vec<D> {
+    let (names, deltas): (Vec<Value>, Vec<D>) = nodes
+        .into_iter()
+        .map(|(name, delta)| (Value::String(name.into()), delta))
+        .unzip();
+    metadata.nodes(names);
+    deltas
 }

@@ -62,6 +62,15 @@ fn tools(s: &Chat) -> ChatDelta {
 }
 
 /// Our graphs as the reference app's: `agent`, `hitl`, `fail`, `slow`.
+/// A SQLite store in a temporary directory (kept while the directory is).
+pub(crate) async fn sqlite_store() -> (Store, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let store = Store::sqlite(dir.path().join("agent.db"))
+        .await
+        .expect("a SQLite store");
+    (store, dir)
+}
+
 pub(crate) fn server(store: Store) -> Server {
     let mut agent_graph = StateGraph::<Chat>::new();
     agent_graph.add_node("agent", agent);
@@ -160,10 +169,7 @@ async fn threads() {
 
 #[tokio::test]
 async fn threads_on_sqlite() {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let store = Store::sqlite(dir.path().join("agent.db"))
-        .await
-        .expect("a SQLite store");
+    let (store, _dir) = sqlite_store().await;
     let addr = serve(server(store).router::<Chat>()).await;
     run_script("threads.py", &format!("http://{addr}")).await;
 }
@@ -176,10 +182,7 @@ async fn runs() {
 
 #[tokio::test]
 async fn runs_on_sqlite() {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let store = Store::sqlite(dir.path().join("agent.db"))
-        .await
-        .expect("a SQLite store");
+    let (store, _dir) = sqlite_store().await;
     let addr = serve(server(store).router::<Chat>()).await;
     run_script("runs.py", &format!("http://{addr}")).await;
 }
@@ -210,10 +213,7 @@ async fn auth() {
 
 #[tokio::test]
 async fn auth_on_sqlite() {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let store = Store::sqlite(dir.path().join("agent.db"))
-        .await
-        .expect("a SQLite store");
+    let (store, _dir) = sqlite_store().await;
     let addr = serve(with_auth(server(store)).router::<Chat>()).await;
     run_script("auth.py", &format!("http://{addr}")).await;
 }
@@ -290,10 +290,7 @@ async fn remote_graph() {
 
 #[tokio::test]
 async fn remote_graph_on_sqlite() {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let store = Store::sqlite(dir.path().join("agent.db"))
-        .await
-        .expect("a SQLite store");
+    let (store, _dir) = sqlite_store().await;
     let addr = serve(server(store).router::<Chat>()).await;
     run_script("remote_graph.py", &format!("http://{addr}")).await;
 }

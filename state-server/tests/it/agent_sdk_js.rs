@@ -6,7 +6,7 @@
 //! installs the client (`scripts/install/node.sh`: `npm ci` into
 //! `tests/js/node_modules`); `LANGGRAPH_SDK_NODE` names another `node`.
 
-use crate::agent_sdk::{Chat, server};
+use crate::agent_sdk::{Chat, server, sqlite_store};
 use crate::support::serve;
 use state_store::Store;
 use std::path::{Path, PathBuf};
@@ -95,10 +95,7 @@ async fn runs() {
 
 #[tokio::test]
 async fn runs_on_sqlite() {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let store = Store::sqlite(dir.path().join("agent.db"))
-        .await
-        .expect("a SQLite store");
+    let (store, _dir) = sqlite_store().await;
     let addr = serve(server(store).router::<Chat>()).await;
     run_js("runs.mjs", &format!("http://{addr}")).await;
 }

@@ -31,7 +31,7 @@ pub(crate) use sql::Postgres;
 #[cfg(feature = "sqlite")]
 pub(crate) use sql::Sqlite;
 #[cfg(feature = "sqlite")]
-pub(crate) use sql::{data_version, watched_heads};
+pub(crate) use sql::{data_version, database_file, watched_heads};
 
 use crate::error::StoreError;
 

@@ -891,13 +891,7 @@ mod sqlite {
     /// pages again: a step cost 1.5-1.8x a bare commit of its row, and is
     /// within 1.2x of it on one connection (BENCHMARKS.md, section 7).
     pub(super) async fn write_pool(pool: &sqlx::SqlitePool) -> sqlx::SqlitePool {
-        let file: Option<String> =
-            sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
-                .fetch_all(pool)
-                .await
-                .ok()
-                .and_then(|mut files| files.pop());
-        if file.is_none_or(|file| file.is_empty()) {
+        if database_file(pool).await.is_none() {
             return pool.clone();
         }
         sqlx::sqlite::SqlitePoolOptions::new()
@@ -909,18 +903,25 @@ mod sqlite {
             .connect_lazy_with((*pool.connect_options()).clone())
     }
 
+    /// The file behind `pool`'s database; `None` for an in-memory one
+    /// (or when it cannot be read).
+    pub(crate) async fn database_file(pool: &sqlx::SqlitePool) -> Option<String> {
+        let file: Option<String> =
+            sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
+                .fetch_all(pool)
+                .await
+                .ok()
+                .and_then(|mut files| files.pop());
+        file.filter(|file| !file.is_empty())
+    }
+
     /// The group committer of a database file's writes (`sqlite_group.rs`);
     /// none for an in-memory database, whose one pool also reads.
     pub(super) async fn make_group(
         pool: &sqlx::SqlitePool,
         writes: &sqlx::SqlitePool,
     ) -> Result<Option<crate::backend::sqlite_group::Group>, sqlx::Error> {
-        let file: Option<String> =
-            sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
-                .fetch_all(pool)
-                .await?
-                .pop();
-        if file.is_none_or(|file| file.is_empty()) {
+        if database_file(pool).await.is_none() {
             return Ok(None);
         }
         crate::backend::sqlite_group::Group::new(writes)
@@ -1171,7 +1172,7 @@ mod postgres {
 #[cfg(feature = "postgres")]
 pub(crate) use postgres::Postgres;
 #[cfg(feature = "sqlite")]
-pub(crate) use sqlite::{Sqlite, data_version, watched_heads};
+pub(crate) use sqlite::{Sqlite, data_version, database_file, watched_heads};
 
 #[cfg(all(test, feature = "postgres"))]
 mod tests {

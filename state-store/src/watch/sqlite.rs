@@ -35,13 +35,7 @@ static HUBS: Mutex<Vec<(PathBuf, Weak<Hub>)>> = Mutex::new(Vec::new());
 /// this process use, or a new one. An in-memory database (no file) gets a
 /// hub of its own, with no pump: only this pool can write to it.
 pub(crate) async fn hub_for(pool: &SqlitePool) -> Arc<Hub> {
-    let file: Option<String> =
-        sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
-            .fetch_all(pool)
-            .await
-            .ok()
-            .and_then(|mut files| files.pop());
-    let Some(file) = file.filter(|file| !file.is_empty()) else {
+    let Some(file) = crate::backend::database_file(pool).await else {
         return Hub::local();
     };
     let path = std::fs::canonicalize(&file).unwrap_or_else(|_| PathBuf::from(file));
