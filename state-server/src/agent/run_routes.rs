@@ -193,7 +193,8 @@ async fn ended(app: &App, run_id: &str) -> Result<Run, ApiError> {
         if run.status.is_final() {
             return Ok(run);
         }
-        watch.changed().await;
+        // Its row, not its events: each event would cost a read here.
+        watch.status_changed().await;
     }
 }
 

@@ -528,9 +528,12 @@ macro_rules! sql_runs {
                         .map_err(db_error(context()))?;
                 }
                 if !events.is_empty() {
-                    Self::notify_runs(&mut *tx, &[notice(Some(fence.run_id), false)])
-                        .await
-                        .map_err(db_error(context()))?;
+                    Self::notify_runs(
+                        &mut *tx,
+                        &[$crate::backend::sql_runs::events_notice(fence.run_id)],
+                    )
+                    .await
+                    .map_err(db_error(context()))?;
                 }
                 tx.commit().await.map_err(db_error(context()))?;
                 Ok(Some(last_seq))

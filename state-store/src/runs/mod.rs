@@ -1210,7 +1210,7 @@ impl Store {
             .append_run_events(claim.fence(), &rows, now_micros())
             .await?;
         if last.is_some() && !events.is_empty() {
-            self.hub.runs.announce(Some(&claim.run.run_id), false);
+            self.hub.runs.announce_events(&claim.run.run_id);
         }
         Ok(last)
     }
