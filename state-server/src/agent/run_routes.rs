@@ -88,15 +88,6 @@ async fn create_run(
 ) -> Result<Run, ApiError> {
     let assistant = assistant(app, &create.assistant_id)?;
     let modes = modes(create.stream_mode.as_ref())?;
-    if let Some(bad) = modes
-        .iter()
-        .find(|m| !super::served::RUN_MODES.contains(&m.as_str()))
-    {
-        return Err(ApiError::invalid_body(format!(
-            "stream_mode: \"{bad}\" is not served yet; this server streams {:?}",
-            super::served::RUN_MODES
-        )));
-    }
     let delay = match create.after_seconds {
         None => None,
         Some(s) if s.is_finite() && (0.0..=MAX_DELAY).contains(&s) => {

@@ -8,6 +8,7 @@
 //! goes on from the run's last committed step.
 
 use super::assistants::Assistants;
+use super::run_events::RunContext;
 use super::served::{RunRequest, Streamed};
 use super::stream_mode::{StreamModeField, modes};
 use futures::StreamExt;
@@ -180,6 +181,7 @@ fn request_of(kwargs: &Value) -> Result<RunRequest, String> {
             .cloned(),
         modes: modes(field.as_ref()).map_err(|e| e.message().to_owned())?,
         subgraphs: kwargs.get("stream_subgraphs") == Some(&Value::Bool(true)),
+        context: RunContext::default(),
     })
 }
 
@@ -287,6 +289,13 @@ impl Worker {
                 (RunStatus::Error, None)
             }
             (Some(assistant), Ok(mut request)) => {
+                request.context = RunContext {
+                    run_id: run.run_id.clone(),
+                    graph_id: assistant.graph_id.clone(),
+                    assistant_id: run.assistant_id.clone(),
+                    attempt: claim.attempt(),
+                    metadata: run.metadata.clone(),
+                };
                 match self.takeover(&claim, &thread, &*assistant.served).await {
                     Ok(Takeover::Fresh) => {}
                     Ok(Takeover::GoOn) => {
