@@ -116,7 +116,9 @@ async fn create_run(
         .multitask_strategy(create.multitask_strategy.unwrap_or_default())
         .if_not_exists(create.if_not_exists.unwrap_or(IfNotExists::Reject));
     if let Some(thread) = thread {
-        new = new.thread(thread);
+        // The thread's graph, as LangGraph records it on a run.
+        let named = json!({"graph_id": assistant.graph_id, "assistant_id": assistant.assistant_id});
+        new = new.thread(thread).thread_metadata(named);
     }
     if let Some(owner) = owner {
         new = new.owner(owner);
@@ -135,11 +137,6 @@ async fn create_run(
             StoreError::ThreadBusy { .. } => ApiError::conflict(error.to_string()),
             other => ApiError::from(other),
         })?;
-    if let Some(thread) = thread {
-        // The thread's graph, as LangGraph records it on a run.
-        let named = json!({"graph_id": assistant.graph_id, "assistant_id": assistant.assistant_id});
-        app.store.update_thread_record(thread, named, owner).await?;
-    }
     app.workers.start(&app.store, &app.assistants);
     Ok(run)
 }

@@ -205,7 +205,11 @@ async fn the_token_guards_every_path() {
                     response.error(401, "unauthorized");
                 }
                 // Refused before its body was read: the connection ends.
-                assert_eq!(response.header("connection"), Some("close"), "{method} {path}");
+                assert_eq!(
+                    response.header("connection"),
+                    Some("close"),
+                    "{method} {path}"
+                );
             }
             let ok = send(&[("Authorization", "Bearer s3cret-T0ken")]).await;
             assert_eq!(ok.status, expected, "{method} {path}");

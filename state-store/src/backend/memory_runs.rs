@@ -128,6 +128,11 @@ impl MemoryRuns {
                     created_at: new.now,
                     updated_at: new.now,
                 });
+            if let Some(patch) = new.thread_metadata
+                && let Some(merged) = super::merged_metadata(thread, &record.metadata, patch)?
+            {
+                record.metadata = merged;
+            }
             record.status = "busy".into();
             record.updated_at = new.now;
         }

@@ -178,6 +178,7 @@ pub(crate) use items::{Cmp, Flow, ItemScan, ItemWrite, PrefixRange, Pushed, Scan
 mod runs;
 pub(crate) use runs::{
     Cancelled, Created, Fence, NewRunRow, OnInflight, RecordScan, RunRow, RunScan, ThreadRecordRow,
+    merged_metadata,
 };
 #[cfg(feature = "postgres")]
 pub(crate) use sql_runs::RUNS_CHANNEL;
