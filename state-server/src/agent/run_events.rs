@@ -105,19 +105,28 @@ pub(crate) struct RunEvents {
     nested: Vec<(String, Value)>,
 }
 
+impl RunContext {
+    /// The metadata every event of the run on `thread` carries (`events`,
+    /// `messages-tuple`): the run's own, then who runs it.
+    pub(crate) fn metadata(&self, thread: &str) -> Map<String, Value> {
+        let mut base = Map::new();
+        if let Value::Object(metadata) = &self.metadata {
+            base.extend(metadata.clone());
+        }
+        base.insert("graph_id".into(), json!(self.graph_id));
+        base.insert("assistant_id".into(), json!(self.assistant_id));
+        base.insert("run_attempt".into(), json!(self.attempt));
+        base.insert("thread_id".into(), json!(thread));
+        base.insert("run_id".into(), json!(self.run_id));
+        base.insert("ls_integration".into(), json!("langgraph"));
+        base
+    }
+}
+
 impl RunEvents {
     /// The events of the run `context` on `thread`.
     pub(crate) fn new(context: RunContext, thread: &str) -> RunEvents {
-        let mut base = Map::new();
-        if let Value::Object(metadata) = &context.metadata {
-            base.extend(metadata.clone());
-        }
-        base.insert("graph_id".into(), json!(context.graph_id));
-        base.insert("assistant_id".into(), json!(context.assistant_id));
-        base.insert("run_attempt".into(), json!(context.attempt));
-        base.insert("thread_id".into(), json!(thread));
-        base.insert("run_id".into(), json!(context.run_id));
-        base.insert("ls_integration".into(), json!("langgraph"));
+        let base = context.metadata(thread);
         RunEvents {
             context,
             base,

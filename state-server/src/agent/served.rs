@@ -9,7 +9,7 @@ use crate::error::ApiError;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use state_graph::{CompiledGraph, Event, GraphError, GraphState, Interrupt, Resume, StreamMode};
 use state_store::Store;
 use std::collections::VecDeque;
@@ -206,18 +206,19 @@ where
             } else {
                 None
             };
+            let base = request.context.metadata(&thread);
             let events = match graph.start(thread, &request).await {
                 Ok(events) => events,
                 Err(error) => return fail(error),
             };
             let queue: VecDeque<_> = opening.into_iter().map(Ok).collect();
-            let start = (events, steps, request, queue);
+            let start = (events, steps, request, queue, base);
             futures::stream::unfold(
                 start,
-                |(mut events, mut steps, request, mut queue)| async move {
+                |(mut events, mut steps, request, mut queue, base)| async move {
                     loop {
                         if let Some(item) = queue.pop_front() {
-                            return Some((item, (events, steps, request, queue)));
+                            return Some((item, (events, steps, request, queue, base)));
                         }
                         match events.next().await? {
                             Ok(event) => {
@@ -243,7 +244,7 @@ where
                                         Err(error) => queue.push_back(Err(error)),
                                     }
                                 }
-                                match translate(event, &request) {
+                                match translate(event, &request, &base) {
                                     Ok(mut list) => {
                                         if let Some(closing) = closing {
                                             let at = list.len().saturating_sub(1);
@@ -319,10 +320,13 @@ fn interrupts_json(list: &[Interrupt]) -> Value {
 /// How the graph's events become the Agent Server's: the modes asked for
 /// by name (`messages-tuple` as `messages`), a subgraph's as
 /// `<mode>|<namespace>`; at a pause, `updates` carries the interrupts and
-/// `values` the state with them under `__interrupt__`, as LangGraph's.
+/// `values` the state with them under `__interrupt__`, as LangGraph's; a
+/// message's metadata has the run's `base` keys too (its ids, graph,
+/// attempt), under the node's own.
 fn translate<S: GraphState>(
     event: Event<S>,
     request: &RunRequest,
+    base: &Map<String, Value>,
 ) -> Result<Vec<Streamed>, ApiError> {
     let wants = |mode: &str| request.modes.iter().any(|m| m == mode);
     let encode = |error: state_core::StateError| ApiError::unwritable(error.to_string());
@@ -369,7 +373,15 @@ fn translate<S: GraphState>(
                 name.push('|');
                 name.push_str(segment);
             }
-            vec![Streamed::Event(name, event.data().map_err(encode)?)]
+            let mut data = event.data().map_err(encode)?;
+            if asked == "messages-tuple"
+                && let Some(Value::Object(metadata)) = data.get_mut(1)
+            {
+                let mut merged = base.clone();
+                merged.append(metadata);
+                *metadata = merged;
+            }
+            vec![Streamed::Event(name, data)]
         }
     })
 }

@@ -29,6 +29,12 @@ async def main() -> None:
     assert len(chunks) > 3, tokens
     assert "".join(c["content"] for c in chunks) == TEXT, chunks
     assert all(meta["langgraph_node"] == "agent" for _, meta in tokens), tokens
+    # Who runs it, as exchange 24's metadata says (ids, graph, attempt).
+    run_id = parts[0].data["run_id"]
+    for _, meta in tokens:
+        assert meta["run_id"] == run_id and meta["thread_id"] == thread["thread_id"], meta
+        assert meta["graph_id"] == "chat" and meta["run_attempt"] == 1, meta
+        assert meta["assistant_id"] and meta["ls_integration"] == "langgraph", meta
     assert len({c["id"] for c in chunks}) == 1, chunks
     state = await client.threads.get_state(thread["thread_id"])
     last = state["values"]["messages"][-1]
