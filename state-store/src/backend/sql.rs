@@ -74,6 +74,7 @@ const LOG_TABLES: [&str; 3] = [
 fn migrations(
     item_tables: &'static [&'static str],
     run_base: &'static [&'static str],
+    rewind_columns: &'static [&'static str],
 ) -> [(i64, &'static [&'static str]); 7] {
     // 2 and 6 changed no table here (see SCHEMA_VERSION).
     [
@@ -83,15 +84,22 @@ fn migrations(
         (4, &super::sql_runs::RUN_TABLES),
         (5, run_base),
         (6, &[]),
-        (7, &REWIND_COLUMNS),
+        (7, rewind_columns),
     ]
 }
 
 /// Version 7: a thread's rewinds, counted, and the step of the last one
-/// (`Rewinds`). The same statements in SQLite and PostgreSQL.
-const REWIND_COLUMNS: [&str; 2] = [
+/// (`Rewinds`). PostgreSQL's skip columns that exist (as version 5's: a
+/// concurrent upgrade).
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+const SQLITE_REWIND_COLUMNS: [&str; 2] = [
     "ALTER TABLE state_store_threads ADD COLUMN rewinds BIGINT NOT NULL DEFAULT 0",
     "ALTER TABLE state_store_threads ADD COLUMN rewound_to BIGINT NOT NULL DEFAULT 0",
+];
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+const POSTGRES_REWIND_COLUMNS: [&str; 2] = [
+    "ALTER TABLE state_store_threads ADD COLUMN IF NOT EXISTS rewinds BIGINT NOT NULL DEFAULT 0",
+    "ALTER TABLE state_store_threads ADD COLUMN IF NOT EXISTS rewound_to BIGINT NOT NULL DEFAULT 0",
 ];
 
 const INSERT_SCHEMA_VERSION: &str = "INSERT INTO state_store_schema (id, version) VALUES (1, $1)";
@@ -337,6 +345,7 @@ macro_rules! sql_backend {
         append_in_one_call = $append_in_one_call:path,
         move_head = $move_head:expr, delete_thread = $delete_thread:expr, create_fork = $create_fork:expr,
         lock_head = $lock_head:expr, rewind_head = $rewind_head:expr,
+        rewind_columns = $rewind_columns:expr,
         item_tables = $item_tables:expr, run_base = $run_base:expr, dialect = $dialect:expr,
         claim = $claim:expr, run_state = $run_state:expr, record = $record:expr, notify = $notify:expr
     ) => {
@@ -406,7 +415,7 @@ macro_rules! sql_backend {
                     });
                 }
                 let upgrading = || format!("upgrading the store's tables to version {SCHEMA_VERSION}");
-                for (version, statements) in migrations(&$item_tables, &$run_base) {
+                for (version, statements) in migrations(&$item_tables, &$run_base, &$rewind_columns) {
                     if found.is_some_and(|found| found >= version) {
                         continue;
                     }
@@ -997,6 +1006,7 @@ mod sqlite {
         // BEGIN IMMEDIATE holds the write lock already.
         lock_head = SELECT_HEAD,
         rewind_head = REWIND_HEAD,
+        rewind_columns = SQLITE_REWIND_COLUMNS,
         item_tables = crate::backend::sql_items::SQLITE_ITEM_TABLES,
         run_base = crate::backend::sql_runs::SQLITE_RUN_BASE,
         dialect = crate::backend::sql_items::Dialect::Sqlite,
@@ -1290,6 +1300,7 @@ mod postgres {
         create_fork = CREATE_FORK_NOTIFY,
         lock_head = SELECT_HEAD_FOR_UPDATE,
         rewind_head = REWIND_HEAD_NOTIFY,
+        rewind_columns = POSTGRES_REWIND_COLUMNS,
         item_tables = crate::backend::sql_items::POSTGRES_ITEM_TABLES,
         run_base = crate::backend::sql_runs::POSTGRES_RUN_BASE,
         dialect = crate::backend::sql_items::Dialect::Postgres,
@@ -1322,6 +1333,8 @@ mod tests {
             CREATE_FORK_NOTIFY,
             format!("{CREATE_FORK}{}", notice("head"))
         );
+        let rewound = " RETURNING pg_notify('state_store_steps', json_build_object('thread', thread_id, 'seq', head, 'rewound', true)::text)";
+        assert_eq!(REWIND_HEAD_NOTIFY, format!("{REWIND_HEAD}{rewound}"));
         assert_eq!(DELETE_THREAD_NOTIFY[..2], DELETE_THREAD[..2]);
         assert_eq!(
             DELETE_THREAD_NOTIFY[2],
