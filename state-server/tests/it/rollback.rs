@@ -84,6 +84,39 @@ async fn roll_back(addr: SocketAddr, thread: &str, run: &str) -> Value {
     response.json()
 }
 
+/// `GET path` on a connection of its own, once the server has answered
+/// 200 and sent its headers (the stream is open).
+async fn open(addr: SocketAddr, path: &str) -> tokio::net::TcpStream {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!("GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut seen = Vec::new();
+    while !seen.ends_with(b"\r\n\r\n") {
+        let mut byte = [0u8; 1];
+        let read = timeout(WAIT, stream.read(&mut byte))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(read, 1, "closed early: {}", String::from_utf8_lossy(&seen));
+        seen.push(byte[0]);
+    }
+    let seen = String::from_utf8_lossy(&seen);
+    assert!(seen.starts_with("HTTP/1.1 200"), "{seen}");
+    stream
+}
+
+/// What an open stream sends until it ends (chunked framing and all).
+async fn rest(mut stream: tokio::net::TcpStream) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut body = Vec::new();
+    timeout(WAIT, stream.read_to_end(&mut body))
+        .await
+        .expect("the stream ends")
+        .unwrap();
+    String::from_utf8_lossy(&body).into_owned()
+}
+
 async fn the_run_is_gone(addr: SocketAddr, thread: &str, run: &str) {
     let (status, body) = get_json(addr, &format!("/threads/{thread}/runs/{run}")).await;
     assert_eq!(status, 404, "{body}");
@@ -106,8 +139,9 @@ async fn cancel_rolls_back(store: Store) {
     let doomed = hanging_run(addr, &thread, &mark, json!({})).await;
     // Watching: a client joined to the run, a watcher of the thread's
     // steps that has read the run's step `one`.
-    let stream = format!("/threads/{thread}/runs/{doomed}/stream");
-    let client = tokio::spawn(async move { request(addr, "GET", &stream, &[], b"").await });
+    let client = open(addr, &format!("/threads/{thread}/runs/{doomed}/stream")).await;
+    // The inspector's page follows the thread's steps too.
+    let inspector = open(addr, &format!("/inspect/{thread}/events?after={head}")).await;
     let mut steps = store.watch(&thread, head);
     let one = timeout(WAIT, steps.next()).await.unwrap().unwrap().unwrap();
     assert_eq!(one.seq, head + 1);
@@ -131,11 +165,19 @@ async fn cancel_rolls_back(store: Store) {
         .map(|r| r["run_id"].as_str().unwrap())
         .collect();
     assert_eq!(ids, [first.as_str()]);
-    let joined_stream = timeout(WAIT, client)
-        .await
-        .expect("the joined stream ends")
-        .unwrap();
-    assert_eq!(joined_stream.status, 200);
+    let joined_stream = rest(client).await;
+    assert!(joined_stream.contains("event: metadata"), "{joined_stream}");
+    let page = rest(inspector).await;
+    assert!(
+        page.contains(&format!("event: step\nid: {}\n", head + 1)),
+        "{page}"
+    );
+    assert!(
+        page.contains(&format!(
+            "event: end\ndata: {{\"reason\":\"rewound\",\"seq\":{head}}}"
+        )),
+        "{page}"
+    );
     // (After the run's other steps it had read already.)
     let err = loop {
         match timeout(WAIT, steps.next()).await.unwrap().unwrap() {
