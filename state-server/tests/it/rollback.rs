@@ -274,3 +274,35 @@ async fn with_the_worker_in_another_process() {
     assert_eq!(snapshot(addr, &thread).await, before);
     assert_eq!(store.thread_info(&thread).await.unwrap().seq, 1);
 }
+
+/// On PostgreSQL, a rollback asked of a worker process that died (SIGKILL)
+/// mid-run: the worker that takes the run over rolls it back before
+/// anything else, and the cancel that waited answers then.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asked_of_a_dead_worker_it_is_done_by_the_next() {
+    let db = support::postgres::shared().fresh_database("rollback_takeover");
+    let store = Store::postgres(&db.url).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mark = dir.path().join("in-two");
+    let addr = server(&store, &mark, 0).await;
+    let mut doomed_worker = worker_process(&db.url, Some(&mark));
+    let created = post(addr, "/threads", json!({"metadata": {"graph_id": "steps"}})).await;
+    let thread = created["thread_id"].as_str().unwrap().to_owned();
+    let update = json!({"values": {"log": ["before"]}, "as_node": "three"});
+    post(addr, &format!("/threads/{thread}/state"), update).await;
+    let before = snapshot(addr, &thread).await;
+    let doomed = run(addr, &thread, "steps", json!({})).await;
+    wait_for_file(&mark, "the worker process in two").await;
+    doomed_worker.0.kill().expect("kill the worker");
+    doomed_worker.0.wait().expect("reap it");
+    // The request is recorded on the run; nobody acts on it yet.
+    let (t, r) = (thread.clone(), doomed.clone());
+    let cancel = tokio::spawn(async move { roll_back(addr, &t, &r).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!cancel.is_finished(), "answered with no worker alive");
+    let _rescuer = worker_process(&db.url, None);
+    let answer = timeout(WAIT, cancel).await.expect("rolled back").unwrap();
+    assert_eq!(answer, json!({"log": ["before"]}));
+    the_run_is_gone(addr, &thread, &doomed).await;
+    assert_eq!(snapshot(addr, &thread).await, before);
+}

@@ -1216,15 +1216,15 @@ mod sqlite {
         Ok(version)
     }
 
-    /// The head and creation time of each of `threads` that exists, in one
-    /// statement.
+    /// The head, creation time and rewind count of each of `threads` that
+    /// exists, in one statement.
     pub(crate) async fn watched_heads(
         conn: &mut sqlx::SqliteConnection,
         threads: &[String],
-    ) -> Result<Vec<(String, u64, i64)>, StoreError> {
+    ) -> Result<Vec<(String, u64, i64, i64)>, StoreError> {
         let ids = serde_json::to_string(threads).unwrap_or_else(|_| "[]".to_owned());
-        let rows: Vec<(String, i64, i64)> = sqlx::query_as(
-            "SELECT thread_id, head, created_at FROM state_store_threads \
+        let rows: Vec<(String, i64, i64, i64)> = sqlx::query_as(
+            "SELECT thread_id, head, created_at, rewinds FROM state_store_threads \
              WHERE thread_id IN (SELECT value FROM json_each($1))",
         )
         .bind(ids)
@@ -1232,9 +1232,9 @@ mod sqlite {
         .await
         .map_err(db_error("reading the heads of watched threads".to_owned()))?;
         rows.into_iter()
-            .map(|(id, head, created_at)| {
+            .map(|(id, head, created_at, rewinds)| {
                 let head = from_db(&id, "thread head", head)?;
-                Ok((id, head, created_at))
+                Ok((id, head, created_at, rewinds))
             })
             .collect()
     }

@@ -321,3 +321,78 @@ on_every_backend!(
     a_run_rolls_back_whole,
     a_lost_claim_rolls_nothing_back,
 );
+
+/// The database a [`child_rewinder`] works on.
+const CHILD_DB: &str = "REWIND_CHILD_DB";
+
+/// As a child (with `CHILD_DB` set): takes thread "t" back to step 2 and
+/// grows it back to step 6 at once, in another process than the
+/// watcher's. Without it (a normal test run), returns at once.
+#[tokio::test]
+async fn child_rewinder() {
+    let Ok(db) = std::env::var(CHILD_DB) else {
+        return;
+    };
+    let store = match db.starts_with("postgres://") {
+        true => Store::postgres(&db).await.unwrap(),
+        false => Store::sqlite(&db).await.unwrap(),
+    };
+    store.rewind_thread("t", 2).await.unwrap();
+    let mut t = store.thread::<Chat>("t").await.unwrap();
+    for word in ["c", "d", "e", "f"] {
+        t.apply(say(word)).await.unwrap();
+    }
+}
+
+/// A watcher that read steps 1-6 of a thread another process rewinds to
+/// step 2 and grows back to step 6 (the head where it was): it is woken
+/// and told, with no step after (SQLite: the poll sees the rewind count
+/// change; PostgreSQL: the rewind's notice).
+async fn another_process_rewinds(backend: TestStore) {
+    let store = six_steps(&backend.store).await;
+    let mut watcher = store.watch("t", 0);
+    for n in 1..=6 {
+        let step = timeout(WAIT, watcher.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert_eq!(step.seq, n);
+    }
+    let mut child = tokio::process::Command::from(crate::support::child::only(
+        module_path!(),
+        "child_rewinder",
+    ))
+    .env(CHILD_DB, &backend.location)
+    .stdout(std::process::Stdio::null())
+    .kill_on_drop(true)
+    .spawn()
+    .unwrap();
+    let status = timeout(WAIT, child.wait()).await.unwrap().unwrap();
+    assert!(status.success(), "the child failed: {status}");
+    assert_eq!(store.thread_info("t").await.unwrap().seq, 6);
+    let err = timeout(WAIT, watcher.next())
+        .await
+        .expect("woken with no new step")
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::ThreadRewound { seq: 2, .. }),
+        "{}: {err}",
+        backend.name
+    );
+}
+
+mod another_process_rewinds {
+    use crate::support::backends::TestStore;
+
+    #[tokio::test]
+    async fn sqlite() {
+        super::another_process_rewinds(TestStore::sqlite().await).await;
+    }
+
+    #[tokio::test]
+    async fn postgres() {
+        super::another_process_rewinds(TestStore::postgres().await).await;
+    }
+}
