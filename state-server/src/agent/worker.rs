@@ -405,7 +405,9 @@ impl Worker {
     /// transaction of the store. The thread's status is the one its state
     /// at that step says (interrupted there, or idle). If the store
     /// refuses (the thread was compacted past that step), the run ends
-    /// interrupted, with an `error` event saying why.
+    /// interrupted, with an `error` event saying why; if the database does
+    /// not answer, the run is left to the worker that takes it over when
+    /// its lease runs out.
     async fn roll_back(&self, claim: &Claim, run: &state_store::Run, thread: &str) {
         let base = run.base_seq.unwrap_or(0);
         let paused = match self.assistants.find(&run.assistant_id) {
@@ -422,12 +424,17 @@ impl Worker {
         };
         let status = paused.then_some(ThreadStatus::Interrupted);
         match self.store.roll_back_run(claim, status).await {
-            // Lost: the worker holding it now acts on the request.
-            Ok(_) => {
+            Ok(true) => {
                 if run.thread_id.is_none() {
                     let _ = self.store.delete_thread(thread).await;
                 }
             }
+            // Lost: the worker holding it now acts on the request.
+            Ok(false) => {}
+            // The database did not answer: the lease runs out, and the
+            // worker that takes the run over rolls it back (the request
+            // stays on the run).
+            Err(StoreError::Backend { .. }) => {}
             Err(error) => {
                 let data = json!({"error": "RollbackFailed", "message": error.to_string()});
                 let _ = self
