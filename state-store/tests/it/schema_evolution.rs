@@ -326,7 +326,7 @@ async fn a_newer_store_schema_is_refused() {
 }
 
 #[tokio::test]
-async fn postgres_store_schema_one_is_upgraded_and_six_refused() {
+async fn postgres_store_schema_one_is_upgraded_and_eight_refused() {
     let db = support::postgres::shared().fresh_database("schema");
     // A new database is created at version 7.
     Store::postgres(&db.url).await.unwrap();
