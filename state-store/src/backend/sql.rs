@@ -802,6 +802,14 @@ macro_rules! sql_backend {
                 let _queued = self.queue().await;
                 let context = || format!("compacting thread \"{thread}\"");
                 let mut tx = self.write_tx().await.map_err(db_error(context()))?;
+                // The thread's row locked (PostgreSQL) as a rewind locks it:
+                // the two never interleave (a rewind checks that the state
+                // at its step can be rebuilt, which compaction may change).
+                let _: Option<(i64,)> = sqlx::query_as($lock_head)
+                    .bind(thread)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(db_error(context()))?;
                 let (latest,): (Option<i64>,) = sqlx::query_as(SELECT_LATEST_SNAPSHOT_SEQ)
                     .bind(thread)
                     .fetch_one(&mut *tx)
