@@ -294,6 +294,8 @@ impl From<StoreError> for ApiError {
             // Past the end of the log, or compacted away: that state is
             // not there (any more).
             StoreError::NoSuchStep { .. } => (StatusCode::NOT_FOUND, "no_such_step"),
+            // A followed thread was taken back (a run rolled back).
+            StoreError::ThreadRewound { .. } => (StatusCode::CONFLICT, "thread_rewound"),
             StoreError::Corrupt { .. } => (StatusCode::INTERNAL_SERVER_ERROR, "corrupt"),
             StoreError::Migration { .. } => (StatusCode::INTERNAL_SERVER_ERROR, "migration"),
             StoreError::TooNew { .. } => (StatusCode::INTERNAL_SERVER_ERROR, "too_new"),

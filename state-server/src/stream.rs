@@ -180,6 +180,10 @@ async fn open(
 pub(crate) enum Stop {
     /// The thread was deleted: `event: end`.
     Deleted,
+    /// The thread was rewound below a step sent (a run rolled back):
+    /// `event: end` naming the step it went back to; follow it again
+    /// from there.
+    Rewound(u64),
     /// The store failed: `event: error`.
     Error(ApiError),
 }
@@ -188,6 +192,7 @@ impl From<StoreError> for Stop {
     fn from(error: StoreError) -> Stop {
         match error {
             StoreError::ThreadDeleted { .. } | StoreError::ThreadNotFound { .. } => Stop::Deleted,
+            StoreError::ThreadRewound { seq, .. } => Stop::Rewound(seq),
             other => Stop::Error(other.into()),
         }
     }
@@ -296,6 +301,9 @@ impl Follow {
             Stop::Deleted => Event::default()
                 .event("end")
                 .data(json!({"reason": "deleted"}).to_string()),
+            Stop::Rewound(seq) => Event::default()
+                .event("end")
+                .data(json!({"reason": "rewound", "seq": seq}).to_string()),
             Stop::Error(error) => Event::default()
                 .event("error")
                 .data(error.body().to_string()),

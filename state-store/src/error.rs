@@ -55,6 +55,24 @@ pub enum StoreError {
         thread: String,
     },
 
+    /// A watched thread was rewound ([`Store::rewind_thread`](crate::Store::rewind_thread),
+    /// a run rolled back) below a step the stream had delivered: those
+    /// steps no longer exist, and the ones numbered like them now are
+    /// others. The stream of [`Store::watch`](crate::Store::watch) ends
+    /// with this error; watch again from `seq` (or from an earlier step
+    /// you still trust).
+    #[error(
+        "thread \"{thread}\" was rewound to step {seq} while it was being watched: steps after it that were delivered no longer exist"
+    )]
+    ThreadRewound {
+        /// The thread.
+        thread: String,
+        /// The step it was taken back to; 0 when it was rewound more than
+        /// once since the stream last read it (the store keeps the last
+        /// rewind's step only, and an earlier one may have gone lower).
+        seq: u64,
+    },
+
     /// The thread already exists (a fork's target, say).
     #[error("thread \"{thread}\" already exists")]
     ThreadExists {

@@ -358,6 +358,65 @@ impl Store {
         crate::watch::watch(self.backend.clone(), &self.hub, id, after)
     }
 
+    /// Takes thread `id` back to step `seq`, as if nothing had been
+    /// written after it: its steps and snapshots after `seq` are deleted
+    /// and its head is `seq`, in one transaction (one lock, in memory).
+    /// Its state, history and pending interrupts are then those it had
+    /// after step `seq` (interrupts are steps of the log); its next step
+    /// is `seq + 1`. Returns how many steps were removed (0: the head was
+    /// `seq` already, and nothing changed). What rolls back a run
+    /// ([`CancelAction::Rollback`](crate::CancelAction::Rollback)).
+    ///
+    /// Who sees it:
+    /// - handles ([`Thread`]) opened before it and past `seq` fail their
+    ///   next step with [`StoreError::Conflict`] (reload), as long as
+    ///   the thread has not grown back to their step meanwhile: a
+    ///   handle only compares heads, so drop the handles past `seq`
+    ///   before rewinding (as stopping a run does);
+    /// - watchers ([`watch`](Store::watch)) that had read a step after
+    ///   `seq` end with [`StoreError::ThreadRewound`] (naming `seq`),
+    ///   after the steps they had read already (a watcher reads up to 256
+    ///   steps ahead of what it yields): steps they yielded after `seq`
+    ///   are gone, and new steps reuse their numbers. The thread's row
+    ///   counts its rewinds, so a watcher learns of one from the log even
+    ///   when it reads again only once the head has grown past where it
+    ///   was (in any process; PostgreSQL's notice and SQLite's poll only
+    ///   wake it sooner). Watchers that had read no step after `seq` go
+    ///   on, with the steps written after the rewind.
+    ///
+    /// Refused, with nothing changed: [`StoreError::ThreadNotFound`];
+    /// [`StoreError::NoSuchStep`] when `seq` is past the head, or when
+    /// the state at `seq` could not be rebuilt afterwards (the steps
+    /// before it were compacted away, or precede a fork).
+    ///
+    /// Rewinding a thread a graph is running on makes its runner's next
+    /// step conflict; stop the run first (the Agent Server's rollback
+    /// does).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// # use state_core::{AgentState, State};
+    /// # #[derive(AgentState, Debug)]
+    /// # struct S { #[reducer(append)] log: Vec<String> }
+    /// let store = state_store::Store::memory();
+    /// let mut t = store.thread::<S>("t").await?;
+    /// for word in ["a", "b", "c"] {
+    ///     t.apply(S::delta().log(vec![word.into()])).await?;
+    /// }
+    /// assert_eq!(store.rewind_thread("t", 1).await?, 2);
+    /// let t = store.thread::<S>("t").await?;
+    /// assert_eq!((t.seq(), &t.state().log), (1, &vec!["a".to_owned()]));
+    /// assert!(store.rewind_thread("t", 5).await.is_err(), "past the head");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn rewind_thread(&self, id: &str, seq: u64) -> Result<u64, StoreError> {
+        check_id(id)?;
+        let rewound = self.backend.rewind(id, seq, now_millis()).await?;
+        rewind_outcome(&self.hub, id, seq, rewound)
+    }
+
     /// A page of threads, newest first unless another
     /// [`order`](ListThreads::order) is asked for, when awaited: see
     /// [`ListThreads`]. What lists threads for a person or a client (the
@@ -434,6 +493,40 @@ impl Store {
             self.hub.runs.announce(Some(run), true);
         }
         Ok(existed)
+    }
+}
+
+/// What a rewind of `id` to `seq` (a thread's, or a run's rollback)
+/// returns: the steps removed, its watchers told; or why nothing changed.
+pub(crate) fn rewind_outcome(
+    hub: &Hub,
+    id: &str,
+    seq: u64,
+    rewound: crate::backend::Rewound,
+) -> Result<u64, StoreError> {
+    use crate::backend::Rewound;
+    match rewound {
+        Rewound::Done { steps } => {
+            if steps > 0 {
+                hub.rewound(id, seq);
+            }
+            Ok(steps)
+        }
+        Rewound::Ahead { head } => Err(StoreError::NoSuchStep {
+            thread: id.to_owned(),
+            seq,
+            reason: format!("the thread's last step is {head}"),
+        }),
+        Rewound::Unrebuildable { missing } => Err(StoreError::NoSuchStep {
+            thread: id.to_owned(),
+            seq,
+            reason: format!(
+                "its state cannot be rebuilt: step {missing} was compacted away or precedes a fork"
+            ),
+        }),
+        Rewound::NoThread => Err(StoreError::ThreadNotFound {
+            thread: id.to_owned(),
+        }),
     }
 }
 

@@ -465,24 +465,19 @@ pub(crate) struct CancelQuery {
 
 /// `POST /threads/{id}/runs/{run_id}/cancel`: a pending run is cancelled
 /// at once, a running one stops at its worker's next event (202; with
-/// `wait=true`, once it has ended, 200 with the run). `rollback` is not
-/// served yet (its worker must undo the run's steps).
+/// `wait=true`, once it has ended, 200). `action=interrupt` keeps what the
+/// run wrote (the answer with `wait`: the run). `action=rollback` deletes
+/// the run, its events and the steps it wrote: its worker (in any
+/// process) stops the graph, waits until it has let go, then rewinds the
+/// thread to where it was when the run started, in one transaction with
+/// the run's deletion (`Store::roll_back_run`); the run is then 404, and
+/// the answer with `wait` is the thread's values as they are again.
 pub(crate) async fn cancel(
     Shared(app): Shared<App>,
     Path((thread, run_id)): Path<(String, String)>,
     crate::extract::Query(query): crate::extract::Query<CancelQuery>,
 ) -> Result<Response, ApiError> {
     let action = query.action.unwrap_or(state_store::CancelAction::Interrupt);
-    if action == state_store::CancelAction::Rollback {
-        return Err(ApiError::invalid_body(
-            "action: \"rollback\" is not served yet; \"interrupt\" is",
-        ));
-    }
-    run_on(&app, &thread, &run_id).await?;
-    app.store
-        .cancel_run(&run_id, action, None)
-        .await?
-        .ok_or_else(|| ApiError::missing(format!("Run {run_id} not found")))?;
     let wait = match query.wait.as_deref() {
         None | Some("0" | "false" | "False") => false,
         Some("1" | "true" | "True") => true,
@@ -492,11 +487,36 @@ pub(crate) async fn cancel(
             )));
         }
     };
-    if wait {
+    let run = run_on(&app, &thread, &run_id).await?;
+    // Subscribed before the request: its end cannot slip by.
+    let mut watch = app.store.watch_run(&run_id);
+    watch.ready().await;
+    let cancelled = app.store.cancel_run(&run_id, action, None).await?;
+    // `None` after a rollback: a pending run, deleted at once.
+    if cancelled.is_none() && action == state_store::CancelAction::Interrupt {
+        return Err(ApiError::missing(format!("Run {run_id} not found")));
+    }
+    if !wait {
+        return Ok(axum::http::StatusCode::ACCEPTED.into_response());
+    }
+    if action == state_store::CancelAction::Interrupt {
         let run = ended(&app, &run_id).await?;
         return Ok(Json(run).into_response());
     }
-    Ok(axum::http::StatusCode::ACCEPTED.into_response())
+    // Rolled back once gone; a run that ended first (or whose rollback
+    // was refused) stays, and is answered as it is.
+    loop {
+        match app.store.get_run(&run_id, None).await? {
+            None => break,
+            Some(now) if now.status.is_final() => return Ok(Json(now).into_response()),
+            Some(_) => watch.changed().await,
+        }
+    }
+    let Some(assistant) = app.assistants.find(&run.assistant_id) else {
+        return Ok(Json(Value::Null).into_response());
+    };
+    let state = assistant.served.state(thread, None).await?;
+    Ok(Json(state["values"].clone()).into_response())
 }
 
 /// Cancels a run when its client goes away (`on_disconnect: "cancel"`):

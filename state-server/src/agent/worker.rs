@@ -13,7 +13,9 @@ use super::served::{RunRequest, Streamed};
 use super::stream_mode::{StreamModeField, modes};
 use futures::StreamExt;
 use serde_json::{Value, json};
-use state_store::{Claim, LeaseState, RunEventIn, RunStatus, Store, StoreError, ThreadStatus};
+use state_store::{
+    CancelAction, Claim, LeaseState, RunEventIn, RunStatus, Store, StoreError, ThreadStatus,
+};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use tokio::sync::{Notify, watch};
@@ -258,6 +260,12 @@ impl Worker {
             async move { store.append_run_events(claim, &batch).await }
         };
         let fail = |message: String| json!({"error": "Error", "message": message});
+        // Taken over with a rollback asked of the worker that died: done
+        // now, before anything else is written.
+        if run.cancel == Some(CancelAction::Rollback) {
+            self.roll_back(&claim, &run, &thread).await;
+            return;
+        }
         let metadata = json!({"run_id": run.run_id, "attempt": claim.attempt()});
         if !matches!(append("metadata", metadata).await, Ok(Some(_))) {
             return;
@@ -328,6 +336,7 @@ impl Worker {
                 let mut renewal = tokio::time::interval(self.lease / 3);
                 renewal.tick().await;
                 let mut end = (RunStatus::Error, None);
+                let mut rollback = false;
                 // A cancel is seen at once: the run's watch wakes on a
                 // change of its row (not on the events stored here).
                 let mut watch = store.watch_run(&run.run_id);
@@ -341,7 +350,8 @@ impl Worker {
                             match store.get_run(&run.run_id, None).await {
                                 Ok(Some(now)) if now.cancel.is_none() => continue,
                                 // Cancelled, or deleted with its thread.
-                                _ => {
+                                now => {
+                                    rollback = matches!(&now, Ok(Some(now)) if now.cancel == Some(CancelAction::Rollback));
                                     end = (RunStatus::Interrupted, None);
                                     break;
                                 }
@@ -350,7 +360,8 @@ impl Worker {
                         _ = renewal.tick() => {
                             match store.renew_run(&claim, self.lease).await {
                                 Ok(LeaseState::Held) => continue,
-                                Ok(LeaseState::Cancel(_)) => {
+                                Ok(LeaseState::Cancel(action)) => {
+                                    rollback = action == CancelAction::Rollback;
                                     end = (RunStatus::Interrupted, None);
                                     break;
                                 }
@@ -417,11 +428,66 @@ impl Worker {
                     }
                 }
                 driver.abort();
+                if rollback {
+                    // The graph must have let go of the thread before it is
+                    // rewound: its task dropped, so no step of it commits
+                    // after the rewind.
+                    let _ = driver.await;
+                    self.roll_back(&claim, &run, &thread).await;
+                    return;
+                }
                 end
             }
         };
         self.finish(&claim, &run, &thread, status, thread_status)
             .await;
+    }
+
+    /// Rolls the run back (its graph stopped): its thread as it was at the
+    /// run's first claim, the run and its events deleted, in one
+    /// transaction of the store. The thread's status is the one its state
+    /// at that step says (interrupted there, or idle). If the store
+    /// refuses (the thread was compacted past that step), the run ends
+    /// interrupted, with an `error` event saying why; if the database does
+    /// not answer, the run is left to the worker that takes it over when
+    /// its lease runs out.
+    async fn roll_back(&self, claim: &Claim, run: &state_store::Run, thread: &str) {
+        let base = run.base_seq.unwrap_or(0);
+        let paused = match self.assistants.find(&run.assistant_id) {
+            Some(assistant) => assistant
+                .served
+                .state(thread.to_owned(), Some(base))
+                .await
+                .is_ok_and(|state| {
+                    state["interrupts"]
+                        .as_array()
+                        .is_some_and(|interrupts| !interrupts.is_empty())
+                }),
+            None => false,
+        };
+        let status = paused.then_some(ThreadStatus::Interrupted);
+        match self.store.roll_back_run(claim, status).await {
+            Ok(true) => {
+                if run.thread_id.is_none() {
+                    let _ = self.store.delete_thread(thread).await;
+                }
+            }
+            // Lost: the worker holding it now acts on the request.
+            Ok(false) => {}
+            // The database did not answer: the lease runs out, and the
+            // worker that takes the run over rolls it back (the request
+            // stays on the run).
+            Err(StoreError::Backend { .. }) => {}
+            Err(error) => {
+                let data = json!({"error": "RollbackFailed", "message": error.to_string()});
+                let _ = self
+                    .store
+                    .append_run_events(claim, &[RunEventIn::new("error", data)])
+                    .await;
+                self.finish(claim, run, thread, RunStatus::Interrupted, None)
+                    .await;
+            }
+        }
     }
 
     /// Records the run's end; a stateless run's thread goes with it.

@@ -5,7 +5,8 @@
 //! database), so this sends `event: step` with the step's seq as `id:` and
 //! data, for each step after `?after=` (or `Last-Event-ID`, which a
 //! reconnecting `EventSource` sends); `event: end` when the thread is
-//! deleted.
+//! deleted, or rewound below a step sent (`{"reason":"rewound","seq":n}`:
+//! a run rolled back).
 
 use crate::error::ApiError;
 use crate::extract::{Query, ThreadId};
@@ -62,6 +63,10 @@ pub(crate) async fn events(
                     .event("end")
                     .data(r#"{"reason":"deleted"}"#)
             }
+            // A run rolled back: the steps shown past `seq` are gone.
+            Err(StoreError::ThreadRewound { seq, .. }) => Event::default()
+                .event("end")
+                .data(format!(r#"{{"reason":"rewound","seq":{seq}}}"#)),
             Err(error) => Event::default()
                 .event("error")
                 .data(ApiError::from(error).body().to_string()),

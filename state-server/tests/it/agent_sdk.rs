@@ -187,6 +187,16 @@ async fn runs_on_sqlite() {
     run_script("runs.py", &format!("http://{addr}")).await;
 }
 
+/// The runs script on PostgreSQL (its rollbacks above all: the rewind of
+/// a thread's log and the run's deletion in one transaction there).
+#[tokio::test]
+async fn runs_on_postgres() {
+    let db = crate::support::postgres::shared().fresh_database("sdk_runs");
+    let store = Store::postgres(&db.url).await.expect("a PostgreSQL store");
+    let addr = serve(server(store).router::<Chat>()).await;
+    run_script("runs.py", &format!("http://{addr}")).await;
+}
+
 /// The server's auth hook: two users and an admin, by `x-api-key` (what
 /// the SDK's `api_key` sends).
 fn with_auth(server: Server) -> Server {

@@ -19,6 +19,7 @@ mod inspector;
 mod inspector_browser;
 mod max_streams;
 mod paths;
+mod rollback;
 mod security;
 mod stream;
 mod workers;

@@ -25,7 +25,7 @@ pub struct Steps {
 
 /// How node `two` behaves in a process.
 #[derive(Clone)]
-enum Two {
+pub(crate) enum Two {
     /// Runs at once.
     Quick,
     /// Takes this long.
@@ -36,7 +36,7 @@ enum Two {
 }
 
 /// `one` → `two` → `three`, each appending its name.
-fn steps(two: Two) -> CompiledGraph<Steps> {
+pub(crate) fn steps(two: Two) -> CompiledGraph<Steps> {
     let mut g = StateGraph::<Steps>::new();
     g.add_node("one", |_: &Steps| Steps::delta().log(vec!["one".into()]));
     g.add_node("two", move |_: Arc<Steps>| {
@@ -64,7 +64,7 @@ fn steps(two: Two) -> CompiledGraph<Steps> {
 }
 
 /// POSTs `body` as JSON; the answer's JSON.
-async fn post(addr: SocketAddr, path: &str, body: Value) -> Value {
+pub(crate) async fn post(addr: SocketAddr, path: &str, body: Value) -> Value {
     let body = body.to_string();
     let response = request(
         addr,
@@ -101,7 +101,7 @@ async fn start_run(addr: SocketAddr) -> (String, String) {
 }
 
 /// Waits for `path` to exist.
-async fn wait_for_file(path: &Path, what: &str) {
+pub(crate) async fn wait_for_file(path: &Path, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(30);
     while !path.exists() {
         assert!(Instant::now() < deadline, "{what}: no mark after 30 s");
@@ -110,7 +110,7 @@ async fn wait_for_file(path: &Path, what: &str) {
 }
 
 /// The run's final values, by `join` (which waits for its end).
-async fn joined(addr: SocketAddr, thread: &str, run: &str) -> Value {
+pub(crate) async fn joined(addr: SocketAddr, thread: &str, run: &str) -> Value {
     let response = request(
         addr,
         "GET",
@@ -219,7 +219,7 @@ async fn worker_child() {
 }
 
 /// Kills the child when dropped, so that a failing test leaves none behind.
-struct KillOnDrop(Child);
+pub(crate) struct KillOnDrop(pub(crate) Child);
 
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
@@ -228,7 +228,7 @@ impl Drop for KillOnDrop {
     }
 }
 
-fn worker_process(url: &str, mark: Option<&Path>) -> KillOnDrop {
+pub(crate) fn worker_process(url: &str, mark: Option<&Path>) -> KillOnDrop {
     let mut command = support::child::only(module_path!(), "worker_child");
     command
         .env(WORKER_DB, url)

@@ -251,6 +251,62 @@ async def main() -> None:
         raise AssertionError("an unknown run was cancelled")
     except NotFoundError:
         pass
+
+    # Cancel with action="rollback": the run is deleted (404) with what it
+    # wrote; the thread's state and history are as before it.
+    rolled = await client.threads.create(graph_id="slow")
+    tid_r = rolled["thread_id"]
+    await client.threads.update_state(tid_r, {"answer": "kept"})
+    state_before = await client.threads.get_state(tid_r)
+    history_before = await client.threads.get_history(tid_r)
+    run = await client.runs.create(tid_r, "slow", input={"answer": "gone"})
+    # (Cancelled once it runs its node: see the note of 64 above.)
+    while (await client.runs.get(tid_r, run["run_id"]))["status"] != "running":
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.3)
+    answer = await asyncio.wait_for(
+        client.runs.cancel(tid_r, run["run_id"], wait=True, action="rollback"), timeout=10)
+    assert answer == state_before["values"], answer
+    try:
+        await client.runs.get(tid_r, run["run_id"])
+        raise AssertionError("a rolled back run is still there")
+    except NotFoundError:
+        pass
+    assert await client.runs.list(tid_r) == [], "its row is gone"
+    assert await client.threads.get_state(tid_r) == state_before
+    assert await client.threads.get_history(tid_r) == history_before
+    assert (await client.threads.get(tid_r))["status"] == "idle"
+    # A pending run (due in a minute) rolled back: deleted at once.
+    later = await client.runs.create(tid_r, "slow", input={}, after_seconds=60)
+    await client.runs.cancel(tid_r, later["run_id"], action="rollback")
+    try:
+        await client.runs.get(tid_r, later["run_id"])
+        raise AssertionError("a rolled back pending run is still there")
+    except NotFoundError:
+        pass
+
+    # multitask_strategy="rollback" on a busy thread: the run in flight is
+    # rolled back, the new one runs on the thread as it was before it.
+    busy_run = await client.runs.create(tid_r, "slow", input={"answer": "gone"})
+    while (await client.runs.get(tid_r, busy_run["run_id"]))["status"] != "running":
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.3)
+    asked = await client.runs.create(tid_r, "hitl", input={}, multitask_strategy="rollback")
+    values = await asyncio.wait_for(client.runs.join(tid_r, asked["run_id"]), timeout=10)
+    assert values["__interrupt__"][0]["value"] == {"question": "What is your name?"}, values
+    assert values["answer"] == "kept", values
+    try:
+        await client.runs.get(tid_r, busy_run["run_id"])
+        raise AssertionError("the run in flight was not rolled back")
+    except NotFoundError:
+        pass
+    runs = await client.runs.list(tid_r)
+    assert [r["run_id"] for r in runs] == [asked["run_id"]], runs
+    history = await client.threads.get_history(tid_r)
+    # (The old states, seen through the new run's graph now.)
+    kept = [(h["checkpoint_id"], h["values"]) for h in history[-len(history_before):]]
+    assert kept == [(h["checkpoint_id"], h["values"]) for h in history_before], history
+    assert all(h["values"].get("answer") != "gone" for h in history), history
     print("runs: ok")
 
 

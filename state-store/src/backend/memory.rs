@@ -5,7 +5,8 @@
 //! ([`Decoded`]): the next call starts from it instead of decoding the log.
 
 use super::{
-    Appended, ForkRows, LogTail, Removed, SnapshotRow, StepRow, Tail, ThreadRow, ThreadsPage,
+    Appended, ForkRows, LogTail, Removed, Rewinds, Rewound, SnapshotRow, StepRow, Tail, ThreadRow,
+    ThreadsPage,
 };
 use crate::error::StoreError;
 use std::any::{Any, TypeId};
@@ -23,6 +24,8 @@ struct MemThread {
     /// for the second.
     generation: u64,
     decoded: Option<Decoded>,
+    /// Its rewinds (`Memory::rewind`).
+    rewinds: Rewinds,
 }
 
 /// A thread's state after step `seq`, as `Store::latest` rebuilt it from
@@ -30,7 +33,8 @@ struct MemThread {
 /// memory store keeps its rows as text, as the SQL backends do, and
 /// decoding them again at every call made `get_state` as slow as a load.
 /// Still valid as long as the thread is: a step is never changed once
-/// written, and compaction removes only steps a snapshot replaces.
+/// written, and compaction removes only steps a snapshot replaces; a
+/// rewind drops a kept state past its step and starts a new generation.
 #[derive(Clone)]
 pub(crate) struct Decoded {
     pub seq: u64,
@@ -270,6 +274,7 @@ impl Memory {
         Ok(t.row.as_ref().map(|row| Tail {
             head: row.head,
             created_at: row.created_at,
+            rewinds: t.rewinds,
             steps: t
                 .steps
                 .range(from..)
@@ -362,6 +367,67 @@ impl Memory {
         }
         threads.insert(thread.to_owned(), t);
         Ok(true)
+    }
+
+    /// Takes the thread back to `seq` (see `Backend::rewind`). A run's
+    /// rollback calls it holding the runs' lock: the runs' lock is always
+    /// taken before this one.
+    pub fn rewind(&self, thread: &str, seq: u64, now: i64) -> Result<Rewound, StoreError> {
+        let generation = self.next_generation();
+        let mut threads = self.lock();
+        Ok(match threads.get_mut(thread) {
+            Some(t) => Self::rewind_thread(t, seq, now, generation),
+            None => Rewound::NoThread,
+        })
+    }
+
+    fn rewind_thread(t: &mut MemThread, seq: u64, now: i64, generation: u64) -> Rewound {
+        let Some(row) = t.row.as_mut() else {
+            return Rewound::NoThread;
+        };
+        if row.head < seq {
+            return Rewound::Ahead { head: row.head };
+        }
+        if row.head == seq {
+            return Rewound::Done { steps: 0 };
+        }
+        // The state at `seq` must stay rebuildable: a snapshot at or
+        // before it (or the start) and every step after that up to it.
+        let base = t.snapshots.range(..=seq).next_back().map_or(0, |(&s, _)| s);
+        if let Some(missing) = (base + 1..=seq).find(|n| !t.steps.contains_key(n)) {
+            return Rewound::Unrebuildable { missing };
+        }
+        let removed = t.steps.split_off(&(seq + 1)).len() as u64;
+        t.snapshots.split_off(&(seq + 1));
+        row.head = seq;
+        row.updated_at = now;
+        t.rewinds = Rewinds {
+            count: t.rewinds.count + 1,
+            to: seq,
+        };
+        // A state kept past `seq` is gone; one being rebuilt from before
+        // the rewind must not be kept either (another generation).
+        if t.decoded.as_ref().is_some_and(|kept| kept.seq > seq) {
+            t.decoded = None;
+        }
+        t.generation = generation;
+        Rewound::Done { steps: removed }
+    }
+
+    /// A run's rollback (`Backend::roll_back_run`): the runs' lock, then
+    /// this one for the rewind.
+    pub fn roll_back_run(
+        &self,
+        fence: super::Fence<'_>,
+        thread_status: &str,
+        now: i64,
+        now_ms: i64,
+    ) -> Result<super::RolledBack, StoreError> {
+        self.runs
+            .roll_back(fence, thread_status, now, |thread, seq| {
+                self.rewind(thread, seq, now_ms)
+                    .unwrap_or(Rewound::NoThread)
+            })
     }
 
     pub fn compact(&self, thread: &str) -> Result<Removed, StoreError> {

@@ -2,8 +2,10 @@
 //! SQL backends, behind one lock, so each transition is as atomic as the
 //! SQL backends' transactions.
 
+use super::Rewound;
 use super::runs::{
-    Cancelled, Created, Fence, NewRunRow, OnInflight, RecordScan, RunRow, RunScan, ThreadRecordRow,
+    Cancelled, Created, Fence, NewRunRow, OnInflight, RecordScan, RolledBack, RunRow, RunScan,
+    ThreadRecordRow,
 };
 use crate::error::StoreError;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -413,6 +415,37 @@ impl MemoryRuns {
 
     /// Removes a thread's record and runs (with `Memory::delete`): whether
     /// it had a record, and the runs that were in flight.
+    /// Rolls the fenced run back (see `Backend::roll_back_run`): `rewind`
+    /// takes its thread back to its base step, under this lock.
+    pub fn roll_back(
+        &self,
+        fence: Fence<'_>,
+        thread_status: &str,
+        now: i64,
+        rewind: impl FnOnce(&str, u64) -> Rewound,
+    ) -> Result<RolledBack, StoreError> {
+        let mut t = self.lock();
+        let Some(s) = fenced(&mut t, fence) else {
+            return Ok(RolledBack::Lost);
+        };
+        let thread = s.row.thread_id.clone();
+        let base_seq = u64::try_from(s.row.base_seq.unwrap_or(0)).unwrap_or(0);
+        let steps = match thread.as_deref().map(|thread| rewind(thread, base_seq)) {
+            None | Some(Rewound::NoThread | Rewound::Ahead { .. }) => 0,
+            Some(Rewound::Done { steps }) => steps,
+            Some(refused @ Rewound::Unrebuildable { .. }) => {
+                return Ok(RolledBack::Refused(refused));
+            }
+        };
+        t.runs.remove(fence.run_id);
+        t.settle_thread(thread.as_deref(), thread_status, now);
+        Ok(RolledBack::Done {
+            thread,
+            base_seq,
+            steps,
+        })
+    }
+
     pub fn delete_thread(&self, thread: &str) -> (bool, Vec<String>) {
         let mut t = self.lock();
         let mut inflight = Vec::new();

@@ -95,6 +95,35 @@ pub(crate) struct Tail {
     /// Stored steps from the step asked for, in order (gaps are the
     /// caller's to find).
     pub steps: Vec<StepRow>,
+    /// How often the thread was rewound, and to which step the last time.
+    pub rewinds: Rewinds,
+}
+
+/// A thread's rewinds ([`Backend::rewind`]), as its row keeps them: a
+/// watcher that sees the count change knows steps it delivered may be
+/// gone, even when the head is back where it was.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Rewinds {
+    /// Rewinds so far.
+    pub count: u64,
+    /// The step the last one went back to.
+    pub to: u64,
+}
+
+/// How a rewind ended ([`Backend::rewind`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rewound {
+    /// The head is the step asked for now; this many steps were removed
+    /// (none when it was there already: nothing changed).
+    Done { steps: u64 },
+    /// The thread's head is before the step asked for.
+    Ahead { head: u64 },
+    /// The state at the step cannot be rebuilt from what is stored (the
+    /// steps before it were compacted away, or precede a fork):
+    /// `missing` is the first step not stored.
+    Unrebuildable { missing: u64 },
+    /// No such thread.
+    NoThread,
 }
 
 /// A thread, as listed.
@@ -177,8 +206,8 @@ pub(crate) use items::{Cmp, Flow, ItemScan, ItemWrite, PrefixRange, Pushed, Scan
 // methods for them.
 mod runs;
 pub(crate) use runs::{
-    Cancelled, Created, Fence, NewRunRow, OnInflight, RecordScan, RunRow, RunScan, ThreadRecordRow,
-    merged_metadata,
+    Cancelled, Created, Fence, NewRunRow, OnInflight, RecordScan, RolledBack, RunRow, RunScan,
+    ThreadRecordRow, merged_metadata,
 };
 #[cfg(feature = "postgres")]
 pub(crate) use sql_runs::RUNS_CHANNEL;
@@ -310,6 +339,14 @@ impl Backend {
         now: i64,
     ) -> Result<bool, StoreError> {
         dispatch!(self, b => b.create_from(thread, fork, parent, now))
+    }
+
+    /// Takes the thread back to step `seq`, in one transaction: its steps
+    /// and snapshots after `seq` deleted, its head `seq`, its rewinds
+    /// counted (when a step was removed), its watchers told (PostgreSQL:
+    /// `NOTIFY`). Refused when the state at `seq` could not be rebuilt.
+    pub async fn rewind(&self, thread: &str, seq: u64, now: i64) -> Result<Rewound, StoreError> {
+        dispatch!(self, b => b.rewind(thread, seq, now))
     }
 
     /// Drops the steps at or before the latest snapshot and the older

@@ -120,6 +120,26 @@ pub(crate) enum Cancelled {
     NotFound,
 }
 
+/// How a run's rollback ended (`Backend::roll_back_run`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RolledBack {
+    /// The run and its events are deleted, its thread rewound to its base
+    /// step (`base_seq`).
+    Done {
+        /// The run's thread.
+        thread: Option<String>,
+        /// Its base step.
+        base_seq: u64,
+        /// The thread's steps removed (none: no log, or nothing after).
+        steps: u64,
+    },
+    /// The claim no longer holds: nothing changed.
+    Lost,
+    /// The thread cannot be rewound to the run's base step: nothing
+    /// changed.
+    Refused(super::Rewound),
+}
+
 /// A thread record, as stored.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ThreadRecordRow {
@@ -204,6 +224,26 @@ impl Backend {
     ) -> Result<bool, StoreError> {
         dispatch_runs!(self, b => b.runs.finish(fence, status, thread_status, now),
             b.finish_run(fence, status, thread_status, now))
+    }
+
+    /// Rolls the claimed run back, in one transaction: its thread's log
+    /// rewound to the run's `base_seq` (`Backend::rewind`, `now_ms` its
+    /// time), the run and its events deleted, its thread's record
+    /// `thread_status` (`busy` while other runs are in flight on it).
+    pub async fn roll_back_run(
+        &self,
+        fence: Fence<'_>,
+        thread_status: &str,
+        now: i64,
+        now_ms: i64,
+    ) -> Result<RolledBack, StoreError> {
+        match self {
+            Backend::Memory(b) => b.roll_back_run(fence, thread_status, now, now_ms),
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(b) => b.roll_back_run(fence, thread_status, now, now_ms).await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(b) => b.roll_back_run(fence, thread_status, now, now_ms).await,
+        }
     }
 
     /// Back to pending, lease cleared. False: the lease was lost.

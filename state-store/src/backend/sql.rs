@@ -6,8 +6,8 @@
 //! data, never SQL.
 
 use super::{
-    Appended, ForkRows, LogTail, Removed, SnapshotRow, StepRow, Tail, ThreadKey, ThreadRow,
-    ThreadsPage,
+    Appended, ForkRows, LogTail, Removed, Rewinds, Rewound, SnapshotRow, StepRow, Tail, ThreadKey,
+    ThreadRow, ThreadsPage,
 };
 use crate::error::StoreError;
 
@@ -22,8 +22,13 @@ use crate::error::StoreError;
 /// version's statements are in [`migrations`]. 4: the Agent Server's
 /// runs, their stream events and thread records (`Store::create_run`),
 /// three tables of their own (`sql_runs.rs`); no older table changed.
-/// 5: a run's `base_seq` (`Run::base_seq`).
-pub(crate) const SCHEMA_VERSION: i64 = 5;
+/// 5: a run's `base_seq` (`Run::base_seq`). 6: reserved (the Agent
+/// Server's assistants, on another branch; no statement here). 7: a
+/// thread row counts its rewinds (`Store::rewind_thread`) and keeps the
+/// step of the last one, so a watcher learns of a rewind from the log
+/// alone (`REWIND_COLUMNS`); a version 6 program would ignore them and
+/// miss rewinds, so it is told to upgrade instead.
+pub(crate) const SCHEMA_VERSION: i64 = 7;
 
 /// The version table, created first: it says which migrations to run.
 const CREATE_SCHEMA_TABLE: &str = "CREATE TABLE IF NOT EXISTS state_store_schema (
@@ -69,16 +74,33 @@ const LOG_TABLES: [&str; 3] = [
 fn migrations(
     item_tables: &'static [&'static str],
     run_base: &'static [&'static str],
-) -> [(i64, &'static [&'static str]); 5] {
-    // 2 changed no table (see SCHEMA_VERSION).
+    rewind_columns: &'static [&'static str],
+) -> [(i64, &'static [&'static str]); 7] {
+    // 2 and 6 changed no table here (see SCHEMA_VERSION).
     [
         (1, &LOG_TABLES),
         (2, &[]),
         (3, item_tables),
         (4, &super::sql_runs::RUN_TABLES),
         (5, run_base),
+        (6, &[]),
+        (7, rewind_columns),
     ]
 }
+
+/// Version 7: a thread's rewinds, counted, and the step of the last one
+/// (`Rewinds`). PostgreSQL's skip columns that exist (as version 5's: a
+/// concurrent upgrade).
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+const SQLITE_REWIND_COLUMNS: [&str; 2] = [
+    "ALTER TABLE state_store_threads ADD COLUMN rewinds BIGINT NOT NULL DEFAULT 0",
+    "ALTER TABLE state_store_threads ADD COLUMN rewound_to BIGINT NOT NULL DEFAULT 0",
+];
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+const POSTGRES_REWIND_COLUMNS: [&str; 2] = [
+    "ALTER TABLE state_store_threads ADD COLUMN IF NOT EXISTS rewinds BIGINT NOT NULL DEFAULT 0",
+    "ALTER TABLE state_store_threads ADD COLUMN IF NOT EXISTS rewound_to BIGINT NOT NULL DEFAULT 0",
+];
 
 const INSERT_SCHEMA_VERSION: &str = "INSERT INTO state_store_schema (id, version) VALUES (1, $1)";
 const SELECT_SCHEMA_VERSION: &str = "SELECT version FROM state_store_schema WHERE id = 1";
@@ -128,7 +150,7 @@ const SELECT_STEPS: &str = "SELECT seq, kind, body, metadata, state_version, rec
 /// on, in one statement (one snapshot of the database, in both SQLite and
 /// PostgreSQL): no thread, no row; a thread without such steps, one row
 /// whose step columns are NULL.
-const SELECT_TAIL: &str = "SELECT t.head, t.created_at, \
+const SELECT_TAIL: &str = "SELECT t.head, t.created_at, t.rewinds, t.rewound_to, \
      s.seq, s.kind, s.body, s.metadata, s.state_version, s.recorded_at \
      FROM state_store_threads t LEFT JOIN (\
          SELECT thread_id, seq, kind, body, metadata, state_version, recorded_at \
@@ -146,6 +168,30 @@ const SELECT_LATEST_SNAPSHOT_SEQ: &str =
 const DELETE_STEPS_UPTO: &str = "DELETE FROM state_store_steps WHERE thread_id = $1 AND seq <= $2";
 const DELETE_SNAPSHOTS_BEFORE: &str =
     "DELETE FROM state_store_snapshots WHERE thread_id = $1 AND seq < $2";
+/// A rewind's statements (`rewind_in`): the head, locked where the
+/// database can (PostgreSQL: appends wait for the rewind, then conflict);
+/// whether the state at `$2` can be rebuilt (the latest snapshot at or
+/// before it, the steps stored after that up to it, the first stored
+/// after it and the first hole); the head moved back and the rewind
+/// counted; the rows after it deleted.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+const SELECT_HEAD_FOR_UPDATE: &str =
+    "SELECT head FROM state_store_threads WHERE thread_id = $1 FOR UPDATE";
+const SELECT_SNAPSHOT_SEQ_UPTO: &str =
+    "SELECT MAX(seq) FROM state_store_snapshots WHERE thread_id = $1 AND seq <= $2";
+const COUNT_STEPS_BETWEEN: &str = "SELECT COUNT(*), MIN(seq) FROM state_store_steps \
+     WHERE thread_id = $1 AND seq > $2 AND seq <= $3";
+const FIRST_HOLE_BETWEEN: &str = "SELECT MIN(s.seq) + 1 FROM state_store_steps s \
+     WHERE s.thread_id = $1 AND s.seq > $2 AND s.seq < $3 AND NOT EXISTS \
+     (SELECT 1 FROM state_store_steps n WHERE n.thread_id = $1 AND n.seq = s.seq + 1)";
+// PostgreSQL runs `REWIND_HEAD_NOTIFY` instead.
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+const REWIND_HEAD: &str = "UPDATE state_store_threads SET head = $2, updated_at = $3, \
+     rewinds = rewinds + 1, rewound_to = $2 WHERE thread_id = $1 AND head > $2";
+const DELETE_AFTER: [&str; 2] = [
+    "DELETE FROM state_store_steps WHERE thread_id = $1 AND seq > $2",
+    "DELETE FROM state_store_snapshots WHERE thread_id = $1 AND seq > $2",
+];
 const DELETE_THREAD: [&str; 3] = [
     "DELETE FROM state_store_steps WHERE thread_id = $1",
     "DELETE FROM state_store_snapshots WHERE thread_id = $1",
@@ -183,6 +229,12 @@ const DELETE_THREAD_NOTIFY: [&str; 3] = [
     "DELETE FROM state_store_threads WHERE thread_id = $1 \
      RETURNING pg_notify('state_store_steps', json_build_object('thread', thread_id, 'seq', 0)::text)",
 ];
+/// A rewind's notice says so: the hub wakes the thread's watchers though
+/// the head went down (`Hub::rewound`).
+#[cfg(feature = "postgres")]
+const REWIND_HEAD_NOTIFY: &str = "UPDATE state_store_threads SET head = $2, updated_at = $3, \
+     rewinds = rewinds + 1, rewound_to = $2 WHERE thread_id = $1 AND head > $2 \
+     RETURNING pg_notify('state_store_steps', json_build_object('thread', thread_id, 'seq', head, 'rewound', true)::text)";
 #[cfg(feature = "postgres")]
 const CREATE_FORK_NOTIFY: &str = "INSERT INTO state_store_threads \
      (thread_id, head, created_at, updated_at, parent_thread, parent_seq) \
@@ -294,6 +346,8 @@ async fn begin_read<DB: sqlx::Database>(
 /// step in one call where the driver can (`Some` of the rows written),
 /// else says `None` and the step is appended in a transaction of its own
 /// (`$move_head`, then `INSERT_STEP`);
+/// `$lock_head` reads a thread's head for a rewind (PostgreSQL: locking
+/// its row) and `$rewind_head` moves it back (PostgreSQL: with a notice);
 /// `$collate` follows a thread id
 /// where a page of threads compares or orders it; `$item_tables` and `$dialect` are the
 /// items' (`sql_items.rs`), whose methods are stamped out here too.
@@ -307,6 +361,8 @@ macro_rules! sql_backend {
         collate = $collate:expr,
         append_in_one_call = $append_in_one_call:path,
         move_head = $move_head:expr, delete_thread = $delete_thread:expr, create_fork = $create_fork:expr,
+        lock_head = $lock_head:expr, rewind_head = $rewind_head:expr,
+        rewind_columns = $rewind_columns:expr,
         item_tables = $item_tables:expr, run_base = $run_base:expr, dialect = $dialect:expr,
         claim = $claim:expr, run_state = $run_state:expr, record = $record:expr, notify = $notify:expr
     ) => {
@@ -376,7 +432,7 @@ macro_rules! sql_backend {
                     });
                 }
                 let upgrading = || format!("upgrading the store's tables to version {SCHEMA_VERSION}");
-                for (version, statements) in migrations(&$item_tables, &$run_base) {
+                for (version, statements) in migrations(&$item_tables, &$run_base, &$rewind_columns) {
                     if found.is_some_and(|found| found >= version) {
                         continue;
                     }
@@ -685,10 +741,92 @@ macro_rules! sql_backend {
                 Ok(true)
             }
 
+            pub async fn rewind(&self, thread: &str, seq: u64, now: i64) -> Result<Rewound, StoreError> {
+                let _queued = self.queue().await;
+                let context = || format!("rewinding thread \"{thread}\" to step {seq}");
+                let mut tx = self.write_tx().await.map_err(db_error(context()))?;
+                let rewound = Self::rewind_in(&mut *tx, thread, seq, now).await.map_err(db_error(context()))?;
+                if matches!(rewound, Rewound::Done { steps } if steps > 0) {
+                    tx.commit().await.map_err(db_error(context()))?;
+                }
+                Ok(rewound)
+            }
+
+            /// A rewind (`Backend::rewind`) inside the caller's write
+            /// transaction, which it commits when the outcome is
+            /// `Done` with steps removed (anything else wrote nothing).
+            async fn rewind_in(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                thread: &str,
+                seq: u64,
+                now: i64,
+            ) -> Result<Rewound, sqlx::Error> {
+                let head: Option<(i64,)> = sqlx::query_as($lock_head).bind(thread).fetch_optional(&mut *conn).await?;
+                let Some((head,)) = head else {
+                    return Ok(Rewound::NoThread);
+                };
+                let head = u64::try_from(head).unwrap_or(0);
+                if head < seq {
+                    return Ok(Rewound::Ahead { head });
+                }
+                if head == seq {
+                    return Ok(Rewound::Done { steps: 0 });
+                }
+                let (base,): (Option<i64>,) = sqlx::query_as(SELECT_SNAPSHOT_SEQ_UPTO)
+                    .bind(thread)
+                    .bind(to_db(seq))
+                    .fetch_one(&mut *conn)
+                    .await?;
+                let base = base.unwrap_or(0);
+                let (count, first): (i64, Option<i64>) = sqlx::query_as(COUNT_STEPS_BETWEEN)
+                    .bind(thread)
+                    .bind(base)
+                    .bind(to_db(seq))
+                    .fetch_one(&mut *conn)
+                    .await?;
+                if count != to_db(seq) - base {
+                    let missing = match first {
+                        Some(first) if first == base + 1 => {
+                            let (hole,): (Option<i64>,) = sqlx::query_as(FIRST_HOLE_BETWEEN)
+                                .bind(thread)
+                                .bind(base)
+                                .bind(to_db(seq))
+                                .fetch_one(&mut *conn)
+                                .await?;
+                            hole.unwrap_or(base + 1)
+                        }
+                        _ => base + 1,
+                    };
+                    return Ok(Rewound::Unrebuildable { missing: u64::try_from(missing).unwrap_or(0) });
+                }
+                sqlx::query($rewind_head)
+                    .bind(thread)
+                    .bind(to_db(seq))
+                    .bind(now)
+                    .execute(&mut *conn)
+                    .await?;
+                let mut steps = 0;
+                for (n, statement) in DELETE_AFTER.iter().enumerate() {
+                    let done = sqlx::query(statement).bind(thread).bind(to_db(seq)).execute(&mut *conn).await?;
+                    if n == 0 {
+                        steps = done.rows_affected();
+                    }
+                }
+                Ok(Rewound::Done { steps })
+            }
+
             pub async fn compact(&self, thread: &str) -> Result<Removed, StoreError> {
                 let _queued = self.queue().await;
                 let context = || format!("compacting thread \"{thread}\"");
                 let mut tx = self.write_tx().await.map_err(db_error(context()))?;
+                // The thread's row locked (PostgreSQL) as a rewind locks it:
+                // the two never interleave (a rewind checks that the state
+                // at its step can be rebuilt, which compaction may change).
+                let _: Option<(i64,)> = sqlx::query_as($lock_head)
+                    .bind(thread)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(db_error(context()))?;
                 let (latest,): (Option<i64>,) = sqlx::query_as(SELECT_LATEST_SNAPSHOT_SEQ)
                     .bind(thread)
                     .fetch_one(&mut *tx)
@@ -792,6 +930,8 @@ type StepTuple = (i64, String, String, String, i64, i64);
 type TailTuple = (
     i64,
     i64,
+    i64,
+    i64,
     Option<i64>,
     Option<String>,
     Option<String>,
@@ -802,13 +942,13 @@ type TailTuple = (
 
 /// The rows of `SELECT_TAIL`, as a [`Tail`].
 fn tail(thread: &str, rows: Vec<TailTuple>) -> Result<Option<Tail>, StoreError> {
-    let Some(&(head, created_at, ..)) = rows.first() else {
+    let Some(&(head, created_at, rewinds, rewound_to, ..)) = rows.first() else {
         return Ok(None);
     };
     // Step columns are all NULL (no step) or all set (NOT NULL columns).
     let steps: Vec<StepTuple> = rows
         .into_iter()
-        .filter_map(|(_, _, seq, kind, body, metadata, version, at)| {
+        .filter_map(|(_, _, _, _, seq, kind, body, metadata, version, at)| {
             Some((seq?, kind?, body?, metadata?, version?, at?))
         })
         .collect();
@@ -816,6 +956,10 @@ fn tail(thread: &str, rows: Vec<TailTuple>) -> Result<Option<Tail>, StoreError> 
         head: from_db(thread, "thread head", head)?,
         created_at,
         steps: step_rows(thread, steps)?,
+        rewinds: Rewinds {
+            count: from_db(thread, "rewind count", rewinds)?,
+            to: from_db(thread, "rewind step", rewound_to)?,
+        },
     }))
 }
 
@@ -885,6 +1029,10 @@ mod sqlite {
         move_head = MOVE_HEAD,
         delete_thread = DELETE_THREAD,
         create_fork = CREATE_FORK,
+        // BEGIN IMMEDIATE holds the write lock already.
+        lock_head = SELECT_HEAD,
+        rewind_head = REWIND_HEAD,
+        rewind_columns = SQLITE_REWIND_COLUMNS,
         item_tables = crate::backend::sql_items::SQLITE_ITEM_TABLES,
         run_base = crate::backend::sql_runs::SQLITE_RUN_BASE,
         dialect = crate::backend::sql_items::Dialect::Sqlite,
@@ -1104,15 +1252,15 @@ mod sqlite {
         Ok(version)
     }
 
-    /// The head and creation time of each of `threads` that exists, in one
-    /// statement.
+    /// The head, creation time and rewind count of each of `threads` that
+    /// exists, in one statement.
     pub(crate) async fn watched_heads(
         conn: &mut sqlx::SqliteConnection,
         threads: &[String],
-    ) -> Result<Vec<(String, u64, i64)>, StoreError> {
+    ) -> Result<Vec<(String, u64, i64, i64)>, StoreError> {
         let ids = serde_json::to_string(threads).unwrap_or_else(|_| "[]".to_owned());
-        let rows: Vec<(String, i64, i64)> = sqlx::query_as(
-            "SELECT thread_id, head, created_at FROM state_store_threads \
+        let rows: Vec<(String, i64, i64, i64)> = sqlx::query_as(
+            "SELECT thread_id, head, created_at, rewinds FROM state_store_threads \
              WHERE thread_id IN (SELECT value FROM json_each($1))",
         )
         .bind(ids)
@@ -1120,9 +1268,9 @@ mod sqlite {
         .await
         .map_err(db_error("reading the heads of watched threads".to_owned()))?;
         rows.into_iter()
-            .map(|(id, head, created_at)| {
+            .map(|(id, head, created_at, rewinds)| {
                 let head = from_db(&id, "thread head", head)?;
-                Ok((id, head, created_at))
+                Ok((id, head, created_at, rewinds))
             })
             .collect()
     }
@@ -1186,6 +1334,9 @@ mod postgres {
         move_head = MOVE_HEAD_NOTIFY,
         delete_thread = DELETE_THREAD_NOTIFY,
         create_fork = CREATE_FORK_NOTIFY,
+        lock_head = SELECT_HEAD_FOR_UPDATE,
+        rewind_head = REWIND_HEAD_NOTIFY,
+        rewind_columns = POSTGRES_REWIND_COLUMNS,
         item_tables = crate::backend::sql_items::POSTGRES_ITEM_TABLES,
         run_base = crate::backend::sql_runs::POSTGRES_RUN_BASE,
         dialect = crate::backend::sql_items::Dialect::Postgres,
@@ -1218,6 +1369,8 @@ mod tests {
             CREATE_FORK_NOTIFY,
             format!("{CREATE_FORK}{}", notice("head"))
         );
+        let rewound = " RETURNING pg_notify('state_store_steps', json_build_object('thread', thread_id, 'seq', head, 'rewound', true)::text)";
+        assert_eq!(REWIND_HEAD_NOTIFY, format!("{REWIND_HEAD}{rewound}"));
         assert_eq!(DELETE_THREAD_NOTIFY[..2], DELETE_THREAD[..2]);
         assert_eq!(
             DELETE_THREAD_NOTIFY[2],

@@ -317,6 +317,84 @@ macro_rules! sql_runs {
                 Ok(true)
             }
 
+            pub async fn roll_back_run(
+                &self,
+                fence: $crate::backend::runs::Fence<'_>,
+                thread_status: &str,
+                now: i64,
+                now_ms: i64,
+            ) -> Result<$crate::backend::runs::RolledBack, StoreError> {
+                use $crate::backend::Rewound;
+                use $crate::backend::runs::RolledBack;
+                use $crate::backend::sql_runs::*;
+                let _queued = self.queue().await;
+                let context = || format!("rolling back run \"{}\"", fence.run_id);
+                let mut tx = self.write_tx().await.map_err(db_error(context()))?;
+                // The record first, as every run transition locks it.
+                if let Some(thread) = fence.thread_id {
+                    let _: Option<RecordTuple> = sqlx::query_as($record)
+                        .bind(thread)
+                        .fetch_optional(&mut *tx)
+                        .await
+                        .map_err(db_error(context()))?;
+                }
+                let base = if $notify {
+                    FENCED_RUN_BASE_FOR_UPDATE
+                } else {
+                    FENCED_RUN_BASE
+                };
+                let row: Option<(Option<String>, Option<i64>)> = sqlx::query_as(base)
+                    .bind(fence.run_id)
+                    .bind(fence.worker)
+                    .bind(fence.attempt)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(db_error(context()))?;
+                let Some((thread, base_seq)) = row else {
+                    return Ok(RolledBack::Lost);
+                };
+                let base_seq = u64::try_from(base_seq.unwrap_or(0)).unwrap_or(0);
+                let steps = match &thread {
+                    None => 0,
+                    Some(thread) => match Self::rewind_in(&mut *tx, thread, base_seq, now_ms)
+                        .await
+                        .map_err(db_error(context()))?
+                    {
+                        Rewound::Done { steps } => steps,
+                        // No log, or already before the base: nothing to undo.
+                        Rewound::NoThread | Rewound::Ahead { .. } => 0,
+                        refused @ Rewound::Unrebuildable { .. } => {
+                            return Ok(RolledBack::Refused(refused));
+                        }
+                    },
+                };
+                for statement in DELETE_RUN {
+                    sqlx::query(statement)
+                        .bind(fence.run_id)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(db_error(context()))?;
+                }
+                if let Some(thread) = &thread {
+                    sqlx::query(SETTLE_THREAD)
+                        .bind(thread)
+                        .bind(thread_status)
+                        .bind(now)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(db_error(context()))?;
+                }
+                Self::notify_runs(&mut *tx, &[notice(Some(fence.run_id), true)])
+                    .await
+                    .map_err(db_error(context()))?;
+                tx.commit().await.map_err(db_error(context()))?;
+                Ok(RolledBack::Done {
+                    thread,
+                    base_seq,
+                    steps,
+                })
+            }
+
             pub async fn release_run(
                 &self,
                 fence: $crate::backend::runs::Fence<'_>,

@@ -228,6 +228,19 @@ pub(crate) const RELEASE_RUN: &str = concat!(
      lease_owner = NULL, lease_expires_at = NULL",
     fenced!()
 );
+/// The thread and base step of the run whose lease the fence holds, for
+/// its rollback (PostgreSQL: `FOR UPDATE`, the run's row locked).
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+pub(crate) const FENCED_RUN_BASE: &str = concat!(
+    "SELECT thread_id, base_seq FROM state_store_runs",
+    fenced!()
+);
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) const FENCED_RUN_BASE_FOR_UPDATE: &str = concat!(
+    "SELECT thread_id, base_seq FROM state_store_runs",
+    fenced!(),
+    " FOR UPDATE"
+);
 /// Reserves `$4` sequence numbers for events; returns the last.
 pub(crate) const RESERVE_EVENTS: &str = concat!(
     "UPDATE state_store_runs SET last_seq = last_seq + $4, updated_at = $5",

@@ -23,7 +23,9 @@ pub(crate) use wake::postgres_listener;
 pub use wake::{RunWakeups, RunWatch, Wake};
 
 use crate::Store;
-use crate::backend::{Cancelled, Created, Fence, NewRunRow, OnInflight, RunRow, RunScan};
+use crate::backend::{
+    Cancelled, Created, Fence, NewRunRow, OnInflight, RolledBack, RunRow, RunScan,
+};
 use crate::error::StoreError;
 use crate::ids::check_id;
 use crate::items::time::{from_micros, iso, now_micros, to_micros};
@@ -1037,6 +1039,81 @@ impl Store {
             self.hub.runs.announce(Some(&claim.run.run_id), true);
         }
         Ok(finished)
+    }
+
+    /// Rolls the claimed run back ([`CancelAction::Rollback`]), if the
+    /// claim still holds (`false`: lost, nothing changed): in one
+    /// transaction, its thread is taken back to the run's
+    /// [`base_seq`](Run::base_seq) (as [`rewind_thread`](Store::rewind_thread)
+    /// does: the steps and snapshots the run wrote are deleted), and the
+    /// run and its events are deleted ([`get_run`](Store::get_run) finds
+    /// nothing). Its thread's record becomes `busy` while other runs are
+    /// in flight on it, else `thread_status` (`idle` when `None`; pass
+    /// [`ThreadStatus::Interrupted`] when the state at the base step
+    /// paused at an interrupt). Wakes the workers, the run's watchers
+    /// (their run is gone) and the thread's.
+    ///
+    /// The worker must have stopped writing first: its graph dropped,
+    /// nothing of it still committing (a step committed after the rewind
+    /// would conflict, except the run's first). Refused with
+    /// [`StoreError::NoSuchStep`], nothing changed, when the thread's
+    /// state at the base step can no longer be rebuilt (compacted away).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// use std::time::Duration;
+    /// use state_core::{AgentState, State};
+    /// use state_store::{IfNotExists, NewRun, Store};
+    /// # #[derive(AgentState, Debug)]
+    /// # struct S { n: u32 }
+    /// let store = Store::memory();
+    /// let mut t = store.thread::<S>("t").await?;
+    /// t.apply(S::delta().n(1u32)).await?;
+    /// store.create_run(NewRun::new("run-1", "agent").thread("t").if_not_exists(IfNotExists::Create)).await?;
+    /// let claim = store.claim_run("w", Duration::from_secs(30)).await?.unwrap();
+    /// assert_eq!(claim.run().base_seq, Some(1));
+    /// t.apply(S::delta().n(2u32)).await?; // what the run wrote
+    /// assert!(store.roll_back_run(&claim, None).await?);
+    /// assert!(store.get_run("run-1", None).await?.is_none());
+    /// assert_eq!(store.thread::<S>("t").await?.state().n, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn roll_back_run(
+        &self,
+        claim: &Claim,
+        thread_status: Option<ThreadStatus>,
+    ) -> Result<bool, StoreError> {
+        let thread_status = thread_status.unwrap_or(ThreadStatus::Idle);
+        let rolled = self
+            .backend
+            .roll_back_run(
+                claim.fence(),
+                thread_status.as_str(),
+                now_micros(),
+                crate::step::now_millis(),
+            )
+            .await?;
+        match rolled {
+            RolledBack::Lost => Ok(false),
+            RolledBack::Refused(refused) => {
+                let thread = claim.run.thread_id.as_deref().unwrap_or_default();
+                let base = claim.run.base_seq.unwrap_or(0);
+                crate::store::rewind_outcome(&self.hub, thread, base, refused).map(|_| false)
+            }
+            RolledBack::Done {
+                thread,
+                base_seq,
+                steps,
+            } => {
+                if let (Some(thread), true) = (thread, steps > 0) {
+                    self.hub.rewound(&thread, base_seq);
+                }
+                self.hub.runs.announce(Some(&claim.run.run_id), true);
+                Ok(true)
+            }
+        }
     }
 
     /// Hands the claimed run back (graceful shutdown): pending again, its

@@ -117,6 +117,16 @@ impl Hub {
         }
     }
 
+    /// Thread `thread` was rewound to step `head`: wakes its watchers
+    /// though the head went down, and takes `head` as the last known.
+    pub(crate) fn rewound(&self, thread: &str, head: u64) {
+        let mut watchers = self.lock();
+        if let Some(channel) = watchers.threads.get_mut(thread) {
+            channel.known = head;
+            channel.flag.send_modify(|notices| *notices += 1);
+        }
+    }
+
     /// Wakes every watcher: notices may have been missed (a listening
     /// connection was lost), each reads its thread again.
     #[cfg_attr(not(feature = "postgres"), allow(dead_code))]

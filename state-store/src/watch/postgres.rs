@@ -30,6 +30,9 @@ const RETRY_MAX: Duration = Duration::from_secs(2);
 struct Notice {
     thread: String,
     seq: u64,
+    /// Sent by a rewind: the head went back to `seq`.
+    #[serde(default)]
+    rewound: bool,
 }
 
 /// The hub of a PostgreSQL store: while it has watchers, it listens.
@@ -75,7 +78,10 @@ async fn pump(hub: Weak<Hub>, options: Arc<PgConnectOptions>, mut stopped: onesh
                     };
                     // Anything else on the channel is not ours.
                     if let Ok(notice) = serde_json::from_str::<Notice>(notification.payload()) {
-                        hub.announce(&notice.thread, notice.seq);
+                        match notice.rewound {
+                            true => hub.rewound(&notice.thread, notice.seq),
+                            false => hub.announce(&notice.thread, notice.seq),
+                        }
                     }
                 }
                 // The connection was lost, and the listener connected and

@@ -98,9 +98,9 @@ struct Poll {
     conn: Option<SqliteConnection>,
     /// `data_version` at the last complete poll (`None`: read the heads).
     version: Option<i64>,
-    /// Head and creation time of each watched thread that existed, at the
-    /// last complete poll.
-    seen: HashMap<String, (u64, i64)>,
+    /// Head, creation time and rewind count of each watched thread that
+    /// existed, at the last complete poll.
+    seen: HashMap<String, (u64, i64, i64)>,
 }
 
 impl Poll {
@@ -121,17 +121,25 @@ impl Poll {
         // Read after the version: a commit between the two is read now,
         // and changes the version for the next poll as well.
         let threads = hub.watched();
-        let now: HashMap<String, (u64, i64)> = watched_heads(conn, &threads)
+        let now: HashMap<String, (u64, i64, i64)> = watched_heads(conn, &threads)
             .await?
             .into_iter()
-            .map(|(id, head, created_at)| (id, (head, created_at)))
+            .map(|(id, head, created_at, rewinds)| (id, (head, created_at, rewinds)))
             .collect();
         for id in &threads {
             match (self.seen.get(id), now.get(id)) {
                 (Some(before), Some(after)) if before == after => {}
-                (before, Some(&(head, created_at))) => {
+                // Rewound (maybe grown back past where it was): its
+                // watchers read again, whatever the head.
+                (Some(&(_, created, rewinds)), Some(&(head, created_at, now_rewinds)))
+                    if created == created_at && rewinds != now_rewinds =>
+                {
+                    hub.rewound(id, head);
+                }
+                (before, Some(&(head, created_at, _))) => {
                     // Gone and back, or its head went back: deleted first.
-                    if before.is_some_and(|&(old, created)| head < old || created != created_at) {
+                    if before.is_some_and(|&(old, created, _)| head < old || created != created_at)
+                    {
                         hub.announce(id, 0);
                     }
                     hub.announce(id, head);

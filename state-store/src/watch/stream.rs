@@ -3,7 +3,7 @@
 //! everything.
 
 use super::hub::{Hub, Subscription};
-use crate::backend::Backend;
+use crate::backend::{Backend, Rewinds};
 use crate::error::StoreError;
 use crate::ids::check_id;
 use crate::missing::{Missing, why_missing};
@@ -90,9 +90,11 @@ struct Watcher {
     id: String,
     /// The next step to deliver: everything before it was read.
     next: u64,
-    /// The thread's creation time and head, as last read: a thread whose
-    /// row is gone, created again, or whose head went back was deleted.
-    seen: Option<(i64, u64)>,
+    /// The thread's creation time, head and rewinds, as last read: a
+    /// thread whose row is gone, created again, or whose head went back
+    /// without a rewind was deleted; one rewound below a step delivered
+    /// ends the stream too.
+    seen: Option<(i64, u64, Rewinds)>,
     /// Read, not yet yielded; an error comes last and ends the stream.
     ready: VecDeque<Result<StepRecord, StoreError>>,
     done: bool,
@@ -153,12 +155,26 @@ impl Watcher {
             };
         };
         let tail = &shared.tail;
-        if let Some((created_at, head)) = self.seen
-            && (tail.created_at != created_at || tail.head < head)
-        {
-            return Err(self.deleted());
+        if let Some((created_at, head, rewinds)) = self.seen {
+            if tail.created_at != created_at {
+                return Err(self.deleted());
+            }
+            if tail.rewinds != rewinds {
+                // Rewound since the last read: the steps read stand only
+                // if the one rewind there was kept them all.
+                let read = self.next - 1;
+                let once = tail.rewinds.count == rewinds.count + 1;
+                if !once || tail.rewinds.to < read {
+                    return Err(StoreError::ThreadRewound {
+                        thread: self.id.clone(),
+                        seq: if once { tail.rewinds.to } else { 0 },
+                    });
+                }
+            } else if tail.head < head {
+                return Err(self.deleted());
+            }
         }
-        self.seen = Some((tail.created_at, tail.head));
+        self.seen = Some((tail.created_at, tail.head, tail.rewinds));
         let mut read = false;
         // A read shared with other watchers may begin before `next`.
         let from = self.next;

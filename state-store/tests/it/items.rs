@@ -1172,7 +1172,7 @@ where
     let (a, b) = tokio::join!(open(), open());
     let store = a.unwrap();
     b.unwrap();
-    assert_eq!(schema_version(db).await, (5, 1), "{}", db.kind);
+    assert_eq!(schema_version(db).await, (7, 1), "{}", db.kind);
     // Version 4's run tables are there.
     store
         .create_run(state_store::NewRun::new("run-1", "agent"))
@@ -1211,18 +1211,18 @@ where
     );
     assert_eq!(
         schema_version(db).await,
-        (5, 1),
+        (7, 1),
         "opening again changes nothing"
     );
 
-    raw_sql(db, &["UPDATE state_store_schema SET version = 6"]).await;
+    raw_sql(db, &["UPDATE state_store_schema SET version = 8"]).await;
     let err = open().await.unwrap_err();
     assert!(
         matches!(
             err,
             StoreError::TooNew {
-                found: 6,
-                known: 5,
+                found: 8,
+                known: 7,
                 ..
             }
         ),
@@ -1230,7 +1230,7 @@ where
     );
     assert_eq!(
         err.to_string(),
-        "the database's state-store tables: written by version 6, but this program knows versions up to 5; upgrade it"
+        "the database's state-store tables: written by version 8, but this program knows versions up to 7; upgrade it"
     );
 }
 
@@ -1252,7 +1252,7 @@ async fn schema_version(db: &Db) -> (i64, i64) {
 }
 
 #[tokio::test]
-async fn a_version_two_sqlite_database_is_upgraded_to_five() {
+async fn a_version_two_sqlite_database_is_upgraded_to_seven() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v2.db");
     // An empty file for the raw connection.
@@ -1272,7 +1272,7 @@ async fn a_version_two_sqlite_database_is_upgraded_to_five() {
 }
 
 #[tokio::test]
-async fn a_version_two_postgres_database_is_upgraded_to_five() {
+async fn a_version_two_postgres_database_is_upgraded_to_seven() {
     let fresh = support::postgres::shared().fresh_database("items_v2");
     let db = Db {
         kind: "postgres",

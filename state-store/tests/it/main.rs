@@ -10,6 +10,7 @@ mod corrupt;
 mod crash;
 mod items;
 mod postgres_faults;
+mod rewind;
 mod runs;
 mod schema_evolution;
 mod threads;

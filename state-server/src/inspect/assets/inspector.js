@@ -164,9 +164,15 @@
           if (Number(event.lastEventId) > after) refresh();
         });
       }
-      source.addEventListener('end', () => {
+      source.addEventListener('end', (event) => {
         source.close();
-        say('closed', 'This thread was deleted.');
+        let end = {};
+        try { end = JSON.parse(event.data); } catch (_) { /* an old server */ }
+        if (end.reason === 'rewound') {
+          say('closed', `A run was rolled back: the steps after step ${end.seq} are gone. Reload to see the thread as it is.`);
+        } else {
+          say('closed', 'This thread was deleted.');
+        }
       });
       source.addEventListener('error', () => {
         if (source.readyState === EventSource.CONNECTING) say('connecting', 'Connection lost; reconnecting…');
