@@ -874,6 +874,12 @@ async fn runs_set_thread_metadata(ts: TestStore) {
     let mut watch = store.watch_run("run-1");
     let claim = store.claim_run("w", LEASE).await.unwrap().unwrap();
     watch.status_changed().await;
+    // PostgreSQL hears its own claim again through NOTIFY (a notice only
+    // wakes): let that echo come first.
+    while tokio::time::timeout(Duration::from_millis(300), watch.status_changed())
+        .await
+        .is_ok()
+    {}
     store
         .append_run_events(&claim, &[RunEventIn::new("values", json!(1))])
         .await
