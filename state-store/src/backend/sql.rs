@@ -22,8 +22,10 @@ use crate::error::StoreError;
 /// version's statements are in [`migrations`]. 4: the Agent Server's
 /// runs, their stream events and thread records (`Store::create_run`),
 /// three tables of their own (`sql_runs.rs`); no older table changed.
-/// 5: a run's `base_seq` (`Run::base_seq`).
-pub(crate) const SCHEMA_VERSION: i64 = 5;
+/// 5: a run's `base_seq` (`Run::base_seq`). 6: created assistants and
+/// their versions (`Store::create_assistant`), two tables of their own
+/// (`sql_assistants.rs`); no older table changed.
+pub(crate) const SCHEMA_VERSION: i64 = 6;
 
 /// The version table, created first: it says which migrations to run.
 const CREATE_SCHEMA_TABLE: &str = "CREATE TABLE IF NOT EXISTS state_store_schema (
@@ -69,7 +71,7 @@ const LOG_TABLES: [&str; 3] = [
 fn migrations(
     item_tables: &'static [&'static str],
     run_base: &'static [&'static str],
-) -> [(i64, &'static [&'static str]); 5] {
+) -> [(i64, &'static [&'static str]); 6] {
     // 2 changed no table (see SCHEMA_VERSION).
     [
         (1, &LOG_TABLES),
@@ -77,6 +79,7 @@ fn migrations(
         (3, item_tables),
         (4, &super::sql_runs::RUN_TABLES),
         (5, run_base),
+        (6, &super::sql_assistants::ASSISTANT_TABLES),
     ]
 }
 
@@ -704,6 +707,7 @@ macro_rules! sql_backend {
             $name, $db, write = $write, claim = $claim, run_state = $run_state,
             record = $record, notify = $notify, collate = $collate
         }
+        sql_assistants! { $name, $db }
 
         impl $name {
             /// The pool, for callers that want to run their own queries.

@@ -1160,7 +1160,7 @@ const VERSION_TWO: [&str; 7] = [
 ];
 
 /// Opens a version-2 database with `open` and checks the upgrade: version
-/// 3 recorded once, the thread as it was, items usable; a version-4
+/// 3 recorded once, the thread as it was, items usable; a newer
 /// database refused.
 async fn upgrade_from_version_two<F, Fut>(db: &Db, open: F)
 where
@@ -1172,7 +1172,7 @@ where
     let (a, b) = tokio::join!(open(), open());
     let store = a.unwrap();
     b.unwrap();
-    assert_eq!(schema_version(db).await, (5, 1), "{}", db.kind);
+    assert_eq!(schema_version(db).await, (6, 1), "{}", db.kind);
     // Version 4's run tables are there.
     store
         .create_run(state_store::NewRun::new("run-1", "agent"))
@@ -1184,6 +1184,14 @@ where
         .unwrap()
         .unwrap();
     assert_eq!(claim.run().run_id, "run-1");
+    // Version 6's assistant tables too.
+    store
+        .create_assistant(
+            state_store::NewAssistant::new("a1", "agent"),
+            state_store::IfExists::Raise,
+        )
+        .await
+        .unwrap();
     let mut t = store.thread::<Chat>("t").await.unwrap();
     assert_eq!(t.seq(), 2);
     assert_eq!(t.state().transcript, ["one", "two"]);
@@ -1211,18 +1219,18 @@ where
     );
     assert_eq!(
         schema_version(db).await,
-        (5, 1),
+        (6, 1),
         "opening again changes nothing"
     );
 
-    raw_sql(db, &["UPDATE state_store_schema SET version = 6"]).await;
+    raw_sql(db, &["UPDATE state_store_schema SET version = 7"]).await;
     let err = open().await.unwrap_err();
     assert!(
         matches!(
             err,
             StoreError::TooNew {
-                found: 6,
-                known: 5,
+                found: 7,
+                known: 6,
                 ..
             }
         ),
@@ -1230,7 +1238,7 @@ where
     );
     assert_eq!(
         err.to_string(),
-        "the database's state-store tables: written by version 6, but this program knows versions up to 5; upgrade it"
+        "the database's state-store tables: written by version 7, but this program knows versions up to 6; upgrade it"
     );
 }
 
@@ -1252,7 +1260,7 @@ async fn schema_version(db: &Db) -> (i64, i64) {
 }
 
 #[tokio::test]
-async fn a_version_two_sqlite_database_is_upgraded_to_five() {
+async fn a_version_two_sqlite_database_is_upgraded_to_six() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v2.db");
     // An empty file for the raw connection.
@@ -1272,7 +1280,7 @@ async fn a_version_two_sqlite_database_is_upgraded_to_five() {
 }
 
 #[tokio::test]
-async fn a_version_two_postgres_database_is_upgraded_to_five() {
+async fn a_version_two_postgres_database_is_upgraded_to_six() {
     let fresh = support::postgres::shared().fresh_database("items_v2");
     let db = Db {
         kind: "postgres",

@@ -255,12 +255,12 @@ async fn pg_schema_version(raw: &sqlx::PgPool) -> (i64, i64) {
 }
 
 #[tokio::test]
-async fn a_store_schema_version_one_database_is_upgraded_to_five() {
+async fn a_store_schema_version_one_database_is_upgraded_to_six() {
     let (_dir, path) = fixture_copy();
     assert_eq!(sqlite_schema_version(&path).await, (1, 1));
 
     let store = Store::sqlite(&path).await.unwrap();
-    assert_eq!(sqlite_schema_version(&path).await, (5, 1));
+    assert_eq!(sqlite_schema_version(&path).await, (6, 1));
     // Readable as before, and a pending step can be written to it.
     let mut t = store.thread::<Profile>("ada").await.unwrap();
     assert_eq!(t.seq(), 5);
@@ -275,7 +275,7 @@ async fn a_store_schema_version_one_database_is_upgraded_to_five() {
 
     // Opening it again changes nothing more.
     Store::sqlite(&path).await.unwrap();
-    assert_eq!(sqlite_schema_version(&path).await, (5, 1));
+    assert_eq!(sqlite_schema_version(&path).await, (6, 1));
 }
 
 #[tokio::test]
@@ -290,7 +290,7 @@ async fn workers_opening_a_version_one_database_at_once_upgrade_it_once() {
     for open in opens {
         open.await.unwrap().unwrap();
     }
-    assert_eq!(sqlite_schema_version(&path).await, (5, 1));
+    assert_eq!(sqlite_schema_version(&path).await, (6, 1));
     let store = Store::sqlite(&path).await.unwrap();
     assert_eq!(store.thread::<Profile>("ada").await.unwrap().seq(), 5);
 }
@@ -301,7 +301,7 @@ async fn a_newer_store_schema_is_refused() {
     let raw = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
         .await
         .unwrap();
-    sqlx::query("UPDATE state_store_schema SET version = 6")
+    sqlx::query("UPDATE state_store_schema SET version = 7")
         .execute(&raw)
         .await
         .unwrap();
@@ -311,8 +311,8 @@ async fn a_newer_store_schema_is_refused() {
         matches!(
             err,
             StoreError::TooNew {
-                found: 6,
-                known: 5,
+                found: 7,
+                known: 6,
                 ..
             }
         ),
@@ -320,18 +320,18 @@ async fn a_newer_store_schema_is_refused() {
     );
     assert_eq!(
         err.to_string(),
-        "the database's state-store tables: written by version 6, but this program knows versions up to 5; upgrade it"
+        "the database's state-store tables: written by version 7, but this program knows versions up to 6; upgrade it"
     );
-    assert_eq!(sqlite_schema_version(&path).await, (6, 1), "left as it was");
+    assert_eq!(sqlite_schema_version(&path).await, (7, 1), "left as it was");
 }
 
 #[tokio::test]
-async fn postgres_store_schema_one_is_upgraded_and_six_refused() {
+async fn postgres_store_schema_one_is_upgraded_and_seven_refused() {
     let db = support::postgres::shared().fresh_database("schema");
-    // A new database is created at version 5.
+    // A new database is created at version 6.
     Store::postgres(&db.url).await.unwrap();
     let raw = sqlx::PgPool::connect(&db.url).await.unwrap();
-    assert_eq!(pg_schema_version(&raw).await, (5, 1));
+    assert_eq!(pg_schema_version(&raw).await, (6, 1));
 
     // Version 1 had the same log tables (and version 3's item tables are
     // created if missing): this is a version-1 database, with a thread in
@@ -357,11 +357,11 @@ async fn postgres_store_schema_one_is_upgraded_and_six_refused() {
     for open in opens {
         stores.push(open.await.unwrap().unwrap());
     }
-    assert_eq!(pg_schema_version(&raw).await, (5, 1));
+    assert_eq!(pg_schema_version(&raw).await, (6, 1));
     let t = stores[0].thread::<Chat>("t").await.unwrap();
     assert_eq!(t.state().transcript, ["one"]);
 
-    sqlx::query("UPDATE state_store_schema SET version = 6")
+    sqlx::query("UPDATE state_store_schema SET version = 7")
         .execute(&raw)
         .await
         .unwrap();
@@ -370,12 +370,12 @@ async fn postgres_store_schema_one_is_upgraded_and_six_refused() {
         matches!(
             err,
             StoreError::TooNew {
-                found: 6,
-                known: 5,
+                found: 7,
+                known: 6,
                 ..
             }
         ),
         "{err}"
     );
-    assert_eq!(pg_schema_version(&raw).await, (6, 1), "left as it was");
+    assert_eq!(pg_schema_version(&raw).await, (7, 1), "left as it was");
 }
