@@ -8,10 +8,15 @@ use crate::error::ApiError;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use state_graph::{CompiledGraph, Event, GraphError, GraphState, Interrupt, Resume, StreamMode};
 use state_store::Store;
 use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// Decodes a run's JSON context into the graph's `C` (an error names the
+/// field and what was expected).
+pub(crate) type Decode<C> = Arc<dyn Fn(Value) -> Result<C, String> + Send + Sync>;
 
 /// What a run asks of its graph (from `RunCreateStateful`).
 #[derive(Debug, Clone, Default)]
@@ -26,6 +31,9 @@ pub(crate) struct RunRequest {
     /// `stream_subgraphs`: events from inside subgraphs too, their names
     /// `<mode>|<namespace>`.
     pub subgraphs: bool,
+    /// The run's context (its own merged over its assistant's), for the
+    /// graph's typed context; none: the context bound in code.
+    pub context: Option<Map<String, Value>>,
 }
 
 /// What a run streams: events under the Agent Server's names, then how it
@@ -77,6 +85,11 @@ pub(crate) trait Served: Send + Sync {
         as_node: Option<String>,
     ) -> BoxFuture<'static, Result<u64, ApiError>>;
 
+    /// Whether a run with `context` can start: it decodes into the graph's
+    /// context type, or is empty (the context bound in code). Checked
+    /// before a run is created, so a bad one writes nothing.
+    fn check_context(&self, context: &Map<String, Value>) -> Result<(), ApiError>;
+
     /// Runs the graph on `thread`, streaming what `request` asks for (a
     /// stateless run gets a thread of its own, as LangGraph's).
     fn run(
@@ -86,23 +99,66 @@ pub(crate) trait Served: Send + Sync {
     ) -> BoxStream<'static, Result<Streamed, ApiError>>;
 }
 
-/// `graph`, run on `store`.
-pub(crate) fn serve<S, C>(graph: CompiledGraph<S, C>, store: Store) -> impl Served
+/// `graph`, run on `store`, its runs' contexts decoded by `decode` (none:
+/// a run cannot give one).
+pub(crate) fn serve<S, C>(
+    graph: CompiledGraph<S, C>,
+    decode: Option<Decode<C>>,
+    store: Store,
+) -> impl Served
 where
     S: GraphState,
     C: Send + Sync + 'static,
 {
-    Graph(graph.with_store(store.clone()), store)
+    Graph(graph.with_store(store.clone()), store, decode)
 }
 
-/// A graph, run on its store (which the step-made stream modes read).
-struct Graph<S: GraphState, C>(CompiledGraph<S, C>, Store);
+/// A graph, run on its store (which the step-made stream modes read),
+/// with its runs' context decoder.
+struct Graph<S: GraphState, C>(CompiledGraph<S, C>, Store, Option<Decode<C>>);
+
+impl<S: GraphState, C: Send + Sync + 'static> Clone for Graph<S, C> {
+    fn clone(&self) -> Self {
+        Graph(self.0.clone(), self.1.clone(), self.2.clone())
+    }
+}
+
+impl<S, C> Graph<S, C>
+where
+    S: GraphState,
+    C: Send + Sync + 'static,
+{
+    /// The graph with a run's context bound: decoded from `context` when
+    /// it has keys; when it has none, the context bound in code, or else
+    /// `{}` decoded (a context type whose fields all have defaults).
+    fn bound(&self, context: Option<&Map<String, Value>>) -> Result<CompiledGraph<S, C>, ApiError> {
+        let given = context.filter(|c| !c.is_empty());
+        match (&self.2, given) {
+            (None, None) => Ok(self.0.clone()),
+            (None, Some(_)) => Err(ApiError::invalid_body(
+                "context: this graph takes no context from a run: it is served with its \
+                 context bound in code (serve it as `ServedGraph::new(graph).context_from_json()` \
+                 for a run's context to reach it)",
+            )),
+            (Some(_), None) if self.0.has_context() => Ok(self.0.clone()),
+            (Some(decode), given) => {
+                let json = Value::Object(given.cloned().unwrap_or_default());
+                let context = decode(json).map_err(ApiError::invalid_body)?;
+                Ok(self.0.with_context(context))
+            }
+        }
+    }
+}
 
 impl<S, C> Served for Graph<S, C>
 where
     S: GraphState,
     C: Send + Sync + 'static,
 {
+    fn check_context(&self, context: &Map<String, Value>) -> Result<(), ApiError> {
+        self.bound(Some(context)).map(|_| ())
+    }
+
     fn state(
         &self,
         thread: String,
@@ -179,11 +235,11 @@ where
         thread: String,
         request: RunRequest,
     ) -> BoxStream<'static, Result<Streamed, ApiError>> {
-        let graph = Graph(self.0.clone(), self.1.clone());
+        let graph = self.clone();
         let started = async move {
             let wanted = Wanted::of(&request.modes);
             let steps = if wanted.steps() || wanted.messages {
-                let served = Box::new(Graph(graph.0.clone(), graph.1.clone()));
+                let served = Box::new(graph.clone());
                 match StepEvents::start(wanted, graph.1.clone(), served, thread.clone()).await {
                     Ok(steps) => Some(steps),
                     Err(error) => return futures::stream::iter(vec![Err(error)]).boxed(),
@@ -351,7 +407,7 @@ where
             <S::Delta as state_core::Delta>::from_json(input)
                 .map_err(|error| ApiError::invalid_body(format!("input: {error}")))
         };
-        let graph = &self.0;
+        let graph = &self.bound(request.context.as_ref())?;
         Ok(match (request.resume.clone(), request.input.clone()) {
             (Some(answer), _) => {
                 let pending = graph
@@ -420,7 +476,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_run_streams_the_agent_servers_events_and_pauses() {
-        let served = serve(hitl(), Store::memory());
+        let served = serve(hitl(), None, Store::memory());
         let request = RunRequest {
             input: Some(json!({})),
             modes: vec!["updates".into(), "values".into()],
@@ -501,7 +557,7 @@ mod tests {
         )
         .await
         .expect("runs");
-        let served = serve(graph(), store);
+        let served = serve(graph(), None, store);
 
         let latest = served.state("t".into(), None).await.expect("the state");
         assert_eq!(latest["values"]["turns"], json!(2));
