@@ -626,7 +626,7 @@ impl Store {
 
     fn changed(&self, changed: Changed) -> Result<Option<AssistantRecord>, StoreError> {
         match changed {
-            Changed::Done(row) => AssistantRecord::from_row(row).map(Some),
+            Changed::Done(row) => AssistantRecord::from_row(*row).map(Some),
             Changed::NotFound | Changed::NoVersion => Ok(None),
         }
     }

@@ -119,7 +119,7 @@ async fn listed(app: &App, owner: Option<&str>) -> Result<Vec<Value>, ApiError> 
         }
     }
     // Stable: the ones given in code keep their order among themselves.
-    all.sort_by(|a, b| b.0.cmp(&a.0));
+    all.sort_by_key(|(created_at, _)| std::cmp::Reverse(*created_at));
     Ok(all.into_iter().map(|(_, json)| json).collect())
 }
 

@@ -85,6 +85,9 @@ fn graph<'a>(app: &'a App, graph_id: &str) -> Result<&'a Assistant, ApiError> {
     })
 }
 
+/// A JSON object.
+type Object = Map<String, Value>;
+
 /// Config and context kept in step, as LangGraph keeps them: a config's
 /// `configurable` is the context, or else the context is its
 /// `configurable`. Both given is a 400; an explicit context for a graph
@@ -93,7 +96,7 @@ fn in_step(
     graph: &Assistant,
     config: Option<Map<String, Value>>,
     context: Option<Map<String, Value>>,
-) -> Result<(Map<String, Value>, Option<Map<String, Value>>), ApiError> {
+) -> Result<(Object, Option<Object>), ApiError> {
     let mut config = config.unwrap_or_default();
     let configurable = configurable(Some(&config))?.cloned();
     let context = context.filter(|c| !c.is_empty());

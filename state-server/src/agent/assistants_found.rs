@@ -53,6 +53,7 @@ impl Found<'_> {
     }
 
     /// Its id.
+    #[cfg_attr(not(feature = "graph"), allow(dead_code))]
     pub(crate) fn id(&self) -> &str {
         match self {
             Found::System(graph) => &graph.assistant_id,
@@ -74,6 +75,7 @@ impl Found<'_> {
     /// Server merges them. A graph that takes no context from a run
     /// refuses a run's explicit `context` (its `configurable` is config
     /// too, and kept as such).
+    #[cfg_attr(not(feature = "graph"), allow(dead_code))]
     pub(crate) fn run_context(
         &self,
         config: Option<&Map<String, Value>>,

@@ -62,7 +62,7 @@ impl Change<'_> {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Changed {
     /// The assistant as it is now (as it was, for a delete).
-    Done(AssistantRow),
+    Done(Box<AssistantRow>),
     /// No such assistant (or another owner's).
     NotFound,
     /// No such version (`SetLatest`).

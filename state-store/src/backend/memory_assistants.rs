@@ -89,7 +89,7 @@ impl MemoryAssistants {
                 row.updated_at = now;
                 stored.versions.insert(row.version, row.clone());
                 stored.current = Some(row.clone());
-                Changed::Done(row)
+                Changed::Done(Box::new(row))
             }
             Change::SetLatest { version, .. } => {
                 let Some(version) = stored.versions.get(&version) else {
@@ -102,11 +102,11 @@ impl MemoryAssistants {
                     ..version.clone()
                 };
                 stored.current = Some(row.clone());
-                Changed::Done(row)
+                Changed::Done(Box::new(row))
             }
             Change::Delete { .. } => {
                 tables.remove(id);
-                Changed::Done(current)
+                Changed::Done(Box::new(current))
             }
         })
     }

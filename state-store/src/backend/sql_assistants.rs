@@ -258,7 +258,7 @@ macro_rules! sql_assistants {
                         Self::set_current(&mut *tx, &row)
                             .await
                             .map_err(db_error(context()))?;
-                        Changed::Done(row)
+                        Changed::Done(Box::new(row))
                     }
                     Change::SetLatest { version, .. } => {
                         let versions: Vec<AssistantTuple> = sqlx::query_as(SELECT_VERSIONS)
@@ -278,7 +278,7 @@ macro_rules! sql_assistants {
                         Self::set_current(&mut *tx, &row)
                             .await
                             .map_err(db_error(context()))?;
-                        Changed::Done(row)
+                        Changed::Done(Box::new(row))
                     }
                     Change::Delete { .. } => {
                         for statement in [DELETE_VERSIONS, DELETE_ASSISTANT] {
@@ -288,7 +288,7 @@ macro_rules! sql_assistants {
                                 .await
                                 .map_err(db_error(context()))?;
                         }
-                        Changed::Done(current)
+                        Changed::Done(Box::new(current))
                     }
                 };
                 tx.commit().await.map_err(db_error(context()))?;
