@@ -628,4 +628,84 @@ mod tests {
             "a refused edit changes nothing"
         );
     }
+
+    #[derive(serde::Deserialize)]
+    struct Visitor {
+        name: String,
+    }
+
+    #[tokio::test]
+    async fn a_runs_json_context_reaches_the_node_or_is_refused_by_name() {
+        let mut g = StateGraph::<Ask, Visitor>::new();
+        g.add_node("greet", |_: &Ask, ctx: &state_graph::Ctx<Visitor>| {
+            Ask::delta().answer(ctx.context().name.clone())
+        });
+        g.add_edge(START, "greet");
+        g.add_edge("greet", END);
+        let graph = g.compile().expect("compiles");
+        let served = super::super::ServedGraph::new(graph.clone()).context_from_json();
+        let served = serve(served.graph, served.decode, Store::memory());
+        let context = |v: Value| v.as_object().cloned().expect("an object");
+        assert!(
+            served
+                .check_context(&context(json!({"name": "Ada"})))
+                .is_ok()
+        );
+        let missing = served.check_context(&Map::new()).unwrap_err();
+        assert_eq!(missing.message(), "context: missing field `name`");
+        let wrong = served
+            .check_context(&context(json!({"name": 5})))
+            .unwrap_err();
+        assert_eq!(wrong.status(), 422);
+        assert!(
+            wrong
+                .message()
+                .starts_with("context.name: invalid type: integer `5`"),
+            "{}",
+            wrong.message()
+        );
+        let request = RunRequest {
+            input: Some(json!({})),
+            modes: vec!["values".into()],
+            context: Some(context(json!({"name": "Ada"}))),
+            ..RunRequest::default()
+        };
+        let events = collect(served.run("t".into(), request)).await;
+        assert!(
+            events.contains(&Streamed::Event(
+                "values".into(),
+                json!({"answer": "Ada", "done": false})
+            )),
+            "{events:?}"
+        );
+
+        // Served as is, with a context bound in code: that one, and a
+        // run's context is refused, not ignored.
+        let bound = graph.with_context(Visitor { name: "Bo".into() });
+        let plain = serve(bound, None, Store::memory());
+        assert!(plain.check_context(&Map::new()).is_ok());
+        let refused = plain
+            .check_context(&context(json!({"name": "Cy"})))
+            .unwrap_err();
+        assert!(
+            refused
+                .message()
+                .starts_with("context: this graph takes no context from a run"),
+            "{}",
+            refused.message()
+        );
+        let request = RunRequest {
+            input: Some(json!({})),
+            modes: vec!["values".into()],
+            ..RunRequest::default()
+        };
+        let events = collect(plain.run("u".into(), request)).await;
+        assert!(
+            events.contains(&Streamed::Event(
+                "values".into(),
+                json!({"answer": "Bo", "done": false})
+            )),
+            "{events:?}"
+        );
+    }
 }
