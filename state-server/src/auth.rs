@@ -6,7 +6,7 @@
 //! that begin with its id. An [`admin`](Identity::admin) identity sees
 //! everything: the inspector, this crate's own JSON routes, every thread.
 
-use crate::error::ApiError;
+use crate::error::{ApiError, closing};
 use axum::extract::{FromRequestParts, RawPathParams, Request, State};
 use axum::http::request::Parts;
 use axum::http::{Method, StatusCode};
@@ -156,18 +156,6 @@ pub(crate) async fn authenticate(
             closing(error.into_response())
         }
     }
-}
-
-/// An answer given before the request's body was read: the connection
-/// closes after it (hyper would otherwise close it at once, or read the
-/// body's rest as the next request), so a client does not send its next
-/// request on a connection that is going away.
-fn closing(mut response: Response) -> Response {
-    response.headers_mut().insert(
-        axum::http::header::CONNECTION,
-        axum::http::HeaderValue::from_static("close"),
-    );
-    response
 }
 
 /// The owner a request acts as: its identity's id, or `None` (any owner)

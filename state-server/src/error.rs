@@ -333,6 +333,19 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// An answer given before the request's body was read (a refusal by the
+/// token guard or the auth hook): the connection closes after it (hyper
+/// would otherwise close it at once, or read the body's rest as the next
+/// request), so a client does not send its next request on a connection
+/// that is going away.
+pub(crate) fn closing(mut response: Response) -> Response {
+    response.headers_mut().insert(
+        axum::http::header::CONNECTION,
+        axum::http::HeaderValue::from_static("close"),
+    );
+    response
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -83,7 +83,8 @@ pub(crate) async fn guard(
             }
             response
         }
-        Err(error) => error.into_response(),
+        // Refused before the body was read.
+        Err(error) => crate::error::closing(error.into_response()),
     };
     let headers = response.headers_mut();
     headers.insert(

@@ -104,15 +104,6 @@ async fn create_run(
     assistant
         .served
         .check_context(context.as_ref().unwrap_or(&Map::new()))?;
-    if let Some(bad) = modes
-        .iter()
-        .find(|m| !super::served::RUN_MODES.contains(&m.as_str()))
-    {
-        return Err(ApiError::invalid_body(format!(
-            "stream_mode: \"{bad}\" is not served yet; this server streams {:?}",
-            super::served::RUN_MODES
-        )));
-    }
     let delay = match create.after_seconds {
         None => None,
         Some(s) if s.is_finite() && (0.0..=MAX_DELAY).contains(&s) => {
@@ -147,7 +138,9 @@ async fn create_run(
         .multitask_strategy(create.multitask_strategy.unwrap_or_default())
         .if_not_exists(create.if_not_exists.unwrap_or(IfNotExists::Reject));
     if let Some(thread) = thread {
-        new = new.thread(thread);
+        // The thread's graph, as LangGraph records it on a run.
+        let named = json!({"graph_id": assistant.graph_id, "assistant_id": found.id()});
+        new = new.thread(thread).thread_metadata(named);
     }
     if let Some(owner) = owner {
         new = new.owner(owner);
@@ -166,11 +159,6 @@ async fn create_run(
             StoreError::ThreadBusy { .. } => ApiError::conflict(error.to_string()),
             other => ApiError::from(other),
         })?;
-    if let Some(thread) = thread {
-        // The thread's graph, as LangGraph records it on a run.
-        let named = json!({"graph_id": assistant.graph_id, "assistant_id": found.id()});
-        app.store.update_thread_record(thread, named, owner).await?;
-    }
     app.workers.start(&app.store, &app.assistants);
     Ok(run)
 }
@@ -215,7 +203,8 @@ async fn ended(app: &App, run_id: &str) -> Result<Run, ApiError> {
         if run.status.is_final() {
             return Ok(run);
         }
-        watch.changed().await;
+        // Its row, not its events: each event would cost a read here.
+        watch.status_changed().await;
     }
 }
 

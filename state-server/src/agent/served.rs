@@ -2,6 +2,7 @@
 //! server holds graphs of any state type side by side (one table of
 //! boxed functions per graph, made once when it is given to the server).
 
+use super::run_events::RunContext;
 use super::step_events::{StepEvents, Wanted};
 use super::{checkpoint, thread_state};
 use crate::error::ApiError;
@@ -33,7 +34,9 @@ pub(crate) struct RunRequest {
     pub subgraphs: bool,
     /// The run's context (its own merged over its assistant's), for the
     /// graph's typed context; none: the context bound in code.
-    pub context: Option<Map<String, Value>>,
+    pub graph_context: Option<Map<String, Value>>,
+    /// Who and what the run is (the `events` mode's metadata).
+    pub context: RunContext,
 }
 
 /// What a run streams: events under the Agent Server's names, then how it
@@ -48,8 +51,8 @@ pub(crate) enum Streamed {
     Done,
 }
 
-/// The modes a run can stream so far; the others are refused by name.
-pub(crate) const RUN_MODES: [&str; 8] = [
+/// The modes a run streams: every one the Agent Server names.
+pub(crate) const RUN_MODES: [&str; 9] = [
     "values",
     "updates",
     "custom",
@@ -58,6 +61,7 @@ pub(crate) const RUN_MODES: [&str; 8] = [
     "tasks",
     "checkpoints",
     "debug",
+    "events",
 ];
 
 /// What the Agent Server's thread routes ask of a graph, in JSON.
@@ -238,20 +242,32 @@ where
         let graph = self.clone();
         let started = async move {
             let wanted = Wanted::of(&request.modes);
+            let fail = |error| futures::stream::iter(vec![Err(error)]).boxed();
+            let mut opening = Vec::new();
             let steps = if wanted.steps() || wanted.messages {
                 let served = Box::new(graph.clone());
-                match StepEvents::start(wanted, graph.1.clone(), served, thread.clone()).await {
-                    Ok(steps) => Some(steps),
-                    Err(error) => return futures::stream::iter(vec![Err(error)]).boxed(),
+                let context = &request.context;
+                match StepEvents::start(wanted, graph.1.clone(), served, thread.clone(), context)
+                    .await
+                {
+                    Ok(mut steps) => match steps.opening(&request).await {
+                        Ok(list) => {
+                            opening = list;
+                            Some(steps)
+                        }
+                        Err(error) => return fail(error),
+                    },
+                    Err(error) => return fail(error),
                 }
             } else {
                 None
             };
             let events = match graph.start(thread, &request).await {
                 Ok(events) => events,
-                Err(error) => return futures::stream::iter(vec![Err(error)]).boxed(),
+                Err(error) => return fail(error),
             };
-            let start = (events, steps, request, VecDeque::new());
+            let queue: VecDeque<_> = opening.into_iter().map(Ok).collect();
+            let start = (events, steps, request, queue);
             futures::stream::unfold(
                 start,
                 |(mut events, mut steps, request, mut queue)| async move {
@@ -261,6 +277,22 @@ where
                         }
                         match events.next().await? {
                             Ok(event) => {
+                                // The graph's end (`events`), before the
+                                // run says how it ended.
+                                let closing = match (&event, steps.as_mut()) {
+                                    (Event::End(outcome), Some(steps)) => {
+                                        match outcome.state().to_json() {
+                                            Ok(output) => steps.closing(output),
+                                            Err(error) => {
+                                                queue.push_back(Err(ApiError::unwritable(
+                                                    error.to_string(),
+                                                )));
+                                                None
+                                            }
+                                        }
+                                    }
+                                    _ => None,
+                                };
                                 if let Some(steps) = steps.as_mut() {
                                     match steps.on(&event).await {
                                         Ok(list) => queue.extend(list.into_iter().map(Ok)),
@@ -268,8 +300,17 @@ where
                                     }
                                 }
                                 match translate(event, &request) {
-                                    Ok(list) => queue.extend(list.into_iter().map(Ok)),
+                                    Ok(mut list) => {
+                                        if let Some(closing) = closing {
+                                            let at = list.len().saturating_sub(1);
+                                            list.insert(at, closing);
+                                        }
+                                        queue.extend(list.into_iter().map(Ok));
+                                    }
                                     Err(error) => queue.push_back(Err(error)),
+                                }
+                                if let Some(steps) = steps.as_mut() {
+                                    queue.extend(steps.take_after().into_iter().map(Ok));
                                 }
                             }
                             Err(error) => queue.push_back(Err(ApiError::graph(error))),
@@ -295,9 +336,17 @@ fn stream_mode(request: &RunRequest) -> Result<StreamMode, ApiError> {
                 "messages-tuple" | "messages" => StreamMode::MESSAGES,
                 // Made from the steps (`step_events.rs`).
                 "tasks" | "checkpoints" | "debug" => StreamMode::VALUES | StreamMode::UPDATES,
+                // Made from the steps, the tokens and the subgraphs' steps
+                // (`run_events.rs`).
+                "events" => {
+                    StreamMode::VALUES
+                        | StreamMode::UPDATES
+                        | StreamMode::MESSAGES
+                        | StreamMode::SUBGRAPHS
+                }
                 other => {
                     return Err(ApiError::invalid_body(format!(
-                        "stream_mode: \"{other}\" is not served yet; this server streams {RUN_MODES:?}"
+                        "stream_mode: \"{other}\" is not one of {RUN_MODES:?}"
                     )));
                 }
             };
@@ -333,6 +382,10 @@ fn translate<S: GraphState>(
 ) -> Result<Vec<Streamed>, ApiError> {
     let wants = |mode: &str| request.modes.iter().any(|m| m == mode);
     let encode = |error: state_core::StateError| ApiError::unwritable(error.to_string());
+    // A subgraph's events, asked for by `events` alone.
+    if !request.subgraphs && !event.namespace().is_empty() {
+        return Ok(Vec::new());
+    }
     Ok(match event {
         Event::End(outcome) => {
             if !outcome.is_interrupted() {
@@ -407,7 +460,7 @@ where
             <S::Delta as state_core::Delta>::from_json(input)
                 .map_err(|error| ApiError::invalid_body(format!("input: {error}")))
         };
-        let graph = &self.bound(request.context.as_ref())?;
+        let graph = &self.bound(request.graph_context.as_ref())?;
         Ok(match (request.resume.clone(), request.input.clone()) {
             (Some(answer), _) => {
                 let pending = graph
@@ -515,23 +568,6 @@ mod tests {
             ]
         );
 
-        let refused = served
-            .run(
-                "t".into(),
-                RunRequest {
-                    modes: vec!["events".into()],
-                    ..RunRequest::default()
-                },
-            )
-            .next()
-            .await
-            .expect("an item")
-            .unwrap_err();
-        assert!(
-            refused
-                .message()
-                .starts_with("stream_mode: \"events\" is not served yet")
-        );
         let bad = served
             .run(
                 "u".into(),
@@ -545,6 +581,153 @@ mod tests {
             .expect("an item")
             .unwrap_err();
         assert!(bad.message().starts_with("input: "), "{}", bad.message());
+    }
+
+    /// (event, name) of each `events` event, and the others by name.
+    fn kinds(events: &[Streamed]) -> Vec<String> {
+        events
+            .iter()
+            .map(|e| match e {
+                Streamed::Event(name, data) if name == "events" => format!(
+                    "{} {}",
+                    data["event"].as_str().unwrap_or_default(),
+                    data["name"].as_str().unwrap_or_default()
+                ),
+                Streamed::Event(name, _) => name.clone(),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn events_pause_without_the_tasks_end_and_resume_it() {
+        let served = serve(hitl(), None, Store::memory());
+        let context = RunContext {
+            run_id: "r1".into(),
+            graph_id: "hitl".into(),
+            ..RunContext::default()
+        };
+        let request = RunRequest {
+            input: Some(json!({})),
+            modes: vec!["events".into(), "updates".into()],
+            context: context.clone(),
+            ..RunRequest::default()
+        };
+        let events = collect(served.run("t".into(), request)).await;
+        assert_eq!(
+            kinds(&events),
+            [
+                "on_chain_start hitl",
+                "on_chain_start ask",
+                "updates",
+                "on_chain_end hitl",
+                "Paused"
+            ]
+        );
+        let Streamed::Event(_, end) = &events[3] else {
+            unreachable!()
+        };
+        assert_eq!(end["data"]["output"], json!({"answer": "", "done": false}));
+        assert_eq!(end["run_id"], json!("r1"));
+
+        let resume = RunRequest {
+            resume: Some(json!("Bob")),
+            modes: vec!["events".into()],
+            context: RunContext {
+                run_id: "r2".into(),
+                ..context
+            },
+            ..RunRequest::default()
+        };
+        let events = collect(served.run("t".into(), resume)).await;
+        assert_eq!(
+            kinds(&events),
+            [
+                "on_chain_start hitl",
+                "on_chain_start ask",
+                "on_chain_stream ask",
+                "on_chain_end ask",
+                "on_chain_start finish",
+                "on_chain_stream finish",
+                "on_chain_end finish",
+                "on_chain_end hitl",
+                "Done"
+            ]
+        );
+        let Streamed::Event(_, start) = &events[0] else {
+            unreachable!()
+        };
+        assert_eq!(start["data"]["input"]["resume"], json!("Bob"));
+        let Streamed::Event(_, ask) = &events[3] else {
+            unreachable!()
+        };
+        assert_eq!(ask["data"]["output"], json!({"answer": "Bob"}));
+        assert_eq!(ask["parent_ids"], json!(["r2"]));
+        let Streamed::Event(_, finish) = &events[4] else {
+            unreachable!()
+        };
+        let (ask_step, finish_step) = (
+            ask["metadata"]["langgraph_step"].as_u64().unwrap(),
+            finish["metadata"]["langgraph_step"].as_u64().unwrap(),
+        );
+        assert_eq!(finish_step, ask_step + 1);
+        assert_eq!(finish["data"]["input"]["answer"], json!("Bob"));
+    }
+
+    #[tokio::test]
+    async fn a_subgraphs_nodes_are_events_inside_its_task_with_or_without_stream_subgraphs() {
+        let mut inner = StateGraph::<Chat>::new();
+        inner.add_node("leaf", |s: &Chat| Chat::delta().turns(s.turns + 10));
+        inner.add_edge(START, "leaf");
+        inner.add_edge("leaf", END);
+        let mut outer = StateGraph::<Chat>::new();
+        outer.add_subgraph("inner", inner.compile().expect("compiles"));
+        outer.add_edge(START, "inner");
+        outer.add_edge("inner", END);
+        let served = serve(outer.compile().expect("compiles"), None, Store::memory());
+        for (thread, subgraphs) in [("a", false), ("b", true)] {
+            let request = RunRequest {
+                input: Some(json!({})),
+                modes: vec!["events".into(), "updates".into()],
+                subgraphs,
+                context: RunContext {
+                    run_id: "r".into(),
+                    graph_id: "outer".into(),
+                    ..RunContext::default()
+                },
+                ..RunRequest::default()
+            };
+            let events = collect(served.run(thread.into(), request)).await;
+            let mut expected = vec![
+                "on_chain_start outer",
+                "on_chain_start inner",
+                "on_chain_start leaf",
+                "on_chain_stream leaf",
+                "on_chain_end leaf",
+                "on_chain_stream inner",
+                "on_chain_end inner",
+                "updates",
+                "on_chain_end outer",
+                "Done",
+            ];
+            if subgraphs {
+                // The subgraph's own update, named by its namespace.
+                expected.insert(5, "updates|inner");
+            }
+            let kinds = kinds(&events);
+            assert_eq!(kinds.len(), expected.len(), "{kinds:?}");
+            for (kind, expected) in kinds.iter().zip(&expected) {
+                assert!(kind.starts_with(expected), "{kinds:?}");
+            }
+            let Streamed::Event(_, inner) = &events[1] else {
+                unreachable!()
+            };
+            let Streamed::Event(_, leaf) = &events[4] else {
+                unreachable!()
+            };
+            assert_eq!(leaf["parent_ids"], json!(["r", inner["run_id"]]));
+            assert_eq!(leaf["data"]["output"], json!({"turns": 10}));
+        }
     }
 
     #[tokio::test]
@@ -667,7 +850,7 @@ mod tests {
         let request = RunRequest {
             input: Some(json!({})),
             modes: vec!["values".into()],
-            context: Some(context(json!({"name": "Ada"}))),
+            graph_context: Some(context(json!({"name": "Ada"}))),
             ..RunRequest::default()
         };
         let events = collect(served.run("t".into(), request)).await;

@@ -12,8 +12,12 @@
 //! give. A task's id is the one the previous checkpoint's `tasks` gave
 //! it; its input is that checkpoint's values (LangGraph sends the
 //! state the node read); its triggers are `branch:to:<node>`.
+//!
+//! The `events` mode (`run_events.rs`) is made here too: its tasks start
+//! from the checkpoints read here.
 
-use super::served::{Served, Streamed};
+use super::run_events::{RunContext, RunEvents, find_message};
+use super::served::{RunRequest, Served, Streamed};
 use crate::error::ApiError;
 use crate::json::rfc3339_micros;
 use serde_json::{Map, Value, json};
@@ -30,6 +34,7 @@ pub(crate) struct Wanted {
     pub checkpoints: bool,
     pub debug: bool,
     pub messages: bool,
+    pub events: bool,
 }
 
 impl Wanted {
@@ -41,13 +46,14 @@ impl Wanted {
             checkpoints: has("checkpoints"),
             debug: has("debug"),
             messages: has("messages"),
+            events: has("events"),
         }
     }
 
     /// Whether any needs the steps (and so the runner's `values` and
     /// `updates`).
     pub(crate) fn steps(self) -> bool {
-        self.tasks || self.checkpoints || self.debug
+        self.tasks || self.checkpoints || self.debug || self.events
     }
 }
 
@@ -68,6 +74,11 @@ pub(crate) struct StepEvents {
     announced: HashSet<String>,
     /// Messages streamed as chunks, accumulated, by id, with their node.
     partial: HashMap<String, (String, Value)>,
+    /// The `events` mode's making, when asked for.
+    events: Option<RunEvents>,
+    /// What goes after the runner's own event of the same step (a step's
+    /// tasks start after its `values`).
+    after: Vec<Streamed>,
 }
 
 impl StepEvents {
@@ -77,6 +88,7 @@ impl StepEvents {
         store: Store,
         served: Box<dyn Served>,
         thread: String,
+        context: &RunContext,
     ) -> Result<StepEvents, ApiError> {
         let cursor = match store.thread_info(&thread).await {
             Ok(info) => info.seq,
@@ -88,6 +100,9 @@ impl StepEvents {
             seq if wanted.steps() => Some(served.state(thread.clone(), Some(seq)).await?),
             _ => None,
         };
+        let events = wanted
+            .events
+            .then(|| RunEvents::new(context.clone(), &thread));
         Ok(StepEvents {
             wanted,
             store,
@@ -98,7 +113,45 @@ impl StepEvents {
             updates: Vec::new(),
             announced: HashSet::new(),
             partial: HashMap::new(),
+            events,
+            after: Vec::new(),
         })
+    }
+
+    /// What comes before the graph's first event: in `events`, the
+    /// graph's start and, for a run that goes on from the thread's state
+    /// (a resume), the starts of the tasks it runs first.
+    pub(crate) async fn opening(
+        &mut self,
+        request: &RunRequest,
+    ) -> Result<Vec<Streamed>, ApiError> {
+        let Some(events) = self.events.as_mut() else {
+            return Ok(Vec::new());
+        };
+        let input = match (&request.input, &request.resume) {
+            (Some(input), _) => input.clone(),
+            // LangGraph's `Command`, as its server writes it.
+            (None, Some(resume)) => {
+                json!({"graph": null, "update": null, "resume": resume, "goto": []})
+            }
+            (None, None) => Value::Null,
+        };
+        let mut out = vec![events.graph_start(input)];
+        if request.input.is_none() && self.cursor > 0 {
+            let state = self.served.state(self.thread.clone(), None).await?;
+            out.extend(events.tasks_start(&state));
+        }
+        Ok(out)
+    }
+
+    /// The graph's end in `events`, with the state it ended with.
+    pub(crate) fn closing(&mut self, output: Value) -> Option<Streamed> {
+        Some(self.events.as_mut()?.graph_end(output))
+    }
+
+    /// What goes after the runner's event just handled.
+    pub(crate) fn take_after(&mut self) -> Vec<Streamed> {
+        std::mem::take(&mut self.after)
     }
 
     /// What `event` adds to the stream in these modes.
@@ -116,14 +169,39 @@ impl StepEvents {
                 if self.wanted.messages {
                     self.complete(node, &written, &mut out);
                 }
+                if let Some(events) = self.events.as_mut() {
+                    out.extend(events.node_wrote(node, &written));
+                }
                 if self.wanted.steps() {
                     self.updates.push((node.clone(), written));
                 }
             }
             Event::Message {
-                chunk, metadata, ..
-            } if self.wanted.messages => {
-                self.message(chunk, metadata, &mut out);
+                node,
+                chunk,
+                metadata,
+            } => {
+                if self.wanted.messages {
+                    self.message(chunk, metadata, &mut out);
+                }
+                if let Some(events) = self.events.as_mut().filter(|_| !metadata.returned)
+                    && let Ok(chunk) = state_core::json::to_value(chunk)
+                {
+                    out.extend(events.model_chunk(node, chunk));
+                }
+            }
+            Event::Nested {
+                namespace,
+                mode,
+                data,
+            } => {
+                if let Some(events) = self.events.as_mut() {
+                    match *mode {
+                        "values" => events.nested_values(namespace, data.clone()),
+                        "updates" => out.extend(events.nested_update(namespace, data)),
+                        _ => {}
+                    }
+                }
             }
             Event::Values(_) if self.wanted.steps() => self.step(&mut out).await?,
             Event::Interrupt(interrupts) if self.wanted.steps() => {
@@ -212,6 +290,9 @@ impl StepEvents {
         }
         if self.wanted.debug {
             out.push(debug(&state["metadata"]["step"], "checkpoint", payload));
+        }
+        if let Some(events) = self.events.as_mut() {
+            self.after.extend(events.tasks_start(&state));
         }
         self.previous = Some(state);
         Ok(())
@@ -330,17 +411,4 @@ fn debug(step: &Value, kind: &str, payload: Value) -> Streamed {
             "payload": payload,
         }),
     )
-}
-
-/// The message with this id in what a node wrote, wherever a message
-/// list holds it.
-fn find_message(written: &Value, id: &str) -> Option<Value> {
-    match written {
-        Value::Object(map) if map.get("id").and_then(Value::as_str) == Some(id) => {
-            Some(written.clone())
-        }
-        Value::Object(map) => map.values().find_map(|v| find_message(v, id)),
-        Value::Array(list) => list.iter().find_map(|v| find_message(v, id)),
-        _ => None,
-    }
 }

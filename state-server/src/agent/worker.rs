@@ -8,6 +8,7 @@
 //! goes on from the run's last committed step.
 
 use super::assistants::Assistants;
+use super::run_events::RunContext;
 use super::served::{RunRequest, Streamed};
 use super::stream_mode::{StreamModeField, modes};
 use futures::StreamExt;
@@ -15,7 +16,7 @@ use serde_json::{Value, json};
 use state_store::{Claim, LeaseState, RunEventIn, RunStatus, Store, StoreError, ThreadStatus};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
 /// How long a claim holds a run without a renewal, unless
@@ -63,10 +64,20 @@ impl WorkerPool {
         }
     }
 
-    /// Starts the workers, the first time only (inside a tokio runtime).
+    /// Starts the workers, the first time only (inside a tokio runtime),
+    /// and the task that hands the store's wake-ups to them.
     pub(crate) fn start(&self, store: &Store, assistants: &Arc<Assistants>) {
         self.started.get_or_init(|| {
             let mut tasks = self.tasks.lock().unwrap_or_else(|e| e.into_inner());
+            if self.count == 0 {
+                return;
+            }
+            let wake = Arc::new(Notify::new());
+            tasks.push(tokio::spawn(dispatch(
+                store.clone(),
+                wake.clone(),
+                self.phase.subscribe(),
+            )));
             for n in 0..self.count {
                 let worker = Worker {
                     store: store.clone(),
@@ -74,6 +85,7 @@ impl WorkerPool {
                     name: format!("{}-{n}", uuid::Uuid::new_v4()),
                     lease: self.lease,
                     phase: self.phase.subscribe(),
+                    wake: wake.clone(),
                 };
                 tasks.push(tokio::spawn(worker.work()));
             }
@@ -96,6 +108,28 @@ impl WorkerPool {
     }
 }
 
+/// Hands the store's wake-ups (a run created, handed back or due, a
+/// lease expired) to the idle workers, one at a time: a worker that
+/// claims a run wakes the next (there may be more), one that finds none
+/// sleeps again. (Each worker waiting on the store's wake-ups itself
+/// made every new run cost as many claims as there were idle workers: on
+/// SQLite, as many write transactions.)
+async fn dispatch(store: Store, wake: Arc<Notify>, mut phase: watch::Receiver<Phase>) {
+    let mut wakeups = store.run_wakeups();
+    while *phase.borrow_and_update() == Phase::Working {
+        tokio::select! {
+            woken = wakeups.next() => {
+                if woken.is_err() {
+                    // The database may come back: look again in a second.
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+                wake.notify_one();
+            }
+            _ = phase.changed() => {}
+        }
+    }
+}
+
 /// One worker task.
 struct Worker {
     store: Store,
@@ -103,16 +137,19 @@ struct Worker {
     name: String,
     lease: Duration,
     phase: watch::Receiver<Phase>,
+    /// Woken by `dispatch`, or by another worker that claimed a run.
+    wake: Arc<Notify>,
 }
 
 impl Worker {
     /// Claims and runs runs until shut down; a store error waits a second
     /// and tries again (the database may come back).
     async fn work(mut self) {
-        let mut wakeups = self.store.run_wakeups();
         while *self.phase.borrow_and_update() == Phase::Working {
             match self.store.claim_run(&self.name, self.lease).await {
                 Ok(Some(claim)) => {
+                    // More may be waiting: another idle worker looks.
+                    self.wake.notify_one();
                     self.execute(claim).await;
                     continue;
                 }
@@ -120,9 +157,7 @@ impl Worker {
                 Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
             }
             tokio::select! {
-                woken = wakeups.next() => if woken.is_err() {
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                },
+                () = self.wake.notified() => {}
                 _ = self.phase.changed() => {}
             }
         }
@@ -146,7 +181,8 @@ fn request_of(kwargs: &Value) -> Result<RunRequest, String> {
             .cloned(),
         modes: modes(field.as_ref()).map_err(|e| e.message().to_owned())?,
         subgraphs: kwargs.get("stream_subgraphs") == Some(&Value::Bool(true)),
-        context: kwargs.get("context").and_then(Value::as_object).cloned(),
+        graph_context: kwargs.get("context").and_then(Value::as_object).cloned(),
+        context: RunContext::default(),
     })
 }
 
@@ -254,6 +290,13 @@ impl Worker {
                 (RunStatus::Error, None)
             }
             (Some(assistant), Ok(mut request)) => {
+                request.context = RunContext {
+                    run_id: run.run_id.clone(),
+                    graph_id: assistant.graph_id.clone(),
+                    assistant_id: run.assistant_id.clone(),
+                    attempt: claim.attempt(),
+                    metadata: run.metadata.clone(),
+                };
                 match self.takeover(&claim, &thread, &*assistant.served).await {
                     Ok(Takeover::Fresh) => {}
                     Ok(Takeover::GoOn) => {
@@ -286,8 +329,8 @@ impl Worker {
                 let mut renewal = tokio::time::interval(self.lease / 3);
                 renewal.tick().await;
                 let mut end = (RunStatus::Error, None);
-                // A cancel is seen at once: the run's watch wakes on it (and
-                // on the run's own events, when the read finds none).
+                // A cancel is seen at once: the run's watch wakes on a
+                // change of its row (not on the events stored here).
                 let mut watch = store.watch_run(&run.run_id);
                 loop {
                     let item = tokio::select! {
@@ -295,7 +338,7 @@ impl Worker {
                             Some(item) => item,
                             None => break,
                         },
-                        () = watch.changed() => {
+                        () = watch.status_changed() => {
                             match store.get_run(&run.run_id, None).await {
                                 Ok(Some(now)) if now.cancel.is_none() => continue,
                                 // Cancelled, or deleted with its thread.

@@ -401,6 +401,22 @@ async fn a_models_tokens_reach_the_client() {
     run_script("tokens.py", &format!("http://{addr}")).await;
 }
 
+/// The `events` stream mode (exchange 26): the tool loop as recorded,
+/// with other modes, paused and resumed, joined as stored, and a model's
+/// tokens as a chat model run; on SQLite, where runs store their events.
+#[tokio::test]
+async fn stream_mode_events() {
+    use state_agent::{FakeChatModel, react_agent};
+    let (store, _dir) = sqlite_store().await;
+    let model = FakeChatModel::new([Message::ai("Hello from a streaming model!")]).chunk_size(3);
+    let chat = react_agent(model, [])
+        .compile()
+        .expect("the agent compiles");
+    let server = server(store).assistant("chat", chat);
+    let addr = serve(server.router::<Chat>()).await;
+    run_script("events.py", &format!("http://{addr}")).await;
+}
+
 #[tokio::test]
 async fn assistant_search_pages_and_refuses_bad_bodies() {
     let addr = serve(server(Store::memory()).router::<Chat>()).await;

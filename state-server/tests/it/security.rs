@@ -204,6 +204,12 @@ async fn the_token_guards_every_path() {
                 if method != "HEAD" {
                     response.error(401, "unauthorized");
                 }
+                // Refused before its body was read: the connection ends.
+                assert_eq!(
+                    response.header("connection"),
+                    Some("close"),
+                    "{method} {path}"
+                );
             }
             let ok = send(&[("Authorization", "Bearer s3cret-T0ken")]).await;
             assert_eq!(ok.status, expected, "{method} {path}");
@@ -359,6 +365,7 @@ async fn request_bodies_are_bounded() {
         b"",
     )
     .await;
+    assert_eq!(response.header("connection"), Some("close"));
     response.error(413, "body_too_large");
 
     let addr = serve(Server::new(store).body_limit(0).router::<Notes>()).await;

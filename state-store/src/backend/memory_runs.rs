@@ -6,7 +6,7 @@ use super::runs::{
     Cancelled, Created, Fence, NewRunRow, OnInflight, RecordScan, RunRow, RunScan, ThreadRecordRow,
 };
 use crate::error::StoreError;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 #[derive(Debug)]
@@ -22,6 +22,11 @@ struct Stored {
 struct Tables {
     runs: HashMap<String, Stored>,
     records: HashMap<String, ThreadRecordRow>,
+    /// The ids of the runs in flight (and of some that ended since): what
+    /// claims, wake-ups and a thread's settling scan, instead of every run
+    /// the store holds. A run joins at its creation; one that ended or
+    /// went is dropped at the next scan (`Tables::active`).
+    active: HashSet<String>,
 }
 
 /// The runs and thread records of a memory store.
@@ -43,14 +48,22 @@ fn fenced<'t>(tables: &'t mut Tables, fence: Fence<'_>) -> Option<&'t mut Stored
 }
 
 impl Tables {
+    /// The runs in flight, pending or running.
+    fn active(&mut self) -> impl Iterator<Item = &Stored> + '_ {
+        let runs = &self.runs;
+        self.active
+            .retain(|id| runs.get(id).is_some_and(|s| in_flight(&s.row.status)));
+        let (active, runs) = (&self.active, &self.runs);
+        active.iter().filter_map(|id| runs.get(id))
+    }
+
     /// The thread's status after a run on it ended: `busy` while others
     /// are in flight, else `otherwise`.
     fn settle_thread(&mut self, thread: Option<&str>, otherwise: &str, now: i64) {
         let Some(thread) = thread else { return };
         let busy = self
-            .runs
-            .values()
-            .any(|s| s.row.thread_id.as_deref() == Some(thread) && in_flight(&s.row.status));
+            .active()
+            .any(|s| s.row.thread_id.as_deref() == Some(thread));
         if let Some(record) = self.records.get_mut(thread) {
             record.status = if busy { "busy" } else { otherwise }.to_owned();
             record.updated_at = now;
@@ -79,9 +92,8 @@ impl MemoryRuns {
                 None => return Ok(Created::NoThread),
             }
             let inflight: Vec<String> = t
-                .runs
-                .values()
-                .filter(|s| s.row.thread_id.as_deref() == Some(thread) && in_flight(&s.row.status))
+                .active()
+                .filter(|s| s.row.thread_id.as_deref() == Some(thread))
                 .map(|s| s.row.run_id.clone())
                 .collect();
             match new.on_inflight {
@@ -116,9 +128,15 @@ impl MemoryRuns {
                     created_at: new.now,
                     updated_at: new.now,
                 });
+            if let Some(patch) = new.thread_metadata
+                && let Some(merged) = super::merged_metadata(thread, &record.metadata, patch)?
+            {
+                record.metadata = merged;
+            }
             record.status = "busy".into();
             record.updated_at = new.now;
         }
+        t.active.insert(new.row.run_id.clone());
         t.runs.insert(
             new.row.run_id.clone(),
             Stored {
@@ -145,9 +163,9 @@ impl MemoryRuns {
         head: impl Fn(&str) -> i64,
     ) -> Result<Option<RunRow>, StoreError> {
         let mut t = self.lock();
-        let running: Vec<&str> = t
-            .runs
-            .values()
+        let active: Vec<&Stored> = t.active().collect();
+        let running: Vec<&str> = active
+            .iter()
             .filter(|s| s.row.status == "running")
             .filter_map(|s| s.row.thread_id.as_deref())
             .collect();
@@ -162,9 +180,8 @@ impl MemoryRuns {
             "running" => s.lease_expires_at.is_some_and(|at| at <= now),
             _ => false,
         };
-        let Some(id) = t
-            .runs
-            .values()
+        let Some(id) = active
+            .iter()
             .filter(|s| due(s))
             .min_by(|a, b| {
                 (a.row.available_at, a.row.created_at, &a.row.run_id).cmp(&(
@@ -383,9 +400,8 @@ impl MemoryRuns {
     }
 
     pub fn next_due(&self, now: i64) -> Result<Option<i64>, StoreError> {
-        let t = self.lock();
-        Ok(t.runs
-            .values()
+        let mut t = self.lock();
+        Ok(t.active()
             .filter_map(|s| match s.row.status.as_str() {
                 "pending" => Some(s.row.available_at),
                 "running" => s.lease_expires_at,

@@ -186,6 +186,7 @@ pub(crate) use assistants::{AssistantRow, Change, Changed};
 mod runs;
 pub(crate) use runs::{
     Cancelled, Created, Fence, NewRunRow, OnInflight, RecordScan, RunRow, RunScan, ThreadRecordRow,
+    merged_metadata,
 };
 #[cfg(feature = "postgres")]
 pub(crate) use sql_runs::RUNS_CHANNEL;

@@ -41,6 +41,33 @@ pub(crate) struct NewRunRow<'a> {
     /// The time of the insert (`row.created_at`).
     pub now: i64,
     pub owner: Option<&'a str>,
+    /// Merged into the thread record's metadata (`NewRun::thread_metadata`).
+    pub thread_metadata: Option<&'a serde_json::Map<String, serde_json::Value>>,
+}
+
+/// Thread `thread`'s record metadata `old` (stored text) with `patch`'s
+/// keys set: `None` when that changes nothing (no write needed).
+pub(crate) fn merged_metadata(
+    thread: &str,
+    old: &str,
+    patch: &serde_json::Map<String, serde_json::Value>,
+) -> Result<Option<String>, StoreError> {
+    let mut merged: serde_json::Map<String, serde_json::Value> = serde_json::from_str(old)
+        .map_err(|e| StoreError::CorruptRun {
+            what: format!("thread record \"{thread}\""),
+            column: "metadata",
+            detail: format!("not a JSON object: {e}"),
+        })?;
+    if patch
+        .iter()
+        .all(|(key, value)| merged.get(key) == Some(value))
+    {
+        return Ok(None);
+    }
+    for (key, value) in patch {
+        merged.insert(key.clone(), value.clone());
+    }
+    Ok(Some(serde_json::Value::Object(merged).to_string()))
 }
 
 /// What a new run does to the runs in flight on its thread.

@@ -269,6 +269,23 @@ fn db_error(context: String) -> impl FnOnce(sqlx::Error) -> StoreError {
     move |e| StoreError::backend(context, e)
 }
 
+/// Begins a read transaction with `statement`, or (`None`) with the
+/// driver's own `BEGIN`. SQLite's reads take the latter: sqlx's
+/// `begin_with` awaits once more after its `BEGIN` ran, and a task
+/// aborted there (a cancelled run's graph, mid load) hands its pooled
+/// connection back inside a transaction no one ends: its next users read
+/// a stale snapshot, or fail with "non-zero transaction depth". Its plain
+/// `begin` cannot be cut between the two.
+async fn begin_read<DB: sqlx::Database>(
+    pool: &sqlx::Pool<DB>,
+    statement: Option<&'static str>,
+) -> Result<sqlx::Transaction<'static, DB>, sqlx::Error> {
+    match statement {
+        Some(statement) => pool.begin_with(statement).await,
+        None => pool.begin().await,
+    }
+}
+
 /// Stamps out one backend over a sqlx driver. `$write` begins a write
 /// transaction, `$read` a read transaction that sees one snapshot of the
 /// database, `$lock` (optional) serializes schema creation across workers,
@@ -409,7 +426,7 @@ macro_rules! sql_backend {
             /// a snapshot is at the head.
             async fn read_tail(&self, thread: &str, upto: Option<u64>, with_last: bool) -> Result<Option<LogTail>, StoreError> {
                 let context = || format!("loading thread \"{thread}\"");
-                let mut tx = self.pool.begin_with($read).await.map_err(db_error(context()))?;
+                let mut tx = begin_read(&self.pool, $read).await.map_err(db_error(context()))?;
                 let head: Option<(i64,)> = sqlx::query_as(SELECT_HEAD)
                     .bind(thread)
                     .fetch_optional(&mut *tx)
@@ -850,7 +867,8 @@ mod sqlite {
         Sqlite, sqlx::Sqlite, sqlx::SqlitePool,
         // IMMEDIATE takes the write lock up front (waiting for it under the
         // busy timeout) instead of failing when a read upgrades to a write.
-        write = "BEGIN IMMEDIATE", read = "BEGIN", lock = None::<&str>,
+        // Reads: sqlx's own `BEGIN` (deferred), see `begin_read`.
+        write = "BEGIN IMMEDIATE", read = None, lock = None::<&str>,
         // SQLite has one writer at a time, and a writer waiting for the
         // lock sleeps and polls: under contention one can wait seconds
         // while others come and go. Queueing this process's writers keeps
@@ -978,7 +996,17 @@ mod sqlite {
     ) -> Result<SqliteWrite, sqlx::Error> {
         match group {
             Some(group) => Ok(SqliteWrite::Group(group.begin().await?)),
-            None => Ok(SqliteWrite::Plain(writes.begin_with(begin).await?)),
+            // In a task of its own: `begin_with` cut after its `BEGIN` ran
+            // (see `begin_read`) would leave the write connection in a
+            // transaction; a spawned begin ends, and a transaction no one
+            // took rolls back as it drops.
+            None => {
+                let writes = writes.clone();
+                let begun = tokio::spawn(async move { writes.begin_with(begin).await })
+                    .await
+                    .map_err(|_| sqlx::Error::WorkerCrashed)??;
+                Ok(SqliteWrite::Plain(begun))
+            }
         }
     }
 
@@ -1142,7 +1170,7 @@ mod postgres {
         write = "BEGIN",
         // One snapshot for the head, the snapshot row and the steps, so a
         // concurrent compaction cannot remove steps between the reads.
-        read = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+        read = Some("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"),
         // CREATE TABLE IF NOT EXISTS races between sessions in PostgreSQL.
         lock = Some("SELECT pg_advisory_xact_lock(7217347781021533)"),
         // Row locks queue PostgreSQL's writers already.

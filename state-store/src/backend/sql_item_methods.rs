@@ -123,9 +123,7 @@ macro_rules! sql_items {
                 use $crate::backend::sql_items::{Sql, page_query};
                 let context = || scan_context(scan);
                 // One snapshot for both queries: a search sees each item once.
-                let mut tx = self
-                    .pool
-                    .begin_with($read)
+                let mut tx = begin_read(&self.pool, $read)
                     .await
                     .map_err(db_error(context()))?;
                 // What the search asked for, sorted by the database (top N).
@@ -168,9 +166,7 @@ macro_rules! sql_items {
                 use $crate::backend::items::Flow;
                 use $crate::backend::sql_items::{Sql, vector_query};
                 let context = || scan_context(scan);
-                let mut tx = self
-                    .pool
-                    .begin_with($read)
+                let mut tx = begin_read(&self.pool, $read)
                     .await
                     .map_err(db_error(context()))?;
                 {

@@ -84,10 +84,23 @@ macro_rules! sql_runs {
                         .fetch_optional(&mut *tx)
                         .await
                         .map_err(db_error(context()))?;
-                    match record {
+                    let record = match record {
                         Some(record) if new.owner.is_none() || record.3.as_deref() == new.owner => {
+                            record
                         }
                         _ => return Ok(Created::NoThread),
+                    };
+                    if let Some(patch) = new.thread_metadata
+                        && let Some(merged) =
+                            $crate::backend::merged_metadata(thread, &record.1, patch)?
+                    {
+                        sqlx::query(UPDATE_RECORD_METADATA)
+                            .bind(thread)
+                            .bind(merged)
+                            .bind(new.now)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(db_error(context()))?;
                     }
                     let inflight: Vec<(String, String)> = sqlx::query_as(INFLIGHT_RUNS)
                         .bind(thread)
@@ -205,11 +218,22 @@ macro_rules! sql_runs {
                     Self::notify_runs(&mut *tx, &[notice(Some(&row.run_id), false)])
                         .await
                         .map_err(db_error(context()))?;
+                    // SQLite (which sends no notices) has one writer at a
+                    // time: the thread is marked in the claim's own
+                    // transaction, one write instead of two.
+                    if !$notify && let Some(thread) = row.thread_id.as_deref() {
+                        sqlx::query(MARK_THREAD_BUSY)
+                            .bind(thread)
+                            .bind(now)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(db_error(context()))?;
+                    }
                     tx.commit().await.map_err(db_error(context()))?;
-                    // After the commit, on its own: a claim holding its run
-                    // never waits for a thread record (a creation holds the
-                    // record and may wait for the run).
-                    if let Some(thread) = row.thread_id.as_deref() {
+                    // PostgreSQL: after the commit, on its own: a claim
+                    // holding its run never waits for a thread record (a
+                    // creation holds the record and may wait for the run).
+                    if $notify && let Some(thread) = row.thread_id.as_deref() {
                         let mut tx = self.write_tx().await.map_err(db_error(context()))?;
                         sqlx::query(MARK_THREAD_BUSY)
                             .bind(thread)
@@ -528,9 +552,12 @@ macro_rules! sql_runs {
                         .map_err(db_error(context()))?;
                 }
                 if !events.is_empty() {
-                    Self::notify_runs(&mut *tx, &[notice(Some(fence.run_id), false)])
-                        .await
-                        .map_err(db_error(context()))?;
+                    Self::notify_runs(
+                        &mut *tx,
+                        &[$crate::backend::sql_runs::events_notice(fence.run_id)],
+                    )
+                    .await
+                    .map_err(db_error(context()))?;
                 }
                 tx.commit().await.map_err(db_error(context()))?;
                 Ok(Some(last_seq))

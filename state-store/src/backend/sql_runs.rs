@@ -78,11 +78,18 @@ pub(crate) const POSTGRES_RUN_BASE: [&str; 1] =
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) const RUNS_CHANNEL: &str = "state_store_runs";
 
-/// A notice's payload: `run` changed (its status, cancel or events),
-/// and/or a run may have become claimable (`queue`). Ids are at most 512
-/// bytes: far below NOTIFY's 8000.
+/// A notice's payload: `run`'s row changed (its status, a cancel, its
+/// lease's holder), and/or a run may have become claimable (`queue`).
+/// Ids are at most 512 bytes: far below NOTIFY's 8000.
 pub(crate) fn notice(run: Option<&str>, queue: bool) -> String {
     serde_json::json!({ "run": run, "queue": queue }).to_string()
+}
+
+/// A notice that `run`'s events grew (its row did not change otherwise):
+/// what wakes stream readers, not those waiting for its status.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) fn events_notice(run: &str) -> String {
+    serde_json::json!({ "run": run, "queue": false, "events": true }).to_string()
 }
 
 macro_rules! run_columns {

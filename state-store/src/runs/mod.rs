@@ -240,6 +240,9 @@ pub struct NewRun {
     pub owner: Option<String>,
     /// What to do when the thread has no record.
     pub if_not_exists: IfNotExists,
+    /// Keys set in the thread record's metadata as the run is created (a
+    /// JSON object); `None`: the record's metadata is left as it is.
+    pub thread_metadata: Option<Value>,
 }
 
 impl NewRun {
@@ -261,6 +264,7 @@ impl NewRun {
             available_at: None,
             owner: None,
             if_not_exists: IfNotExists::default(),
+            thread_metadata: None,
         }
     }
 
@@ -340,6 +344,29 @@ impl NewRun {
     /// ```
     pub fn if_not_exists(mut self, what: IfNotExists) -> NewRun {
         self.if_not_exists = what;
+        self
+    }
+
+    /// Sets these keys (a JSON object) in its thread record's metadata,
+    /// in the run's own write (the Agent Server records a thread's graph
+    /// and assistant there with each run). Ignored for a stateless run.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// use serde_json::json;
+    /// use state_store::{IfNotExists, NewRun, Store};
+    /// let store = Store::memory();
+    /// let new = NewRun::new("r", "a").thread("t").if_not_exists(IfNotExists::Create)
+    ///     .thread_metadata(json!({"graph_id": "agent"}));
+    /// store.create_run(new).await?;
+    /// let record = store.thread_record("t", None).await?.unwrap();
+    /// assert_eq!(record.metadata["graph_id"], "agent");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn thread_metadata(mut self, metadata: Value) -> NewRun {
+        self.thread_metadata = Some(metadata);
         self
     }
 }
@@ -796,6 +823,16 @@ impl Store {
                 reason: "metadata must be a JSON object".into(),
             });
         }
+        let thread_metadata = match &new.thread_metadata {
+            None => None,
+            Some(Value::Object(patch)) => Some(patch),
+            Some(_) => {
+                return Err(StoreError::InvalidRun {
+                    what: format!("run \"{}\"", new.run_id),
+                    reason: "thread metadata must be a JSON object".into(),
+                });
+            }
+        };
         let now = now_micros();
         let text = |value: &Value| value.to_string();
         let on_inflight = match new.multitask_strategy {
@@ -828,6 +865,7 @@ impl Store {
                 on_inflight,
                 now,
                 owner: new.owner.as_deref(),
+                thread_metadata,
             })
             .await?;
         match created {
@@ -1210,7 +1248,7 @@ impl Store {
             .append_run_events(claim.fence(), &rows, now_micros())
             .await?;
         if last.is_some() && !events.is_empty() {
-            self.hub.runs.announce(Some(&claim.run.run_id), false);
+            self.hub.runs.announce_events(&claim.run.run_id);
         }
         Ok(last)
     }

@@ -415,16 +415,8 @@ impl Store {
         };
         let thread = id.to_owned();
         let merge = move |old: &str| -> Result<String, StoreError> {
-            let mut merged: Map<String, Value> =
-                serde_json::from_str(old).map_err(|e| StoreError::CorruptRun {
-                    what: format!("thread record \"{thread}\""),
-                    column: "metadata",
-                    detail: format!("not a JSON object: {e}"),
-                })?;
-            for (key, value) in &patch {
-                merged.insert(key.clone(), value.clone());
-            }
-            Ok(Value::Object(merged).to_string())
+            Ok(crate::backend::merged_metadata(&thread, old, &patch)?
+                .unwrap_or_else(|| old.to_owned()))
         };
         let row = self
             .backend

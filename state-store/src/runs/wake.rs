@@ -43,10 +43,19 @@ pub(crate) struct Inner {
     /// cancel was requested).
     queue: watch::Sender<u64>,
     /// One channel per watched run, removed with its last watcher.
-    runs: Mutex<HashMap<String, watch::Sender<u64>>>,
+    runs: Mutex<HashMap<String, watch::Sender<Changes>>>,
     /// Whether other processes are heard (always, without a listener).
     ready: watch::Sender<bool>,
     listener: Mutex<Listener>,
+}
+
+/// How often a watched run changed: its row (status, cancel, lease
+/// holder, deletion) and its events, counted apart so that a waiter for
+/// its status is not woken by each event.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Changes {
+    row: u64,
+    events: u64,
 }
 
 enum Listener {
@@ -82,20 +91,23 @@ impl Default for RunHub {
 }
 
 impl Inner {
-    fn lock_runs(&self) -> MutexGuard<'_, HashMap<String, watch::Sender<u64>>> {
+    fn lock_runs(&self) -> MutexGuard<'_, HashMap<String, watch::Sender<Changes>>> {
         // Single inserts and removes under the lock: a panic cannot leave
         // it half-done.
         self.runs.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn announce(&self, run: Option<&str>, queue: bool) {
+    fn announce(&self, run: Option<&str>, queue: bool, events: bool) {
         if queue {
             self.queue.send_modify(|n| *n += 1);
         }
         if let Some(run) = run
             && let Some(channel) = self.lock_runs().get(run)
         {
-            channel.send_modify(|n| *n += 1);
+            channel.send_modify(|c| match events {
+                true => c.events += 1,
+                false => c.row += 1,
+            });
         }
     }
 
@@ -103,7 +115,10 @@ impl Inner {
     fn wake_all(&self) {
         self.queue.send_modify(|n| *n += 1);
         for channel in self.lock_runs().values() {
-            channel.send_modify(|n| *n += 1);
+            channel.send_modify(|c| {
+                c.row += 1;
+                c.events += 1;
+            });
         }
     }
 }
@@ -125,10 +140,16 @@ impl RunHub {
             .unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Wakes the workers (`queue`) and the watchers of `run`. Never blocks
-    /// beyond a short lock.
+    /// Wakes the workers (`queue`) and the watchers of `run`, whose row
+    /// changed. Never blocks beyond a short lock.
     pub(crate) fn announce(&self, run: Option<&str>, queue: bool) {
-        self.inner.announce(run, queue);
+        self.inner.announce(run, queue, false);
+    }
+
+    /// Wakes the watchers of `run`'s events (not those waiting for its
+    /// status: see [`RunWatch::status_changed`]).
+    pub(crate) fn announce_events(&self, run: &str) {
+        self.inner.announce(Some(run), false, true);
     }
 
     /// Starts the listener if there is one to start and none runs (inside
@@ -162,14 +183,16 @@ impl RunHub {
         let receiver = {
             let mut runs = self.inner.lock_runs();
             runs.entry(run_id.to_owned())
-                .or_insert_with(|| watch::channel(0).0)
+                .or_insert_with(|| watch::channel(Changes::default()).0)
                 .subscribe()
         };
         self.ensure_listening();
+        let rows_seen = receiver.borrow().row;
         RunWatch {
             hub: self.clone(),
             run_id: run_id.to_owned(),
             receiver: Some(receiver),
+            rows_seen,
         }
     }
 }
@@ -369,7 +392,8 @@ impl RunWakeups {
 /// A watcher of one run ([`Store::watch_run`](crate::Store::watch_run)):
 /// [`changed`](RunWatch::changed) resolves when the run changed since the
 /// previous call (or since the watcher was made): events appended, its
-/// status, a cancel requested, deleted. In any process on PostgreSQL
+/// status, a cancel requested, deleted; [`status_changed`](RunWatch::status_changed)
+/// when its row did, not on its events. In any process on PostgreSQL
 /// (through `NOTIFY`), in this one elsewhere. What a stream reader waits
 /// on between reads of [`Store::run_events`](crate::Store::run_events),
 /// and what a worker races its steps against to see a cancel at once.
@@ -409,7 +433,9 @@ pub struct RunWatch {
     hub: RunHub,
     run_id: String,
     /// `Some` until dropped.
-    receiver: Option<watch::Receiver<u64>>,
+    receiver: Option<watch::Receiver<Changes>>,
+    /// The row changes `status_changed` has returned for.
+    rows_seen: u64,
 }
 
 impl fmt::Debug for RunWatch {
@@ -448,6 +474,42 @@ impl RunWatch {
         if let Some(receiver) = &mut self.receiver {
             // The sender stays in the hub while this receiver lives.
             let _ = receiver.changed().await;
+        }
+    }
+
+    /// Waits for a change of the run's row not yet seen by this method
+    /// (or made since the watcher was): claimed, a cancel requested,
+    /// ended, handed back, deleted. Events appended do not wake it: what
+    /// a worker watching for a cancel, or a client waiting for the run's
+    /// end, waits on (each event would cost them a read of the run).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// use std::time::Duration;
+    /// use serde_json::json;
+    /// use state_store::{NewRun, RunEventIn, RunStatus, Store};
+    /// let store = Store::memory();
+    /// store.create_run(NewRun::new("run-1", "agent")).await?;
+    /// let mut watch = store.watch_run("run-1");
+    /// let claim = store.claim_run("w", Duration::from_secs(30)).await?.unwrap();
+    /// watch.status_changed().await; // claimed
+    /// store.append_run_events(&claim, &[RunEventIn::new("values", json!(1))]).await?;
+    /// store.finish_run(&claim, RunStatus::Success, None).await?;
+    /// watch.status_changed().await; // ended (the event did not count)
+    /// let run = store.get_run("run-1", None).await?.unwrap();
+    /// assert_eq!(run.status, RunStatus::Success);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn status_changed(&mut self) {
+        self.hub.ensure_listening();
+        if let Some(receiver) = &mut self.receiver {
+            let seen = self.rows_seen;
+            // The sender stays in the hub while this receiver lives.
+            if let Ok(now) = receiver.wait_for(|c| c.row != seen).await {
+                self.rows_seen = now.row;
+            }
         }
     }
 
@@ -501,6 +563,9 @@ mod postgres {
     struct Notice {
         run: Option<String>,
         queue: bool,
+        /// Only the run's events grew (`sql_runs::events_notice`).
+        #[serde(default)]
+        events: bool,
     }
 
     /// The run hub of a PostgreSQL store: it listens on `RUNS_CHANNEL`
@@ -559,7 +624,7 @@ mod postgres {
                         let Some(hub) = hub.upgrade() else { return };
                         // Anything else on the channel is not ours.
                         if let Ok(notice) = serde_json::from_str::<Notice>(notification.payload()) {
-                            hub.announce(notice.run.as_deref(), notice.queue);
+                            hub.announce(notice.run.as_deref(), notice.queue, notice.events);
                         }
                     }
                     // Lost and listening again: notices may have been missed.

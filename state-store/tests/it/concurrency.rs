@@ -164,3 +164,47 @@ async fn a_cancelled_step_leaves_no_transaction_open_on_sqlite() {
     }
     eprintln!("{cancelled} of 60 steps cancelled");
 }
+
+/// A SQLite read cancelled at any point (a cancelled run's task aborted
+/// while it loads its thread) hands its pooled connection back with no
+/// transaction open: every later read sees the latest step, and none
+/// fails. (sqlx's `begin_with` could be cut after its `BEGIN` ran, which
+/// left the connection in a transaction: later reads on it saw an old
+/// snapshot, or failed with "non-zero transaction depth".)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_read_leaves_no_transaction_open_on_sqlite() {
+    use std::time::Duration;
+    use tokio::time::timeout;
+
+    let ts = TestStore::sqlite().await;
+    let other = ts.another_worker().await;
+    let mut theirs = other.thread::<Chat>("read").await.unwrap();
+    let mut cancelled = 0;
+    for i in 0..120u64 {
+        // From cancelled before it starts to after it ends, in 5 µs steps,
+        // as a task aborted from outside.
+        let store = ts.store.clone();
+        let read = tokio::spawn(async move { store.thread::<Chat>("read").await.map(|_| ()) });
+        tokio::time::sleep(Duration::from_micros(5 * (i % 40))).await;
+        read.abort();
+        if read.await.is_err() {
+            cancelled += 1;
+        }
+        let delta = Chat::delta().transcript(vec![format!("theirs-{i}")]);
+        theirs.apply(delta).await.unwrap();
+        // Every connection of the pool in turn: each sees the new step.
+        let reads = (0..8).map(|_| {
+            let store = ts.store.clone();
+            async move { store.thread::<Chat>("read").await.map(|t| t.seq()) }
+        });
+        let seqs = timeout(Duration::from_secs(5), futures::future::join_all(reads))
+            .await
+            .unwrap_or_else(|_| panic!("reads after cancel {i} are not kept waiting"));
+        for seq in seqs {
+            let seq = seq.unwrap_or_else(|e| panic!("read after cancel {i}: {e}"));
+            assert_eq!(seq, i + 1, "read after cancel {i} sees the latest step");
+        }
+    }
+    assert!(cancelled > 0, "some reads were cancelled");
+    eprintln!("{cancelled} of 120 reads cancelled");
+}

@@ -301,7 +301,7 @@ async fn lease_expiry_is_taken_over_and_fenced(ts: TestStore) {
     );
     store.create_run(on("t", "queued")).await.unwrap();
     let old = store
-        .claim_run("dead", Duration::from_millis(50))
+        .claim_run("dead", Duration::from_millis(400))
         .await
         .unwrap()
         .unwrap();
@@ -318,7 +318,7 @@ async fn lease_expiry_is_taken_over_and_fenced(ts: TestStore) {
         "{}: the lease holds, and the thread's next run waits",
         ts.name
     );
-    tokio::time::sleep(Duration::from_millis(80)).await;
+    tokio::time::sleep(Duration::from_millis(450)).await;
     let new = other.claim_run("live", LEASE).await.unwrap().unwrap();
     assert_eq!(
         (new.run().run_id.as_str(), new.attempt()),
@@ -834,8 +834,68 @@ async fn deleting_a_thread_deletes_its_runs(ts: TestStore) {
     assert!(!store.delete_thread("t").await.unwrap());
 }
 
+/// A run sets keys of its thread record's metadata in its own write;
+/// the others stay; a value that is not an object is refused, nothing
+/// written; a status watcher is not woken by events.
+async fn runs_set_thread_metadata(ts: TestStore) {
+    let store = &ts.store;
+    store
+        .create_thread_record(
+            "t",
+            json!({"user": "ada", "graph_id": "old"}),
+            None,
+            IfExists::Raise,
+        )
+        .await
+        .unwrap();
+    store
+        .create_run(
+            on("t", "run-1").thread_metadata(json!({"graph_id": "agent", "assistant_id": "a1"})),
+        )
+        .await
+        .unwrap();
+    let record = store.thread_record("t", None).await.unwrap().unwrap();
+    assert_eq!(
+        record.metadata,
+        json!({"user": "ada", "graph_id": "agent", "assistant_id": "a1"}),
+        "{}",
+        ts.name
+    );
+    let refused = store
+        .create_run(on("t", "run-2").thread_metadata(json!(["not", "an", "object"])))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, StoreError::InvalidRun { .. }),
+        "{refused}"
+    );
+    assert!(store.get_run("run-2", None).await.unwrap().is_none());
+
+    let mut watch = store.watch_run("run-1");
+    let claim = store.claim_run("w", LEASE).await.unwrap().unwrap();
+    watch.status_changed().await;
+    store
+        .append_run_events(&claim, &[RunEventIn::new("values", json!(1))])
+        .await
+        .unwrap();
+    let woken = tokio::time::timeout(Duration::from_millis(200), watch.status_changed()).await;
+    assert!(
+        woken.is_err(),
+        "{}: an event is not a status change",
+        ts.name
+    );
+    store
+        .finish_run(&claim, RunStatus::Success, None)
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(5), watch.status_changed())
+        .await
+        .expect("the end wakes the status watcher");
+}
+
 on_every_backend!(
     lifecycle,
+    runs_set_thread_metadata,
     threads_must_exist_unless_created,
     multitask_strategies,
     lease_expiry_is_taken_over_and_fenced,
