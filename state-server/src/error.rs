@@ -41,6 +41,12 @@ impl ApiError {
         }
     }
 
+    /// 400: a request the Agent Server refuses as a whole (both
+    /// `config.configurable` and `context`, say).
+    pub(crate) fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message)
+    }
+
     /// 400: a query string that does not parse, or a value out of range.
     pub(crate) fn bad_query(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, "bad_query", message)

@@ -17,6 +17,8 @@ mod stream;
 mod stream_cap;
 mod typed;
 
+#[cfg(feature = "graph")]
+pub use agent::ServedGraph;
 pub use auth::{Identity, Refusal};
 
 use axum::Router;
@@ -375,7 +377,13 @@ impl Server {
     /// named `graph_id` (what `langgraph.json` names a graph): its default
     /// assistant's id is LangGraph's (`uuid5` of the graph id, the same on
     /// every server and restart), and a client may name it by either.
-    /// Graphs of different state types serve side by side.
+    /// Graphs of different state types serve side by side. `graph` is a
+    /// compiled graph, its runs given the context bound in code, or a
+    /// [`ServedGraph`] whose runs' JSON context is decoded into its typed
+    /// context ([`ServedGraph::context_from_json`]). Clients may create
+    /// more assistants on it (`POST /assistants`, kept in the store, so
+    /// every process on one database sees them); this one, LangGraph's
+    /// "system" assistant, cannot be changed or deleted.
     ///
     /// The Agent Server's routes (assistants, threads, state, runs and
     /// their streams, the thread stream, the long-term store, `/ok`,
@@ -410,7 +418,7 @@ impl Server {
     pub fn assistant<S, C>(
         mut self,
         graph_id: impl Into<String>,
-        graph: state_graph::CompiledGraph<S, C>,
+        graph: impl Into<ServedGraph<S, C>>,
     ) -> Server
     where
         S: state_graph::GraphState,
@@ -421,7 +429,7 @@ impl Server {
             !graph_id.is_empty(),
             "state_server::Server::assistant: a graph id is not empty"
         );
-        let assistant = agent::Assistant::new(&graph_id, graph, self.store.clone());
+        let assistant = agent::Assistant::new(&graph_id, graph.into(), self.store.clone());
         assert!(
             self.assistants.add(assistant),
             "state_server::Server::assistant: graph id \"{graph_id}\" is served already; \

@@ -239,6 +239,26 @@ pub enum StoreError {
         run: String,
     },
 
+    /// An assistant with this id exists already
+    /// ([`Store::create_assistant`](crate::Store::create_assistant) with
+    /// [`IfExists::Raise`](crate::IfExists::Raise)). Nothing was written.
+    #[error("assistant \"{assistant}\" already exists")]
+    AssistantExists {
+        /// The assistant.
+        assistant: String,
+    },
+
+    /// The assistant has no such version
+    /// ([`Store::set_assistant_version`](crate::Store::set_assistant_version)).
+    /// Nothing was written.
+    #[error("assistant \"{assistant}\" has no version {version}")]
+    NoSuchAssistantVersion {
+        /// The assistant.
+        assistant: String,
+        /// The version asked for.
+        version: u64,
+    },
+
     /// A run, or a thread record, that cannot be stored: metadata that is
     /// not a JSON object, an invalid id. Nothing was written.
     #[error("{what}: {reason}")]

@@ -2,6 +2,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod assistants;
 mod backend;
 mod error;
 mod handle;
@@ -19,6 +20,7 @@ mod store;
 mod thread;
 mod watch;
 
+pub use assistants::{AssistantPatch, AssistantRecord, NewAssistant};
 pub use error::{BoxError, StoreError};
 pub use handle::{Compaction, LatestState, Store};
 pub use items::{

@@ -118,6 +118,28 @@ where
         app
     }
 
+    /// Whether a context is bound ([`with_context`](Self::with_context),
+    /// or none needed: `C` is `()`); a graph without one refuses to run.
+    ///
+    /// ```
+    /// use state_core::{AgentState, State};
+    /// use state_graph::{END, START, StateGraph};
+    /// # #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// # struct Chat { turns: u32 }
+    /// struct User { name: String }
+    /// let mut g = StateGraph::<Chat, User>::new();
+    /// g.add_node("a", |_: &Chat| Chat::delta());
+    /// g.add_edge(START, "a");
+    /// g.add_edge("a", END);
+    /// let app = g.compile()?;
+    /// assert!(!app.has_context());
+    /// assert!(app.with_context(User { name: "Ada".into() }).has_context());
+    /// # Ok::<(), state_graph::GraphError>(())
+    /// ```
+    pub fn has_context(&self) -> bool {
+        self.context.is_some()
+    }
+
     /// The context runs are given.
     fn context(&self) -> Result<Arc<C>, GraphError> {
         self.context.clone().ok_or(GraphError::NoContext {

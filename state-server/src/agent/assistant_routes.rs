@@ -1,19 +1,23 @@
-//! The assistants' routes, as the Agent Server answers them:
+//! The assistants' read routes, as the Agent Server answers them:
 //! `POST /assistants/search`, `POST /assistants/count`,
 //! `GET /assistants/{id}`, `GET /assistants/{id}/graph`,
-//! `GET /assistants/{id}/schemas`.
+//! `GET /assistants/{id}/schemas`; over the assistants given in code and
+//! those created (`assistant_writes.rs`).
 
-use super::assistants::{Assistant, Assistants};
+use super::assistants::Assistants;
+use super::assistants_found::{Found, created_json, find};
 use super::body::{Body, page_limit, paged};
+use crate::auth::Owner;
 use crate::error::ApiError;
 use crate::extract::Path;
 use crate::extract::Query;
+use crate::routes::App;
 use axum::Json;
 use axum::extract::State as Shared;
 use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use std::sync::Arc;
+use std::time::SystemTime;
 
 /// The fields a search may sort by and select (the Agent Server's).
 const FIELDS: [&str; 10] = [
@@ -69,18 +73,21 @@ struct Filter<'a> {
 }
 
 impl Filter<'_> {
-    /// The matching assistants as JSON, newest first; a graph that is
-    /// not served is a 404, as the Agent Server's `assert_graph_exists`.
-    fn apply(&self, assistants: &Assistants) -> Result<Vec<Value>, ApiError> {
+    /// The matching assistants as JSON, newest first: those given in code
+    /// and those created (visible to `owner`, on a graph served here); a
+    /// graph that is not served is a 404, as the Agent Server's
+    /// `assert_graph_exists`.
+    async fn apply(&self, app: &App, owner: Option<&str>) -> Result<Vec<Value>, ApiError> {
+        let assistants = &app.assistants;
         if let Some(graph_id) = self.graph_id
             && assistants.by_graph(graph_id).is_none()
         {
             return Err(no_graph(graph_id, assistants));
         }
         let name = self.name.map(str::to_lowercase);
-        Ok(assistants
-            .newest_first()
-            .map(Assistant::to_json)
+        Ok(listed(app, owner)
+            .await?
+            .into_iter()
             .filter(|a| self.graph_id.is_none_or(|g| a["graph_id"] == g))
             .filter(|a| {
                 name.as_deref().is_none_or(|n| {
@@ -97,6 +104,25 @@ impl Filter<'_> {
     }
 }
 
+/// Every assistant `owner` sees, newest first: the ones given in code
+/// (seen by all) and the created ones whose graph is served here (as
+/// LangGraph hides those of graphs it does not serve).
+async fn listed(app: &App, owner: Option<&str>) -> Result<Vec<Value>, ApiError> {
+    let mut all: Vec<(SystemTime, Value)> = app
+        .assistants
+        .newest_first()
+        .map(|a| (a.created_at, a.to_json()))
+        .collect();
+    for record in app.store.assistants(owner).await? {
+        if app.assistants.by_graph(&record.graph_id).is_some() {
+            all.push((record.created_at, created_json(&record)));
+        }
+    }
+    // Stable: the ones given in code keep their order among themselves.
+    all.sort_by_key(|(created_at, _)| std::cmp::Reverse(*created_at));
+    Ok(all.into_iter().map(|(_, json)| json).collect())
+}
+
 fn no_graph(graph_id: &str, assistants: &Assistants) -> ApiError {
     ApiError::missing(format!(
         "Graph '{graph_id}' not found. Expected one of: {:?}",
@@ -109,7 +135,8 @@ fn no_graph(graph_id: &str, assistants: &Assistants) -> ApiError {
 /// only the `select`ed fields if given; `X-Pagination-Total` (and
 /// `X-Pagination-Next` when more follow) as the Agent Server sends them.
 pub(crate) async fn search(
-    Shared(assistants): Shared<Arc<Assistants>>,
+    Shared(app): Shared<App>,
+    owner: Owner,
     Body(search): Body<Search>,
 ) -> Result<Response, ApiError> {
     let limit = page_limit(search.limit, 10)?;
@@ -126,7 +153,8 @@ pub(crate) async fn search(
         name: search.name.as_deref(),
         metadata: search.metadata.as_ref(),
     }
-    .apply(&assistants)?;
+    .apply(&app, owner.as_deref())
+    .await?;
     let ascending = match search
         .sort_order
         .as_deref()
@@ -193,7 +221,8 @@ fn select(assistant: &Value, select: Option<&[String]>) -> Value {
 
 /// `POST /assistants/count`: how many assistants match.
 pub(crate) async fn count(
-    Shared(assistants): Shared<Arc<Assistants>>,
+    Shared(app): Shared<App>,
+    owner: Owner,
     Body(count): Body<Count>,
 ) -> Result<Json<usize>, ApiError> {
     let found = Filter {
@@ -201,23 +230,25 @@ pub(crate) async fn count(
         name: count.name.as_deref(),
         metadata: count.metadata.as_ref(),
     }
-    .apply(&assistants)?;
+    .apply(&app, owner.as_deref())
+    .await?;
     Ok(Json(found.len()))
 }
 
 /// The assistant the path names (its id, or its graph's), or a 404.
-fn named<'a>(assistants: &'a Assistants, id: &str) -> Result<&'a Assistant, ApiError> {
-    assistants
-        .find(id)
+async fn named<'a>(app: &'a App, id: &str, owner: Option<&str>) -> Result<Found<'a>, ApiError> {
+    find(app, id, owner)
+        .await?
         .ok_or_else(|| ApiError::missing(format!("Assistant {id} not found")))
 }
 
 /// `GET /assistants/{id}`.
 pub(crate) async fn get(
-    Shared(assistants): Shared<Arc<Assistants>>,
+    Shared(app): Shared<App>,
+    owner: Owner,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    Ok(Json(named(&assistants, &id)?.to_json()))
+    Ok(Json(named(&app, &id, owner.as_deref()).await?.to_json()))
 }
 
 /// `GET /assistants/{id}/graph`'s query: `xray` (true, false or a depth).
@@ -232,7 +263,8 @@ pub(crate) struct GraphQuery {
 /// Server checks it; subgraphs are drawn as one node either way (their
 /// insides are not expanded yet).
 pub(crate) async fn graph(
-    Shared(assistants): Shared<Arc<Assistants>>,
+    Shared(app): Shared<App>,
+    owner: Owner,
     Path(id): Path<String>,
     Query(query): Query<GraphQuery>,
 ) -> Result<Json<Value>, ApiError> {
@@ -242,17 +274,20 @@ pub(crate) async fn graph(
     {
         return Err(ApiError::invalid_body("Invalid xray value"));
     }
-    Ok(Json(named(&assistants, &id)?.graph.clone()))
+    let found = named(&app, &id, owner.as_deref()).await?;
+    Ok(Json(found.graph().graph.clone()))
 }
 
 /// `GET /assistants/{id}/schemas`: the graph's state schema (input and
 /// output are the state's: `null`, as LangGraph sends when they are; no
 /// configurable fields, no context schema yet).
 pub(crate) async fn schemas(
-    Shared(assistants): Shared<Arc<Assistants>>,
+    Shared(app): Shared<App>,
+    owner: Owner,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let assistant = named(&assistants, &id)?;
+    let found = named(&app, &id, owner.as_deref()).await?;
+    let assistant = found.graph();
     Ok(Json(json!({
         "graph_id": assistant.graph_id,
         "input_schema": null,

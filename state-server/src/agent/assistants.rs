@@ -28,6 +28,9 @@ pub(crate) struct Assistant {
     pub mermaid: String,
     /// `GET /assistants/{id}/schemas`, `state_schema`.
     pub state_schema: Value,
+    /// Whether a run (or an assistant created on this graph) may give it
+    /// a context.
+    pub takes_context: bool,
     /// The graph, behind JSON.
     #[cfg(feature = "graph")]
     pub served: std::sync::Arc<dyn super::served::Served>,
@@ -37,21 +40,23 @@ impl Assistant {
     #[cfg(feature = "graph")]
     pub(crate) fn new<S, C>(
         graph_id: &str,
-        graph: state_graph::CompiledGraph<S, C>,
+        served: super::ServedGraph<S, C>,
         store: state_store::Store,
     ) -> Assistant
     where
         S: state_graph::GraphState,
         C: Send + Sync + 'static,
     {
+        let super::ServedGraph { graph, decode } = served;
         Assistant {
+            takes_context: decode.is_some(),
             graph_id: graph_id.to_owned(),
             assistant_id: default_id(graph_id),
             created_at: SystemTime::now(),
             graph: graph.graph_json(),
             mermaid: graph.draw_mermaid(),
             state_schema: state_schema(S::schema()),
-            served: std::sync::Arc::new(super::served::serve(graph, store)),
+            served: std::sync::Arc::new(super::served::serve(graph, decode, store)),
         }
     }
 
@@ -123,6 +128,17 @@ impl Assistants {
         graph_id_of(record).and_then(|graph_id| self.by_graph(graph_id))
     }
 
+    /// The graph run `run` runs: its assistant's if given in code, else
+    /// the graph its metadata names (a created assistant's run).
+    pub(crate) fn of_run(&self, run: &state_store::Run) -> Option<&Assistant> {
+        self.find(&run.assistant_id).or_else(|| {
+            run.metadata
+                .get("graph_id")
+                .and_then(Value::as_str)
+                .and_then(|graph_id| self.by_graph(graph_id))
+        })
+    }
+
     pub(crate) fn graph_ids(&self) -> Vec<&str> {
         let mut ids: Vec<&str> = self.list.iter().map(|a| a.graph_id.as_str()).collect();
         ids.sort_unstable();
@@ -180,8 +196,8 @@ mod tests {
         let graph = g.compile().expect("compiles");
         let store = state_store::Store::memory();
         let mut all = Assistants::default();
-        assert!(all.add(Assistant::new("agent", graph.clone(), store.clone())));
-        assert!(!all.add(Assistant::new("agent", graph, store)));
+        assert!(all.add(Assistant::new("agent", graph.clone().into(), store.clone())));
+        assert!(!all.add(Assistant::new("agent", graph.into(), store)));
         assert_eq!(all.find("agent").unwrap().graph_id, "agent");
         let id = default_id("agent");
         assert_eq!(all.find(&id).unwrap().graph_id, "agent");

@@ -3,10 +3,13 @@
 //! one recorded from the real server (`langgraph-server/` beside the
 //! design); each handler's docs say what it answers.
 //!
-//! Served so far: `GET /ok`, `GET /info`, and the assistants (one per graph
-//! given to [`Server::assistant`](crate::Server::assistant)).
+//! Assistants are one per graph given to
+//! [`Server::assistant`](crate::Server::assistant), and those clients
+//! create (`POST /assistants`), kept in the store.
 
 mod assistant_routes;
+mod assistant_writes;
+mod assistants_found;
 // Without `graph`, no assistant can be given: the routes answer none.
 #[cfg_attr(not(feature = "graph"), allow(dead_code))]
 mod assistants;
@@ -20,6 +23,10 @@ mod run_events;
 mod run_routes;
 #[cfg(feature = "graph")]
 mod served;
+#[cfg(feature = "graph")]
+mod served_graph;
+#[cfg(feature = "graph")]
+pub use served_graph::ServedGraph;
 #[allow(dead_code)]
 mod sse;
 #[cfg(feature = "graph")]
@@ -70,9 +77,23 @@ pub(crate) fn routes() -> Router<App> {
     Router::new()
         .route("/ok", get(ok))
         .route("/info", get(info))
+        .route("/assistants", post(assistant_writes::create))
         .route("/assistants/search", post(assistant_routes::search))
         .route("/assistants/count", post(assistant_routes::count))
-        .route("/assistants/{assistant_id}", get(assistant_routes::get))
+        .route(
+            "/assistants/{assistant_id}",
+            get(assistant_routes::get)
+                .patch(assistant_writes::patch)
+                .delete(assistant_writes::delete),
+        )
+        .route(
+            "/assistants/{assistant_id}/versions",
+            post(assistant_writes::versions),
+        )
+        .route(
+            "/assistants/{assistant_id}/latest",
+            post(assistant_writes::latest),
+        )
         .route(
             "/assistants/{assistant_id}/graph",
             get(assistant_routes::graph),

@@ -5,7 +5,7 @@
 //! workers (`worker.rs`); its events are stored, and a stream reads them
 //! from the store, so any process serving the database streams any run.
 
-use super::assistants::Assistant;
+use super::assistants_found::{Found, find};
 use super::body::Body;
 use super::follow::{Frames, event_key, follow};
 use super::sse;
@@ -52,6 +52,14 @@ pub(crate) struct Create {
     /// Not claimed before this many seconds from now.
     #[serde(default)]
     after_seconds: Option<f64>,
+    /// The run's config; its `configurable` is LangGraph's older form of
+    /// the context.
+    #[serde(default)]
+    config: Option<Map<String, Value>>,
+    /// The run's context, merged over its assistant's, for the graph's
+    /// typed context.
+    #[serde(default)]
+    context: Option<Map<String, Value>>,
 }
 
 /// `on_disconnect`.
@@ -68,9 +76,10 @@ enum OnDisconnect {
 /// The longest `after_seconds` accepted: a year.
 const MAX_DELAY: f64 = 365.0 * 24.0 * 3600.0;
 
-/// The assistant a run names, or the Agent Server's 422.
-fn assistant<'a>(app: &'a App, id: &str) -> Result<&'a Assistant, ApiError> {
-    app.assistants.find(id).ok_or_else(|| {
+/// The assistant a run names (given in code, or created and visible to
+/// `owner`), or the Agent Server's 422.
+async fn assistant<'a>(app: &'a App, id: &str, owner: Option<&str>) -> Result<Found<'a>, ApiError> {
+    find(app, id, owner).await?.ok_or_else(|| {
         ApiError::invalid_body(format!(
             "Invalid assistant: '{id}'. Must be either:\n- A valid assistant UUID, or\n- One of the registered graphs: {}",
             app.assistants.graph_ids().join(", ")
@@ -86,8 +95,15 @@ async fn create_run(
     create: Create,
     owner: Option<&str>,
 ) -> Result<Run, ApiError> {
-    let assistant = assistant(app, &create.assistant_id)?;
+    let found = assistant(app, &create.assistant_id, owner).await?;
+    let assistant = found.graph();
     let modes = modes(create.stream_mode.as_ref())?;
+    // A context that does not reach the graph is refused before anything
+    // is written.
+    let context = found.run_context(create.config.as_ref(), create.context.as_ref())?;
+    assistant
+        .served
+        .check_context(context.as_ref().unwrap_or(&Map::new()))?;
     let delay = match create.after_seconds {
         None => None,
         Some(s) if s.is_finite() && (0.0..=MAX_DELAY).contains(&s) => {
@@ -100,24 +116,30 @@ async fn create_run(
         }
     };
     let run_id = uuid::Uuid::now_v7().to_string();
-    let kwargs = json!({
+    let mut kwargs = json!({
         "input": create.input,
         "command": create.command,
         "stream_mode": modes,
         "stream_subgraphs": create.stream_subgraphs.unwrap_or(false),
         "stream_resumable": create.stream_resumable.unwrap_or(false),
     });
+    if let Some(context) = context {
+        kwargs["context"] = Value::Object(context);
+    }
+    if let Some(config) = create.config {
+        kwargs["config"] = Value::Object(config);
+    }
     let mut metadata = create.metadata.unwrap_or_default();
     metadata.insert("graph_id".into(), json!(assistant.graph_id));
-    metadata.insert("assistant_id".into(), json!(assistant.assistant_id));
-    let mut new = NewRun::new(&run_id, &assistant.assistant_id)
+    metadata.insert("assistant_id".into(), json!(found.id()));
+    let mut new = NewRun::new(&run_id, found.id())
         .kwargs(kwargs)
         .metadata(Value::Object(metadata))
         .multitask_strategy(create.multitask_strategy.unwrap_or_default())
         .if_not_exists(create.if_not_exists.unwrap_or(IfNotExists::Reject));
     if let Some(thread) = thread {
         // The thread's graph, as LangGraph records it on a run.
-        let named = json!({"graph_id": assistant.graph_id, "assistant_id": assistant.assistant_id});
+        let named = json!({"graph_id": assistant.graph_id, "assistant_id": found.id()});
         new = new.thread(thread).thread_metadata(named);
     }
     if let Some(owner) = owner {
@@ -200,7 +222,7 @@ async fn result_of(app: &App, run: &Run) -> Result<Value, ApiError> {
         return Ok(json!({"__error__": error}));
     }
     let thread = run.thread_id.clone().unwrap_or_else(|| run.run_id.clone());
-    let Some(assistant) = app.assistants.find(&run.assistant_id) else {
+    let Some(assistant) = app.assistants.of_run(run) else {
         return Ok(Value::Null);
     };
     let state = assistant.served.state(thread, None).await?;

@@ -13,6 +13,11 @@ use serde_json::{Map, Value, json};
 use state_graph::{CompiledGraph, Event, GraphError, GraphState, Interrupt, Resume, StreamMode};
 use state_store::Store;
 use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// Decodes a run's JSON context into the graph's `C` (an error names the
+/// field and what was expected).
+pub(crate) type Decode<C> = Arc<dyn Fn(Value) -> Result<C, String> + Send + Sync>;
 
 /// What a run asks of its graph (from `RunCreateStateful`).
 #[derive(Debug, Clone, Default)]
@@ -27,6 +32,9 @@ pub(crate) struct RunRequest {
     /// `stream_subgraphs`: events from inside subgraphs too, their names
     /// `<mode>|<namespace>`.
     pub subgraphs: bool,
+    /// The run's context (its own merged over its assistant's), for the
+    /// graph's typed context; none: the context bound in code.
+    pub graph_context: Option<Map<String, Value>>,
     /// Who and what the run is (the `events` mode's metadata).
     pub context: RunContext,
 }
@@ -81,6 +89,11 @@ pub(crate) trait Served: Send + Sync {
         as_node: Option<String>,
     ) -> BoxFuture<'static, Result<u64, ApiError>>;
 
+    /// Whether a run with `context` can start: it decodes into the graph's
+    /// context type, or is empty (the context bound in code). Checked
+    /// before a run is created, so a bad one writes nothing.
+    fn check_context(&self, context: &Map<String, Value>) -> Result<(), ApiError>;
+
     /// Runs the graph on `thread`, streaming what `request` asks for (a
     /// stateless run gets a thread of its own, as LangGraph's).
     fn run(
@@ -90,23 +103,66 @@ pub(crate) trait Served: Send + Sync {
     ) -> BoxStream<'static, Result<Streamed, ApiError>>;
 }
 
-/// `graph`, run on `store`.
-pub(crate) fn serve<S, C>(graph: CompiledGraph<S, C>, store: Store) -> impl Served
+/// `graph`, run on `store`, its runs' contexts decoded by `decode` (none:
+/// a run cannot give one).
+pub(crate) fn serve<S, C>(
+    graph: CompiledGraph<S, C>,
+    decode: Option<Decode<C>>,
+    store: Store,
+) -> impl Served
 where
     S: GraphState,
     C: Send + Sync + 'static,
 {
-    Graph(graph.with_store(store.clone()), store)
+    Graph(graph.with_store(store.clone()), store, decode)
 }
 
-/// A graph, run on its store (which the step-made stream modes read).
-struct Graph<S: GraphState, C>(CompiledGraph<S, C>, Store);
+/// A graph, run on its store (which the step-made stream modes read),
+/// with its runs' context decoder.
+struct Graph<S: GraphState, C>(CompiledGraph<S, C>, Store, Option<Decode<C>>);
+
+impl<S: GraphState, C: Send + Sync + 'static> Clone for Graph<S, C> {
+    fn clone(&self) -> Self {
+        Graph(self.0.clone(), self.1.clone(), self.2.clone())
+    }
+}
+
+impl<S, C> Graph<S, C>
+where
+    S: GraphState,
+    C: Send + Sync + 'static,
+{
+    /// The graph with a run's context bound: decoded from `context` when
+    /// it has keys; when it has none, the context bound in code, or else
+    /// `{}` decoded (a context type whose fields all have defaults).
+    fn bound(&self, context: Option<&Map<String, Value>>) -> Result<CompiledGraph<S, C>, ApiError> {
+        let given = context.filter(|c| !c.is_empty());
+        match (&self.2, given) {
+            (None, None) => Ok(self.0.clone()),
+            (None, Some(_)) => Err(ApiError::invalid_body(
+                "context: this graph takes no context from a run: it is served with its \
+                 context bound in code (serve it as `ServedGraph::new(graph).context_from_json()` \
+                 for a run's context to reach it)",
+            )),
+            (Some(_), None) if self.0.has_context() => Ok(self.0.clone()),
+            (Some(decode), given) => {
+                let json = Value::Object(given.cloned().unwrap_or_default());
+                let context = decode(json).map_err(ApiError::invalid_body)?;
+                Ok(self.0.with_context(context))
+            }
+        }
+    }
+}
 
 impl<S, C> Served for Graph<S, C>
 where
     S: GraphState,
     C: Send + Sync + 'static,
 {
+    fn check_context(&self, context: &Map<String, Value>) -> Result<(), ApiError> {
+        self.bound(Some(context)).map(|_| ())
+    }
+
     fn state(
         &self,
         thread: String,
@@ -183,13 +239,13 @@ where
         thread: String,
         request: RunRequest,
     ) -> BoxStream<'static, Result<Streamed, ApiError>> {
-        let graph = Graph(self.0.clone(), self.1.clone());
+        let graph = self.clone();
         let started = async move {
             let wanted = Wanted::of(&request.modes);
             let fail = |error| futures::stream::iter(vec![Err(error)]).boxed();
             let mut opening = Vec::new();
             let steps = if wanted.steps() || wanted.messages {
-                let served = Box::new(Graph(graph.0.clone(), graph.1.clone()));
+                let served = Box::new(graph.clone());
                 let context = &request.context;
                 match StepEvents::start(wanted, graph.1.clone(), served, thread.clone(), context)
                     .await
@@ -416,7 +472,7 @@ where
             <S::Delta as state_core::Delta>::from_json(input)
                 .map_err(|error| ApiError::invalid_body(format!("input: {error}")))
         };
-        let graph = &self.0;
+        let graph = &self.bound(request.graph_context.as_ref())?;
         Ok(match (request.resume.clone(), request.input.clone()) {
             (Some(answer), _) => {
                 let pending = graph
@@ -485,7 +541,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_run_streams_the_agent_servers_events_and_pauses() {
-        let served = serve(hitl(), Store::memory());
+        let served = serve(hitl(), None, Store::memory());
         let request = RunRequest {
             input: Some(json!({})),
             modes: vec!["updates".into(), "values".into()],
@@ -557,7 +613,7 @@ mod tests {
 
     #[tokio::test]
     async fn events_pause_without_the_tasks_end_and_resume_it() {
-        let served = serve(hitl(), Store::memory());
+        let served = serve(hitl(), None, Store::memory());
         let context = RunContext {
             run_id: "r1".into(),
             graph_id: "hitl".into(),
@@ -640,7 +696,7 @@ mod tests {
         outer.add_subgraph("inner", inner.compile().expect("compiles"));
         outer.add_edge(START, "inner");
         outer.add_edge("inner", END);
-        let served = serve(outer.compile().expect("compiles"), Store::memory());
+        let served = serve(outer.compile().expect("compiles"), None, Store::memory());
         for (thread, subgraphs) in [("a", false), ("b", true)] {
             let request = RunRequest {
                 input: Some(json!({})),
@@ -696,7 +752,7 @@ mod tests {
         )
         .await
         .expect("runs");
-        let served = serve(graph(), store);
+        let served = serve(graph(), None, store);
 
         let latest = served.state("t".into(), None).await.expect("the state");
         assert_eq!(latest["values"]["turns"], json!(2));
@@ -765,6 +821,86 @@ mod tests {
             served.state("t".into(), None).await.expect("the state"),
             after,
             "a refused edit changes nothing"
+        );
+    }
+
+    #[derive(serde::Deserialize)]
+    struct Visitor {
+        name: String,
+    }
+
+    #[tokio::test]
+    async fn a_runs_json_context_reaches_the_node_or_is_refused_by_name() {
+        let mut g = StateGraph::<Ask, Visitor>::new();
+        g.add_node("greet", |_: &Ask, ctx: &state_graph::Ctx<Visitor>| {
+            Ask::delta().answer(ctx.context().name.clone())
+        });
+        g.add_edge(START, "greet");
+        g.add_edge("greet", END);
+        let graph = g.compile().expect("compiles");
+        let served = super::super::ServedGraph::new(graph.clone()).context_from_json();
+        let served = serve(served.graph, served.decode, Store::memory());
+        let context = |v: Value| v.as_object().cloned().expect("an object");
+        assert!(
+            served
+                .check_context(&context(json!({"name": "Ada"})))
+                .is_ok()
+        );
+        let missing = served.check_context(&Map::new()).unwrap_err();
+        assert_eq!(missing.message(), "context: missing field `name`");
+        let wrong = served
+            .check_context(&context(json!({"name": 5})))
+            .unwrap_err();
+        assert_eq!(wrong.status(), 422);
+        assert!(
+            wrong
+                .message()
+                .starts_with("context.name: invalid type: integer `5`"),
+            "{}",
+            wrong.message()
+        );
+        let request = RunRequest {
+            input: Some(json!({})),
+            modes: vec!["values".into()],
+            graph_context: Some(context(json!({"name": "Ada"}))),
+            ..RunRequest::default()
+        };
+        let events = collect(served.run("t".into(), request)).await;
+        assert!(
+            events.contains(&Streamed::Event(
+                "values".into(),
+                json!({"answer": "Ada", "done": false})
+            )),
+            "{events:?}"
+        );
+
+        // Served as is, with a context bound in code: that one, and a
+        // run's context is refused, not ignored.
+        let bound = graph.with_context(Visitor { name: "Bo".into() });
+        let plain = serve(bound, None, Store::memory());
+        assert!(plain.check_context(&Map::new()).is_ok());
+        let refused = plain
+            .check_context(&context(json!({"name": "Cy"})))
+            .unwrap_err();
+        assert!(
+            refused
+                .message()
+                .starts_with("context: this graph takes no context from a run"),
+            "{}",
+            refused.message()
+        );
+        let request = RunRequest {
+            input: Some(json!({})),
+            modes: vec!["values".into()],
+            ..RunRequest::default()
+        };
+        let events = collect(plain.run("u".into(), request)).await;
+        assert!(
+            events.contains(&Streamed::Event(
+                "values".into(),
+                json!({"answer": "Bo", "done": false})
+            )),
+            "{events:?}"
         );
     }
 }

@@ -183,6 +183,7 @@ fn request_of(kwargs: &Value) -> Result<RunRequest, String> {
             .cloned(),
         modes: modes(field.as_ref()).map_err(|e| e.message().to_owned())?,
         subgraphs: kwargs.get("stream_subgraphs") == Some(&Value::Bool(true)),
+        graph_context: kwargs.get("context").and_then(Value::as_object).cloned(),
         context: RunContext::default(),
     })
 }
@@ -285,7 +286,7 @@ impl Worker {
             return;
         }
         let assistants = self.assistants.clone();
-        let assistant = assistants.find(&run.assistant_id);
+        let assistant = assistants.of_run(&run);
         let (status, thread_status) = match (assistant, request_of(&run.kwargs)) {
             (None, _) => {
                 let message = format!("assistant {} is not served here", run.assistant_id);

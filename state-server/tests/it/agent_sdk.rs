@@ -117,6 +117,38 @@ pub(crate) fn server(store: Store) -> Server {
         .assistant("slow", slow.compile().expect("slow compiles"))
 }
 
+/// The greeter's state: what its node made of the run's context.
+#[derive(AgentState, Debug, Clone, PartialEq)]
+pub struct Greeting {
+    pub greeting: String,
+}
+
+/// The greeter's context, decoded from each run's JSON context.
+#[derive(serde::Deserialize)]
+struct Visitor {
+    name: String,
+    #[serde(default)]
+    lang: Option<String>,
+}
+
+/// `server`'s graphs and `greeter`, whose runs' JSON context reaches its
+/// node (`ServedGraph::context_from_json`), which writes it in the state.
+fn server_with_greeter(store: Store) -> Server {
+    let mut greeter = StateGraph::<Greeting, Visitor>::new();
+    greeter.add_node("greet", |_: &Greeting, ctx: &Ctx<Visitor>| {
+        let visitor = ctx.context();
+        let lang = visitor.lang.as_deref().unwrap_or("en");
+        Greeting::delta().greeting(format!("{lang}:{}", visitor.name))
+    });
+    greeter.add_edge(START, "greet");
+    greeter.add_edge("greet", END);
+    let greeter = greeter.compile().expect("the greeter compiles");
+    server(store).assistant(
+        "greeter",
+        state_server::ServedGraph::new(greeter).context_from_json(),
+    )
+}
+
 /// The Python with `langgraph-sdk`, or a failure that says how to get it.
 fn sdk_python() -> PathBuf {
     if let Some(python) = std::env::var_os("LANGGRAPH_SDK_PYTHON") {
@@ -219,6 +251,57 @@ fn with_auth(server: Server) -> Server {
 async fn auth() {
     let addr = serve(with_auth(server(Store::memory())).router::<Chat>()).await;
     run_script("auth.py", &format!("http://{addr}")).await;
+}
+
+/// Assistants created, read, searched, updated, versioned, set back and
+/// deleted by two users through the SDK; a run on a created assistant
+/// whose context reaches the graph's node.
+#[tokio::test]
+async fn created_assistants() {
+    let addr = serve(with_auth(server_with_greeter(Store::memory())).router::<Chat>()).await;
+    run_script("assistants_created.py", &format!("http://{addr}")).await;
+}
+
+#[tokio::test]
+async fn created_assistants_on_sqlite() {
+    let (store, _dir) = sqlite_store().await;
+    let addr = serve(with_auth(server_with_greeter(store)).router::<Chat>()).await;
+    run_script("assistants_created.py", &format!("http://{addr}")).await;
+}
+
+/// Created assistants live in the database: an assistant created through
+/// one server is seen, run and deleted through another on the same file.
+#[tokio::test]
+async fn created_assistants_are_shared_by_servers_on_one_database() {
+    let (store, dir) = sqlite_store().await;
+    let one = serve(server_with_greeter(store).router::<Chat>()).await;
+    let other_store = Store::sqlite(dir.path().join("agent.db"))
+        .await
+        .expect("the same SQLite file");
+    let two = serve(server_with_greeter(other_store).router::<Chat>()).await;
+    let json = [("Content-Type", "application/json")];
+    let made = request(
+        one,
+        "POST",
+        "/assistants",
+        &json,
+        br#"{"graph_id": "greeter", "context": {"name": "Ada", "lang": "it"}}"#,
+    )
+    .await
+    .json();
+    let id = made["assistant_id"].as_str().expect("an id").to_owned();
+    let seen = request(two, "GET", &format!("/assistants/{id}"), &[], b"").await;
+    assert_eq!(seen.json(), made);
+    let body = format!(r#"{{"assistant_id": "{id}", "input": {{}}}}"#);
+    let out = request(two, "POST", "/runs/wait", &json, body.as_bytes()).await;
+    assert_eq!(out.json(), json!({"greeting": "it:Ada"}));
+    let deleted = request(two, "DELETE", &format!("/assistants/{id}"), &[], b"").await;
+    assert_eq!(deleted.status, 204);
+    let gone = request(one, "GET", &format!("/assistants/{id}"), &[], b"").await;
+    assert_eq!(
+        gone.error(404, "not_found"),
+        format!("Assistant {id} not found")
+    );
 }
 
 #[tokio::test]

@@ -43,6 +43,9 @@ struct Route {
     runs: bool,
 }
 
+/// The assistant the fixture creates.
+const ASSISTANT: &str = "00000000-0000-4000-8000-0000000000aa";
+
 /// A run's body that is accepted.
 const RUN: &str = r#"{"assistant_id": "agent", "input": {"messages": [{"type": "human", "content": "hi"}]},
     "stream_mode": ["values", "updates"], "multitask_strategy": "enqueue", "metadata": {"k": "v"},
@@ -277,6 +280,8 @@ struct Snapshot {
     stateless: usize,
     /// The store's items.
     items: Value,
+    /// The created assistants.
+    assistants: Value,
 }
 
 async fn snapshot(addr: SocketAddr, store: &Store) -> Snapshot {
@@ -302,7 +307,9 @@ async fn snapshot(addr: SocketAddr, store: &Store) -> Snapshot {
         .limit(1000)
         .await
         .expect("list the items");
+    let assistants = store.assistants(None).await.expect("list the assistants");
     Snapshot {
+        assistants: serde_json::to_value(assistants).expect("assistants as JSON"),
         metadata: thread.json()["metadata"].clone(),
         runs: runs.json().as_array().expect("a list").clone(),
         seq: store.thread_info(THREAD).await.ok().map(|info| info.seq),
@@ -352,7 +359,7 @@ fn names_the_field(detail: &str, fields: &[&str], object: bool) -> bool {
     if head == "the request body" {
         return !object || rest.contains("missing field `");
     }
-    if head == "Invalid assistant" {
+    if head == "Invalid assistant" || head == "Invalid assistant ID" {
         return true;
     }
     let first = head.split(['.', '[']).next().unwrap_or_default();
@@ -464,6 +471,11 @@ async fn fixture(dir: &std::path::Path) -> (SocketAddr, Store, String) {
         .put_item(&["fuzz"], "kept", json!({"v": 1}))
         .await
         .expect("put an item");
+    let assistant = state_store::NewAssistant::new(ASSISTANT, "agent").metadata(json!({"a": 1}));
+    store
+        .create_assistant(assistant, state_store::IfExists::Raise)
+        .await
+        .expect("create an assistant");
     (addr, store, run)
 }
 
@@ -480,7 +492,8 @@ fn fuzz(route: Route) {
     let path = route
         .path
         .replace("{thread}", THREAD)
-        .replace("{run}", &run);
+        .replace("{run}", &run)
+        .replace("{assistant}", ASSISTANT);
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|n| n.parse().ok())
@@ -557,6 +570,20 @@ routes! {
             "sort_by": "name", "sort_order": "asc", "select": ["graph_id"]}"#, false;
     assistants_count: "POST" "/assistants/count" &["graph_id", "name", "metadata"],
         r#"{"graph_id": "agent", "name": "a", "metadata": {}}"#, false;
+    assistants_create: "POST" "/assistants"
+        &["graph_id", "assistant_id", "config", "context", "metadata", "if_exists", "name",
+          "description"],
+        r#"{"graph_id": "agent", "config": {"tags": ["x"]}, "metadata": {"a": 1},
+            "if_exists": "do_nothing", "name": "n", "description": "d"}"#, false;
+    assistants_patch: "PATCH" "/assistants/{assistant}"
+        &["graph_id", "config", "context", "metadata", "name", "description"],
+        r#"{"graph_id": "agent", "config": {"tags": ["y"]}, "metadata": {"b": 2}, "name": "n2"}"#,
+        false;
+    assistants_versions: "POST" "/assistants/{assistant}/versions"
+        &["metadata", "limit", "offset"], r#"{"metadata": {"a": 1}, "limit": 5, "offset": 0}"#,
+        false;
+    assistants_latest: "POST" "/assistants/{assistant}/latest" &["version"],
+        r#"{"version": 1}"#, false;
     cancel_body: "POST" "/threads/{thread}/runs/{run}/cancel" &["wait", "action"],
         r#"{"wait": true}"#, false;
 }

@@ -77,6 +77,8 @@ pub(crate) struct Memory {
     pub(super) items: super::memory_items::MemoryItems,
     /// The runs, their events and thread records (`Store::create_run`).
     pub(super) runs: super::memory_runs::MemoryRuns,
+    /// The created assistants (`Store::create_assistant`).
+    pub(super) assistants: super::memory_assistants::MemoryAssistants,
 }
 
 impl Memory {

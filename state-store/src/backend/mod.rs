@@ -6,8 +6,12 @@
 //! decodes, filters and ranks them.
 
 mod memory;
+mod memory_assistants;
 mod memory_items;
 mod memory_runs;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[macro_use]
+mod sql_assistants;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[macro_use]
 mod sql_item_methods;
@@ -201,6 +205,10 @@ pub(crate) enum Backend {
 // Long-term memory items: their rows, and the `Backend` methods for them.
 mod items;
 pub(crate) use items::{Cmp, Flow, ItemScan, ItemWrite, PrefixRange, Pushed, ScannedItem, Vectors};
+
+// Created assistants: their rows, and the `Backend` methods for them.
+mod assistants;
+pub(crate) use assistants::{AssistantRow, Change, Changed};
 
 // Runs, their events and thread records: their rows, and the `Backend`
 // methods for them.

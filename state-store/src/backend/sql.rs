@@ -22,12 +22,13 @@ use crate::error::StoreError;
 /// version's statements are in [`migrations`]. 4: the Agent Server's
 /// runs, their stream events and thread records (`Store::create_run`),
 /// three tables of their own (`sql_runs.rs`); no older table changed.
-/// 5: a run's `base_seq` (`Run::base_seq`). 6: reserved (the Agent
-/// Server's assistants, on another branch; no statement here). 7: a
-/// thread row counts its rewinds (`Store::rewind_thread`) and keeps the
-/// step of the last one, so a watcher learns of a rewind from the log
-/// alone (`REWIND_COLUMNS`); a version 6 program would ignore them and
-/// miss rewinds, so it is told to upgrade instead.
+/// 5: a run's `base_seq` (`Run::base_seq`). 6: created assistants and
+/// their versions (`Store::create_assistant`), two tables of their own
+/// (`sql_assistants.rs`); no older table changed. 7: a thread row counts
+/// its rewinds (`Store::rewind_thread`) and keeps the step of the last
+/// one, so a watcher learns of a rewind from the log alone
+/// (`REWIND_COLUMNS`); a version 6 program would ignore them and miss
+/// rewinds, so it is told to upgrade instead.
 pub(crate) const SCHEMA_VERSION: i64 = 7;
 
 /// The version table, created first: it says which migrations to run.
@@ -76,14 +77,14 @@ fn migrations(
     run_base: &'static [&'static str],
     rewind_columns: &'static [&'static str],
 ) -> [(i64, &'static [&'static str]); 7] {
-    // 2 and 6 changed no table here (see SCHEMA_VERSION).
+    // 2 changed no table (see SCHEMA_VERSION).
     [
         (1, &LOG_TABLES),
         (2, &[]),
         (3, item_tables),
         (4, &super::sql_runs::RUN_TABLES),
         (5, run_base),
-        (6, &[]),
+        (6, &super::sql_assistants::ASSISTANT_TABLES),
         (7, rewind_columns),
     ]
 }
@@ -859,6 +860,7 @@ macro_rules! sql_backend {
             $name, $db, write = $write, claim = $claim, run_state = $run_state,
             record = $record, notify = $notify, collate = $collate
         }
+        sql_assistants! { $name, $db }
 
         impl $name {
             /// The pool, for callers that want to run their own queries.

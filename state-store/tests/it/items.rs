@@ -1160,7 +1160,7 @@ const VERSION_TWO: [&str; 7] = [
 ];
 
 /// Opens a version-2 database with `open` and checks the upgrade: version
-/// 3 recorded once, the thread as it was, items usable; a version-4
+/// 3 recorded once, the thread as it was, items usable; a newer
 /// database refused.
 async fn upgrade_from_version_two<F, Fut>(db: &Db, open: F)
 where
@@ -1184,6 +1184,14 @@ where
         .unwrap()
         .unwrap();
     assert_eq!(claim.run().run_id, "run-1");
+    // Version 6's assistant tables too.
+    store
+        .create_assistant(
+            state_store::NewAssistant::new("a1", "agent"),
+            state_store::IfExists::Raise,
+        )
+        .await
+        .unwrap();
     let mut t = store.thread::<Chat>("t").await.unwrap();
     assert_eq!(t.seq(), 2);
     assert_eq!(t.state().transcript, ["one", "two"]);

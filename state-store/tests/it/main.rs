@@ -5,6 +5,7 @@
 
 mod support;
 
+mod assistants;
 mod concurrency;
 mod corrupt;
 mod crash;
