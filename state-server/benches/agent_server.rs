@@ -31,7 +31,7 @@
 //!   one database of a throwaway PostgreSQL cluster, the tool loop's
 //!   nodes each waiting 50 ms (a model call): runs/s and their ratio.
 //!
-//! Run: `cargo bench -p state-server --bench agent_server` (about 7
+//! Run: `cargo bench -p state-server --bench agent_server` (about 9
 //! minutes; `AGENT_BENCH_LANGGRAPH=0` leaves LangGraph's server out,
 //! `AGENT_BENCH_MAIN=0` ours on memory and SQLite (the first tables),
 //! `AGENT_BENCH_CURVE=0` the curve, `AGENT_BENCH_PG=0` the PostgreSQL
