@@ -26,13 +26,20 @@
 //!   `runs/wait` on `hitl` (answers `__interrupt__`) and `runs/wait` with
 //!   `command: {"resume": ..}`: the two waits' time.
 //! - **Curve** (ours on SQLite): runs/s with 1 to 64 clients.
+//! - **Worker processes on PostgreSQL** (`agent_server/postgres.rs`): one
+//!   API process (`Server::workers(0)`) and 1, then 2 worker processes on
+//!   one database of a throwaway PostgreSQL cluster, the tool loop's
+//!   nodes each waiting 50 ms (a model call): runs/s and their ratio.
 //!
-//! Run: `cargo bench -p state-server --bench agent_server` (about 6
+//! Run: `cargo bench -p state-server --bench agent_server` (about 9
 //! minutes; `AGENT_BENCH_LANGGRAPH=0` leaves LangGraph's server out,
-//! `AGENT_BENCH_CURVE=0` the curve, `AGENT_BENCH_SECS` sets the load's
-//! length, 15 by default; `AGENT_SERVER_NODELAY=0` serves without
-//! `TCP_NODELAY`, as `axum::serve` does by default). It prints
-//! the tables and writes `target/agent-server-bench.json`. Without
+//! `AGENT_BENCH_MAIN=0` ours on memory and SQLite (the first tables),
+//! `AGENT_BENCH_CURVE=0` the curve, `AGENT_BENCH_PG=0` the PostgreSQL
+//! workers; `AGENT_BENCH_SECS` sets the load's length, 15 by default;
+//! `AGENT_SERVER_NODELAY=0` serves without `TCP_NODELAY`, as
+//! `axum::serve` does by default). It prints the tables and writes
+//! `target/agent-server-bench.json` (the PostgreSQL part
+//! `target/agent-server-bench-postgres.json`). Without
 //! `--bench` (under `cargo test --all-targets`) it only says how to run
 //! it: nothing here is timed in the tests.
 
@@ -49,7 +56,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// Set in our server's process: `memory` or `sqlite:<file>`.
+// The throwaway PostgreSQL cluster of state-store's tests and benches
+// (initdb + pg_ctl in a temporary directory), shared rather than copied.
+#[path = "../../state-store/tests/it/support/postgres.rs"]
+mod pg_cluster;
+// The PostgreSQL mode: an API process and worker processes.
+#[path = "agent_server/postgres.rs"]
+mod postgres;
+
+/// Set in our server's process: `memory`, `sqlite:<file>`, `pg-api:<url>`
+/// (routes only, runs left to worker processes) or `pg-worker:<url>` (a
+/// worker process: no routes).
 const CHILD_ENV: &str = "AGENT_SERVER_CHILD";
 /// How many run workers our server has (its default without it).
 const WORKERS_ENV: &str = "AGENT_SERVER_WORKERS";
@@ -116,11 +133,27 @@ fn tools(s: &Chat) -> ChatDelta {
     Chat::delta().messages(results)
 }
 
-/// Our server: the reference app's `agent` and `hitl` on `store`.
-fn server(store: Store) -> Server {
+/// Our server: the reference app's `agent` and `hitl` on `store`; with
+/// `node_wait`, each of the tool loop's nodes first waits that long (a
+/// model or tool call's time, spent awaiting, not computing).
+fn server(store: Store, node_wait: Option<Duration>) -> Server {
     let mut loop_graph = StateGraph::<Chat>::new();
-    loop_graph.add_node("agent", agent);
-    loop_graph.add_node("tools", tools);
+    match node_wait {
+        None => {
+            loop_graph.add_node("agent", agent);
+            loop_graph.add_node("tools", tools);
+        }
+        Some(wait) => {
+            loop_graph.add_node("agent", move |s: Arc<Chat>, ctx: Ctx| async move {
+                tokio::time::sleep(wait).await;
+                agent(&s, &ctx)
+            });
+            loop_graph.add_node("tools", move |s: Arc<Chat>| async move {
+                tokio::time::sleep(wait).await;
+                tools(&s)
+            });
+        }
+    }
     loop_graph.add_edge(START, "agent");
     loop_graph.add_conditional_edges(
         "agent",
@@ -157,27 +190,36 @@ fn server(store: Store) -> Server {
 }
 
 /// Our server's process: serves until its standard input closes (the
-/// harness went away) and prints `listening <addr>` once it listens.
+/// harness went away) and prints `listening <addr>` once it listens; a
+/// worker process (`pg-worker:<url>`) prints `working` once its workers
+/// run.
 fn child(kind: &str) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("a tokio runtime");
     runtime.block_on(async {
-        let store = match kind.strip_prefix("sqlite:") {
-            Some(path) => Store::sqlite(path).await.expect("a SQLite store"),
-            None => Store::memory(),
-        };
-        let router = server(store).router::<Chat>();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind a loopback port");
-        println!("listening {}", listener.local_addr().expect("its address"));
         // Standard input closes when the harness ends, however it ends.
         let gone = tokio::task::spawn_blocking(|| {
             let mut sink = String::new();
             while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {}
         });
+        if let Some(url) = kind.strip_prefix("pg-worker:") {
+            return postgres::worker(url, gone).await;
+        }
+        let (store, node_wait) = if let Some(path) = kind.strip_prefix("sqlite:") {
+            (Store::sqlite(path).await.expect("a SQLite store"), None)
+        } else if let Some(url) = kind.strip_prefix("pg-api:") {
+            let store = Store::postgres(url).await.expect("a PostgreSQL store");
+            (store, Some(postgres::NODE_WAIT))
+        } else {
+            (Store::memory(), None)
+        };
+        let router = server(store, node_wait).router::<Chat>();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind a loopback port");
+        println!("listening {}", listener.local_addr().expect("its address"));
         let nodelay = std::env::var("AGENT_SERVER_NODELAY").as_deref() != Ok("0");
         let listener = axum::serve::ListenerExt::tap_io(listener, move |tcp| {
             let _ = tcp.set_nodelay(nodelay);
@@ -217,8 +259,9 @@ impl Drop for Served {
     }
 }
 
-/// Our server on `kind` (`memory`, `sqlite:<file>`), with `workers`.
-fn start_ours(name: &str, kind: &str, workers: Option<usize>) -> Served {
+/// This binary as our server's process on `kind` (see [`CHILD_ENV`]),
+/// with `workers`; the process and the first line it printed.
+fn spawn_ours(kind: &str, workers: Option<usize>) -> (Child, String) {
     let mut command = Command::new(std::env::current_exe().expect("this binary"));
     command
         .env(CHILD_ENV, kind)
@@ -232,7 +275,14 @@ fn start_ours(name: &str, kind: &str, workers: Option<usize>) -> Served {
     let mut line = String::new();
     BufReader::new(stdout)
         .read_line(&mut line)
-        .expect("its address");
+        .expect("its first line");
+    (child, line)
+}
+
+/// Our server on `kind` (`memory`, `sqlite:<file>`, `pg-api:<url>`),
+/// with `workers`.
+fn start_ours(name: &str, kind: &str, workers: Option<usize>) -> Served {
+    let (child, line) = spawn_ours(kind, workers);
     let addr = line
         .trim()
         .strip_prefix("listening ")
@@ -734,18 +784,26 @@ fn main() {
         },
     };
     let with_langgraph = std::env::var("AGENT_BENCH_LANGGRAPH").as_deref() != Ok("0");
+    let with_main = std::env::var("AGENT_BENCH_MAIN").as_deref() != Ok("0");
+    let with_pg = std::env::var("AGENT_BENCH_PG").as_deref() != Ok("0");
+    // Plain HTTP only, but reqwest is built with rustls (state-agent's
+    // features) and wants a provider installed.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("a tokio runtime");
-    runtime.block_on(run(&plan, with_langgraph));
+    runtime.block_on(run(&plan, with_main, with_langgraph));
+    if with_pg {
+        runtime.block_on(postgres::run(plan.time));
+    }
 }
 
-async fn run(plan: &Plan, with_langgraph: bool) {
+async fn run(plan: &Plan, with_main: bool, with_langgraph: bool) {
+    if !with_main && !with_langgraph && plan.curve.is_empty() {
+        return; // only the PostgreSQL workers asked for
+    }
     let dir = tempfile::tempdir().expect("a temporary directory");
-    // Plain HTTP only, but reqwest is built with rustls (state-agent's
-    // features) and wants a provider installed.
-    let _ = rustls::crypto::ring::default_provider().install_default();
     let client = Client::builder()
         .pool_max_idle_per_host(128)
         .timeout(Duration::from_secs(120))
@@ -760,10 +818,13 @@ async fn run(plan: &Plan, with_langgraph: bool) {
     let sqlite = format!("sqlite:{}", dir.path().join("agent.db").display());
     let lg_dir = dir.path().join("langgraph");
     std::fs::create_dir_all(&lg_dir).expect("a directory for LangGraph");
-    let mut servers: Vec<Box<dyn Fn() -> Option<Served> + '_>> = vec![
-        Box::new(|| Some(start_ours("ours, Store::memory()", "memory", None))),
-        Box::new(|| Some(start_ours("ours, SQLite", &sqlite, None))),
-    ];
+    let mut servers: Vec<Box<dyn Fn() -> Option<Served> + '_>> = Vec::new();
+    if with_main {
+        servers.push(Box::new(|| {
+            Some(start_ours("ours, Store::memory()", "memory", None))
+        }));
+        servers.push(Box::new(|| Some(start_ours("ours, SQLite", &sqlite, None))));
+    }
     if with_langgraph {
         servers.push(Box::new(|| start_langgraph(&lg_dir)));
     }
