@@ -267,6 +267,9 @@ impl Worker {
             self.roll_back(&claim, &run, &thread).await;
             return;
         }
+        // Watched from its claim on: a cancel asked for while the run
+        // starts is not missed (its row's changes only wake this watch).
+        let mut watch = store.watch_run(&run.run_id);
         let metadata = json!({"run_id": run.run_id, "attempt": claim.attempt()});
         if !matches!(append("metadata", metadata).await, Ok(Some(_))) {
             return;
@@ -339,15 +342,22 @@ impl Worker {
                 let mut end = (RunStatus::Error, None);
                 let mut rollback = false;
                 // A cancel is seen at once: the run's watch wakes on a
-                // change of its row (not on the events stored here).
-                let mut watch = store.watch_run(&run.run_id);
+                // change of its row (not on the events stored here). The
+                // run is read once first: a cancel that came between the
+                // claim and the watch was announced to nobody.
+                let mut read_first = true;
                 loop {
                     let item = tokio::select! {
                         item = events.recv() => match item {
                             Some(item) => item,
                             None => break,
                         },
-                        () = watch.status_changed() => {
+                        () = async {
+                            match std::mem::take(&mut read_first) {
+                                true => {}
+                                false => watch.status_changed().await,
+                            }
+                        } => {
                             match store.get_run(&run.run_id, None).await {
                                 Ok(Some(now)) if now.cancel.is_none() => continue,
                                 // Cancelled, or deleted with its thread.
