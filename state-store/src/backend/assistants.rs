@@ -69,37 +69,25 @@ pub(crate) enum Changed {
     NoVersion,
 }
 
-macro_rules! dispatch_assistants {
-    ($self:ident, $b:ident => $memory:expr, $sql:expr) => {
-        match $self {
-            Backend::Memory($b) => $memory,
-            #[cfg(feature = "sqlite")]
-            Backend::Sqlite($b) => $sql.await,
-            #[cfg(feature = "postgres")]
-            Backend::Postgres($b) => $sql.await,
-        }
-    };
-}
-
 impl Backend {
     /// Inserts an assistant and its first version unless it exists.
     /// False: it existed.
     pub async fn insert_assistant(&self, row: &AssistantRow) -> Result<bool, StoreError> {
-        dispatch_assistants!(self, b => b.assistants.insert(row), b.insert_assistant(row))
+        dispatch_split!(self, b => b.assistants.insert(row), b.insert_assistant(row))
     }
 
     pub async fn assistant(&self, id: &str) -> Result<Option<AssistantRow>, StoreError> {
-        dispatch_assistants!(self, b => b.assistants.get(id), b.assistant(id))
+        dispatch_split!(self, b => b.assistants.get(id), b.assistant(id))
     }
 
     /// Every assistant, newest first.
     pub async fn assistants(&self) -> Result<Vec<AssistantRow>, StoreError> {
-        dispatch_assistants!(self, b => b.assistants.all(), b.assistants())
+        dispatch_split!(self, b => b.assistants.all(), b.assistants())
     }
 
     /// An assistant's versions, newest first (none: no assistant).
     pub async fn assistant_versions(&self, id: &str) -> Result<Vec<AssistantRow>, StoreError> {
-        dispatch_assistants!(self, b => b.assistants.versions(id), b.assistant_versions(id))
+        dispatch_split!(self, b => b.assistants.versions(id), b.assistant_versions(id))
     }
 
     /// Applies `change` in one transaction.
@@ -109,7 +97,7 @@ impl Backend {
         change: Change<'_>,
         now: i64,
     ) -> Result<Changed, StoreError> {
-        dispatch_assistants!(self, b => b.assistants.change(id, change, now),
+        dispatch_split!(self, b => b.assistants.change(id, change, now),
             b.change_assistant(id, change, now))
     }
 }

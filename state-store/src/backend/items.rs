@@ -138,33 +138,21 @@ pub(crate) enum Flow {
 /// A scan's visitor: called once per row, in the scan's order.
 pub(crate) type Visit<'v> = dyn FnMut(ScannedItem<'_>) -> Result<Flow, StoreError> + Send + 'v;
 
-macro_rules! dispatch_items {
-    ($self:ident, $b:ident => $memory:expr, $sql:expr) => {
-        match $self {
-            Backend::Memory($b) => $memory,
-            #[cfg(feature = "sqlite")]
-            Backend::Sqlite($b) => $sql.await,
-            #[cfg(feature = "postgres")]
-            Backend::Postgres($b) => $sql.await,
-        }
-    };
-}
-
 impl Backend {
     /// Inserts or replaces an item (a replaced item keeps its `created_at`)
     /// and replaces its vectors, atomically.
     pub async fn put_item(&self, write: &ItemWrite<'_>) -> Result<(), StoreError> {
-        dispatch_items!(self, b => b.items.put(write), b.put_item(write))
+        dispatch_split!(self, b => b.items.put(write), b.put_item(write))
     }
 
     /// One item's row.
     pub async fn get_item(&self, prefix: &str, key: &str) -> Result<Option<ItemRow>, StoreError> {
-        dispatch_items!(self, b => b.items.get(prefix, key), b.get_item(prefix, key))
+        dispatch_split!(self, b => b.items.get(prefix, key), b.get_item(prefix, key))
     }
 
     /// Deletes an item with its vectors. False: there was none.
     pub async fn delete_item(&self, prefix: &str, key: &str) -> Result<bool, StoreError> {
-        dispatch_items!(self, b => b.items.delete(prefix, key), b.delete_item(prefix, key))
+        dispatch_split!(self, b => b.items.delete(prefix, key), b.delete_item(prefix, key))
     }
 
     /// The rows `scan` selects, newest first (`updated_at`, then namespace
@@ -182,7 +170,7 @@ impl Backend {
         first_page: usize,
         visit: &mut Visit<'_>,
     ) -> Result<(), StoreError> {
-        dispatch_items!(self, b => b.items.scan(scan, visit), b.scan_items(scan, first_page, visit))
+        dispatch_split!(self, b => b.items.scan(scan, visit), b.scan_items(scan, first_page, visit))
     }
 
     /// Every row `scan` selects, with its vectors, in no particular order.
@@ -191,7 +179,7 @@ impl Backend {
         scan: ItemScan<'_>,
         visit: &mut Visit<'_>,
     ) -> Result<(), StoreError> {
-        dispatch_items!(self, b => b.items.scan_vectors(scan, visit), b.scan_vectors(scan, visit))
+        dispatch_split!(self, b => b.items.scan_vectors(scan, visit), b.scan_vectors(scan, visit))
     }
 
     /// The distinct namespace texts in `prefix` (`None`: all).
@@ -199,7 +187,7 @@ impl Backend {
         &self,
         prefix: Option<&PrefixRange>,
     ) -> Result<Vec<String>, StoreError> {
-        dispatch_items!(self, b => b.items.namespaces(prefix), b.item_namespaces(prefix))
+        dispatch_split!(self, b => b.items.namespaces(prefix), b.item_namespaces(prefix))
     }
 }
 

@@ -202,6 +202,21 @@ pub(crate) enum Backend {
     Postgres(Postgres),
 }
 
+/// A `Backend` method whose memory side is a plain call (`$memory`, on
+/// the memory backend's tables) and whose SQL side is awaited (`$sql`):
+/// the items', runs' and assistants' methods.
+macro_rules! dispatch_split {
+    ($self:ident, $b:ident => $memory:expr, $sql:expr) => {
+        match $self {
+            Backend::Memory($b) => $memory,
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite($b) => $sql.await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres($b) => $sql.await,
+        }
+    };
+}
+
 // Long-term memory items: their rows, and the `Backend` methods for them.
 mod items;
 pub(crate) use items::{Cmp, Flow, ItemScan, ItemWrite, PrefixRange, Pushed, ScannedItem, Vectors};

@@ -172,23 +172,11 @@ pub(crate) struct RunScan<'a> {
     pub offset: usize,
 }
 
-macro_rules! dispatch_runs {
-    ($self:ident, $b:ident => $memory:expr, $sql:expr) => {
-        match $self {
-            Backend::Memory($b) => $memory,
-            #[cfg(feature = "sqlite")]
-            Backend::Sqlite($b) => $sql.await,
-            #[cfg(feature = "postgres")]
-            Backend::Postgres($b) => $sql.await,
-        }
-    };
-}
-
 impl Backend {
     /// Inserts a pending run, applying its strategy to the thread's runs
     /// in flight and marking the thread busy, in one transaction.
     pub async fn create_run(&self, new: &NewRunRow<'_>) -> Result<Created, StoreError> {
-        dispatch_runs!(self, b => b.runs.create(new), b.create_run(new))
+        dispatch_split!(self, b => b.runs.create(new), b.create_run(new))
     }
 
     /// Takes the oldest due run (pending, or running with an expired
@@ -200,7 +188,7 @@ impl Backend {
         now: i64,
         until: i64,
     ) -> Result<Option<RunRow>, StoreError> {
-        dispatch_runs!(self, b => b.runs.claim(worker, now, until, |thread| b.head(thread)), b.claim_run(worker, now, until))
+        dispatch_split!(self, b => b.runs.claim(worker, now, until, |thread| b.head(thread)), b.claim_run(worker, now, until))
     }
 
     /// Extends the lease. `None`: lost; else the cancel requested, if any.
@@ -210,7 +198,7 @@ impl Backend {
         now: i64,
         until: i64,
     ) -> Result<Option<Option<String>>, StoreError> {
-        dispatch_runs!(self, b => b.runs.renew(fence, now, until), b.renew_run(fence, now, until))
+        dispatch_split!(self, b => b.runs.renew(fence, now, until), b.renew_run(fence, now, until))
     }
 
     /// Sets the run's final status and its thread's (`busy` while other
@@ -222,7 +210,7 @@ impl Backend {
         thread_status: &str,
         now: i64,
     ) -> Result<bool, StoreError> {
-        dispatch_runs!(self, b => b.runs.finish(fence, status, thread_status, now),
+        dispatch_split!(self, b => b.runs.finish(fence, status, thread_status, now),
             b.finish_run(fence, status, thread_status, now))
     }
 
@@ -248,16 +236,16 @@ impl Backend {
 
     /// Back to pending, lease cleared. False: the lease was lost.
     pub async fn release_run(&self, fence: Fence<'_>, now: i64) -> Result<bool, StoreError> {
-        dispatch_runs!(self, b => b.runs.release(fence, now), b.release_run(fence, now))
+        dispatch_split!(self, b => b.runs.release(fence, now), b.release_run(fence, now))
     }
 
     pub async fn get_run(&self, run_id: &str) -> Result<Option<RunRow>, StoreError> {
-        dispatch_runs!(self, b => b.runs.get(run_id), b.get_run(run_id))
+        dispatch_split!(self, b => b.runs.get(run_id), b.get_run(run_id))
     }
 
     /// Runs newest first (`created_at`, then id, descending).
     pub async fn list_runs(&self, scan: RunScan<'_>) -> Result<Vec<RunRow>, StoreError> {
-        dispatch_runs!(self, b => b.runs.list(scan), b.list_runs(scan))
+        dispatch_split!(self, b => b.runs.list(scan), b.list_runs(scan))
     }
 
     /// A pending run is interrupted (or deleted, for `"rollback"`) at
@@ -269,7 +257,7 @@ impl Backend {
         owner: Option<&str>,
         now: i64,
     ) -> Result<Cancelled, StoreError> {
-        dispatch_runs!(self, b => b.runs.cancel(run_id, action, owner, now),
+        dispatch_split!(self, b => b.runs.cancel(run_id, action, owner, now),
             b.cancel_run(run_id, action, owner, now))
     }
 
@@ -280,7 +268,7 @@ impl Backend {
         owner: Option<&str>,
         now: i64,
     ) -> Result<bool, StoreError> {
-        dispatch_runs!(self, b => b.runs.delete(run_id, owner, now), b.delete_run(run_id, owner, now))
+        dispatch_split!(self, b => b.runs.delete(run_id, owner, now), b.delete_run(run_id, owner, now))
     }
 
     /// Appends events numbered after the run's last. `None`: lease lost.
@@ -290,7 +278,7 @@ impl Backend {
         events: &[(&str, String)],
         now: i64,
     ) -> Result<Option<u64>, StoreError> {
-        dispatch_runs!(self, b => b.runs.append_events(fence, events, now),
+        dispatch_split!(self, b => b.runs.append_events(fence, events, now),
             b.append_run_events(fence, events, now))
     }
 
@@ -302,28 +290,28 @@ impl Backend {
         after: u64,
         limit: usize,
     ) -> Result<Vec<(i64, String, String, i64)>, StoreError> {
-        dispatch_runs!(self, b => b.runs.events(run_id, after, limit), b.run_events(run_id, after, limit))
+        dispatch_split!(self, b => b.runs.events(run_id, after, limit), b.run_events(run_id, after, limit))
     }
 
     /// Deletes the events of the runs that ended before `before`.
     pub async fn prune_run_events(&self, before: i64) -> Result<u64, StoreError> {
-        dispatch_runs!(self, b => b.runs.prune_events(before), b.prune_run_events(before))
+        dispatch_split!(self, b => b.runs.prune_events(before), b.prune_run_events(before))
     }
 
     /// The earliest time after `now` (an instant, not necessarily the
     /// present) a run becomes due (a pending run's `available_at`, a
     /// running run's lease expiry), if any.
     pub async fn next_run_due(&self, now: i64) -> Result<Option<i64>, StoreError> {
-        dispatch_runs!(self, b => b.runs.next_due(now), b.next_run_due(now))
+        dispatch_split!(self, b => b.runs.next_due(now), b.next_run_due(now))
     }
 
     /// Inserts a thread record unless one exists. False: one existed.
     pub async fn insert_thread_record(&self, row: &ThreadRecordRow) -> Result<bool, StoreError> {
-        dispatch_runs!(self, b => b.runs.insert_record(row), b.insert_thread_record(row))
+        dispatch_split!(self, b => b.runs.insert_record(row), b.insert_thread_record(row))
     }
 
     pub async fn thread_record(&self, id: &str) -> Result<Option<ThreadRecordRow>, StoreError> {
-        dispatch_runs!(self, b => b.runs.record(id), b.thread_record(id))
+        dispatch_split!(self, b => b.runs.record(id), b.thread_record(id))
     }
 
     /// Replaces a record's metadata by `merge(old)` in one transaction.
@@ -335,7 +323,7 @@ impl Backend {
         merge: &(dyn Fn(&str) -> Result<String, StoreError> + Send + Sync),
         now: i64,
     ) -> Result<Option<ThreadRecordRow>, StoreError> {
-        dispatch_runs!(self, b => b.runs.update_record(id, owner, merge, now),
+        dispatch_split!(self, b => b.runs.update_record(id, owner, merge, now),
             b.update_thread_record(id, owner, merge, now))
     }
 
@@ -345,7 +333,7 @@ impl Backend {
         status: &str,
         now: i64,
     ) -> Result<bool, StoreError> {
-        dispatch_runs!(self, b => b.runs.set_status(id, status, now), b.set_thread_status(id, status, now))
+        dispatch_split!(self, b => b.runs.set_status(id, status, now), b.set_thread_status(id, status, now))
     }
 
     /// The records `scan` selects, in its order.
@@ -353,6 +341,6 @@ impl Backend {
         &self,
         scan: RecordScan<'_>,
     ) -> Result<Vec<ThreadRecordRow>, StoreError> {
-        dispatch_runs!(self, b => b.runs.records(scan), b.thread_records(scan))
+        dispatch_split!(self, b => b.runs.records(scan), b.thread_records(scan))
     }
 }

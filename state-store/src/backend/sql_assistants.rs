@@ -181,11 +181,13 @@ macro_rules! sql_assistants {
                 id: &str,
             ) -> Result<Option<$crate::backend::assistants::AssistantRow>, StoreError> {
                 use $crate::backend::sql_assistants::*;
+                // Read whole, as every read of the pool (see `get_run`).
                 let row: Option<AssistantTuple> = sqlx::query_as(SELECT_ASSISTANT)
                     .bind(id)
-                    .fetch_optional(&self.pool)
+                    .fetch_all(&self.pool)
                     .await
-                    .map_err(db_error(format!("reading assistant \"{id}\"")))?;
+                    .map_err(db_error(format!("reading assistant \"{id}\"")))?
+                    .pop();
                 Ok(row.map(assistant_row))
             }
 

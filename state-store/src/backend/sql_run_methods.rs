@@ -33,6 +33,38 @@ macro_rules! sql_runs {
                 Ok(())
             }
 
+            /// Deletes run `run_id` with its events (`DELETE_RUN`).
+            async fn delete_run_rows(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                run_id: &str,
+            ) -> Result<(), sqlx::Error> {
+                for statement in $crate::backend::sql_runs::DELETE_RUN {
+                    sqlx::query(statement)
+                        .bind(run_id)
+                        .execute(&mut *conn)
+                        .await?;
+                }
+                Ok(())
+            }
+
+            /// Thread `thread`'s status once a run on it ended
+            /// (`SETTLE_THREAD`): busy while others are in flight, else
+            /// `otherwise`.
+            async fn settle_thread(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                thread: &str,
+                otherwise: &str,
+                now: i64,
+            ) -> Result<(), sqlx::Error> {
+                sqlx::query($crate::backend::sql_runs::SETTLE_THREAD)
+                    .bind(thread)
+                    .bind(otherwise)
+                    .bind(now)
+                    .execute(&mut *conn)
+                    .await?;
+                Ok(())
+            }
+
             /// Locks the thread record of run `run_id` (if any), before
             /// its run is locked: the order every transition keeps.
             async fn lock_run_thread(
@@ -117,13 +149,9 @@ macro_rules! sql_runs {
                         OnInflight::Cancel(action) => {
                             for (id, status) in inflight {
                                 if status == "pending" && action == "rollback" {
-                                    for statement in DELETE_RUN {
-                                        sqlx::query(statement)
-                                            .bind(&id)
-                                            .execute(&mut *tx)
-                                            .await
-                                            .map_err(db_error(context()))?;
-                                    }
+                                    Self::delete_run_rows(&mut *tx, &id)
+                                        .await
+                                        .map_err(db_error(context()))?;
                                 } else if status == "pending" {
                                     sqlx::query(INTERRUPT_PENDING)
                                         .bind(&id)
@@ -302,11 +330,7 @@ macro_rules! sql_runs {
                     return Ok(false);
                 };
                 if let Some(thread) = thread {
-                    sqlx::query(SETTLE_THREAD)
-                        .bind(thread)
-                        .bind(thread_status)
-                        .bind(now)
-                        .execute(&mut *tx)
+                    Self::settle_thread(&mut *tx, &thread, thread_status, now)
                         .await
                         .map_err(db_error(context()))?;
                 }
@@ -368,19 +392,11 @@ macro_rules! sql_runs {
                         }
                     },
                 };
-                for statement in DELETE_RUN {
-                    sqlx::query(statement)
-                        .bind(fence.run_id)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(db_error(context()))?;
-                }
+                Self::delete_run_rows(&mut *tx, fence.run_id)
+                    .await
+                    .map_err(db_error(context()))?;
                 if let Some(thread) = &thread {
-                    sqlx::query(SETTLE_THREAD)
-                        .bind(thread)
-                        .bind(thread_status)
-                        .bind(now)
-                        .execute(&mut *tx)
+                    Self::settle_thread(&mut *tx, &thread, thread_status, now)
                         .await
                         .map_err(db_error(context()))?;
                 }
@@ -492,13 +508,9 @@ macro_rules! sql_runs {
                 match status.as_str() {
                     "pending" => {
                         if action == "rollback" {
-                            for statement in DELETE_RUN {
-                                sqlx::query(statement)
-                                    .bind(run_id)
-                                    .execute(&mut *tx)
-                                    .await
-                                    .map_err(db_error(context()))?;
-                            }
+                            Self::delete_run_rows(&mut *tx, run_id)
+                                .await
+                                .map_err(db_error(context()))?;
                         } else {
                             sqlx::query(INTERRUPT_PENDING)
                                 .bind(run_id)
@@ -508,11 +520,7 @@ macro_rules! sql_runs {
                                 .map_err(db_error(context()))?;
                         }
                         if let Some(thread) = thread {
-                            sqlx::query(SETTLE_THREAD)
-                                .bind(thread)
-                                .bind("idle")
-                                .bind(now)
-                                .execute(&mut *tx)
+                            Self::settle_thread(&mut *tx, &thread, "idle", now)
                                 .await
                                 .map_err(db_error(context()))?;
                         }
@@ -562,19 +570,11 @@ macro_rules! sql_runs {
                 let Some((status, thread)) = state else {
                     return Ok(false);
                 };
-                for statement in DELETE_RUN {
-                    sqlx::query(statement)
-                        .bind(run_id)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(db_error(context()))?;
-                }
+                Self::delete_run_rows(&mut *tx, run_id)
+                    .await
+                    .map_err(db_error(context()))?;
                 if let (true, Some(thread)) = (status == "pending" || status == "running", thread) {
-                    sqlx::query(SETTLE_THREAD)
-                        .bind(thread)
-                        .bind("idle")
-                        .bind(now)
-                        .execute(&mut *tx)
+                    Self::settle_thread(&mut *tx, &thread, "idle", now)
                         .await
                         .map_err(db_error(context()))?;
                 }
