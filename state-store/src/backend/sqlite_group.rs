@@ -86,6 +86,11 @@ impl Drop for InLine {
 struct Held {
     guard: Option<OwnedMutexGuard<Shared>>,
     queued: Arc<AtomicUsize>,
+    /// The holder's place in line, while it is a writer. Let go before
+    /// the settling task looks who is in line: counted there, the holder
+    /// would leave the group open for itself, holding the write lock until
+    /// the next writer came.
+    in_line: Option<InLine>,
 }
 
 impl Held {
@@ -105,6 +110,7 @@ impl Held {
 
 impl Drop for Held {
     fn drop(&mut self) {
+        drop(self.in_line.take());
         let Some(mut shared) = self.guard.take() else {
             return;
         };
@@ -147,6 +153,7 @@ impl Group {
         Held {
             guard: Some(self.shared.clone().lock_owned().await),
             queued: self.queued.clone(),
+            in_line: None,
         }
     }
 
@@ -160,6 +167,7 @@ impl Group {
         let group = self.clone();
         let begun = tokio::spawn(async move {
             let mut held = group.hold().await;
+            held.in_line = Some(in_line);
             let shared = held.shared();
             if shared.opened.is_none() {
                 shared.opened = Some(Instant::now());
@@ -167,11 +175,7 @@ impl Group {
             }
             shared.writing = true;
             exec(&mut shared.conn, "SAVEPOINT writer").await?;
-            Ok::<_, sqlx::Error>(Writer {
-                held,
-                in_line,
-                group,
-            })
+            Ok::<_, sqlx::Error>(Writer { held, group })
         });
         begun
             .await
@@ -185,7 +189,6 @@ impl Group {
 /// cancelled write), its statements are rolled back, and only those.
 pub(crate) struct Writer {
     held: Held,
-    in_line: InLine,
     group: Group,
 }
 
@@ -224,18 +227,14 @@ impl Writer {
     }
 
     async fn keep(self) -> Outcome {
-        let Writer {
-            mut held,
-            in_line,
-            group,
-        } = self;
-        let shared = held.shared();
+        let Writer { mut held, group } = self;
         // A failure here drops `held`: the savepoint is rolled back.
-        exec(&mut shared.conn, "RELEASE writer")
+        exec(&mut held.shared().conn, "RELEASE writer")
             .await
             .map_err(|error| error.to_string())?;
-        shared.writing = false;
-        drop(in_line);
+        held.shared().writing = false;
+        drop(held.in_line.take());
+        let shared = held.shared();
         let behind = group.queued.load(Ordering::SeqCst);
         let old = shared.opened.is_some_and(|at| at.elapsed() >= MAX_AGE);
         if behind == 0 || old || shared.waiters.len() >= MAX_WRITERS {
