@@ -150,6 +150,7 @@ impl ApiError {
 
     /// 400: a thread operation that needs the thread's graph, on a thread
     /// whose metadata names none (the Agent Server's text).
+    #[cfg(feature = "graph")]
     pub(crate) fn no_graph_id(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, "no_graph_id", message)
     }
@@ -215,6 +216,7 @@ impl ApiError {
 
     /// 409: an answer to an interrupt that is not pending (answered
     /// already, or never asked).
+    #[cfg(feature = "graph")]
     pub(crate) fn not_pending(thread: &str, id: &str) -> ApiError {
         ApiError::new(
             StatusCode::CONFLICT,
@@ -256,6 +258,7 @@ impl ApiError {
     }
 
     /// Its machine kind.
+    #[cfg_attr(not(feature = "graph"), allow(dead_code))]
     pub(crate) fn kind(&self) -> &'static str {
         self.kind
     }
@@ -276,12 +279,13 @@ impl ApiError {
         serde_json::json!({"detail": self.message, "kind": self.kind})
     }
 
-    /// 500: a rebuilt state that JSON cannot hold (NaN, say).
     /// 500: what a run streams that JSON cannot hold (a NaN, say).
+    #[cfg(feature = "graph")]
     pub(crate) fn unwritable(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "encode", message)
     }
 
+    /// 500: a rebuilt state that JSON cannot hold (NaN, say).
     pub(crate) fn encode(thread: &str, seq: u64, error: &StateError) -> ApiError {
         ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,

@@ -88,6 +88,8 @@ where
     let not_found = || StoreError::ThreadNotFound {
         thread: id.to_owned(),
     };
+    // Irrefutable in a build with neither SQLite nor PostgreSQL.
+    #[allow(irrefutable_let_patterns)]
     let Backend::Memory(memory) = backend else {
         let mut tail = backend.load_latest(id).await?.ok_or_else(not_found)?;
         let last = tail.last.take();

@@ -14,6 +14,7 @@ mod assistants_found;
 #[cfg_attr(not(feature = "graph"), allow(dead_code))]
 mod assistants;
 mod body;
+#[cfg(feature = "graph")]
 mod checkpoint;
 #[cfg(feature = "graph")]
 mod follow;
@@ -181,6 +182,7 @@ pub(crate) async fn agent_state(
 /// Whether thread `id` is one of the Agent Server API's (it has a
 /// record): its `GET /threads/{id}/history` and `/stream` answer as the
 /// Agent Server's, those of other threads as this crate's own JSON.
+#[cfg(feature = "graph")]
 pub(crate) async fn is_agent_thread(app: &App, id: &str) -> Result<bool, crate::error::ApiError> {
     Ok(app.store.thread_record(id, None).await?.is_some())
 }
