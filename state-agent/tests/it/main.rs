@@ -9,6 +9,7 @@ mod openai;
 mod openai_vectors;
 mod react;
 mod schemas;
+mod scripted;
 mod server;
 mod tokens;
 mod tools;

@@ -100,7 +100,7 @@ async fn invoke_returns_the_reply_with_usage_and_metadata() {
     // What the server was sent.
     let seen = &server.seen()[0];
     assert_eq!(
-        seen.authorization.as_deref(),
+        seen.header("authorization"),
         Some(&*format!("Bearer {KEY}"))
     );
     assert_eq!(seen.body["model"], "gpt-4o-mini");
