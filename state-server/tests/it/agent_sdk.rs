@@ -123,8 +123,9 @@ pub struct Greeting {
     pub greeting: String,
 }
 
-/// The greeter's context, decoded from each run's JSON context.
-#[derive(serde::Deserialize)]
+/// The greeter's context, decoded from each run's JSON context; its JSON
+/// Schema is the assistant's `context_schema`.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Visitor {
     name: String,
     #[serde(default)]
@@ -132,7 +133,8 @@ struct Visitor {
 }
 
 /// `server`'s graphs and `greeter`, whose runs' JSON context reaches its
-/// node (`ServedGraph::context_from_json`), which writes it in the state.
+/// node (`ServedGraph::context_schema`: `context_from_json`, and the
+/// context's JSON Schema), which writes it in the state.
 fn server_with_greeter(store: Store) -> Server {
     let mut greeter = StateGraph::<Greeting, Visitor>::new();
     greeter.add_node("greet", |_: &Greeting, ctx: &Ctx<Visitor>| {
@@ -145,7 +147,7 @@ fn server_with_greeter(store: Store) -> Server {
     let greeter = greeter.compile().expect("the greeter compiles");
     server(store).assistant(
         "greeter",
-        state_server::ServedGraph::new(greeter).context_from_json(),
+        state_server::ServedGraph::new(greeter).context_schema(),
     )
 }
 
@@ -302,6 +304,31 @@ async fn created_assistants_are_shared_by_servers_on_one_database() {
         gone.error(404, "not_found"),
         format!("Assistant {id} not found")
     );
+}
+
+/// Deleting an assistant cancels its runs in flight, and with
+/// `delete_threads=true` deletes the threads its runs named; a run's
+/// metadata and config merge its assistant's, its thread's and its own;
+/// a context's JSON Schema is served (tests/sdk/assistants_deleted.py).
+#[tokio::test]
+async fn deleted_assistants() {
+    let addr = serve(with_auth(server_with_greeter(Store::memory())).router::<Chat>()).await;
+    run_script("assistants_deleted.py", &format!("http://{addr}")).await;
+}
+
+#[tokio::test]
+async fn deleted_assistants_on_sqlite() {
+    let (store, _dir) = sqlite_store().await;
+    let addr = serve(with_auth(server_with_greeter(store)).router::<Chat>()).await;
+    run_script("assistants_deleted.py", &format!("http://{addr}")).await;
+}
+
+#[tokio::test]
+async fn deleted_assistants_on_postgres() {
+    let db = crate::support::postgres::shared().fresh_database("sdk_deleted_assistants");
+    let store = Store::postgres(&db.url).await.expect("a PostgreSQL store");
+    let addr = serve(with_auth(server_with_greeter(store)).router::<Chat>()).await;
+    run_script("assistants_deleted.py", &format!("http://{addr}")).await;
 }
 
 #[tokio::test]
