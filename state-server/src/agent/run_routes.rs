@@ -80,12 +80,17 @@ const MAX_DELAY: f64 = 365.0 * 24.0 * 3600.0;
 /// The assistant a run names (given in code, or created and visible to
 /// `owner`), or the Agent Server's 422.
 async fn assistant<'a>(app: &'a App, id: &str, owner: Option<&str>) -> Result<Found<'a>, ApiError> {
-    find(app, id, owner).await?.ok_or_else(|| {
-        ApiError::invalid_body(format!(
-            "Invalid assistant: '{id}'. Must be either:\n- A valid assistant UUID, or\n- One of the registered graphs: {}",
-            app.assistants.graph_ids().join(", ")
-        ))
-    })
+    find(app, id, owner)
+        .await?
+        .ok_or_else(|| no_assistant(app, id))
+}
+
+/// The Agent Server's 422 for a run on assistant `id`, which is not there.
+fn no_assistant(app: &App, id: &str) -> ApiError {
+    ApiError::invalid_body(format!(
+        "Invalid assistant: '{id}'. Must be either:\n- A valid assistant UUID, or\n- One of the registered graphs: {}",
+        app.assistants.graph_ids().join(", ")
+    ))
 }
 
 /// Creates the run (pending; the workers take it), on `thread` or, for a
@@ -184,6 +189,22 @@ async fn create_run(
             StoreError::ThreadBusy { .. } => ApiError::conflict(error.to_string()),
             other => ApiError::from(other),
         })?;
+    // A created assistant deleted while this run was being created: a
+    // delete removes the assistant, then cancels the runs it finds. Read
+    // again here, the assistant still there means the delete's cancel is
+    // yet to come and will find this run; gone, the cancel may have
+    // missed it, so it is taken back and refused as on a missing one.
+    if let Found::Created(..) = found
+        && app.store.assistant(found.id(), None).await?.is_none()
+    {
+        let rollback = state_store::CancelAction::Rollback;
+        let left = app.store.cancel_run(&run.run_id, rollback, None).await?;
+        // Interrupted by the delete meanwhile: refused, so gone too.
+        if left.is_some_and(|run| run.status.is_final()) {
+            app.store.delete_run(&run.run_id, None).await?;
+        }
+        return Err(no_assistant(app, found.id()));
+    }
     app.workers.start(&app.store, &app.assistants);
     Ok(run)
 }
@@ -560,7 +581,7 @@ pub(crate) async fn cancel(
             Some(_) => watch.changed().await,
         }
     }
-    let Some(assistant) = app.assistants.find(&run.assistant_id) else {
+    let Some(assistant) = app.assistants.of_run(&run) else {
         return Ok(Json(Value::Null).into_response());
     };
     let state = assistant.served.state(thread, None).await?;

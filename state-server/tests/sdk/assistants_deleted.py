@@ -178,6 +178,18 @@ async def main() -> None:
     assert (await bob.threads.get(bobs["thread_id"]))["metadata"] == {"assistant_id": aid}
     assert await ada.threads.search(metadata={"assistant_id": aid}) == []
 
+    # A created assistant's run rolled back with wait: the answer is the
+    # thread's values as they are again (its graph found by the run).
+    made = await ada.assistants.create(graph_id="slow")
+    rolled = await ada.threads.create(graph_id="slow")
+    await ada.threads.update_state(rolled["thread_id"], {"answer": "kept"})
+    run = await ada.runs.create(rolled["thread_id"], made["assistant_id"], input={"answer": "gone"})
+    await until_running(ada, rolled["thread_id"], run["run_id"])
+    await asyncio.sleep(0.3)
+    answer = await asyncio.wait_for(
+        ada.runs.cancel(rolled["thread_id"], run["run_id"], wait=True, action="rollback"), timeout=10)
+    assert answer == {"answer": "kept", "approved": False}, answer
+
     # The schemas of a graph served with its context's JSON Schema.
     schemas = await ada.assistants.get_schemas("greeter")
     context = schemas["context_schema"]
