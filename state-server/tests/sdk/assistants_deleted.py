@@ -84,6 +84,12 @@ async def main() -> None:
         "purpose": "wire-capture", "graph_id": "agent", "assistant_id": AGENT_ID,
     }, got["metadata"]
 
+    # 24: a message's metadata carries the run's (created_by among them).
+    parts = [p async for p in ada.runs.stream(tid, "agent", input=PING, stream_mode="messages-tuple")]
+    _, meta = next(p.data for p in parts if p.event == "messages")
+    assert (meta["created_by"], meta["graph_id"], meta["assistant_id"]) == ("system", "agent", AGENT_ID), meta
+    assert meta["purpose"] == "wire-capture" and meta["langgraph_node"] == "agent", meta
+
     # A thread made by its first run (if_not_exists="create") gets the
     # run's metadata (its config's, then its own) with its graph's ids.
     fresh = str(uuid.uuid4())
