@@ -228,9 +228,12 @@ pub(crate) struct DeleteQuery {
 /// metadata names it (`assistant_id`, set by its runs) go too, with their
 /// runs, as LangGraph's `Assistants.delete`. One given in code is a 409.
 ///
-/// LangGraph deletes the threads and cancels the runs before the
-/// assistant; here the assistant goes first, so no run can be created on
-/// it once its runs are listed for the cancel.
+/// The threads go first (a failure leaves the assistant, for the delete
+/// to be asked again), then the assistant, then its runs are cancelled:
+/// LangGraph cancels before it deletes the assistant, but a run created
+/// in between would be missed. Here a run created meanwhile either is
+/// listed by the cancel or sees the assistant gone and takes itself back
+/// (`run_routes.rs`).
 pub(crate) async fn delete(
     Shared(app): Shared<App>,
     owner: Owner,
@@ -245,14 +248,14 @@ pub(crate) async fn delete(
         }
         Some(Found::Created(..)) => {}
     }
-    if !app.store.delete_assistant(&id, owner.as_deref()).await? {
-        return Err(missing());
-    }
     let delete_threads = query
         .delete_threads
         .is_some_and(|flag| flag.eq_ignore_ascii_case("true"));
     if delete_threads {
         delete_its_threads(&app, &id, owner.as_deref()).await?;
+    }
+    if !app.store.delete_assistant(&id, owner.as_deref()).await? {
+        return Err(missing());
     }
     app.store
         .cancel_assistant_runs(&id, CancelAction::Interrupt)
@@ -270,14 +273,15 @@ async fn delete_its_threads(app: &App, id: &str, owner: Option<&str>) -> Result<
     if let Some(owner) = owner {
         search = search.owner(owner);
     }
-    // Each page is deleted before the next is read: always the first.
+    // Each page is deleted before the next is read: always the first
+    // (a page of which nothing could be deleted ends it, never a loop).
     loop {
-        let page = app.store.search_thread_records(&search).await?;
-        if page.is_empty() {
-            return Ok(());
+        let mut deleted = false;
+        for record in app.store.search_thread_records(&search).await? {
+            deleted |= app.store.delete_thread(&record.thread_id).await?;
         }
-        for record in page {
-            app.store.delete_thread(&record.thread_id).await?;
+        if !deleted {
+            return Ok(());
         }
     }
 }
