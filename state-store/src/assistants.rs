@@ -10,7 +10,7 @@ use crate::backend::{AssistantRow, Change, Changed};
 use crate::error::StoreError;
 use crate::ids::check_id;
 use crate::items::time::{from_micros, iso, now_micros};
-use crate::runs::IfExists;
+use crate::runs::{CancelAction, IfExists, Run};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::time::SystemTime;
@@ -587,6 +587,44 @@ impl Store {
                 .await?,
             Changed::Done(_)
         ))
+    }
+
+    /// Cancels every run of assistant `id` still in flight, as the Agent
+    /// Server does when the assistant is deleted: each pending run ends
+    /// at once (interrupted, or gone for a rollback), each running one is
+    /// asked to stop ([`cancel_run`](Store::cancel_run), whoever owns
+    /// it). The pending ones go first, so none is claimed in the gap a
+    /// cancelled running one leaves on its thread. Returns the runs as
+    /// they are after the cancel.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// use state_store::{CancelAction, NewRun, RunStatus, Store};
+    /// let store = Store::memory();
+    /// store.create_run(NewRun::new("run-1", "a1")).await?;
+    /// store.create_run(NewRun::new("run-2", "a2")).await?;
+    /// let cancelled = store.cancel_assistant_runs("a1", CancelAction::Interrupt).await?;
+    /// assert_eq!(cancelled.len(), 1);
+    /// assert_eq!((cancelled[0].run_id.as_str(), cancelled[0].status), ("run-1", RunStatus::Interrupted));
+    /// assert_eq!(store.get_run("run-2", None).await?.unwrap().status, RunStatus::Pending);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn cancel_assistant_runs(
+        &self,
+        id: &str,
+        action: CancelAction,
+    ) -> Result<Vec<Run>, StoreError> {
+        check_id(id)?;
+        let mut cancelled = Vec::new();
+        for run_id in self.backend.assistant_runs_in_flight(id).await? {
+            // One that ended meanwhile is left as it ended.
+            if let Some(run) = self.cancel_run(&run_id, action, None).await? {
+                cancelled.push(run);
+            }
+        }
+        Ok(cancelled)
     }
 
     /// The versions of assistant `id`, newest first (each with the time

@@ -280,7 +280,8 @@ pub(crate) async fn graph(
 
 /// `GET /assistants/{id}/schemas`: the graph's state schema (input and
 /// output are the state's: `null`, as LangGraph sends when they are; no
-/// configurable fields, no context schema yet).
+/// configurable fields) and its context's JSON Schema when it was served
+/// with one (`ServedGraph::context_schema`), else `null`.
 pub(crate) async fn schemas(
     Shared(app): Shared<App>,
     owner: Owner,
@@ -294,6 +295,6 @@ pub(crate) async fn schemas(
         "output_schema": null,
         "state_schema": assistant.state_schema,
         "config_schema": {},
-        "context_schema": null,
+        "context_schema": assistant.context_schema,
     })))
 }

@@ -12,14 +12,14 @@ use super::assistants_found::{
 use super::body::{Body, page_limit};
 use crate::auth::Owner;
 use crate::error::ApiError;
-use crate::extract::Path;
+use crate::extract::{Path, Query};
 use crate::routes::App;
 use axum::Json;
 use axum::extract::State as Shared;
 use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use state_store::{AssistantPatch, IfExists, NewAssistant, StoreError};
+use state_store::{AssistantPatch, CancelAction, IfExists, NewAssistant, StoreError, ThreadSearch};
 
 /// `POST /assistants`'s body (`AssistantCreate`).
 #[derive(Deserialize)]
@@ -212,22 +212,76 @@ pub(crate) async fn patch(
     Ok(Json(created_json(&record)))
 }
 
+/// `DELETE /assistants/{id}`'s query.
+#[derive(Deserialize)]
+pub(crate) struct DeleteQuery {
+    /// `"true"` (any case) deletes the assistant's threads too; anything
+    /// else does not, as the Agent Server reads it.
+    #[serde(default)]
+    delete_threads: Option<String>,
+}
+
 /// `DELETE /assistants/{id}`: the assistant and its versions (204, as the
-/// Agent Server answers). One given in code is a 409.
+/// Agent Server answers); its runs still in flight are cancelled
+/// (interrupted: a pending one never starts, a running one stops at its
+/// next step), and with `?delete_threads=true` the threads whose
+/// metadata names it (`assistant_id`, set by its runs) go too, with their
+/// runs, as LangGraph's `Assistants.delete`. One given in code is a 409.
+///
+/// The threads go first (a failure leaves the assistant, for the delete
+/// to be asked again), then the assistant, then its runs are cancelled:
+/// LangGraph cancels before it deletes the assistant, but a run created
+/// in between would be missed. Here a run created meanwhile either is
+/// listed by the cancel or sees the assistant gone and takes itself back
+/// (`run_routes.rs`).
 pub(crate) async fn delete(
     Shared(app): Shared<App>,
     owner: Owner,
     Path(id): Path<String>,
+    Query(query): Query<DeleteQuery>,
 ) -> Result<StatusCode, ApiError> {
     let missing = || ApiError::missing(format!("Assistant with ID {id} not found"));
     match find(&app, &id, owner.as_deref()).await? {
-        None => Err(missing()),
-        Some(Found::System(system)) => Err(read_only(&id, &system.graph_id, "deleted")),
-        Some(Found::Created(..)) => {
-            match app.store.delete_assistant(&id, owner.as_deref()).await? {
-                true => Ok(StatusCode::NO_CONTENT),
-                false => Err(missing()),
-            }
+        None => return Err(missing()),
+        Some(Found::System(system)) => {
+            return Err(read_only(&id, &system.graph_id, "deleted"));
+        }
+        Some(Found::Created(..)) => {}
+    }
+    let delete_threads = query
+        .delete_threads
+        .is_some_and(|flag| flag.eq_ignore_ascii_case("true"));
+    if delete_threads {
+        delete_its_threads(&app, &id, owner.as_deref()).await?;
+    }
+    if !app.store.delete_assistant(&id, owner.as_deref()).await? {
+        return Err(missing());
+    }
+    app.store
+        .cancel_assistant_runs(&id, CancelAction::Interrupt)
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Deletes the threads whose metadata's `assistant_id` is `id` and that
+/// `owner` may see (another's are left, as LangGraph skips the threads
+/// its user may not delete), with their runs and logs.
+async fn delete_its_threads(app: &App, id: &str, owner: Option<&str>) -> Result<(), ApiError> {
+    let mut search = ThreadSearch::default()
+        .metadata(serde_json::json!({"assistant_id": id}))
+        .limit(100);
+    if let Some(owner) = owner {
+        search = search.owner(owner);
+    }
+    // Each page is deleted before the next is read: always the first
+    // (a page of which nothing could be deleted ends it, never a loop).
+    loop {
+        let mut deleted = false;
+        for record in app.store.search_thread_records(&search).await? {
+            deleted |= app.store.delete_thread(&record.thread_id).await?;
+        }
+        if !deleted {
+            return Ok(());
         }
     }
 }

@@ -31,6 +31,9 @@ pub(crate) struct Assistant {
     /// Whether a run (or an assistant created on this graph) may give it
     /// a context.
     pub takes_context: bool,
+    /// `GET /assistants/{id}/schemas`, `context_schema`: the context's
+    /// JSON Schema if the graph was served with one, else `null`.
+    pub context_schema: Value,
     /// The graph, behind JSON.
     #[cfg(feature = "graph")]
     pub served: std::sync::Arc<dyn super::served::Served>,
@@ -47,9 +50,14 @@ impl Assistant {
         S: state_graph::GraphState,
         C: Send + Sync + 'static,
     {
-        let super::ServedGraph { graph, decode } = served;
+        let super::ServedGraph {
+            graph,
+            decode,
+            context_schema,
+        } = served;
         Assistant {
             takes_context: decode.is_some(),
+            context_schema: context_schema.unwrap_or(Value::Null),
             graph_id: graph_id.to_owned(),
             assistant_id: default_id(graph_id),
             created_at: SystemTime::now(),

@@ -19,6 +19,8 @@ mod checkpoint;
 #[cfg(feature = "graph")]
 mod follow;
 #[cfg(feature = "graph")]
+mod run_config;
+#[cfg(feature = "graph")]
 mod run_events;
 #[cfg(feature = "graph")]
 mod run_routes;

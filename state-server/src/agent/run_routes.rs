@@ -8,6 +8,7 @@
 use super::assistants_found::{Found, find};
 use super::body::Body;
 use super::follow::{Frames, event_key, follow};
+use super::run_config::{self, Wire};
 use super::sse;
 use super::stream_mode::{StreamModeField, modes};
 use crate::auth::Owner;
@@ -79,12 +80,17 @@ const MAX_DELAY: f64 = 365.0 * 24.0 * 3600.0;
 /// The assistant a run names (given in code, or created and visible to
 /// `owner`), or the Agent Server's 422.
 async fn assistant<'a>(app: &'a App, id: &str, owner: Option<&str>) -> Result<Found<'a>, ApiError> {
-    find(app, id, owner).await?.ok_or_else(|| {
-        ApiError::invalid_body(format!(
-            "Invalid assistant: '{id}'. Must be either:\n- A valid assistant UUID, or\n- One of the registered graphs: {}",
-            app.assistants.graph_ids().join(", ")
-        ))
-    })
+    find(app, id, owner)
+        .await?
+        .ok_or_else(|| no_assistant(app, id))
+}
+
+/// The Agent Server's 422 for a run on assistant `id`, which is not there.
+fn no_assistant(app: &App, id: &str) -> ApiError {
+    ApiError::invalid_body(format!(
+        "Invalid assistant: '{id}'. Must be either:\n- A valid assistant UUID, or\n- One of the registered graphs: {}",
+        app.assistants.graph_ids().join(", ")
+    ))
 }
 
 /// Creates the run (pending; the workers take it), on `thread` or, for a
@@ -116,30 +122,54 @@ async fn create_run(
         }
     };
     let run_id = uuid::Uuid::now_v7().to_string();
-    let mut kwargs = json!({
+    // The thread's metadata goes into the run's (a thread not there yet
+    // has none).
+    let thread_metadata = match thread {
+        Some(thread) => app
+            .store
+            .thread_record(thread, None)
+            .await?
+            .map(|record| record.metadata),
+        None => None,
+    };
+    // A thread the run creates (`if_not_exists: "create"`) gets the
+    // run's metadata too, as LangGraph's; one that exists only learns its
+    // graph and assistant.
+    let mut named = json!({"graph_id": assistant.graph_id, "assistant_id": found.id()});
+    if thread_metadata.is_none() {
+        run_config::add_new_thread_metadata(
+            &mut named,
+            create.config.as_ref(),
+            create.metadata.as_ref(),
+        );
+    }
+    let (metadata, config) = run_config::merged(
+        &found,
+        run_config::RunParts {
+            run_id: &run_id,
+            thread_id: thread,
+            thread_metadata: thread_metadata.as_ref().and_then(Value::as_object),
+            config: create.config.as_ref(),
+            context: create.context.as_ref(),
+            metadata: create.metadata,
+            owner,
+        },
+    );
+    let kwargs = json!({
         "input": create.input,
         "command": create.command,
+        "config": config,
+        "context": context.unwrap_or_default(),
         "stream_mode": modes,
         "stream_subgraphs": create.stream_subgraphs.unwrap_or(false),
         "stream_resumable": create.stream_resumable.unwrap_or(false),
     });
-    if let Some(context) = context {
-        kwargs["context"] = Value::Object(context);
-    }
-    if let Some(config) = create.config {
-        kwargs["config"] = Value::Object(config);
-    }
-    let mut metadata = create.metadata.unwrap_or_default();
-    metadata.insert("graph_id".into(), json!(assistant.graph_id));
-    metadata.insert("assistant_id".into(), json!(found.id()));
     let mut new = NewRun::new(&run_id, found.id())
         .kwargs(kwargs)
         .metadata(Value::Object(metadata))
         .multitask_strategy(create.multitask_strategy.unwrap_or_default())
         .if_not_exists(create.if_not_exists.unwrap_or(IfNotExists::Reject));
     if let Some(thread) = thread {
-        // The thread's graph, as LangGraph records it on a run.
-        let named = json!({"graph_id": assistant.graph_id, "assistant_id": found.id()});
         new = new.thread(thread).thread_metadata(named);
     }
     if let Some(owner) = owner {
@@ -159,6 +189,22 @@ async fn create_run(
             StoreError::ThreadBusy { .. } => ApiError::conflict(error.to_string()),
             other => ApiError::from(other),
         })?;
+    // A created assistant deleted while this run was being created: a
+    // delete removes the assistant, then cancels the runs it finds. Read
+    // again here, the assistant still there means the delete's cancel is
+    // yet to come and will find this run; gone, the cancel may have
+    // missed it, so it is taken back and refused as on a missing one.
+    if let Found::Created(..) = found
+        && app.store.assistant(found.id(), None).await?.is_none()
+    {
+        let rollback = state_store::CancelAction::Rollback;
+        let left = app.store.cancel_run(&run.run_id, rollback, None).await?;
+        // Interrupted by the delete meanwhile: refused, so gone too.
+        if left.is_some_and(|run| run.status.is_final()) {
+            app.store.delete_run(&run.run_id, None).await?;
+        }
+        return Err(no_assistant(app, found.id()));
+    }
     app.workers.start(&app.store, &app.assistants);
     Ok(run)
 }
@@ -184,10 +230,10 @@ pub(crate) async fn create(
     owner: Owner,
     Path(thread): Path<String>,
     Body(create): Body<Create>,
-) -> Result<Json<Run>, ApiError> {
-    Ok(Json(
+) -> Result<Json<Wire>, ApiError> {
+    Ok(Json(Wire(
         create_run(&app, Some(&thread), create, owner.as_deref()).await?,
-    ))
+    )))
 }
 
 /// Waits for the run to end; its last state.
@@ -351,8 +397,8 @@ pub(crate) async fn join(
 pub(crate) async fn get(
     Shared(app): Shared<App>,
     Path((thread, run_id)): Path<(String, String)>,
-) -> Result<Json<Run>, ApiError> {
-    Ok(Json(run_on(&app, &thread, &run_id).await?))
+) -> Result<Json<Wire>, ApiError> {
+    Ok(Json(Wire(run_on(&app, &thread, &run_id).await?)))
 }
 
 /// Run `run_id` of thread `thread`, or the Agent Server's 404.
@@ -378,11 +424,12 @@ pub(crate) async fn list(
     Shared(app): Shared<App>,
     Path(thread): Path<String>,
     crate::extract::Query(query): crate::extract::Query<ListQuery>,
-) -> Result<Json<Vec<Run>>, ApiError> {
+) -> Result<Json<Vec<Wire>>, ApiError> {
     let filter = state_store::RunFilter::default()
         .limit(query.limit.unwrap_or(10).clamp(1, 1000))
         .offset(query.offset.unwrap_or(0));
-    Ok(Json(app.store.list_runs(Some(&thread), filter).await?))
+    let runs = app.store.list_runs(Some(&thread), filter).await?;
+    Ok(Json(runs.into_iter().map(Wire).collect()))
 }
 
 /// `POST /threads/{id}/runs/stream`: creates the run and streams its
@@ -523,18 +570,18 @@ pub(crate) async fn cancel(
     }
     if action == state_store::CancelAction::Interrupt {
         let run = ended(&app, &run_id).await?;
-        return Ok(Json(run).into_response());
+        return Ok(Json(Wire(run)).into_response());
     }
     // Rolled back once gone; a run that ended first (or whose rollback
     // was refused) stays, and is answered as it is.
     loop {
         match app.store.get_run(&run_id, None).await? {
             None => break,
-            Some(now) if now.status.is_final() => return Ok(Json(now).into_response()),
+            Some(now) if now.status.is_final() => return Ok(Json(Wire(now)).into_response()),
             Some(_) => watch.changed().await,
         }
     }
-    let Some(assistant) = app.assistants.find(&run.assistant_id) else {
+    let Some(assistant) = app.assistants.of_run(&run) else {
         return Ok(Json(Value::Null).into_response());
     };
     let state = assistant.served.state(thread, None).await?;

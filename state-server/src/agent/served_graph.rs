@@ -45,6 +45,9 @@ use std::sync::Arc;
 pub struct ServedGraph<S: GraphState, C> {
     pub(crate) graph: CompiledGraph<S, C>,
     pub(crate) decode: Option<Decode<C>>,
+    /// The context's JSON Schema, if given
+    /// ([`context_schema`](Self::context_schema)).
+    pub(crate) context_schema: Option<serde_json::Value>,
 }
 
 impl<S, C> ServedGraph<S, C>
@@ -69,6 +72,7 @@ where
         ServedGraph {
             graph,
             decode: None,
+            context_schema: None,
         }
     }
 
@@ -106,6 +110,53 @@ where
             })
         }));
         self
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl<S, C> ServedGraph<S, C>
+where
+    S: GraphState,
+    C: Send + Sync + 'static,
+{
+    /// [`context_from_json`](Self::context_from_json), and `C`'s JSON
+    /// Schema as the assistant's `context_schema` (`GET
+    /// /assistants/{id}/schemas`; LangGraph's is its context class's
+    /// pydantic schema), so a client or LangGraph Studio knows what
+    /// context to send. One call, since a schema only means something
+    /// for a context that comes from JSON. Feature `schemars`.
+    ///
+    /// ```
+    /// # use state_core::{AgentState, State};
+    /// # #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// # struct Chat { turns: u32 }
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct User {
+    ///     /// Who is asking.
+    ///     name: String,
+    /// }
+    /// # let mut g = state_graph::StateGraph::<Chat, User>::new();
+    /// # g.add_node("a", |_: &Chat| Chat::delta());
+    /// # g.add_edge(state_graph::START, "a");
+    /// # g.add_edge("a", state_graph::END);
+    /// let served = state_server::ServedGraph::new(g.compile()?).context_schema();
+    /// // GET /assistants/{id}/schemas: "context_schema": {"title": "User", "type": "object",
+    /// //   "properties": {"name": {"description": "Who is asking.", "type": "string"}}, ...}
+    /// # Ok::<(), state_graph::GraphError>(())
+    /// ```
+    #[must_use]
+    pub fn context_schema(self) -> ServedGraph<S, C>
+    where
+        C: DeserializeOwned + schemars::JsonSchema,
+    {
+        let mut served = self.context_from_json();
+        let mut schema = schemars::schema_for!(C).to_value();
+        // A document's `$schema` dialect line: pydantic's schemas have none.
+        if let serde_json::Value::Object(map) = &mut schema {
+            map.remove("$schema");
+        }
+        served.context_schema = Some(schema);
+        served
     }
 }
 

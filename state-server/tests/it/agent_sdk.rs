@@ -123,8 +123,9 @@ pub struct Greeting {
     pub greeting: String,
 }
 
-/// The greeter's context, decoded from each run's JSON context.
-#[derive(serde::Deserialize)]
+/// The greeter's context, decoded from each run's JSON context; its JSON
+/// Schema is the assistant's `context_schema`.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Visitor {
     name: String,
     #[serde(default)]
@@ -132,7 +133,8 @@ struct Visitor {
 }
 
 /// `server`'s graphs and `greeter`, whose runs' JSON context reaches its
-/// node (`ServedGraph::context_from_json`), which writes it in the state.
+/// node (`ServedGraph::context_schema`: `context_from_json`, and the
+/// context's JSON Schema), which writes it in the state.
 fn server_with_greeter(store: Store) -> Server {
     let mut greeter = StateGraph::<Greeting, Visitor>::new();
     greeter.add_node("greet", |_: &Greeting, ctx: &Ctx<Visitor>| {
@@ -145,7 +147,7 @@ fn server_with_greeter(store: Store) -> Server {
     let greeter = greeter.compile().expect("the greeter compiles");
     server(store).assistant(
         "greeter",
-        state_server::ServedGraph::new(greeter).context_from_json(),
+        state_server::ServedGraph::new(greeter).context_schema(),
     )
 }
 
@@ -301,6 +303,106 @@ async fn created_assistants_are_shared_by_servers_on_one_database() {
     assert_eq!(
         gone.error(404, "not_found"),
         format!("Assistant {id} not found")
+    );
+}
+
+/// Deleting an assistant cancels its runs in flight, and with
+/// `delete_threads=true` deletes the threads its runs named; a run's
+/// metadata and config merge its assistant's, its thread's and its own;
+/// a context's JSON Schema is served (tests/sdk/assistants_deleted.py).
+#[tokio::test]
+async fn deleted_assistants() {
+    let addr = serve(with_auth(server_with_greeter(Store::memory())).router::<Chat>()).await;
+    run_script("assistants_deleted.py", &format!("http://{addr}")).await;
+}
+
+#[tokio::test]
+async fn deleted_assistants_on_sqlite() {
+    let (store, _dir) = sqlite_store().await;
+    let addr = serve(with_auth(server_with_greeter(store)).router::<Chat>()).await;
+    run_script("assistants_deleted.py", &format!("http://{addr}")).await;
+}
+
+#[tokio::test]
+async fn deleted_assistants_on_postgres() {
+    let db = crate::support::postgres::shared().fresh_database("sdk_deleted_assistants");
+    let store = Store::postgres(&db.url).await.expect("a PostgreSQL store");
+    let addr = serve(with_auth(server_with_greeter(store)).router::<Chat>()).await;
+    run_script("assistants_deleted.py", &format!("http://{addr}")).await;
+}
+
+/// Runs created on an assistant while it is deleted: each is either
+/// refused (422, nothing left behind) or cancelled by the delete; none
+/// is left to run later on the missing assistant.
+#[tokio::test]
+async fn no_run_outlives_its_deleted_assistant() {
+    let (store, _dir) = sqlite_store().await;
+    let addr = serve(server(store.clone()).router::<Chat>()).await;
+    let json = [("Content-Type", "application/json")];
+    let made = request(
+        addr,
+        "POST",
+        "/assistants",
+        &json,
+        br#"{"graph_id": "slow"}"#,
+    )
+    .await;
+    let id = made.json()["assistant_id"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    let creates: Vec<_> = (0..24)
+        .map(|_| {
+            let id = id.clone();
+            tokio::spawn(async move {
+                let body = format!(r#"{{"assistant_id": "{id}", "input": {{}}}}"#);
+                let thread = request(addr, "POST", "/threads", &json, b"{}").await.json();
+                let thread = thread["thread_id"].as_str().expect("a thread").to_owned();
+                let path = format!("/threads/{thread}/runs");
+                (
+                    thread,
+                    request(addr, "POST", &path, &json, body.as_bytes()).await,
+                )
+            })
+        })
+        .collect();
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let deleted = request(addr, "DELETE", &format!("/assistants/{id}"), &[], b"").await;
+    assert_eq!(deleted.status, 204);
+    let (mut refused, mut cancelled) = (0, 0);
+    for create in creates {
+        let (thread, created) = create.await.expect("the request ran");
+        if created.status == 422 {
+            let detail = created.error(422, "invalid_body");
+            assert!(
+                detail.starts_with(&format!("Invalid assistant: '{id}'")),
+                "{detail}"
+            );
+            let runs = crate::support::get(addr, &format!("/threads/{thread}/runs")).await;
+            assert_eq!(runs.json(), json!([]), "a refused run was left behind");
+            refused += 1;
+            continue;
+        }
+        let run_id = created.json()["run_id"].as_str().expect("a run").to_owned();
+        let join = format!("/threads/{thread}/runs/{run_id}/join");
+        let joined = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            crate::support::get(addr, &join),
+        )
+        .await;
+        assert!(joined.is_ok(), "run {run_id} was not stopped by the delete");
+        let run = crate::support::get(addr, &format!("/threads/{thread}/runs/{run_id}")).await;
+        assert_eq!(run.json()["status"], "interrupted", "{:?}", run.json());
+        cancelled += 1;
+    }
+    assert_eq!(refused + cancelled, 24);
+    assert!(
+        store
+            .cancel_assistant_runs(&id, state_store::CancelAction::Interrupt)
+            .await
+            .expect("the store answers")
+            .is_empty(),
+        "runs in flight on the deleted assistant"
     );
 }
 

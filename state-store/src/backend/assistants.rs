@@ -90,6 +90,13 @@ impl Backend {
         dispatch_split!(self, b => b.assistants.versions(id), b.assistant_versions(id))
     }
 
+    /// The ids of assistant `id`'s runs pending, then running (oldest
+    /// first in each).
+    pub async fn assistant_runs_in_flight(&self, id: &str) -> Result<Vec<String>, StoreError> {
+        dispatch_split!(self, b => Ok(b.runs.in_flight_of_assistant(id)),
+            b.assistant_runs_in_flight(id))
+    }
+
     /// Applies `change` in one transaction.
     pub async fn change_assistant(
         &self,

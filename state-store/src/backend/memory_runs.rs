@@ -266,6 +266,23 @@ impl MemoryRuns {
         Ok(true)
     }
 
+    /// The ids of assistant `assistant_id`'s runs in flight: the pending
+    /// ones, then the running ones, oldest first in each; from the
+    /// in-flight set (not every run the store holds).
+    pub fn in_flight_of_assistant(&self, assistant_id: &str) -> Vec<String> {
+        let mut tables = self.lock();
+        let mut found: Vec<(bool, i64, String)> = tables
+            .active()
+            .filter(|s| s.row.assistant_id == assistant_id)
+            .map(|s| {
+                let running = s.row.status == "running";
+                (running, s.row.created_at, s.row.run_id.clone())
+            })
+            .collect();
+        found.sort_unstable();
+        found.into_iter().map(|(_, _, run_id)| run_id).collect()
+    }
+
     pub fn get(&self, run_id: &str) -> Result<Option<RunRow>, StoreError> {
         Ok(self.lock().runs.get(run_id).map(|s| s.row.clone()))
     }

@@ -68,6 +68,13 @@ pub(crate) const DELETE_VERSIONS: &str =
 pub(crate) const DELETE_ASSISTANT: &str =
     "DELETE FROM state_store_assistants WHERE assistant_id = $1";
 
+/// The runs of an assistant still in flight (what its delete cancels),
+/// the pending ones first; the status is matched first, as the claim's
+/// index has it.
+pub(crate) const IN_FLIGHT_RUNS: &str = "SELECT run_id FROM state_store_runs \
+     WHERE status IN ('pending', 'running') AND assistant_id = $1 \
+     ORDER BY status = 'running', created_at";
+
 /// The columns of an assistant, as read.
 pub(crate) type AssistantTuple = (
     String,
@@ -215,6 +222,21 @@ macro_rules! sql_assistants {
                         "listing the versions of assistant \"{id}\""
                     )))?;
                 Ok(rows.into_iter().map(assistant_row).collect())
+            }
+
+            pub async fn assistant_runs_in_flight(
+                &self,
+                id: &str,
+            ) -> Result<Vec<String>, StoreError> {
+                use $crate::backend::sql_assistants::*;
+                let rows: Vec<(String,)> = sqlx::query_as(IN_FLIGHT_RUNS)
+                    .bind(id)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(db_error(format!(
+                        "listing the runs in flight of assistant \"{id}\""
+                    )))?;
+                Ok(rows.into_iter().map(|(run_id,)| run_id).collect())
             }
 
             pub async fn change_assistant(

@@ -2,12 +2,18 @@
 //! a new version, any version made current again, versions listed newest
 //! first, deleted with their versions; owners see only their own; two
 //! stores on one database see the same assistants, and concurrent updates
-//! number their versions one after the other.
+//! number their versions one after the other; an assistant's runs in
+//! flight are cancelled together, the pending ones first, from another
+//! store on the same database too.
 
 use crate::on_every_backend;
 use crate::support::backends::TestStore;
 use serde_json::json;
-use state_store::{AssistantPatch, IfExists, NewAssistant, StoreError};
+use state_store::{
+    AssistantPatch, CancelAction, IfExists, IfNotExists, LeaseState, NewAssistant, NewRun,
+    RunStatus, StoreError,
+};
+use std::time::Duration;
 
 async fn versions_and_latest(ts: TestStore) {
     let store = &ts.store;
@@ -289,8 +295,78 @@ async fn shared_and_numbered_under_races(ts: TestStore) {
     );
 }
 
+/// `cancel_assistant_runs`: the assistant's pending runs end at once
+/// (interrupted), its running one is asked to stop (its worker's next
+/// renewal says so), its finished runs and another assistant's are left;
+/// a second call finds nothing. Asked through another store on the same
+/// database, as a delete on another process would.
+async fn its_runs_in_flight_cancelled(ts: TestStore) {
+    let store = &ts.store;
+    let lease = Duration::from_secs(30);
+    let on = |run: &str, thread: &str, assistant: &str| {
+        NewRun::new(run, assistant)
+            .thread(thread)
+            .if_not_exists(IfNotExists::Create)
+    };
+    store.create_run(on("done", "t0", "a1")).await.unwrap();
+    let claim = store.claim_run("w1", lease).await.unwrap().unwrap();
+    store
+        .finish_run(&claim, RunStatus::Success, None)
+        .await
+        .unwrap();
+    store.create_run(on("running", "t1", "a1")).await.unwrap();
+    let running = store.claim_run("w1", lease).await.unwrap().unwrap();
+    assert_eq!(running.run().run_id, "running");
+    store.create_run(on("queued", "t1", "a1")).await.unwrap();
+    store
+        .create_run(on("later", "t2", "a1").after(lease))
+        .await
+        .unwrap();
+    store.create_run(on("other", "t3", "a2")).await.unwrap();
+
+    let other = ts.another_worker().await;
+    let cancelled = other
+        .cancel_assistant_runs("a1", CancelAction::Interrupt)
+        .await
+        .unwrap();
+    let got: Vec<(&str, RunStatus)> = cancelled
+        .iter()
+        .map(|r| (r.run_id.as_str(), r.status))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("queued", RunStatus::Interrupted),
+            ("later", RunStatus::Interrupted),
+            ("running", RunStatus::Running),
+        ],
+        "the pending ones first, then the running one (asked to stop)"
+    );
+    assert_eq!(cancelled[2].cancel, Some(CancelAction::Interrupt));
+    assert_eq!(
+        store.renew_run(&running, lease).await.unwrap(),
+        LeaseState::Cancel(CancelAction::Interrupt)
+    );
+    let status =
+        |id: &'static str| async move { store.get_run(id, None).await.unwrap().unwrap().status };
+    assert_eq!(status("done").await, RunStatus::Success);
+    assert_eq!(status("other").await, RunStatus::Pending);
+    store
+        .finish_run(&running, RunStatus::Interrupted, None)
+        .await
+        .unwrap();
+    assert!(
+        store
+            .cancel_assistant_runs("a1", CancelAction::Interrupt)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
 on_every_backend!(
     versions_and_latest,
     owners_see_only_their_own,
-    shared_and_numbered_under_races
+    shared_and_numbered_under_races,
+    its_runs_in_flight_cancelled
 );
