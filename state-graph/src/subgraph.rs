@@ -47,6 +47,13 @@ pub(crate) struct SubCall<S, C> {
     /// its namespace.
     pub base: u64,
     pub at: u64,
+    /// Whether the thread has no step after `base` that this run did not
+    /// write: the root run committed `base` itself (its input, or a
+    /// superstep), so no subgraph step of an earlier run can be there to
+    /// go on from, and the subgraph does not read the log for them.
+    /// False when the root resumed or continued and has not committed
+    /// since, and for snapshots.
+    pub fresh: bool,
     /// The subgraph's pause, when the parent's superstep was paused inside
     /// it: its pending body (JSON) and the answers given to it by id.
     pub paused: Option<(Value, Vec<(String, Value)>)>,
