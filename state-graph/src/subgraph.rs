@@ -26,6 +26,11 @@ pub(crate) trait ChildLog: Send + Sync {
     /// thread): its body and metadata, written as text.
     fn log(&self, body: ObjectText, metadata: ObjectText)
     -> LogFuture<'_, Result<u64, StoreError>>;
+
+    /// Itself, for a subgraph of the root's own state type to reach the
+    /// typed log and await it in place (see `Child::commit`): no boxed
+    /// future per step.
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 /// Everything a subgraph task is given to run: its parent's state, the

@@ -44,19 +44,28 @@ pub(crate) struct Child<S: State> {
 /// release).
 pub(crate) struct ThreadLog<S>(futures::lock::Mutex<Thread<S>>);
 
+impl<S: GraphState> ThreadLog<S> {
+    /// Logs one subgraph step under the thread.
+    async fn log_step(&self, body: ObjectText, metadata: ObjectText) -> Result<u64, StoreError> {
+        let mut thread = self.0.lock().await;
+        thread
+            .with_metadata_text(metadata)
+            .log_subgraph_object(body)
+            .await
+    }
+}
+
 impl<S: GraphState> ChildLog for ThreadLog<S> {
     fn log(
         &self,
         body: ObjectText,
         metadata: ObjectText,
     ) -> LogFuture<'_, Result<u64, StoreError>> {
-        Box::pin(async move {
-            let mut thread = self.0.lock().await;
-            thread
-                .with_metadata_text(metadata)
-                .log_subgraph_object(body)
-                .await
-        })
+        Box::pin(self.log_step(body, metadata))
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
 
@@ -344,7 +353,13 @@ impl<S: GraphState> Child<S> {
             }
         };
         if let (Some(log), Some((body, metadata))) = (&self.log, logged) {
-            log.log(body, metadata).await?;
+            // The root thread of this very state type (a same-state
+            // subgraph of a top-level run) is logged to in place; another
+            // (a mapped one, or below one) through the erased log.
+            match log.as_any().downcast_ref::<ThreadLog<S>>() {
+                Some(thread) => thread.log_step(body, metadata).await?,
+                None => log.log(body, metadata).await?,
+            };
         }
         if let Some(kept) = kept {
             self.writes = Some(match self.writes.take() {
