@@ -194,7 +194,7 @@ impl IdHash {
         id
     }
 
-    /// [`task`](IdHash::task), written at the end of `out`.
+    /// The task id (see `task`), written at the end of `out`.
     fn task_into(mut self, step: u64, node: &str, send: Option<usize>, out: &mut String) {
         self.eat(&step.to_le_bytes());
         self.eat(node.as_bytes());
