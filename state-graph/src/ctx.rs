@@ -117,7 +117,9 @@ impl TaskScope {
 
 impl TaskInfo {
     /// The task's id: the same for the same task of the same superstep of
-    /// the same thread, in any process (see [`task_id`]).
+    /// the same thread, in any process (see [`task_id`]); the tail of its
+    /// [`segment`](TaskInfo::segment).
+    #[cfg(test)]
     pub fn id(&self) -> String {
         self.scope.hashed.task(self.step, &self.node, self.send)
     }
@@ -133,9 +135,25 @@ impl TaskInfo {
     /// The task's own namespace segment, `node:id` (LangGraph's
     /// `checkpoint_ns` of what runs inside it).
     pub fn segment(&self) -> String {
-        format!("{}:{}", self.node, self.id())
+        self.scope.segment(self.step, &self.node, self.send)
     }
 }
+
+impl TaskScope {
+    /// The namespace segment, `node:id`, of the task of this scope at
+    /// `step` (see [`TaskInfo::segment`]): written into one string, the
+    /// only allocation (a subgraph task makes one per run).
+    pub fn segment(&self, step: u64, node: &str, send: Option<usize>) -> String {
+        let mut segment = String::with_capacity(node.len() + 1 + UUID_LEN);
+        segment.push_str(node);
+        segment.push(':');
+        self.hashed.task_into(step, node, send, &mut segment);
+        segment
+    }
+}
+
+/// A hyphenated UUID's length.
+const UUID_LEN: usize = 36;
 
 /// A task's id, derived from what identifies it in its thread (a
 /// UUID-shaped FNV-1a hash: stable across processes and versions, so a
@@ -169,7 +187,15 @@ impl IdHash {
     }
 
     /// The id of a task of this namespace, as a version 8 (custom) UUID.
-    fn task(mut self, step: u64, node: &str, send: Option<usize>) -> String {
+    #[cfg(test)]
+    fn task(self, step: u64, node: &str, send: Option<usize>) -> String {
+        let mut id = String::with_capacity(UUID_LEN);
+        self.task_into(step, node, send, &mut id);
+        id
+    }
+
+    /// The task id (see `task`), written at the end of `out`.
+    fn task_into(mut self, step: u64, node: &str, send: Option<usize>, out: &mut String) {
         self.eat(&step.to_le_bytes());
         self.eat(node.as_bytes());
         self.eat(&send.map_or(u64::MAX, |s| s as u64).to_le_bytes());
@@ -180,7 +206,7 @@ impl IdHash {
         let text = uuid::Uuid::from_bytes(bytes)
             .hyphenated()
             .encode_lower(&mut text);
-        text.to_owned()
+        out.push_str(text);
     }
 }
 

@@ -26,6 +26,11 @@ pub(crate) trait ChildLog: Send + Sync {
     /// thread): its body and metadata, written as text.
     fn log(&self, body: ObjectText, metadata: ObjectText)
     -> LogFuture<'_, Result<u64, StoreError>>;
+
+    /// Itself, for a subgraph of the root's own state type to reach the
+    /// typed log and await it in place (see `Child::commit`): no boxed
+    /// future per step.
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 /// Everything a subgraph task is given to run: its parent's state, the
@@ -47,6 +52,13 @@ pub(crate) struct SubCall<S, C> {
     /// its namespace.
     pub base: u64,
     pub at: u64,
+    /// Whether the thread has no step after `base` that this run did not
+    /// write: the root run committed `base` itself (its input, or a
+    /// superstep), so no subgraph step of an earlier run can be there to
+    /// go on from, and the subgraph does not read the log for them.
+    /// False when the root resumed or continued and has not committed
+    /// since, and for snapshots.
+    pub fresh: bool,
     /// The subgraph's pause, when the parent's superstep was paused inside
     /// it: its pending body (JSON) and the answers given to it by id.
     pub paused: Option<(Value, Vec<(String, Value)>)>,

@@ -27,8 +27,8 @@ pub(crate) struct Child<S: State> {
     pub log: Option<Arc<dyn ChildLog>>,
     /// What its steps' metadata carry besides their nodes and routes: its
     /// namespace, and where the root run stands (see `child.rs`), written
-    /// once; empty when nothing is logged.
-    pub tags: ObjectText,
+    /// once; none when nothing is logged.
+    pub tags: Option<ObjectText>,
     /// What its supersteps wrote, one after the other, when its parent
     /// takes its writes (a subgraph of the same state type).
     pub writes: Option<S::Delta>,
@@ -38,8 +38,22 @@ pub(crate) struct Child<S: State> {
     pub steps: u64,
 }
 
-/// The root thread, as a [`ChildLog`].
-pub(crate) struct ThreadLog<S>(tokio::sync::Mutex<Thread<S>>);
+/// The root thread, as a [`ChildLog`]. `futures`' mutex, not tokio's: a
+/// lone subgraph task never waits for it, and taking and releasing it is
+/// then two atomic operations (tokio's locks its list of waiters to
+/// release).
+pub(crate) struct ThreadLog<S>(futures::lock::Mutex<Thread<S>>);
+
+impl<S: GraphState> ThreadLog<S> {
+    /// Logs one subgraph step under the thread.
+    async fn log_step(&self, body: ObjectText, metadata: ObjectText) -> Result<u64, StoreError> {
+        let mut thread = self.0.lock().await;
+        thread
+            .with_metadata_text(metadata)
+            .log_subgraph_object(body)
+            .await
+    }
+}
 
 impl<S: GraphState> ChildLog for ThreadLog<S> {
     fn log(
@@ -47,13 +61,11 @@ impl<S: GraphState> ChildLog for ThreadLog<S> {
         body: ObjectText,
         metadata: ObjectText,
     ) -> LogFuture<'_, Result<u64, StoreError>> {
-        Box::pin(async move {
-            let mut thread = self.0.lock().await;
-            thread
-                .with_metadata_text(metadata)
-                .log_subgraph_object(body)
-                .await
-        })
+        Box::pin(self.log_step(body, metadata))
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
 
@@ -138,7 +150,7 @@ impl<S: GraphState> Backing<S> {
                     return None;
                 };
                 let state = thread.shared_state();
-                let log = Arc::new(ThreadLog(tokio::sync::Mutex::new(thread)));
+                let log = Arc::new(ThreadLog(futures::lock::Mutex::new(thread)));
                 *self = Backing::Lent(log.clone(), state);
                 Some(log)
             }
@@ -341,7 +353,13 @@ impl<S: GraphState> Child<S> {
             }
         };
         if let (Some(log), Some((body, metadata))) = (&self.log, logged) {
-            log.log(body, metadata).await?;
+            // The root thread of this very state type (a same-state
+            // subgraph of a top-level run) is logged to in place; another
+            // (a mapped one, or below one) through the erased log.
+            match log.as_any().downcast_ref::<ThreadLog<S>>() {
+                Some(thread) => thread.log_step(body, metadata).await?,
+                None => log.log(body, metadata).await?,
+            };
         }
         if let Some(kept) = kept {
             self.writes = Some(match self.writes.take() {
@@ -386,7 +404,10 @@ impl<S: GraphState> Child<S> {
                 e,
             ));
         }
-        let mut metadata = self.tags.clone_with_room(64);
+        let mut metadata = match &self.tags {
+            Some(tags) => tags.clone_with_room(64),
+            None => ObjectText::new(),
+        };
         let metadata_error = |e| {
             unstorable(
                 "the subgraph's step metadata cannot be stored".to_owned(),

@@ -208,14 +208,15 @@ where
             String::new()
         };
         // Written once, copied as text into every step's metadata.
-        let mut tags = ObjectText::new();
+        let mut tags = None;
         if call.log.is_some() {
             let unwritable = |e: serde_json::Error| GraphError::Log {
                 thread: call.thread.clone().unwrap_or_default(),
                 seq: call.at,
                 reason: format!("the subgraph's tags cannot be written: {e}"),
             };
-            tags.field("ns", &ns)
+            tags.insert(ObjectText::new())
+                .field("ns", &ns)
                 .and_then(|t| t.field("base", &call.base))
                 .and_then(|t| t.field("at", &call.at))
                 .map_err(unwritable)?;
@@ -230,7 +231,9 @@ where
         };
         let thread = call.thread.as_deref().unwrap_or_default();
         let mut last = None;
-        if let (Some(store), Some(_)) = (&call.store, &call.thread) {
+        // A fresh run's subgraph has nothing logged to go on from: no read
+        // (on SQL backends a round trip per subgraph task).
+        if let (Some(store), Some(_), false) = (&call.store, &call.thread, call.fresh) {
             for step in store.history(thread, call.base.saturating_add(1)..).await? {
                 if step.kind != StepKind::Subgraph
                     || step.metadata.get("ns").and_then(Value::as_str) != Some(ns.as_str())
@@ -294,6 +297,7 @@ where
             Ok(restored) => restored,
             Err(e) => return failed(e),
         };
+        let call_fresh = call.fresh;
         let SubCall {
             state,
             thread,
@@ -321,6 +325,7 @@ where
             scope: TaskScope::new(namespace, thread.clone()),
             base,
             at,
+            fresh: call_fresh,
             nested: events.clone(),
             steps: child.steps as usize,
         };
@@ -426,6 +431,7 @@ where
                     namespace: inner.namespace.clone(),
                     base: call.base,
                     at: call.at,
+                    fresh: false,
                     paused: Some((inner.body, Vec::new())),
                     events: None,
                     adopt: false,

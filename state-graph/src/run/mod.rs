@@ -351,7 +351,7 @@ where
         sink: Option<&Sink<S>>,
     ) -> Result<Outcome<S>, GraphError> {
         let context = self.context()?;
-        let (position, base, at) = match start {
+        let (position, base, at, fresh) = match start {
             Start::Input(input) => {
                 backing.input(input).await?;
                 if let Some(sink) = sink.filter(|s| s.modes.contains(StreamMode::VALUES)) {
@@ -363,7 +363,8 @@ where
                     prior: Prior::default(),
                     past_breakpoint: false,
                 };
-                (position, seq, seq)
+                // Its input is the thread's last step: nothing after it.
+                (position, seq, seq, true)
             }
             Start::Resume(answer) => {
                 let mut loaded = self.load(backing.seq(), thread, "resume").await?;
@@ -384,11 +385,11 @@ where
                     }
                     _ => answer_interrupts(&mut loaded.position.prior, &pending, answer, thread)?,
                 }
-                (loaded.position, loaded.base, loaded.at)
+                (loaded.position, loaded.base, loaded.at, false)
             }
             Start::Continue => {
                 let loaded = self.load(backing.seq(), thread, "continue_thread").await?;
-                (loaded.position, loaded.base, loaded.at)
+                (loaded.position, loaded.base, loaded.at, false)
             }
         };
         let mut runner = Runner {
@@ -401,6 +402,7 @@ where
             scope: TaskScope::new(Vec::new(), (!thread.is_empty()).then(|| thread.to_owned())),
             base,
             at,
+            fresh,
             nested: sink.and_then(Sink::nested),
             steps: 0,
         };

@@ -78,6 +78,11 @@ pub(crate) struct Runner<'a, S: State, C> {
     /// position was read from.
     pub base: u64,
     pub at: u64,
+    /// Whether the thread has no step after `base` that this run did not
+    /// write (see [`SubCall::fresh`](crate::subgraph::SubCall::fresh)): a
+    /// top-level run that started from its input, or has committed a
+    /// superstep since it loaded; a subgraph's, its parent's.
+    pub fresh: bool,
     /// Where subgraph tasks send their events.
     pub nested: Option<Nested>,
     /// Supersteps taken so far (counted against `limit`).
@@ -174,6 +179,7 @@ where
                 log,
                 base: self.base,
                 at: self.at,
+                fresh: self.fresh,
                 nested: self.nested.as_ref(),
                 adopt,
                 hand_back,
@@ -217,6 +223,7 @@ where
                 log: None,
                 base: self.base,
                 at: self.at,
+                fresh: self.fresh,
                 nested: None,
                 adopt: false,
                 hand_back: false,
@@ -300,6 +307,7 @@ where
             if top && self.thread.is_some() {
                 self.base = backing.seq();
                 self.at = self.base;
+                self.fresh = true;
             }
             if let Some(sink) = &self.sink {
                 for event in written {

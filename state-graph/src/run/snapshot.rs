@@ -493,6 +493,7 @@ where
                 namespace: child.namespace.clone(),
                 base: loaded.base,
                 at: loaded.at,
+                fresh: false,
                 paused: Some((child.body.clone(), Vec::new())),
                 events: None,
                 adopt: false,

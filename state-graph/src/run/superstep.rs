@@ -51,6 +51,9 @@ pub(crate) struct Env<'a, C> {
     /// Where the root run stands (see [`SubCall`]).
     pub base: u64,
     pub at: u64,
+    /// Whether nothing was logged after `base` when the run began (see
+    /// [`SubCall::fresh`]).
+    pub fresh: bool,
     /// Where subgraph tasks send their events.
     pub nested: Option<&'a Nested>,
     /// Whether a subgraph task of the superstep's state type may run on
@@ -241,10 +244,15 @@ async fn run_subgraph<S: State + Send + Sync + 'static, C: Send + Sync + 'static
 where
     S::Delta: Send + 'static,
 {
-    let info = env.task_info(plan, task);
+    // Its segment is hashed from the scope directly: no `TaskInfo` made.
     let namespace = || {
-        let mut namespace = env.namespace.to_vec();
-        namespace.push(info.segment());
+        let mut namespace = Vec::with_capacity(env.namespace.len() + 1);
+        namespace.extend_from_slice(env.namespace);
+        namespace.push(env.scope.segment(
+            env.step,
+            &plan.nodes[task.node].name,
+            task.send.as_ref().map(|(i, _)| *i),
+        ));
         namespace
     };
     let call = SubCall {
@@ -256,6 +264,7 @@ where
         namespace: namespace(),
         base: env.base,
         at: env.at,
+        fresh: env.fresh,
         paused: child.map(|c| (c.body, c.answers)),
         events: env.nested.cloned(),
         adopt: env.adopt,
