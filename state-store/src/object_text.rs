@@ -74,7 +74,7 @@ impl ObjectText {
         let written = serde_json::to_writer(&mut self.text, value).and_then(|()| {
             // A non-finite float is written as `null`: only text with one
             // is looked at again (state_core's check names the float).
-            if self.text[start..].windows(4).any(|w| w == b"null") {
+            if has_null(&self.text[start..]) {
                 state_core::json::to_string(value).map(drop)
             } else {
                 Ok(())
@@ -103,7 +103,7 @@ impl ObjectText {
             }
             let start = self.text.len();
             written = serde_json::to_writer(&mut self.text, item).and_then(|()| {
-                if self.text[start..].windows(4).any(|w| w == b"null") {
+                if has_null(&self.text[start..]) {
                     state_core::json::to_string(item).map(drop)
                 } else {
                     Ok(())
@@ -190,10 +190,38 @@ impl ObjectText {
     }
 }
 
+/// Whether JSON text holds `null`: on every step's path, so a long text
+/// is searched with SIMD (by two of its bytes at once, the searcher built
+/// once), a short one byte by byte (cheaper than the searcher's call).
+fn has_null(text: &[u8]) -> bool {
+    static NULL: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"null"));
+    if text.len() < 48 {
+        return text.windows(4).any(|w| w == b"null");
+    }
+    NULL.find(text).is_some()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::{Value, json};
+
+    #[test]
+    fn null_is_found_wherever_it_stands() {
+        for (text, found) in [
+            (&b"null"[..], true),
+            (b"[1,null]", true),
+            (b"\"no nulls\"", true),
+            (b"\"nul\"", false),
+            (b"nnnul", false),
+            (b"n", false),
+            (b"", false),
+            (b"{\"name\":\"nun\"}", false),
+        ] {
+            assert_eq!(has_null(text), found, "{}", String::from_utf8_lossy(text));
+        }
+    }
 
     #[test]
     fn reads_back_as_the_object_written() {

@@ -3,7 +3,7 @@
 //! that opened it (`handle.rs`), and calls back through it for its history,
 //! time travel and compaction.
 
-use crate::backend::{Appended, SnapshotRow, StepRow};
+use crate::backend::{AppendFailed, Appended, SnapshotRow, StepRow};
 use crate::error::StoreError;
 use crate::handle::{Compaction, Store};
 use crate::migrations::version_of;
@@ -605,7 +605,8 @@ where
             state_version: version_of::<S>(),
             recorded_at: now_millis(),
         };
-        match self.store.backend.append(&self.id, &row).await {
+        let (seq, size) = (row.seq, row.size());
+        match self.store.backend.append(&self.id, row).await {
             Ok(Appended::Committed) => {}
             Ok(Appended::Conflict { stored }) => {
                 return Err(StoreError::Conflict {
@@ -619,7 +620,7 @@ where
                     thread: self.id.clone(),
                 });
             }
-            Err(error) => match self.committed_anyway(&row).await {
+            Err(AppendFailed { error, step }) => match self.committed_anyway(&step).await {
                 Some(true) => {}
                 Some(false) => return Err(error),
                 None => {
@@ -629,10 +630,10 @@ where
             },
         }
         // Watchers of this store wake at once (a flag flip: never waits).
-        self.store.hub.announce(&self.id, row.seq);
+        self.store.hub.announce(&self.id, seq);
         commit(&mut self.state);
-        self.seq = row.seq;
-        self.log.add(row.size());
+        self.seq = seq;
+        self.log.add(size);
         if self.store.policy.is_due(&self.log) {
             // A snapshot only speeds up loading: if it cannot be written,
             // the step still stands, and the policy asks again next step.

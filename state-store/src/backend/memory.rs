@@ -226,21 +226,21 @@ impl Memory {
         }
     }
 
-    pub fn append(&self, thread: &str, step: &StepRow) -> Result<Appended, StoreError> {
+    pub fn append(&self, thread: &str, step: StepRow) -> Appended {
         let mut threads = self.lock();
         let Some(t) = threads.get_mut(thread) else {
-            return Ok(Appended::NoThread);
+            return Appended::NoThread;
         };
         let Some(row) = t.row.as_mut() else {
-            return Ok(Appended::NoThread);
+            return Appended::NoThread;
         };
         if row.head + 1 != step.seq || t.steps.contains_key(&step.seq) {
-            return Ok(Appended::Conflict { stored: row.head });
+            return Appended::Conflict { stored: row.head };
         }
         row.head = step.seq;
         row.updated_at = step.recorded_at;
-        t.steps.insert(step.seq, step.clone());
-        Ok(Appended::Committed)
+        t.steps.insert(step.seq, step);
+        Appended::Committed
     }
 
     pub fn step(&self, thread: &str, seq: u64) -> Result<Option<StepRow>, StoreError> {

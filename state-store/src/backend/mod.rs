@@ -57,6 +57,14 @@ impl StepRow {
     }
 }
 
+/// A step's write that failed ([`Backend::append`]): why, and the step,
+/// which may have landed anyway (the connection broke after its commit).
+#[derive(Debug)]
+pub(crate) struct AppendFailed {
+    pub error: StoreError,
+    pub step: StepRow,
+}
+
 /// One snapshot, as stored.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct SnapshotRow {
@@ -287,9 +295,23 @@ impl Backend {
     }
 
     /// Appends `step` if the thread's head is `step.seq - 1`, moving the
-    /// head to `step.seq`, atomically.
-    pub async fn append(&self, thread: &str, step: &StepRow) -> Result<Appended, StoreError> {
-        dispatch!(self, b => b.append(thread, step))
+    /// head to `step.seq`, atomically. The step is moved in (the memory
+    /// store keeps it as it is: no copy on every step's path); a failed
+    /// write gives it back, to look whether it landed anyway.
+    pub async fn append(&self, thread: &str, step: StepRow) -> Result<Appended, AppendFailed> {
+        match self {
+            Backend::Memory(b) => Ok(b.append(thread, step)),
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(b) => b
+                .append(thread, &step)
+                .await
+                .map_err(|error| AppendFailed { error, step }),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(b) => b
+                .append(thread, &step)
+                .await
+                .map_err(|error| AppendFailed { error, step }),
+        }
     }
 
     /// The step `seq`, if stored.
