@@ -274,6 +274,11 @@ fn breakpoints<S: State, C>(
 ) -> Vec<bool> {
     let mut flags = vec![false; names.nodes.len()];
     for name in listed {
+        // LangGraph's `"*"`: every node.
+        if name == "*" {
+            flags.fill(true);
+            continue;
+        }
         match names.by_name.get(name) {
             Some(&i) => flags[i] = true,
             None => problems.push(names.unknown(name, what)),

@@ -529,6 +529,8 @@ where
     /// runs it (after, say, an
     /// [`update_state`](CompiledGraph::update_state) that edits what the
     /// node will read). A run in memory cannot pause: it fails, saying so.
+    /// `"*"` names every node. A run can be given its own
+    /// ([`CompiledGraph::with_interrupt_before`]).
     pub fn interrupt_before<T: Into<String>>(
         &mut self,
         nodes: impl IntoIterator<Item = T>,
@@ -542,7 +544,8 @@ where
     /// Static breakpoints (LangGraph's `interrupt_after=`): a run on a
     /// thread pauses after a superstep that ran any of `nodes` (its writes
     /// committed); [`continue_thread`](CompiledGraph::continue_thread) goes
-    /// on.
+    /// on. `"*"` names every node; a run can be given its own
+    /// ([`CompiledGraph::with_interrupt_after`]).
     pub fn interrupt_after<T: Into<String>>(
         &mut self,
         nodes: impl IntoIterator<Item = T>,

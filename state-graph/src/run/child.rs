@@ -315,8 +315,11 @@ where
         let sink = events
             .as_ref()
             .map(|nested| nested.sink::<T>(namespace.clone()));
+        let (before, after) = self.breakpoints();
         let mut runner = Runner {
             plan: &self.plan,
+            before,
+            after,
             limit: self.limit,
             store: store.as_ref(),
             thread: thread.as_deref(),
@@ -472,7 +475,7 @@ where
         let cursor = body.routes().cursor(&self.plan, &body.from).map_err(err)?;
         Ok(Position {
             cursor,
-            past_breakpoint: body.breakpoint == Some(super::pending::Breakpoint::Before),
+            past_breakpoint: body.breakpoint.is_some(),
             prior,
         })
     }

@@ -2,6 +2,7 @@
 //! by superstep, in memory or on a store's thread.
 
 mod backing;
+mod breakpoints;
 mod child;
 mod cursor;
 mod pending;
@@ -49,6 +50,9 @@ pub struct CompiledGraph<S: State, C = ()> {
     limit: usize,
     /// The context runs are given (see `with_context`).
     context: Option<Arc<C>>,
+    /// The runs' own breakpoints, when set (see `with_interrupt_before`):
+    /// over the compiled ones.
+    breakpoints: Option<Arc<breakpoints::Breakpoints>>,
 }
 
 impl<S: State, C> Clone for CompiledGraph<S, C> {
@@ -58,6 +62,7 @@ impl<S: State, C> Clone for CompiledGraph<S, C> {
             store: self.store.clone(),
             limit: self.limit,
             context: self.context.clone(),
+            breakpoints: self.breakpoints.clone(),
         }
     }
 }
@@ -99,6 +104,7 @@ where
             store: None,
             limit: DEFAULT_RECURSION_LIMIT,
             context: unit.downcast::<C>().ok(),
+            breakpoints: None,
         }
     }
 
@@ -392,8 +398,11 @@ where
                 (loaded.position, loaded.base, loaded.at, false)
             }
         };
+        let (before, after) = self.breakpoints();
         let mut runner = Runner {
             plan: &self.plan,
+            before,
+            after,
             limit: self.limit,
             store: self.store.as_ref(),
             thread: (!thread.is_empty()).then_some(thread),

@@ -116,7 +116,10 @@ where
                 position: Position {
                     cursor,
                     prior,
-                    past_breakpoint: body.breakpoint == Some(Breakpoint::Before),
+                    // Nothing was written since the pause: a breakpoint
+                    // before the next superstep is passed, as LangGraph's
+                    // (no channel updated since its last interrupt).
+                    past_breakpoint: body.breakpoint.is_some(),
                 },
                 pending: Some(shown),
                 breakpoint: body.breakpoint,
@@ -150,16 +153,22 @@ where
         let cursor = LoggedRoutes::from_metadata(&step.metadata, &names)
             .and_then(|routes| routes.cursor(&self.plan, &names))
             .map_err(err)?;
-        // An edit of a thread paused at a breakpoint keeps it passed.
-        let passed = step.metadata.get("breakpoint").and_then(Value::as_str) == Some("before");
+        // An edit of a thread paused at a breakpoint (before or after a
+        // node) keeps it passed: LangGraph's `invoke(None)` after
+        // `update_state` goes on.
+        let passed = match step.metadata.get("breakpoint").and_then(Value::as_str) {
+            Some("before") => Some(Breakpoint::Before),
+            Some("after") => Some(Breakpoint::After),
+            _ => None,
+        };
         Ok(Loaded {
             position: Position {
                 cursor,
                 prior: Prior::default(),
-                past_breakpoint: passed,
+                past_breakpoint: passed.is_some(),
             },
             pending: None,
-            breakpoint: passed.then_some(Breakpoint::Before),
+            breakpoint: passed,
             base: seq,
             at: seq,
         })

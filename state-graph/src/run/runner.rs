@@ -65,6 +65,10 @@ pub(crate) struct Paused {
 /// What a run needs besides its state: its graph and where it runs.
 pub(crate) struct Runner<'a, S: State, C> {
     pub plan: &'a Plan<S, C>,
+    /// The nodes it pauses before and after (by node index): the plan's,
+    /// or the run's own (`with_interrupt_before`).
+    pub before: &'a [bool],
+    pub after: &'a [bool],
     pub limit: usize,
     pub store: Option<&'a Store>,
     /// The thread; `None` in memory.
@@ -123,7 +127,7 @@ where
             if tasks.is_empty() {
                 return Ok(Stop::Ended);
             }
-            if !past_breakpoint && prior.is_empty() && tasks.iter().any(|t| plan.before[t.node]) {
+            if !past_breakpoint && prior.is_empty() && tasks.iter().any(|t| self.before[t.node]) {
                 let mut body = self.planned(&cursor);
                 body.breakpoint = Some(Breakpoint::Before);
                 return Ok(Stop::Breakpoint {
@@ -324,7 +328,7 @@ where
             if let Some(goto) = handoff {
                 return Ok(Stop::Handoff { goto });
             }
-            if tasks.iter().any(|t| plan.after[t.node]) {
+            if tasks.iter().any(|t| self.after[t.node]) {
                 let state = backing.shared();
                 let (after, _) = plan.next(&cursor, &state, Some(&self.context))?;
                 if !after.is_empty() {

@@ -275,7 +275,9 @@ where
                 Some(Breakpoint::Before) => {
                     metadata.insert("breakpoint".to_owned(), json!("before"));
                 }
-                Some(Breakpoint::After) => {}
+                Some(Breakpoint::After) => {
+                    metadata.insert("breakpoint".to_owned(), json!("after"));
+                }
                 None => {
                     let paused = body.interrupts.iter().any(|i| i.task.node == writer)
                         || body.children.iter().any(|c| c.task.node == writer)

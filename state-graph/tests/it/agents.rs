@@ -361,6 +361,60 @@ async fn edit_before_a_breakpoint_then_go_on(ts: TestStore) {
     assert_eq!(tools.get(), 1);
 }
 
+/// A run's own breakpoints (LangGraph's `invoke(.., interrupt_before=)`)
+/// take the place of the compiled ones, for that run only: another
+/// worker going on with the graph as compiled is not stopped by them, nor
+/// by a compiled breakpoint right after the pause (LangGraph's: nothing
+/// was written since its last interrupt).
+async fn a_runs_own_breakpoints_replace_the_compiled_ones(ts: TestStore) {
+    let graph = |store: Store| {
+        let mut g = StateGraph::<Team>::new();
+        g.add_node("agent", |_: &Team| wrote("agent"));
+        g.add_node("tools", |_: &Team| wrote("tools"));
+        g.add_node("answer", |_: &Team| wrote("answer"));
+        g.add_edge(START, "agent")
+            .add_edge("agent", "tools")
+            .add_edge("tools", "answer")
+            .add_edge("answer", END);
+        g.interrupt_before(["tools"]);
+        g.compile().unwrap().with_store(store)
+    };
+    let app = graph(ts.store.clone());
+    // None before any node: the compiled one at "tools" is not kept.
+    let debug = app
+        .with_interrupt_before(Vec::<String>::new())
+        .unwrap()
+        .with_interrupt_after(["agent"])
+        .unwrap();
+    let out = debug.invoke_thread("t", team_input()).await.unwrap();
+    assert_eq!(out.next(), ["tools"], "{}", ts.name);
+    assert_eq!(out.state().log, ["agent"]);
+    // Another worker, the graph as compiled: paused after "agent", the
+    // thread goes on into "tools" (a breakpoint before it is passed when
+    // the thread is already paused there), then to the end.
+    let other = graph(ts.another_worker().await);
+    let out = other.continue_thread("t").await.unwrap();
+    assert!(!out.is_interrupted(), "{}", ts.name);
+    assert_eq!(out.state().log, ["agent", "tools", "answer"]);
+    // The same after an edit of the paused thread (LangGraph 1.2 runs
+    // "tools" then too: its `update_state` then `invoke(None)`).
+    debug.invoke_thread("w", team_input()).await.unwrap();
+    other.update_state("w", wrote("edit"), None).await.unwrap();
+    assert_eq!(other.get_state("w").await.unwrap().next(), ["tools"]);
+    let out = other.continue_thread("w").await.unwrap();
+    assert!(!out.is_interrupted(), "{}", ts.name);
+    assert_eq!(out.state().log, ["agent", "edit", "tools", "answer"]);
+    // Every node, and the names are checked.
+    let every = app.with_interrupt_before(["*"]).unwrap();
+    let out = every.invoke_thread("u", team_input()).await.unwrap();
+    assert_eq!(out.next(), ["agent"], "{}", ts.name);
+    let err = app.with_interrupt_after(["tool"]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "with_interrupt_after: \"tool\" is not a node of this graph"
+    );
+}
+
 /// Time travel: a fork at every step of a run that paused and was
 /// answered goes on from there to the same end, and the original is
 /// untouched.
@@ -429,6 +483,7 @@ on_every_backend!(
     three_levels_deep_pause_and_resume,
     a_command_goes_where_it_was_logged,
     edit_before_a_breakpoint_then_go_on,
+    a_runs_own_breakpoints_replace_the_compiled_ones,
     a_fork_at_every_step_goes_on_from_there,
     the_context_is_given_to_every_run,
 );

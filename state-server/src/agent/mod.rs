@@ -23,6 +23,8 @@ mod run_config;
 #[cfg(feature = "graph")]
 mod run_events;
 #[cfg(feature = "graph")]
+mod run_options;
+#[cfg(feature = "graph")]
 mod run_routes;
 #[cfg(feature = "graph")]
 mod served;

@@ -9,6 +9,7 @@ use super::assistants_found::{Found, find};
 use super::body::Body;
 use super::follow::{Frames, event_key, follow};
 use super::run_config::{self, Wire};
+use super::run_options::{RunOptions, flag};
 use super::sse;
 use super::stream_mode::{StreamModeField, modes};
 use crate::auth::Owner;
@@ -61,6 +62,9 @@ pub(crate) struct Create {
     /// typed context.
     #[serde(default)]
     context: Option<Map<String, Value>>,
+    /// Its breakpoints, durability, and the fields refused here.
+    #[serde(flatten)]
+    options: RunOptions,
 }
 
 /// `on_disconnect`.
@@ -110,6 +114,8 @@ async fn create_run(
     assistant
         .served
         .check_context(context.as_ref().unwrap_or(&Map::new()))?;
+    let breakpoints = create.options.check()?;
+    assistant.served.check_breakpoints(&breakpoints)?;
     let delay = match create.after_seconds {
         None => None,
         Some(s) if s.is_finite() && (0.0..=MAX_DELAY).contains(&s) => {
@@ -155,17 +161,24 @@ async fn create_run(
             owner,
         },
     );
-    let kwargs = json!({
-        "input": create.input,
-        "command": create.command,
-        "config": config,
-        "context": context.unwrap_or_default(),
-        "stream_mode": modes,
-        "stream_subgraphs": create.stream_subgraphs.unwrap_or(false),
-        "stream_resumable": create.stream_resumable.unwrap_or(false),
-    });
+    // LangGraph's names and order (`subgraphs`, `resumable`).
+    let mut kwargs = Map::new();
+    kwargs.insert("input".into(), json!(create.input));
+    kwargs.insert("command".into(), json!(create.command));
+    kwargs.insert("config".into(), json!(config));
+    kwargs.insert("context".into(), json!(context.unwrap_or_default()));
+    kwargs.insert("stream_mode".into(), json!(modes));
+    create.options.kwargs(&mut kwargs);
+    kwargs.insert(
+        "subgraphs".into(),
+        json!(create.stream_subgraphs.unwrap_or(false)),
+    );
+    kwargs.insert(
+        "resumable".into(),
+        json!(create.stream_resumable.unwrap_or(false)),
+    );
     let mut new = NewRun::new(&run_id, found.id())
-        .kwargs(kwargs)
+        .kwargs(Value::Object(kwargs))
         .metadata(Value::Object(metadata))
         .multitask_strategy(create.multitask_strategy.unwrap_or_default())
         .if_not_exists(create.if_not_exists.unwrap_or(IfNotExists::Reject));
@@ -483,7 +496,7 @@ async fn stream_on(
     let permit = app.streams.acquire()?;
     let on_disconnect = create.on_disconnect.unwrap_or_default();
     let run = create_run(&app, thread.as_deref(), create, owner.as_deref()).await?;
-    let ids = run.kwargs["stream_resumable"] == Value::Bool(true);
+    let ids = flag(&run.kwargs, "resumable", "stream_resumable");
     let guard = CancelOnDrop::new(&app, &run, on_disconnect);
     let frames = follow(app, run.run_id.clone(), 0, Frames::all(ids), None);
     Ok(sse_response(

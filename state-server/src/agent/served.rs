@@ -3,6 +3,7 @@
 //! boxed functions per graph, made once when it is given to the server).
 
 use super::run_events::RunContext;
+use super::run_options::RunBreakpoints;
 use super::step_events::{StepEvents, Wanted};
 use super::{checkpoint, thread_state};
 use crate::error::ApiError;
@@ -35,6 +36,8 @@ pub(crate) struct RunRequest {
     /// The run's context (its own merged over its assistant's), for the
     /// graph's typed context; none: the context bound in code.
     pub graph_context: Option<Map<String, Value>>,
+    /// The run's own breakpoints (`interrupt_before`, `interrupt_after`).
+    pub breakpoints: RunBreakpoints,
     /// Who and what the run is (the `events` mode's metadata).
     pub context: RunContext,
 }
@@ -93,6 +96,10 @@ pub(crate) trait Served: Send + Sync {
     /// context type, or is empty (the context bound in code). Checked
     /// before a run is created, so a bad one writes nothing.
     fn check_context(&self, context: &Map<String, Value>) -> Result<(), ApiError>;
+
+    /// Whether a run's breakpoints name nodes of the graph (checked before
+    /// the run is created, as its context).
+    fn check_breakpoints(&self, breakpoints: &RunBreakpoints) -> Result<(), ApiError>;
 
     /// Runs the graph on `thread`, streaming what `request` asks for (a
     /// stateless run gets a thread of its own, as LangGraph's).
@@ -161,6 +168,10 @@ where
 {
     fn check_context(&self, context: &Map<String, Value>) -> Result<(), ApiError> {
         self.bound(Some(context)).map(|_| ())
+    }
+
+    fn check_breakpoints(&self, breakpoints: &RunBreakpoints) -> Result<(), ApiError> {
+        with_breakpoints(self.0.clone(), breakpoints).map(|_| ())
     }
 
     fn state(
@@ -442,6 +453,37 @@ fn translate<S: GraphState>(
     })
 }
 
+/// `graph` with a run's own breakpoints; a name that is not a node is the
+/// field's 422.
+fn with_breakpoints<S, C>(
+    mut graph: CompiledGraph<S, C>,
+    breakpoints: &RunBreakpoints,
+) -> Result<CompiledGraph<S, C>, ApiError>
+where
+    S: GraphState,
+    C: Send + Sync + 'static,
+{
+    let named = |field: &'static str| {
+        move |error: GraphError| match error {
+            GraphError::UnknownNode { node, .. } => {
+                ApiError::invalid_body(format!("{field}: no node \"{node}\" in this graph"))
+            }
+            other => ApiError::graph(other),
+        }
+    };
+    if let Some(nodes) = &breakpoints.before {
+        graph = graph
+            .with_interrupt_before(nodes)
+            .map_err(named("interrupt_before"))?;
+    }
+    if let Some(nodes) = &breakpoints.after {
+        graph = graph
+            .with_interrupt_after(nodes)
+            .map_err(named("interrupt_after"))?;
+    }
+    Ok(graph)
+}
+
 /// `command.resume` as the graph's answer: a map whose keys are all ids
 /// of pending interrupts answers each by id (LangGraph's
 /// `Command(resume={id: value})`); anything else answers the one pending.
@@ -472,7 +514,10 @@ where
             <S::Delta as state_core::Delta>::from_json(input)
                 .map_err(|error| ApiError::invalid_body(format!("input: {error}")))
         };
-        let graph = &self.bound(request.graph_context.as_ref())?;
+        let graph = &with_breakpoints(
+            self.bound(request.graph_context.as_ref())?,
+            &request.breakpoints,
+        )?;
         Ok(match (request.resume.clone(), request.input.clone()) {
             (Some(answer), _) => {
                 let pending = graph

@@ -9,6 +9,7 @@
 
 use super::assistants::Assistants;
 use super::run_events::RunContext;
+use super::run_options::{breakpoints_of, flag};
 use super::served::{RunRequest, Streamed};
 use super::stream_mode::{StreamModeField, modes};
 use futures::StreamExt;
@@ -182,7 +183,8 @@ fn request_of(kwargs: &Value) -> Result<RunRequest, String> {
             .filter(|v| !v.is_null())
             .cloned(),
         modes: modes(field.as_ref()).map_err(|e| e.message().to_owned())?,
-        subgraphs: kwargs.get("stream_subgraphs") == Some(&Value::Bool(true)),
+        subgraphs: flag(kwargs, "subgraphs", "stream_subgraphs"),
+        breakpoints: breakpoints_of(kwargs)?,
         graph_context: kwargs.get("context").and_then(Value::as_object).cloned(),
         context: RunContext::default(),
     })

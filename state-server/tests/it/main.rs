@@ -20,6 +20,7 @@ mod inspector_browser;
 mod max_streams;
 mod paths;
 mod rollback;
+mod run_options;
 mod security;
 mod stream;
 mod workers;

@@ -12,6 +12,9 @@ from langgraph_sdk.errors import ConflictError, NotFoundError
 
 PING = {"messages": [{"role": "user", "content": "ping"}]}
 RUN_KEYS = {"run_id", "thread_id", "assistant_id", "status", "metadata", "kwargs", "multitask_strategy", "created_at", "updated_at"}
+# A run's kwargs as recorded (exchange 20), under LangGraph's names.
+KWARGS_KEYS = {"input", "command", "config", "context", "stream_mode", "interrupt_before", "interrupt_after",
+               "webhook", "feedback_keys", "temporary", "subgraphs", "resumable", "checkpoint_during", "durability"}
 
 
 def contents(values):
@@ -38,12 +41,22 @@ async def main() -> None:
     # 18-20: create, join, list, get.
     run = await client.runs.create(tid, "agent", input=PING)
     assert RUN_KEYS <= set(run), run
+    assert set(run["kwargs"]) == KWARGS_KEYS, sorted(run["kwargs"])
     assert run["status"] in ("pending", "running", "success"), run
     joined = await client.runs.join(tid, run["run_id"])
     assert len(joined["messages"]) == 8, joined
     listed = await client.runs.list(tid, limit=5)
     assert [r["run_id"] for r in listed][0] == run["run_id"], listed
     assert all(r["status"] == "success" for r in listed), listed
+
+    # A run's own breakpoints (Studio's): paused before `tools`, then on.
+    bp = (await client.threads.create())["thread_id"]
+    paused = await client.runs.wait(bp, "agent", input=PING, interrupt_before=["tools"])
+    assert contents(paused) == [("human", "ping"), ("ai", "")], paused
+    assert (await client.threads.get_state(bp))["next"] == ["tools"]
+    done = await client.runs.wait(bp, "agent", input=None)
+    assert len(done["messages"]) == 4, done
+    assert (await client.threads.get_state(bp))["next"] == []
     assert len(await client.runs.list(tid, limit=1)) == 1
     fetched = await client.runs.get(tid, run["run_id"])
     assert fetched["status"] == "success" and fetched["assistant_id"] == run["assistant_id"], fetched

@@ -1,0 +1,129 @@
+//! A run's own options over real HTTP, on memory and SQLite: its
+//! breakpoints (`interrupt_before`, `interrupt_after`: LangGraph Studio's
+//! per-run breakpoints) pause it where they say, a run without input goes
+//! on, a breakpoint on no node is the field's 422 and creates no run, the
+//! fields this server does not serve are refused by name, and the stored
+//! run's `kwargs` carry LangGraph's names.
+
+use super::workers::{Steps, Two, post, steps};
+use crate::support::{request, serve};
+use serde_json::{Value, json};
+use state_server::Server;
+use state_store::Store;
+use std::net::SocketAddr;
+
+async fn server(store: Store) -> SocketAddr {
+    let server = Server::new(store).assistant("steps", steps(Two::Quick));
+    serve(server.router::<Steps>()).await
+}
+
+async fn get_json(addr: SocketAddr, path: &str) -> Value {
+    let response = request(addr, "GET", path, &[], b"").await;
+    assert_eq!(response.status, 200, "GET {path}");
+    response.json()
+}
+
+/// POSTs `body`; the status and the answer's JSON.
+async fn post_any(addr: SocketAddr, path: &str, body: Value) -> (u16, Value) {
+    let body = body.to_string();
+    let response = request(
+        addr,
+        "POST",
+        path,
+        &[("content-type", "application/json")],
+        body.as_bytes(),
+    )
+    .await;
+    let json = serde_json::from_slice(&response.body).unwrap_or(Value::Null);
+    (response.status, json)
+}
+
+async fn breakpoints_pause_the_run_and_bad_ones_create_nothing(store: Store) {
+    let addr = server(store).await;
+    let thread = post(addr, "/threads", json!({})).await["thread_id"]
+        .as_str()
+        .expect("a thread id")
+        .to_owned();
+    let wait = format!("/threads/{thread}/runs/wait");
+
+    // Paused before `two`: `one` ran, `two` is next.
+    let values = post(
+        addr,
+        &wait,
+        json!({"assistant_id": "steps", "input": {}, "interrupt_before": ["two"]}),
+    )
+    .await;
+    assert_eq!(values["log"], json!(["one"]), "{values}");
+    let state = get_json(addr, &format!("/threads/{thread}/state")).await;
+    assert_eq!(state["next"], json!(["two"]), "{state}");
+
+    // The run as stored: LangGraph's kwargs.
+    let runs = get_json(addr, &format!("/threads/{thread}/runs")).await;
+    let kwargs = &runs[0]["kwargs"];
+    assert_eq!(kwargs["interrupt_before"], json!(["two"]), "{kwargs}");
+    assert_eq!(kwargs["interrupt_after"], Value::Null, "{kwargs}");
+    assert_eq!(kwargs["subgraphs"], json!(false), "{kwargs}");
+    assert_eq!(kwargs["resumable"], json!(false), "{kwargs}");
+    assert_eq!(kwargs["durability"], json!("async"), "{kwargs}");
+    assert!(kwargs.get("stream_subgraphs").is_none(), "{kwargs}");
+
+    // Going on (no input), paused after every node: after `two`.
+    let values = post(
+        addr,
+        &wait,
+        json!({"assistant_id": "steps", "input": null, "interrupt_after": "*"}),
+    )
+    .await;
+    assert_eq!(values["log"], json!(["one", "two"]), "{values}");
+
+    // Going on with the graph's own breakpoints (none): to the end.
+    let values = post(addr, &wait, json!({"assistant_id": "steps", "input": null})).await;
+    assert_eq!(values["log"], json!(["one", "two", "three"]), "{values}");
+    let state = get_json(addr, &format!("/threads/{thread}/state")).await;
+    assert_eq!(state["next"], json!([]), "{state}");
+
+    // Refused before anything is written: the run list stays at three.
+    for (field, value, says) in [
+        ("interrupt_before", json!(["nope"]), "no node \"nope\""),
+        ("interrupt_after", json!("two"), "\"*\" or a list"),
+        ("checkpoint_id", json!("1ef0"), "not served"),
+        ("webhook", json!("http://127.0.0.1:9/hook"), "not served"),
+        (
+            "durability",
+            json!("never"),
+            "\"sync\", \"async\" or \"exit\"",
+        ),
+    ] {
+        let mut body = json!({"assistant_id": "steps", "input": {}});
+        body[field] = value;
+        let (status, answer) = post_any(addr, &wait, body).await;
+        assert_eq!(status, 422, "{field}: {answer}");
+        let detail = answer["detail"].as_str().unwrap_or_default();
+        assert!(
+            detail.starts_with(field) && detail.contains(says),
+            "{field}: {detail}"
+        );
+    }
+    let runs = get_json(addr, &format!("/threads/{thread}/runs")).await;
+    assert_eq!(runs.as_array().map(Vec::len), Some(3), "{runs}");
+    let state = get_json(addr, &format!("/threads/{thread}/state")).await;
+    assert_eq!(
+        state["values"]["log"],
+        json!(["one", "two", "three"]),
+        "{state}"
+    );
+}
+
+#[tokio::test]
+async fn on_memory() {
+    breakpoints_pause_the_run_and_bad_ones_create_nothing(Store::memory()).await;
+}
+
+#[tokio::test]
+async fn on_sqlite() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let store = Store::sqlite(dir.path().join("runs.db"))
+        .await
+        .expect("a SQLite store");
+    breakpoints_pause_the_run_and_bad_ones_create_nothing(store).await;
+}
