@@ -44,8 +44,8 @@ where
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let mut g = StateGraph::<Chat>::new();
-    /// g.add_node("plan", |_: &Chat| Chat::delta().turns(1));
-    /// g.add_node("act", |_: &Chat| Chat::delta().turns(1));
+    /// g.add_node("plan", |s: &Chat| Chat::delta().turns(s.turns + 1));
+    /// g.add_node("act", |s: &Chat| Chat::delta().turns(s.turns + 1));
     /// g.add_edge(START, "plan");
     /// g.add_edge("plan", "act");
     /// g.add_edge("act", END);
@@ -79,8 +79,8 @@ where
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let mut g = StateGraph::<Chat>::new();
-    /// g.add_node("plan", |_: &Chat| Chat::delta().turns(1));
-    /// g.add_node("act", |_: &Chat| Chat::delta().turns(1));
+    /// g.add_node("plan", |s: &Chat| Chat::delta().turns(s.turns + 1));
+    /// g.add_node("act", |s: &Chat| Chat::delta().turns(s.turns + 1));
     /// g.add_edge(START, "plan");
     /// g.add_edge("plan", "act");
     /// g.add_edge("act", END);
