@@ -325,15 +325,35 @@ fn db_error(context: String) -> impl FnOnce(sqlx::Error) -> StoreError {
 /// aborted there (a cancelled run's graph, mid load) hands its pooled
 /// connection back inside a transaction no one ends: its next users read
 /// a stale snapshot, or fail with "non-zero transaction depth". Its plain
-/// `begin` cannot be cut between the two.
+/// `begin` cannot be cut between the two. PostgreSQL's, with a
+/// statement, begin in a task of their own ([`begin_uncut`]).
 async fn begin_read<DB: sqlx::Database>(
     pool: &sqlx::Pool<DB>,
     statement: Option<&'static str>,
 ) -> Result<sqlx::Transaction<'static, DB>, sqlx::Error> {
     match statement {
-        Some(statement) => pool.begin_with(statement).await,
+        Some(statement) => begin_uncut(pool, statement).await,
         None => pool.begin().await,
     }
+}
+
+/// Begins a transaction with `statement` in a task of its own, so that a
+/// caller dropped mid-`BEGIN` cannot cut it. sqlx 0.8.6 (and 0.9.0) count
+/// a PostgreSQL transaction only once its `BEGIN` has answered
+/// (transact-rs/sqlx#4393, fixed upstream but not released): a future
+/// dropped in between (a client that went away, a `select!`) handed its
+/// connection back to the pool inside a transaction, and that
+/// connection's next `BEGIN ISOLATION LEVEL ...` failed with "SET
+/// TRANSACTION ISOLATION LEVEL must be called before any query". The
+/// spawned begin ends; a transaction no one took rolls back as it drops.
+async fn begin_uncut<DB: sqlx::Database>(
+    pool: &sqlx::Pool<DB>,
+    statement: &'static str,
+) -> Result<sqlx::Transaction<'static, DB>, sqlx::Error> {
+    let pool = pool.clone();
+    tokio::spawn(async move { pool.begin_with(statement).await })
+        .await
+        .map_err(|_| sqlx::Error::WorkerCrashed)?
 }
 
 /// Stamps out one backend over a sqlx driver. `$write` begins a write
@@ -1146,13 +1166,7 @@ mod sqlite {
             // (see `begin_read`) would leave the write connection in a
             // transaction; a spawned begin ends, and a transaction no one
             // took rolls back as it drops.
-            None => {
-                let writes = writes.clone();
-                let begun = tokio::spawn(async move { writes.begin_with(begin).await })
-                    .await
-                    .map_err(|_| sqlx::Error::WorkerCrashed)??;
-                Ok(SqliteWrite::Plain(begun))
-            }
+            None => Ok(SqliteWrite::Plain(super::begin_uncut(writes, begin).await?)),
         }
     }
 
@@ -1299,7 +1313,7 @@ mod postgres {
         _: Option<&()>,
         begin: &'static str,
     ) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, sqlx::Error> {
-        writes.begin_with(begin).await
+        super::begin_uncut(writes, begin).await
     }
 
     async fn no_one_call(

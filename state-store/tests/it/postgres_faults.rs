@@ -175,3 +175,40 @@ async fn server_restart_between_steps() {
     assert_eq!(again.state().transcript, ["before", "after"]);
     assert_eq!(again.seq(), 2);
 }
+
+/// Loads cut at every point of their `BEGIN` (a client that went away, a
+/// `select!`) leave no pooled connection inside a transaction: with one
+/// connection for the whole pool, each load after a cut one reads the
+/// thread. (sqlx 0.8.6 counts a PostgreSQL transaction only once its
+/// `BEGIN` answered, transact-rs/sqlx#4393: a load cut in between handed
+/// its connection back mid-transaction, and the next one failed with "SET
+/// TRANSACTION ISOLATION LEVEL must be called before any query".)
+#[tokio::test]
+async fn a_load_cut_mid_begin_leaves_no_transaction_open() {
+    let cluster = support::postgres::shared();
+    let db = cluster.fresh_database("cut_begin");
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(1)
+        .connect(&db.url)
+        .await
+        .unwrap();
+    let store = Store::from_pg_pool(pool).await.unwrap();
+    let mut thread = store.thread::<Chat>("t").await.unwrap();
+    thread
+        .apply(Chat::delta().transcript(vec!["one".to_string()]))
+        .await
+        .unwrap();
+    for cut in 0..200u64 {
+        let load = store.thread::<Chat>("t");
+        let _ = tokio::time::timeout(Duration::from_micros(cut * 5), load).await;
+        let again = store.thread::<Chat>("t").await;
+        assert_eq!(
+            again
+                .map(|t| t.state().transcript.clone())
+                .map_err(|e| e.to_string()),
+            Ok(vec!["one".to_string()]),
+            "after a load cut at {} us",
+            cut * 5
+        );
+    }
+}
