@@ -38,6 +38,8 @@ mod sse;
 mod state_routes;
 #[cfg(feature = "graph")]
 mod step_events;
+#[cfg(feature = "graph")]
+mod step_runs;
 mod store_routes;
 #[allow(dead_code)]
 mod stream_mode;
@@ -177,10 +179,15 @@ pub(crate) async fn agent_state(
     app: &App,
     id: &str,
 ) -> Result<Option<Value>, crate::error::ApiError> {
-    match app.store.thread_record(id, None).await {
-        Ok(Some(record)) => thread_routes::state_of(&app.assistants, &record).await,
-        _ => Ok(None),
+    let mut state = match app.store.thread_record(id, None).await {
+        Ok(Some(record)) => thread_routes::state_of(&app.assistants, &record).await?,
+        _ => None,
+    };
+    #[cfg(feature = "graph")]
+    if let Some(state) = &mut state {
+        step_runs::StepRuns::of(&app.store, id).join(state).await?;
     }
+    Ok(state)
 }
 
 /// Whether thread `id` is one of the Agent Server API's (it has a

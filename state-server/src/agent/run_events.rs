@@ -64,6 +64,8 @@ pub(crate) struct RunContext {
     pub attempt: u32,
     /// The run's metadata (an object; other values are left out).
     pub metadata: Value,
+    /// Who created the run (the auth hook's identity).
+    pub owner: Option<String>,
 }
 
 /// A node's run, started and not ended.
@@ -501,6 +503,7 @@ mod tests {
             assistant_id: "asst".into(),
             attempt: 1,
             metadata: json!({"from": "me"}),
+            owner: None,
         }
     }
 

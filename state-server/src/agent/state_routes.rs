@@ -9,6 +9,7 @@
 use super::assistants::Assistant;
 use super::body::{Body, page_limit};
 use super::checkpoint;
+use super::step_runs::StepRuns;
 use super::thread_state::checkpoint_json;
 use crate::error::ApiError;
 use crate::extract::Path;
@@ -118,7 +119,9 @@ pub(crate) async fn at_checkpoint(
     let graph = graph_of(&app, &id).await?;
     let seq = checkpoint::parse(&checkpoint_id)
         .ok_or_else(|| ApiError::missing(format!("Checkpoint {checkpoint_id} not found")))?;
-    Ok(Json(graph.served.state(id, Some(seq)).await?))
+    let mut state = graph.served.state(id.clone(), Some(seq)).await?;
+    StepRuns::of(&app.store, &id).join(&mut state).await?;
+    Ok(Json(state))
 }
 
 /// `POST /threads/{id}/state/checkpoint`'s body.
@@ -137,7 +140,9 @@ pub(crate) async fn at_checkpoint_body(
 ) -> Result<Json<Value>, ApiError> {
     let graph = graph_of(&app, &id).await?;
     let seq = checkpoint_named("checkpoint", body.checkpoint.as_ref())?;
-    Ok(Json(graph.served.state(id, seq).await?))
+    let mut state = graph.served.state(id.clone(), seq).await?;
+    StepRuns::of(&app.store, &id).join(&mut state).await?;
+    Ok(Json(state))
 }
 
 /// `POST /threads/{id}/history`'s body.
@@ -162,11 +167,70 @@ pub(crate) async fn history(
     let graph = graph_of(&app, &id).await?;
     let limit = page_limit(history.limit, 10)?;
     let before = checkpoint_named("before", history.before.as_ref())?;
-    let states = graph
-        .served
-        .history(id, limit, before, history.metadata.map(Value::Object))
-        .await?;
+    let states = states(&app, graph, &id, limit, before, history.metadata).await?;
     Ok(Json(states))
+}
+
+/// The keys of a step's own metadata the graph's history filters on; a
+/// filter's other keys are checked on the metadata joined with its run's.
+const STEP_KEYS: [&str; 2] = ["source", "step"];
+
+/// How many states are read at a time when a filter names a run's keys.
+const FILTERED_PAGE: usize = 50;
+
+/// Up to `limit` states of thread `id`, newest first, before step
+/// `before`, each with its run's keys ([`StepRuns`]), whose metadata holds
+/// `filter`'s keys and values. A filter on a step's own keys is the
+/// graph's; one on a run's reads the history a page at a time.
+async fn states(
+    app: &App,
+    graph: &Assistant,
+    id: &str,
+    limit: usize,
+    mut before: Option<u64>,
+    filter: Option<Map<String, Value>>,
+) -> Result<Vec<Value>, ApiError> {
+    let mut runs = StepRuns::of(&app.store, id);
+    let (own, joined): (Map<String, Value>, Map<String, Value>) = filter
+        .unwrap_or_default()
+        .into_iter()
+        .partition(|(key, _)| STEP_KEYS.contains(&key.as_str()));
+    let own = (!own.is_empty()).then_some(Value::Object(own));
+    if joined.is_empty() {
+        let mut states = graph
+            .served
+            .history(id.to_owned(), limit, before, own)
+            .await?;
+        for state in &mut states {
+            runs.join(state).await?;
+        }
+        return Ok(states);
+    }
+    let page = limit.max(FILTERED_PAGE);
+    let mut found = Vec::new();
+    loop {
+        let states = graph
+            .served
+            .history(id.to_owned(), page, before, own.clone())
+            .await?;
+        let read = states.len();
+        for mut state in states {
+            before = state["metadata"]["step"].as_u64();
+            runs.join(&mut state).await?;
+            if joined
+                .iter()
+                .all(|(key, value)| state["metadata"].get(key) == Some(value))
+            {
+                found.push(state);
+                if found.len() == limit {
+                    return Ok(found);
+                }
+            }
+        }
+        if read < page || before.is_none_or(|seq| seq == 0) {
+            return Ok(found);
+        }
+    }
 }
 
 /// `GET /threads/{id}/history`'s query (on an Agent Server thread).
@@ -191,7 +255,7 @@ pub(crate) async fn history_get(
     let graph = graph_of(&app, &id).await?;
     let limit = page_limit(query.limit, 10)?;
     let before = checkpoint_named("before", query.before.map(Value::String).as_ref())?;
-    let states = graph.served.history(id, limit, before, None).await?;
+    let states = states(&app, graph, &id, limit, before, None).await?;
     Ok(Json(states).into_response())
 }
 

@@ -18,6 +18,7 @@
 
 use super::run_events::{RunContext, RunEvents, find_message};
 use super::served::{RunRequest, Served, Streamed};
+use super::step_runs;
 use crate::error::ApiError;
 use crate::json::rfc3339_micros;
 use serde_json::{Map, Value, json};
@@ -79,6 +80,8 @@ pub(crate) struct StepEvents {
     /// What goes after the runner's own event of the same step (a step's
     /// tasks start after its `values`).
     after: Vec<Streamed>,
+    /// The run's keys in its checkpoints' metadata (`step_runs`).
+    run_keys: Map<String, Value>,
 }
 
 impl StepEvents {
@@ -103,6 +106,7 @@ impl StepEvents {
         let events = wanted
             .events
             .then(|| RunEvents::new(context.clone(), &thread));
+        let run_thread = thread.clone();
         Ok(StepEvents {
             wanted,
             store,
@@ -115,6 +119,13 @@ impl StepEvents {
             partial: HashMap::new(),
             events,
             after: Vec::new(),
+            run_keys: step_runs::run_keys(
+                &context.run_id,
+                &run_thread,
+                context.attempt,
+                &context.metadata,
+                context.owner.as_deref(),
+            ),
         })
     }
 
@@ -283,7 +294,12 @@ impl StepEvents {
             return Ok(());
         };
         self.cursor = seq;
-        let state = self.served.state(self.thread.clone(), Some(seq)).await?;
+        let mut state = self.served.state(self.thread.clone(), Some(seq)).await?;
+        // Written by this run unless an edit (LangGraph's update keeps no
+        // run keys).
+        if state["metadata"]["source"] != "update" {
+            step_runs::join(&mut state, &self.run_keys);
+        }
         let payload = checkpoint_payload(&state);
         if self.wanted.checkpoints {
             out.push(Streamed::Event("checkpoints".into(), payload.clone()));

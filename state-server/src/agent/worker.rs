@@ -309,6 +309,7 @@ impl Worker {
                     assistant_id: run.assistant_id.clone(),
                     attempt: claim.attempt(),
                     metadata: run.metadata.clone(),
+                    owner: run.owner.clone(),
                 };
                 match self.takeover(&claim, &thread, &*assistant.served).await {
                     Ok(Takeover::Fresh) => {}

@@ -107,6 +107,20 @@ async def main() -> None:
     assert [h["checkpoint"]["checkpoint_id"] for h in reversed(history)] == [
         c["config"]["configurable"]["checkpoint_id"] for c in checkpoints], (history, checkpoints)
     assert checkpoints[-1]["values"] == history[0]["values"]
+    # Each checkpoint's metadata names its run, as LangGraph's (exchange
+    # 13): the same in the stream and in the history.
+    run_id = parts[0].data["run_id"]
+    assert all(c["metadata"]["run_id"] == run_id for c in checkpoints), checkpoints
+    assert [c["metadata"] for c in checkpoints] == [h["metadata"] for h in reversed(history)], history
+    meta = history[0]["metadata"]
+    assert (meta["graph_id"], meta["thread_id"], meta["run_attempt"], meta["source"]) == (
+        "agent", tid_m, 1, "loop"), meta
+    assert meta["assistant_id"] and meta["created_by"] == "system", meta
+    # Filtered by a run's key: that run's steps only, newest first.
+    of_run = await client.threads.get_history(tid_m, limit=10, metadata={"run_id": run_id})
+    assert [h["checkpoint_id"] for h in of_run] == [h["checkpoint_id"] for h in history], of_run
+    inputs = await client.threads.get_history(tid_m, limit=10, metadata={"run_id": run_id, "source": "input"})
+    assert [h["metadata"]["step"] for h in inputs] == [history[-1]["metadata"]["step"]], inputs
     # debug: checkpoints and tasks, wrapped.
     parts = [p async for p in client.runs.stream(tid_m, "agent", input=PING, stream_mode="debug")]
     debug = [p.data for p in parts if p.event == "debug"]
