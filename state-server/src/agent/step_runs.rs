@@ -15,7 +15,9 @@ use crate::error::ApiError;
 use serde_json::{Map, Value, json};
 use state_store::{Run, RunFilter, Store};
 
-/// How many runs are read at a time, newest first.
+/// How many runs are read first (a thread's state is most often its last
+/// run's), then at a time, newest first.
+const FIRST_PAGE: usize = 2;
 const PAGE: usize = 50;
 
 /// The keys a run gives the metadata of the steps it writes.
@@ -109,9 +111,14 @@ impl<'a> StepRuns<'a> {
             if self.all {
                 return Ok(None);
             }
-            let filter = RunFilter::default().limit(PAGE).offset(self.runs.len());
+            let size = if self.runs.is_empty() {
+                FIRST_PAGE
+            } else {
+                PAGE
+            };
+            let filter = RunFilter::default().limit(size).offset(self.runs.len());
             let page = self.store.list_runs(Some(self.thread), filter).await?;
-            self.all = page.len() < PAGE;
+            self.all = page.len() < size;
             self.runs.extend(page);
         }
     }
