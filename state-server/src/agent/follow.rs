@@ -97,6 +97,9 @@ struct Following {
     /// The key of the last event read (the thread stream's `run_done`
     /// follows it).
     last: Option<EventKey>,
+    /// Whether the run's row was read since it last changed (its events
+    /// do not change it), and whether it had ended then.
+    row_read: Option<bool>,
 }
 
 /// The run's events after the `after`-th, from the store, as SSE frames,
@@ -119,6 +122,7 @@ pub(crate) fn follow(
         ended: false,
         frames,
         last: None,
+        row_read: None,
     };
     futures::stream::unfold((start, done), |(mut at, mut done)| async move {
         if at.ended {
@@ -126,11 +130,19 @@ pub(crate) fn follow(
         }
         loop {
             // The status first: events stored before it ended are read
-            // after, so none is left behind.
-            let ended = match at.app.store.get_run(&at.run_id, None).await {
-                Ok(Some(run)) => run.status.is_final(),
-                Ok(None) => true,
-                Err(_) => false,
+            // after, so none is left behind. Read again only when the
+            // row changed (marked seen before the read: a change after it
+            // is seen at the next turn), not at every event.
+            if at.watch.row_changed() {
+                at.row_read = None;
+            }
+            let ended = match at.row_read {
+                Some(ended) => ended,
+                None => match at.app.store.get_run(&at.run_id, None).await {
+                    Ok(Some(run)) => *at.row_read.insert(run.status.is_final()),
+                    Ok(None) => *at.row_read.insert(true),
+                    Err(_) => false,
+                },
             };
             match at.app.store.run_events(&at.run_id, at.after, 256).await {
                 Ok(events) if !events.is_empty() => {

@@ -149,7 +149,22 @@ impl Worker {
     /// and tries again (the database may come back).
     async fn work(mut self) {
         while *self.phase.borrow_and_update() == Phase::Working {
-            match self.store.claim_run(&self.name, self.lease).await {
+            // The run's `metadata` event is stored with the claim: one
+            // write. (None for a run whose rollback was asked of a worker
+            // that died: rolled back before anything is written.)
+            let claimed = self
+                .store
+                .claim_run_with_events(&self.name, self.lease, |run| {
+                    match run.cancel == Some(CancelAction::Rollback) {
+                        true => Vec::new(),
+                        false => vec![RunEventIn::new(
+                            "metadata",
+                            json!({"run_id": run.run_id, "attempt": run.attempt}),
+                        )],
+                    }
+                })
+                .await;
+            match claimed {
                 Ok(Some(claim)) => {
                     // More may be waiting: another idle worker looks.
                     self.wake.notify_one();
@@ -256,12 +271,6 @@ impl Worker {
         let mut phase = self.phase.clone();
         let run = claim.run().clone();
         let thread = run.thread_id.clone().unwrap_or_else(|| run.run_id.clone());
-        let append = |event: &str, data: Value| {
-            let batch = [RunEventIn::new(event, data)];
-            let store = store.clone();
-            let claim = &claim;
-            async move { store.append_run_events(claim, &batch).await }
-        };
         let fail = |message: String| json!({"error": "Error", "message": message});
         // Taken over with a rollback asked of the worker that died: done
         // now, before anything else is written.
@@ -272,34 +281,30 @@ impl Worker {
         // Watched from its claim on: a cancel asked for while the run
         // starts is not missed (its row's changes only wake this watch).
         let mut watch = store.watch_run(&run.run_id);
-        let metadata = json!({"run_id": run.run_id, "attempt": claim.attempt()});
-        if !matches!(append("metadata", metadata).await, Ok(Some(_))) {
-            return;
-        }
         if claim.attempt() > MAX_ATTEMPTS {
             let message = format!(
                 "the run was taken over {} times (its workers stopped mid-run); it is not tried again",
                 claim.attempt() - 1
             );
-            let _ = append(
-                "error",
-                json!({"error": "RunAttemptsExceeded", "message": message}),
-            )
-            .await;
-            self.finish(&claim, &run, &thread, RunStatus::Error, None)
+            let error = json!({"error": "RunAttemptsExceeded", "message": message});
+            let last = [RunEventIn::new("error", error)];
+            self.finish(&claim, &run, &thread, RunStatus::Error, None, &last)
                 .await;
             return;
         }
+        // The events that came with the run's end: stored with it, in
+        // the same write.
+        let mut last = Vec::new();
         let assistants = self.assistants.clone();
         let assistant = assistants.of_run(&run);
         let (status, thread_status) = match (assistant, request_of(&run.kwargs)) {
             (None, _) => {
                 let message = format!("assistant {} is not served here", run.assistant_id);
-                let _ = append("error", fail(message)).await;
+                last.push(RunEventIn::new("error", fail(message)));
                 (RunStatus::Error, None)
             }
             (_, Err(message)) => {
-                let _ = append("error", fail(message)).await;
+                last.push(RunEventIn::new("error", fail(message)));
                 (RunStatus::Error, None)
             }
             (Some(assistant), Ok(mut request)) => {
@@ -318,13 +323,13 @@ impl Worker {
                         request.resume = None;
                     }
                     Ok(Takeover::Ended(status, thread_status)) => {
-                        self.finish(&claim, &run, &thread, status, thread_status)
+                        self.finish(&claim, &run, &thread, status, thread_status, &[])
                             .await;
                         return;
                     }
                     Err(message) => {
-                        let _ = append("error", fail(message)).await;
-                        self.finish(&claim, &run, &thread, RunStatus::Error, None)
+                        let last = [RunEventIn::new("error", fail(message))];
+                        self.finish(&claim, &run, &thread, RunStatus::Error, None, &last)
                             .await;
                         return;
                     }
@@ -343,6 +348,10 @@ impl Worker {
                 let mut renewal = tokio::time::interval(self.lease / 3);
                 renewal.tick().await;
                 let mut end = (RunStatus::Error, None);
+                // Whether the graph said how it ended (done, paused or
+                // failed): what comes from then on is held back for the
+                // finish.
+                let mut ending = false;
                 let mut rollback = false;
                 // A cancel is seen at once: the run's watch wakes on a
                 // change of its row (not on the events stored here). The
@@ -403,8 +412,7 @@ impl Worker {
                     while let Ok(more) = events.try_recv() {
                         items.push(more);
                     }
-                    let mut batch = Vec::new();
-                    let mut failed = false;
+                    let mut batch = std::mem::take(&mut last);
                     for item in items {
                         match item {
                             Ok(Streamed::Event(name, data)) => {
@@ -412,15 +420,26 @@ impl Worker {
                             }
                             Ok(Streamed::Paused) => {
                                 end = (RunStatus::Interrupted, Some(ThreadStatus::Interrupted));
+                                ending = true;
                             }
-                            Ok(Streamed::Done) => end = (RunStatus::Success, None),
+                            Ok(Streamed::Done) => {
+                                end = (RunStatus::Success, None);
+                                ending = true;
+                            }
                             Err(error) => {
                                 let data =
                                     json!({"error": error.kind(), "message": error.message()});
                                 batch.push(RunEventIn::new("error", data));
                                 end = (RunStatus::Error, None);
+                                ending = true;
                             }
                         }
+                    }
+                    if ending {
+                        // Stored with the run's end (the graph's stream
+                        // closes next).
+                        last = batch;
+                        continue;
                     }
                     if !batch.is_empty() {
                         match store.append_run_events(&claim, &batch).await {
@@ -431,14 +450,11 @@ impl Worker {
                                 return;
                             }
                             Err(error) => {
-                                let _ = append("error", fail(error.to_string())).await;
+                                last.push(RunEventIn::new("error", fail(error.to_string())));
                                 end = (RunStatus::Error, None);
-                                failed = true;
+                                break;
                             }
                         }
-                    }
-                    if failed {
-                        break;
                     }
                 }
                 driver.abort();
@@ -453,7 +469,7 @@ impl Worker {
                 end
             }
         };
-        self.finish(&claim, &run, &thread, status, thread_status)
+        self.finish(&claim, &run, &thread, status, thread_status, &last)
             .await;
     }
 
@@ -494,17 +510,15 @@ impl Worker {
             Err(StoreError::Backend { .. }) => {}
             Err(error) => {
                 let data = json!({"error": "RollbackFailed", "message": error.to_string()});
-                let _ = self
-                    .store
-                    .append_run_events(claim, &[RunEventIn::new("error", data)])
-                    .await;
-                self.finish(claim, run, thread, RunStatus::Interrupted, None)
+                let last = [RunEventIn::new("error", data)];
+                self.finish(claim, run, thread, RunStatus::Interrupted, None, &last)
                     .await;
             }
         }
     }
 
-    /// Records the run's end; a stateless run's thread goes with it.
+    /// Records the run's end, with its `last` events (one write); a
+    /// stateless run's thread goes with it.
     async fn finish(
         &self,
         claim: &Claim,
@@ -512,8 +526,12 @@ impl Worker {
         thread: &str,
         status: RunStatus,
         thread_status: Option<ThreadStatus>,
+        last: &[RunEventIn],
     ) {
-        let _ = self.store.finish_run(claim, status, thread_status).await;
+        let _ = self
+            .store
+            .finish_run_with_events(claim, status, thread_status, last)
+            .await;
         if run.thread_id.is_none() {
             // A stateless run's thread is its own, gone with it
             // (LangGraph's `on_completion="delete"`).

@@ -4,8 +4,8 @@
 
 use super::Rewound;
 use super::runs::{
-    Cancelled, Created, Fence, NewRunRow, OnInflight, RecordScan, RolledBack, RunRow, RunScan,
-    ThreadRecordRow,
+    Cancelled, ClaimEvents, Created, Fence, NewRunRow, OnInflight, RecordScan, RolledBack, RunRow,
+    RunScan, ThreadRecordRow,
 };
 use crate::error::StoreError;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -163,6 +163,7 @@ impl MemoryRuns {
         now: i64,
         until: i64,
         head: impl Fn(&str) -> i64,
+        events: ClaimEvents<'_>,
     ) -> Result<Option<RunRow>, StoreError> {
         let mut t = self.lock();
         let active: Vec<&Stored> = t.active().collect();
@@ -199,15 +200,22 @@ impl MemoryRuns {
         let Some(stored) = t.runs.get_mut(&id) else {
             return Ok(None);
         };
-        stored.row.status = "running".into();
-        stored.row.attempt += 1;
-        if stored.row.base_seq.is_none() {
-            stored.row.base_seq = Some(stored.row.thread_id.as_deref().map_or(0, &head));
+        let mut row = stored.row.clone();
+        row.status = "running".into();
+        row.attempt += 1;
+        if row.base_seq.is_none() {
+            row.base_seq = Some(row.thread_id.as_deref().map_or(0, &head));
         }
-        stored.row.updated_at = now;
+        row.updated_at = now;
+        // Made before anything changes: an error leaves the run as it was.
+        let events = events(&row)?;
+        stored.row = row.clone();
         stored.lease_owner = Some(worker.to_owned());
         stored.lease_expires_at = Some(until);
-        let row = stored.row.clone();
+        for (event, data) in events {
+            stored.last_seq += 1;
+            stored.events.insert(stored.last_seq, (event, data, now));
+        }
         if let Some(record) = row
             .thread_id
             .as_deref()
@@ -239,11 +247,17 @@ impl MemoryRuns {
         status: &str,
         thread_status: &str,
         now: i64,
+        events: &[(&str, String)],
     ) -> Result<bool, StoreError> {
         let mut t = self.lock();
         let Some(s) = fenced(&mut t, fence) else {
             return Ok(false);
         };
+        for (event, data) in events {
+            s.last_seq += 1;
+            s.events
+                .insert(s.last_seq, ((*event).to_owned(), data.clone(), now));
+        }
         s.row.status = status.to_owned();
         s.row.updated_at = now;
         s.row.cancel_action = None;

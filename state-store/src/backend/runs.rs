@@ -30,6 +30,11 @@ pub(crate) struct RunRow {
     pub base_seq: Option<i64>,
 }
 
+/// Events stored with a claim, in its transaction, made from the run as
+/// claimed: (name, data as JSON text). An error rolls the claim back.
+pub(crate) type ClaimEvents<'a> =
+    &'a (dyn Fn(&RunRow) -> Result<Vec<(String, String)>, StoreError> + Send + Sync);
+
 /// What `create_run` inserts, and how.
 #[derive(Debug, Clone)]
 pub(crate) struct NewRunRow<'a> {
@@ -176,7 +181,14 @@ impl Backend {
     /// Inserts a pending run, applying its strategy to the thread's runs
     /// in flight and marking the thread busy, in one transaction.
     pub async fn create_run(&self, new: &NewRunRow<'_>) -> Result<Created, StoreError> {
-        dispatch_split!(self, b => b.runs.create(new), b.create_run(new))
+        dispatch_split!(self, b => {
+            let created = b.runs.create(new)?;
+            // The thread's log opened with the run, as the SQL backends do.
+            if let (Created::Run { .. }, Some(thread)) = (&created, new.row.thread_id.as_deref()) {
+                b.open(thread, new.now / 1000)?;
+            }
+            Ok(created)
+        }, b.create_run(new))
     }
 
     /// Takes the oldest due run (pending, or running with an expired
@@ -187,8 +199,10 @@ impl Backend {
         worker: &str,
         now: i64,
         until: i64,
+        events: ClaimEvents<'_>,
     ) -> Result<Option<RunRow>, StoreError> {
-        dispatch_split!(self, b => b.runs.claim(worker, now, until, |thread| b.head(thread)), b.claim_run(worker, now, until))
+        dispatch_split!(self, b => b.runs.claim(worker, now, until, |thread| b.head(thread), events),
+            b.claim_run(worker, now, until, events))
     }
 
     /// Extends the lease. `None`: lost; else the cancel requested, if any.
@@ -201,17 +215,20 @@ impl Backend {
         dispatch_split!(self, b => b.runs.renew(fence, now, until), b.renew_run(fence, now, until))
     }
 
-    /// Sets the run's final status and its thread's (`busy` while other
-    /// runs are in flight on it). False: the lease was lost.
+    /// Appends `events` (numbered after the run's last), then sets the
+    /// run's final status and its thread's (`busy` while other runs are
+    /// in flight on it), in one transaction. False: the lease was lost
+    /// (nothing written).
     pub async fn finish_run(
         &self,
         fence: Fence<'_>,
         status: &str,
         thread_status: &str,
         now: i64,
+        events: &[(&str, String)],
     ) -> Result<bool, StoreError> {
-        dispatch_split!(self, b => b.runs.finish(fence, status, thread_status, now),
-            b.finish_run(fence, status, thread_status, now))
+        dispatch_split!(self, b => b.runs.finish(fence, status, thread_status, now, events),
+            b.finish_run(fence, status, thread_status, now, events))
     }
 
     /// Rolls the claimed run back, in one transaction: its thread's log

@@ -111,6 +111,7 @@ const UPGRADE_SCHEMA_VERSION: &str =
 
 const OPEN_THREAD: &str = "INSERT INTO state_store_threads (thread_id, head, created_at, updated_at) \
      VALUES ($1, 0, $2, $2) ON CONFLICT (thread_id) DO NOTHING";
+const THREAD_EXISTS: &str = "SELECT head FROM state_store_threads WHERE thread_id = $1";
 const SELECT_THREAD: &str = "SELECT thread_id, head, created_at, updated_at, parent_thread, parent_seq \
      FROM state_store_threads WHERE thread_id = $1";
 const SELECT_THREADS: &str = "SELECT thread_id, head, created_at, updated_at, parent_thread, parent_seq \
@@ -475,8 +476,18 @@ macro_rules! sql_backend {
             }
 
             pub async fn open(&self, thread: &str, now: i64) -> Result<(), StoreError> {
-                let _queued = self.queue().await;
                 let context = || format!("opening thread \"{thread}\"");
+                // A thread that exists is only read: no write, no turn on
+                // the write connection (every run's graph opens its thread).
+                let found: Vec<(i64,)> = sqlx::query_as(THREAD_EXISTS)
+                    .bind(thread)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(db_error(context()))?;
+                if !found.is_empty() {
+                    return Ok(());
+                }
+                let _queued = self.queue().await;
                 let mut tx = self.write_tx().await.map_err(db_error(context()))?;
                 sqlx::query(OPEN_THREAD)
                     .bind(thread)

@@ -33,6 +33,50 @@ macro_rules! sql_runs {
                 Ok(())
             }
 
+            /// Appends `events` to the run `fence` holds, numbered after
+            /// its last, with the events' notice: `None` when the fence no
+            /// longer holds (nothing written). The fence and the numbers in
+            /// one statement, then one `INSERT` per `EVENTS_PER_INSERT`.
+            async fn insert_events<E: AsRef<str> + Sync>(
+                conn: &mut <$db as sqlx::Database>::Connection,
+                fence: $crate::backend::runs::Fence<'_>,
+                events: &[(E, String)],
+                now: i64,
+            ) -> Result<Option<i64>, sqlx::Error> {
+                use $crate::backend::sql_runs::*;
+                let count = i64::try_from(events.len()).unwrap_or(i64::MAX);
+                let last: Option<(i64,)> = sqlx::query_as(RESERVE_EVENTS)
+                    .bind(fence.run_id)
+                    .bind(fence.worker)
+                    .bind(fence.attempt)
+                    .bind(count)
+                    .bind(now)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+                let Some((last,)) = last else {
+                    return Ok(None);
+                };
+                let mut seq = last - count;
+                for chunk in events.chunks(EVENTS_PER_INSERT) {
+                    let sql = insert_events_sql(chunk.len());
+                    let mut insert = sqlx::query(&sql);
+                    for (event, data) in chunk {
+                        seq += 1;
+                        insert = insert
+                            .bind(fence.run_id)
+                            .bind(seq)
+                            .bind(event.as_ref())
+                            .bind(data.as_str())
+                            .bind(now);
+                    }
+                    insert.execute(&mut *conn).await?;
+                }
+                if !events.is_empty() {
+                    Self::notify_runs(&mut *conn, &[events_notice(fence.run_id)]).await?;
+                }
+                Ok(Some(last))
+            }
+
             /// Deletes run `run_id` with its events (`DELETE_RUN`).
             async fn delete_run_rows(
                 conn: &mut <$db as sqlx::Database>::Connection,
@@ -179,6 +223,14 @@ macro_rules! sql_runs {
                         .execute(&mut *tx)
                         .await
                         .map_err(db_error(context()))?;
+                    // The thread's log too, for the run's graph: opening it
+                    // then only reads (one write a run less).
+                    sqlx::query(OPEN_THREAD)
+                        .bind(thread)
+                        .bind(new.now / 1000)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(db_error(context()))?;
                 }
                 let inserted = sqlx::query(INSERT_RUN)
                     .bind(&run.run_id)
@@ -219,10 +271,26 @@ macro_rules! sql_runs {
                 worker: &str,
                 now: i64,
                 until: i64,
+                events: $crate::backend::runs::ClaimEvents<'_>,
             ) -> Result<Option<$crate::backend::runs::RunRow>, StoreError> {
                 use $crate::backend::sql_runs::*;
-                let _queued = self.queue().await;
                 let context = || format!("claiming a run for worker \"{worker}\"");
+                // SQLite: nothing due, nothing written. A read of the pool
+                // sees every committed run (group commit makes a commit
+                // visible only once durable, before its writer returns and
+                // wakes the workers), so a run this misses wakes a claim
+                // again. PostgreSQL's claim is one statement anyway.
+                if !$notify {
+                    let due: Vec<(String,)> = sqlx::query_as(CLAIM_PEEK)
+                        .bind(now)
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err(db_error(context()))?;
+                    if due.is_empty() {
+                        return Ok(None);
+                    }
+                }
+                let _queued = self.queue().await;
                 // PostgreSQL: two claimers may pick runs of one thread at
                 // once; the unique index refuses the second, which tries
                 // again and then sees the thread busy.
@@ -246,6 +314,18 @@ macro_rules! sql_runs {
                     Self::notify_runs(&mut *tx, &[notice(Some(&row.run_id), false)])
                         .await
                         .map_err(db_error(context()))?;
+                    let made = events(&row)?;
+                    if !made.is_empty() {
+                        let fence = $crate::backend::runs::Fence {
+                            run_id: &row.run_id,
+                            thread_id: row.thread_id.as_deref(),
+                            worker,
+                            attempt: row.attempt,
+                        };
+                        Self::insert_events(&mut *tx, fence, &made, now)
+                            .await
+                            .map_err(db_error(context()))?;
+                    }
                     // SQLite (which sends no notices) has one writer at a
                     // time: the thread is marked in the claim's own
                     // transaction, one write instead of two.
@@ -305,6 +385,7 @@ macro_rules! sql_runs {
                 status: &str,
                 thread_status: &str,
                 now: i64,
+                events: &[(&str, String)],
             ) -> Result<bool, StoreError> {
                 use $crate::backend::sql_runs::*;
                 let _queued = self.queue().await;
@@ -316,6 +397,16 @@ macro_rules! sql_runs {
                         .fetch_optional(&mut *tx)
                         .await
                         .map_err(db_error(context()))?;
+                }
+                // The last events first, under the same fence: a lost
+                // lease writes neither them nor the end.
+                if !events.is_empty()
+                    && Self::insert_events(&mut *tx, fence, events, now)
+                        .await
+                        .map_err(db_error(context()))?
+                        .is_none()
+                {
+                    return Ok(false);
                 }
                 let row: Option<(Option<String>,)> = sqlx::query_as(FINISH_RUN)
                     .bind(fence.run_id)
@@ -591,23 +682,13 @@ macro_rules! sql_runs {
                 events: &[(&str, String)],
                 now: i64,
             ) -> Result<Option<u64>, StoreError> {
-                use $crate::backend::sql_runs::*;
                 let _queued = self.queue().await;
                 let context = || format!("appending events to run \"{}\"", fence.run_id);
                 let mut tx = self.write_tx().await.map_err(db_error(context()))?;
-                let count = i64::try_from(events.len()).unwrap_or(i64::MAX);
-                // The fence and the numbers in one statement: a lost lease
-                // changes no row and writes no event.
-                let last: Option<(i64,)> = sqlx::query_as(RESERVE_EVENTS)
-                    .bind(fence.run_id)
-                    .bind(fence.worker)
-                    .bind(fence.attempt)
-                    .bind(count)
-                    .bind(now)
-                    .fetch_optional(&mut *tx)
+                let Some(last) = Self::insert_events(&mut *tx, fence, events, now)
                     .await
-                    .map_err(db_error(context()))?;
-                let Some((last,)) = last else {
+                    .map_err(db_error(context()))?
+                else {
                     return Ok(None);
                 };
                 let Ok(last_seq) = u64::try_from(last) else {
@@ -617,26 +698,6 @@ macro_rules! sql_runs {
                         detail: format!("negative sequence number {last}"),
                     });
                 };
-                for (i, (event, data)) in events.iter().enumerate() {
-                    let seq = last - count + 1 + i64::try_from(i).unwrap_or(i64::MAX);
-                    sqlx::query(INSERT_EVENT)
-                        .bind(fence.run_id)
-                        .bind(seq)
-                        .bind(*event)
-                        .bind(data)
-                        .bind(now)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(db_error(context()))?;
-                }
-                if !events.is_empty() {
-                    Self::notify_runs(
-                        &mut *tx,
-                        &[$crate::backend::sql_runs::events_notice(fence.run_id)],
-                    )
-                    .await
-                    .map_err(db_error(context()))?;
-                }
                 tx.commit().await.map_err(db_error(context()))?;
                 Ok(Some(last_seq))
             }

@@ -174,16 +174,16 @@ pub(crate) const LIST_STATELESS_RUNS: &str = concat!(
 /// PostgreSQL's `FOR UPDATE SKIP LOCKED`: concurrent claimers skip the
 /// row another is taking instead of waiting for it. The outer condition
 /// checks the row again as it is when updated.
-macro_rules! claim_run {
-    ($lock:literal) => {
+macro_rules! claim_pick {
+    ($now:literal, $lock:literal) => {
         concat!(
-            "UPDATE state_store_runs SET status = 'running', attempt = attempt + 1, \
-             lease_owner = $1, lease_expires_at = $3, updated_at = $2, \
-             base_seq = COALESCE(base_seq, (SELECT t.head FROM state_store_threads t \
-                 WHERE t.thread_id = state_store_runs.thread_id), 0) \
-             WHERE run_id = (SELECT r.run_id FROM state_store_runs r \
-                 WHERE ((r.status = 'pending' AND r.available_at <= $2) \
-                     OR (r.status = 'running' AND r.lease_expires_at <= $2)) \
+            "SELECT r.run_id FROM state_store_runs r \
+                 WHERE ((r.status = 'pending' AND r.available_at <= ",
+            $now,
+            ") \
+                     OR (r.status = 'running' AND r.lease_expires_at <= ",
+            $now,
+            ")) \
                  AND (r.thread_id IS NULL OR r.status = 'running' OR (NOT EXISTS (\
                      SELECT 1 FROM state_store_runs o \
                      WHERE o.thread_id = r.thread_id AND o.status = 'running') \
@@ -193,7 +193,19 @@ macro_rules! claim_run {
                      AND (p.available_at, p.created_at, p.run_id) \
                          < (r.available_at, r.created_at, r.run_id)))) \
                  ORDER BY r.available_at, r.created_at, r.run_id LIMIT 1",
-            $lock,
+            $lock
+        )
+    };
+}
+macro_rules! claim_run {
+    ($lock:literal) => {
+        concat!(
+            "UPDATE state_store_runs SET status = 'running', attempt = attempt + 1, \
+             lease_owner = $1, lease_expires_at = $3, updated_at = $2, \
+             base_seq = COALESCE(base_seq, (SELECT t.head FROM state_store_threads t \
+                 WHERE t.thread_id = state_store_runs.thread_id), 0) \
+             WHERE run_id = (",
+            claim_pick!("$2", $lock),
             ") AND ((status = 'pending' AND available_at <= $2) \
                  OR (status = 'running' AND lease_expires_at <= $2)) \
              RETURNING ",
@@ -201,6 +213,11 @@ macro_rules! claim_run {
         )
     };
 }
+/// The run a claim at `$1` (now) would take, if any: read first on
+/// SQLite, so that a claim finding nothing opens no write (no savepoint,
+/// no turn on the write connection).
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+pub(crate) const CLAIM_PEEK: &str = claim_pick!("$1", "");
 #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 pub(crate) const CLAIM_RUN_SQLITE: &str = claim_run!("");
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
@@ -247,8 +264,35 @@ pub(crate) const RESERVE_EVENTS: &str = concat!(
     fenced!(),
     " RETURNING last_seq"
 );
-pub(crate) const INSERT_EVENT: &str = "INSERT INTO state_store_run_events \
-     (run_id, seq, event, data, recorded_at) VALUES ($1, $2, $3, $4, $5)";
+/// How many events one `INSERT` writes at most (5 parameters each: far
+/// below SQLite's and PostgreSQL's limits on parameters).
+pub(crate) const EVENTS_PER_INSERT: usize = 200;
+
+/// One `INSERT` of `rows` events (1 to [`EVENTS_PER_INSERT`]): for each,
+/// run id, number, name, data and time, numbered `$1` on.
+pub(crate) fn insert_events_sql(rows: usize) -> String {
+    use std::fmt::Write as _;
+    let mut sql = String::with_capacity(96 + rows * 32);
+    sql.push_str(
+        "INSERT INTO state_store_run_events (run_id, seq, event, data, recorded_at) VALUES ",
+    );
+    for row in 0..rows {
+        let p = row * 5;
+        if row > 0 {
+            sql.push_str(", ");
+        }
+        let _ = write!(
+            sql,
+            "(${}, ${}, ${}, ${}, ${})",
+            p + 1,
+            p + 2,
+            p + 3,
+            p + 4,
+            p + 5
+        );
+    }
+    sql
+}
 pub(crate) const SELECT_EVENTS: &str = "SELECT seq, event, data, recorded_at FROM state_store_run_events \
      WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3";
 
@@ -388,5 +432,13 @@ mod tests {
             CLAIM_RUN_SQLITE.replacen("LIMIT 1", "LIMIT 1 FOR UPDATE SKIP LOCKED", 1)
         );
         assert!(CLAIM_RUN_SQLITE.ends_with("owner, cancel_action, base_seq"));
+        // The peek picks as the claim does.
+        assert!(CLAIM_RUN_SQLITE.contains(&CLAIM_PEEK.replace("$1", "$2")));
+    }
+
+    #[test]
+    fn an_insert_of_events_numbers_its_parameters() {
+        assert!(insert_events_sql(1).ends_with("VALUES ($1, $2, $3, $4, $5)"));
+        assert!(insert_events_sql(2).ends_with("($1, $2, $3, $4, $5), ($6, $7, $8, $9, $10)"));
     }
 }

@@ -6,7 +6,9 @@
 //! (`synchronous = FULL`): with many threads running, the disk's flush
 //! rate bounds the store. Here the process's writers take turns on the
 //! one write connection as before, but each runs inside a savepoint of a
-//! transaction left open for the next: the last writer in line (or one
+//! transaction left open for the next (the writer that begins the
+//! transaction needs none: it has it to itself until it is done, and
+//! rolls the whole of it back on a failure): the last writer in line (or one
 //! whose group has grown old or large) commits for all, and every writer
 //! of the group returns only once that commit is durable. A writer whose
 //! statements fail rolls back to its savepoint, leaving the others'
@@ -43,8 +45,14 @@ struct Shared {
     /// When the open transaction began (`None`: none is open). Set before
     /// its `BEGIN` runs: a `COMMIT` with none open fails harmlessly.
     opened: Option<Instant>,
-    /// Whether a writer's savepoint is open.
+    /// Whether a writer is writing (its statements not yet kept).
     writing: bool,
+    /// Whether that writer is in a savepoint of its own (it joined an
+    /// open group), or began the transaction and has it to itself (no
+    /// savepoint: two statements, two round trips to the connection's
+    /// thread, fewer a write; undone by rolling the whole transaction
+    /// back, which holds only its statements).
+    savepoint: bool,
     /// The writers of the open transaction waiting for its commit.
     waiters: Vec<oneshot::Sender<Outcome>>,
     /// Counts the commits (and rollbacks) of groups: a waiter tells by it
@@ -120,9 +128,15 @@ impl Drop for Held {
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
                 if shared.writing {
-                    let _ = exec(&mut shared.conn, "ROLLBACK TO writer").await;
-                    let _ = exec(&mut shared.conn, "RELEASE writer").await;
                     shared.writing = false;
+                    if shared.savepoint {
+                        let _ = exec(&mut shared.conn, "ROLLBACK TO writer").await;
+                        let _ = exec(&mut shared.conn, "RELEASE writer").await;
+                    } else {
+                        // The transaction is this writer's alone: undone
+                        // whole (nobody waits on it).
+                        let _ = end(&mut shared, Err("the writer went away".to_owned())).await;
+                    }
                 }
                 if queued.load(Ordering::SeqCst) == 0 {
                     let _ = end(&mut shared, Ok(())).await;
@@ -141,6 +155,7 @@ impl Group {
                 conn,
                 opened: None,
                 writing: false,
+                savepoint: false,
                 waiters: Vec::new(),
                 generation: 0,
             })),
@@ -169,12 +184,17 @@ impl Group {
             let mut held = group.hold().await;
             held.in_line = Some(in_line);
             let shared = held.shared();
-            if shared.opened.is_none() {
-                shared.opened = Some(Instant::now());
-                exec(&mut shared.conn, "BEGIN IMMEDIATE").await?;
-            }
             shared.writing = true;
-            exec(&mut shared.conn, "SAVEPOINT writer").await?;
+            if shared.opened.is_none() {
+                // A transaction of its own until others join: no
+                // savepoint needed to undo only its statements.
+                shared.opened = Some(Instant::now());
+                shared.savepoint = false;
+                exec(&mut shared.conn, "BEGIN IMMEDIATE").await?;
+            } else {
+                shared.savepoint = true;
+                exec(&mut shared.conn, "SAVEPOINT writer").await?;
+            }
             Ok::<_, sqlx::Error>(Writer { held, group })
         });
         begun
@@ -229,9 +249,11 @@ impl Writer {
     async fn keep(self) -> Outcome {
         let Writer { mut held, group } = self;
         // A failure here drops `held`: the savepoint is rolled back.
-        exec(&mut held.shared().conn, "RELEASE writer")
-            .await
-            .map_err(|error| error.to_string())?;
+        if held.shared().savepoint {
+            exec(&mut held.shared().conn, "RELEASE writer")
+                .await
+                .map_err(|error| error.to_string())?;
+        }
         held.shared().writing = false;
         drop(held.in_line.take());
         let shared = held.shared();

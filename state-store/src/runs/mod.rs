@@ -928,14 +928,66 @@ impl Store {
         worker: &str,
         lease: Duration,
     ) -> Result<Option<Claim>, StoreError> {
+        self.claim_run_with_events(worker, lease, |_| Vec::new())
+            .await
+    }
+
+    /// [`claim_run`](Store::claim_run), and the events `events` makes
+    /// from the run as claimed (a worker's first events: its `metadata`)
+    /// appended to it in the same transaction: one write where there were
+    /// two. They are numbered after the run's last (a run taken over
+    /// keeps its first worker's events).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// use std::time::Duration;
+    /// use serde_json::json;
+    /// use state_store::{NewRun, RunEventIn, Store};
+    /// let store = Store::memory();
+    /// store.create_run(NewRun::new("run-1", "agent")).await?;
+    /// let claim = store
+    ///     .claim_run_with_events("w", Duration::from_secs(30), |run| {
+    ///         vec![RunEventIn::new("metadata", json!({"run_id": run.run_id, "attempt": run.attempt}))]
+    ///     })
+    ///     .await?
+    ///     .unwrap();
+    /// let events = store.run_events("run-1", 0, 10).await?;
+    /// assert_eq!((events[0].seq, events[0].data["attempt"].as_u64()), (1, Some(1)));
+    /// assert_eq!(claim.attempt(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn claim_run_with_events(
+        &self,
+        worker: &str,
+        lease: Duration,
+        events: impl Fn(&Run) -> Vec<RunEventIn> + Send + Sync,
+    ) -> Result<Option<Claim>, StoreError> {
         let now = now_micros();
         let until = now.saturating_add(micros_of(lease));
-        let Some(row) = self.backend.claim_run(worker, now, until).await? else {
+        // The run decoded once, where its events are made, and kept.
+        let decoded: std::sync::Mutex<Option<Run>> = std::sync::Mutex::new(None);
+        let made = |row: &RunRow| -> Result<Vec<(String, String)>, StoreError> {
+            let run = Run::from_row(row.clone())?;
+            let rows = events(&run)
+                .into_iter()
+                .map(|e| (e.event, e.data.to_string()))
+                .collect();
+            *decoded.lock().unwrap_or_else(|e| e.into_inner()) = Some(run);
+            Ok(rows)
+        };
+        let Some(row) = self.backend.claim_run(worker, now, until, &made).await? else {
             return Ok(None);
         };
         self.hub.runs.announce(Some(&row.run_id), false);
+        self.hub.runs.announce_events(&row.run_id);
+        let run = match decoded.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(run) if run.run_id == row.run_id => run,
+            _ => Run::from_row(row)?,
+        };
         Ok(Some(Claim {
-            run: Run::from_row(row)?,
+            run,
             worker: worker.to_owned(),
         }))
     }
@@ -1016,6 +1068,38 @@ impl Store {
         status: RunStatus,
         thread_status: Option<ThreadStatus>,
     ) -> Result<bool, StoreError> {
+        self.finish_run_with_events(claim, status, thread_status, &[])
+            .await
+    }
+
+    /// [`finish_run`](Store::finish_run), with the run's last events
+    /// appended first in the same transaction (numbered after its last):
+    /// a worker's events that came with the run's end, and the end, in
+    /// one write. False: the lease was lost, nothing written.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// use std::time::Duration;
+    /// use serde_json::json;
+    /// use state_store::{NewRun, RunEventIn, RunStatus, Store};
+    /// let store = Store::memory();
+    /// store.create_run(NewRun::new("run-1", "agent")).await?;
+    /// let claim = store.claim_run("w", Duration::from_secs(30)).await?.unwrap();
+    /// let last = [RunEventIn::new("values", json!({"n": 2}))];
+    /// assert!(store.finish_run_with_events(&claim, RunStatus::Success, None, &last).await?);
+    /// assert_eq!(store.get_run("run-1", None).await?.unwrap().status, RunStatus::Success);
+    /// assert_eq!(store.run_events("run-1", 0, 10).await?.len(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn finish_run_with_events(
+        &self,
+        claim: &Claim,
+        status: RunStatus,
+        thread_status: Option<ThreadStatus>,
+        events: &[RunEventIn],
+    ) -> Result<bool, StoreError> {
         if !status.is_final() {
             return Err(StoreError::InvalidRun {
                 what: format!("run \"{}\"", claim.run.run_id),
@@ -1026,6 +1110,10 @@ impl Store {
             RunStatus::Error | RunStatus::Timeout => ThreadStatus::Error,
             _ => ThreadStatus::Idle,
         });
+        let rows: Vec<(&str, String)> = events
+            .iter()
+            .map(|e| (e.event.as_str(), e.data.to_string()))
+            .collect();
         let finished = self
             .backend
             .finish_run(
@@ -1033,9 +1121,13 @@ impl Store {
                 status.as_str(),
                 thread_status.as_str(),
                 now_micros(),
+                &rows,
             )
             .await?;
         if finished {
+            if !events.is_empty() {
+                self.hub.runs.announce_events(&claim.run.run_id);
+            }
             self.hub.runs.announce(Some(&claim.run.run_id), true);
         }
         Ok(finished)

@@ -434,7 +434,7 @@ pub struct RunWatch {
     run_id: String,
     /// `Some` until dropped.
     receiver: Option<watch::Receiver<Changes>>,
-    /// The row changes `status_changed` has returned for.
+    /// The row changes `status_changed` (or `row_changed`) has seen.
     rows_seen: u64,
 }
 
@@ -511,6 +511,43 @@ impl RunWatch {
                 self.rows_seen = now.row;
             }
         }
+    }
+
+    /// Whether the run's row changed (as [`status_changed`](RunWatch::status_changed)
+    /// counts changes) since this method or `status_changed` last saw it,
+    /// or since the watcher was made; marks it seen, without waiting. A
+    /// stream reader woken by [`changed`](RunWatch::changed) reads the
+    /// run's row again only when this says so, not at every event.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// use std::time::Duration;
+    /// use serde_json::json;
+    /// use state_store::{NewRun, RunEventIn, RunStatus, Store};
+    /// let store = Store::memory();
+    /// store.create_run(NewRun::new("run-1", "agent")).await?;
+    /// let mut watch = store.watch_run("run-1");
+    /// assert!(!watch.row_changed());
+    /// let claim = store.claim_run("w", Duration::from_secs(30)).await?.unwrap();
+    /// assert!(watch.row_changed(), "claimed");
+    /// assert!(!watch.row_changed(), "seen");
+    /// store.append_run_events(&claim, &[RunEventIn::new("values", json!(1))]).await?;
+    /// assert!(!watch.row_changed(), "an event is not the row");
+    /// store.finish_run(&claim, RunStatus::Success, None).await?;
+    /// assert!(watch.row_changed());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn row_changed(&mut self) -> bool {
+        self.hub.ensure_listening();
+        let Some(receiver) = &self.receiver else {
+            return false;
+        };
+        let now = receiver.borrow().row;
+        let changed = now != self.rows_seen;
+        self.rows_seen = now;
+        changed
     }
 
     /// Resolves once other processes' changes are heard (see

@@ -899,7 +899,128 @@ async fn runs_set_thread_metadata(ts: TestStore) {
         .expect("the end wakes the status watcher");
 }
 
+/// The claim with its first events, the finish with the last ones: one
+/// write each, numbered after the run's events (a run taken over keeps
+/// its first worker's), fenced as the plain ones; a claim that finds
+/// nothing; the thread's log opened with the run.
+async fn events_with_the_claim_and_the_finish(ts: TestStore) {
+    let store = &ts.store;
+    let other = ts.another_worker().await;
+    let metadata = |run: &state_store::Run| {
+        vec![RunEventIn::new(
+            "metadata",
+            json!({"run_id": run.run_id, "attempt": run.attempt}),
+        )]
+    };
+    assert!(
+        store
+            .claim_run_with_events("w", LEASE, metadata)
+            .await
+            .unwrap()
+            .is_none(),
+        "{}: nothing to claim",
+        ts.name
+    );
+    store.create_run(on("t", "r")).await.unwrap();
+    assert_eq!(
+        store.thread_info("t").await.unwrap().seq,
+        0,
+        "{}: the run's thread has its log",
+        ts.name
+    );
+    let claim = store
+        .claim_run_with_events("w", LEASE, metadata)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((claim.run().run_id.as_str(), claim.attempt()), ("r", 1));
+    let events = store.run_events("r", 0, 10).await.unwrap();
+    assert_eq!(events.len(), 1, "{}", ts.name);
+    assert_eq!(
+        (events[0].seq, events[0].event.as_str(), &events[0].data),
+        (1, "metadata", &json!({"run_id": "r", "attempt": 1}))
+    );
+    // More events than one INSERT writes, numbered on.
+    let last: Vec<RunEventIn> = (0..450)
+        .map(|n| RunEventIn::new("values", json!({"n": n})))
+        .collect();
+    assert!(
+        store
+            .finish_run_with_events(&claim, RunStatus::Success, None, &last)
+            .await
+            .unwrap()
+    );
+    let events = store.run_events("r", 0, 1000).await.unwrap();
+    assert_eq!(events.len(), 451, "{}", ts.name);
+    assert!(
+        events
+            .iter()
+            .enumerate()
+            .all(|(i, e)| e.seq == i as u64 + 1 && (i == 0 || e.data["n"] == i - 1)),
+        "{}: in order, numbered from 1",
+        ts.name
+    );
+    assert_eq!(status(store, "r").await, Some(RunStatus::Success));
+    assert_eq!(thread_status(store, "t").await, ThreadStatus::Idle);
+
+    // Taken over: the new claim's events follow the old worker's.
+    store.create_run(on("u", "r2")).await.unwrap();
+    let old = store
+        .claim_run_with_events("dead", Duration::from_millis(300), metadata)
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .append_run_events(&old, &[RunEventIn::new("values", json!("old"))])
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    let new = other
+        .claim_run_with_events("live", LEASE, metadata)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(new.attempt(), 2, "{}", ts.name);
+    // The old worker's finish writes nothing: neither its events nor
+    // the end.
+    let stale = [RunEventIn::new("values", json!("stale"))];
+    assert!(
+        !store
+            .finish_run_with_events(&old, RunStatus::Error, None, &stale)
+            .await
+            .unwrap()
+    );
+    let events = store.run_events("r2", 0, 10).await.unwrap();
+    let seen: Vec<_> = events.iter().map(|e| (e.seq, e.data.clone())).collect();
+    assert_eq!(
+        seen,
+        [
+            (1, json!({"run_id": "r2", "attempt": 1})),
+            (2, json!("old")),
+            (3, json!({"run_id": "r2", "attempt": 2})),
+        ],
+        "{}",
+        ts.name
+    );
+    assert_eq!(status(store, "r2").await, Some(RunStatus::Running));
+    let paused = [RunEventIn::new("values", json!("paused"))];
+    assert!(
+        other
+            .finish_run_with_events(
+                &new,
+                RunStatus::Interrupted,
+                Some(ThreadStatus::Interrupted),
+                &paused
+            )
+            .await
+            .unwrap()
+    );
+    assert_eq!(store.run_events("r2", 3, 10).await.unwrap()[0].seq, 4);
+    assert_eq!(thread_status(store, "u").await, ThreadStatus::Interrupted);
+}
+
 on_every_backend!(
+    events_with_the_claim_and_the_finish,
     lifecycle,
     runs_set_thread_metadata,
     threads_must_exist_unless_created,
