@@ -7,6 +7,9 @@
 //! thread, as LangGraph's are (a fork shares its source's up to the fork).
 //! The state before the first step is step 0's.
 
+use crate::error::ApiError;
+use serde_json::Value;
+
 /// The checkpoint id of the state after step `seq`.
 pub(crate) fn id(seq: u64) -> String {
     format!(
@@ -30,6 +33,35 @@ pub(crate) fn parse(id: &str) -> Option<u64> {
     let high = u64::from_str_radix(&id[..8], 16).ok()?;
     let low = u64::from_str_radix(&id[24..], 16).ok()?;
     high.checked_mul(1 << 48)?.checked_add(low)
+}
+
+/// A checkpoint as a request names it: its id, `{"checkpoint_id": ..}` or
+/// `{"configurable": {"checkpoint_id": ..}}`; `None` when it names none,
+/// an object without an id included: LangGraph reads such a checkpoint
+/// (RemoteGraph's `get_state` sends `{"thread_id": ..}`) as the latest.
+pub(crate) fn named(field: &str, value: Option<&Value>) -> Result<Option<u64>, ApiError> {
+    let id = match value {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::String(id)) => Some(id.as_str()),
+        Some(Value::Object(map)) => {
+            let named = map
+                .get("checkpoint_id")
+                .or_else(|| map.get("configurable").and_then(|c| c.get("checkpoint_id")));
+            match named {
+                None | Some(Value::Null) => return Ok(None),
+                Some(id) => id.as_str(),
+            }
+        }
+        Some(_) => None,
+    };
+    let Some(id) = id else {
+        return Err(ApiError::invalid_body(format!(
+            "{field}: expected a checkpoint id or {{\"checkpoint_id\": ..}}"
+        )));
+    };
+    parse(id)
+        .map(Some)
+        .ok_or_else(|| ApiError::missing(format!("Checkpoint {id} not found")))
 }
 
 #[cfg(test)]

@@ -1,13 +1,14 @@
 //! A run request's options beyond its input and stream modes, as the Agent
 //! Server takes them (`RunCreateStateful`): its own breakpoints
-//! (`interrupt_before`, `interrupt_after`), `durability`, and the fields
-//! this server refuses rather than ignores (`checkpoint`, `checkpoint_id`,
-//! `webhook`, `feedback_keys`): a run that would not do what it was asked
-//! is not created.
+//! (`interrupt_before`, `interrupt_after`), `durability`, the checkpoint
+//! it starts from (the thread's latest only), and the fields this server
+//! refuses rather than ignores (`webhook`, `feedback_keys`): a run that
+//! would not do what it was asked is not created.
 //!
 //! They are stored in the run's `kwargs` under LangGraph's names, which the
 //! worker reads back ([`breakpoints_of`]).
 
+use super::checkpoint;
 use crate::error::ApiError;
 use serde_json::{Map, Value, json};
 
@@ -42,20 +43,9 @@ pub(crate) struct RunBreakpoints {
 
 impl RunOptions {
     /// The options checked: the breakpoints' shape (their nodes are the
-    /// graph's to check), the refused fields refused.
+    /// graph's to check), the refused fields refused (the checkpoint is
+    /// [`checkpoint`](Self::checkpoint)'s).
     pub(crate) fn check(&self) -> Result<RunBreakpoints, ApiError> {
-        refuse(
-            "checkpoint_id",
-            &self.checkpoint_id,
-            "a run starts from its thread's latest step here; to go on from an earlier one, \
-             copy the thread there (the store's fork) and run on the copy",
-        )?;
-        refuse(
-            "checkpoint",
-            &self.checkpoint,
-            "a run starts from its thread's latest step here; to go on from an earlier one, \
-             copy the thread there (the store's fork) and run on the copy",
-        )?;
         refuse(
             "webhook",
             &self.webhook,
@@ -91,6 +81,17 @@ impl RunOptions {
             after: nodes("interrupt_after", self.interrupt_after.as_ref())
                 .map_err(ApiError::invalid_body)?,
         })
+    }
+
+    /// The step the run is asked to start from (`checkpoint_id`, or
+    /// `checkpoint` as LangGraph's clients send it), if it names one. A
+    /// run starts from its thread's latest step here: the caller refuses
+    /// any other (LangGraph would fork the thread there).
+    pub(crate) fn checkpoint(&self) -> Result<Option<u64>, ApiError> {
+        match checkpoint::named("checkpoint_id", self.checkpoint_id.as_ref())? {
+            Some(seq) => Ok(Some(seq)),
+            None => checkpoint::named("checkpoint", self.checkpoint.as_ref()),
+        }
     }
 
     /// The options' part of the run's `kwargs`, under LangGraph's names
@@ -204,7 +205,7 @@ mod tests {
 
     #[test]
     fn what_is_not_served_is_refused_by_name_and_null_is_absent() {
-        for field in ["checkpoint_id", "checkpoint", "webhook"] {
+        for field in ["webhook"] {
             let message = options(json!({ field: "x" }))
                 .check()
                 .expect_err("refused")

@@ -97,6 +97,28 @@ fn no_assistant(app: &App, id: &str) -> ApiError {
     ))
 }
 
+/// Refuses a run asked to start from step `seq` of `thread` unless that
+/// is the thread's latest: a run starts from its thread's latest step
+/// here, where LangGraph would fork the thread at the checkpoint.
+async fn starts_at_head(app: &App, thread: Option<&str>, seq: u64) -> Result<(), ApiError> {
+    let head = match thread {
+        Some(thread) => match app.store.thread_info(thread).await {
+            Ok(info) => info.seq,
+            Err(StoreError::ThreadNotFound { .. }) => 0,
+            Err(error) => return Err(error.into()),
+        },
+        None => 0,
+    };
+    if seq == head {
+        return Ok(());
+    }
+    Err(ApiError::invalid_body(format!(
+        "checkpoint_id: names step {seq}, and the thread is at step {head}; a run starts from \
+         its thread's latest checkpoint here (it does not fork the thread there): copy the \
+         thread at that checkpoint (the store's fork) and run on the copy"
+    )))
+}
+
 /// Creates the run (pending; the workers take it), on `thread` or, for a
 /// stateless run, on a thread of its own.
 async fn create_run(
@@ -116,6 +138,9 @@ async fn create_run(
         .check_context(context.as_ref().unwrap_or(&Map::new()))?;
     let breakpoints = create.options.check()?;
     assistant.served.check_breakpoints(&breakpoints)?;
+    if let Some(seq) = create.options.checkpoint()? {
+        starts_at_head(app, thread, seq).await?;
+    }
     let delay = match create.after_seconds {
         None => None,
         Some(s) if s.is_finite() && (0.0..=MAX_DELAY).contains(&s) => {

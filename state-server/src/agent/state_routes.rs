@@ -42,35 +42,6 @@ async fn graph_of<'a>(app: &'a App, id: &str) -> Result<&'a Assistant, ApiError>
     })
 }
 
-/// A checkpoint as a request names it: its id, `{"checkpoint_id": ..}` or
-/// `{"configurable": {"checkpoint_id": ..}}`; `None` when it names none,
-/// an object without an id included: LangGraph reads such a checkpoint
-/// (RemoteGraph's `get_state` sends `{"thread_id": ..}`) as the latest.
-fn checkpoint_named(field: &str, value: Option<&Value>) -> Result<Option<u64>, ApiError> {
-    let id = match value {
-        None | Some(Value::Null) => return Ok(None),
-        Some(Value::String(id)) => Some(id.as_str()),
-        Some(Value::Object(map)) => {
-            let named = map
-                .get("checkpoint_id")
-                .or_else(|| map.get("configurable").and_then(|c| c.get("checkpoint_id")));
-            match named {
-                None | Some(Value::Null) => return Ok(None),
-                Some(id) => id.as_str(),
-            }
-        }
-        Some(_) => None,
-    };
-    let Some(id) = id else {
-        return Err(ApiError::invalid_body(format!(
-            "{field}: expected a checkpoint id or {{\"checkpoint_id\": ..}}"
-        )));
-    };
-    checkpoint::parse(id)
-        .map(Some)
-        .ok_or_else(|| ApiError::missing(format!("Checkpoint {id} not found")))
-}
-
 /// `POST /threads/{id}/state`'s body (`ThreadStateUpdate`).
 #[derive(Deserialize)]
 pub(crate) struct Update {
@@ -139,7 +110,7 @@ pub(crate) async fn at_checkpoint_body(
     Body(body): Body<AtCheckpoint>,
 ) -> Result<Json<Value>, ApiError> {
     let graph = graph_of(&app, &id).await?;
-    let seq = checkpoint_named("checkpoint", body.checkpoint.as_ref())?;
+    let seq = checkpoint::named("checkpoint", body.checkpoint.as_ref())?;
     let mut state = graph.served.state(id.clone(), seq).await?;
     StepRuns::of(&app.store, &id).join(&mut state).await?;
     Ok(Json(state))
@@ -166,7 +137,7 @@ pub(crate) async fn history(
 ) -> Result<Json<Vec<Value>>, ApiError> {
     let graph = graph_of(&app, &id).await?;
     let limit = page_limit(history.limit, 10)?;
-    let before = checkpoint_named("before", history.before.as_ref())?;
+    let before = checkpoint::named("before", history.before.as_ref())?;
     let states = states(&app, graph, &id, limit, before, history.metadata).await?;
     Ok(Json(states))
 }
@@ -254,7 +225,7 @@ pub(crate) async fn history_get(
     let crate::extract::Query(query) = crate::extract::Query::<HistoryQuery>::of(uri)?;
     let graph = graph_of(&app, &id).await?;
     let limit = page_limit(query.limit, 10)?;
-    let before = checkpoint_named("before", query.before.map(Value::String).as_ref())?;
+    let before = checkpoint::named("before", query.before.map(Value::String).as_ref())?;
     let states = states(&app, graph, &id, limit, before, None).await?;
     Ok(Json(states).into_response())
 }
@@ -272,7 +243,7 @@ mod tests {
             json!({"configurable": {"checkpoint_id": step}, "thread_id": "t"}),
         ] {
             assert_eq!(
-                checkpoint_named("checkpoint", Some(&named)).ok(),
+                checkpoint::named("checkpoint", Some(&named)).ok(),
                 Some(Some(3)),
                 "{named}"
             );
@@ -284,13 +255,13 @@ mod tests {
             json!({"checkpoint_id": null}),
         ] {
             assert_eq!(
-                checkpoint_named("checkpoint", Some(&latest)).ok(),
+                checkpoint::named("checkpoint", Some(&latest)).ok(),
                 Some(None),
                 "{latest}"
             );
         }
         for bad in [json!(3), json!([step]), json!({"checkpoint_id": 3})] {
-            let error = checkpoint_named("before", Some(&bad)).expect_err("refused");
+            let error = checkpoint::named("before", Some(&bad)).expect_err("refused");
             assert!(
                 error
                     .message()
@@ -299,6 +270,6 @@ mod tests {
             );
         }
         let unknown = json!({"checkpoint_id": "1f1ea4ee-9854-6729-8003-d5fbd6f4b086"});
-        assert!(checkpoint_named("checkpoint", Some(&unknown)).is_err());
+        assert!(checkpoint::named("checkpoint", Some(&unknown)).is_err());
     }
 }

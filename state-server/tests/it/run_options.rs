@@ -1,9 +1,10 @@
 //! A run's own options over real HTTP, on memory and SQLite: its
 //! breakpoints (`interrupt_before`, `interrupt_after`: LangGraph Studio's
 //! per-run breakpoints) pause it where they say, a run without input goes
-//! on, a breakpoint on no node is the field's 422 and creates no run, the
-//! fields this server does not serve are refused by name, and the stored
-//! run's `kwargs` carry LangGraph's names.
+//! on, a breakpoint on no node is the field's 422 and creates no run, a
+//! run from any checkpoint but the thread's latest and the fields this
+//! server does not serve are refused by name, and the stored run's
+//! `kwargs` carry LangGraph's names.
 
 use super::workers::{Steps, Two, post, steps};
 use crate::support::{request, serve};
@@ -83,10 +84,18 @@ async fn breakpoints_pause_the_run_and_bad_ones_create_nothing(store: Store) {
     assert_eq!(state["next"], json!([]), "{state}");
 
     // Refused before anything is written: the run list stays at three.
+    let head = state["checkpoint"]["checkpoint_id"].clone();
+    let earlier = state["parent_checkpoint_id"].clone();
+    assert!(head.is_string() && earlier.is_string(), "{state}");
     for (field, value, says) in [
         ("interrupt_before", json!(["nope"]), "no node \"nope\""),
         ("interrupt_after", json!("two"), "\"*\" or a list"),
-        ("checkpoint_id", json!("1ef0"), "not served"),
+        ("checkpoint_id", earlier.clone(), "is at step"),
+        (
+            "checkpoint",
+            json!({"checkpoint_id": earlier}),
+            "is at step",
+        ),
         ("webhook", json!("http://127.0.0.1:9/hook"), "not served"),
         (
             "durability",
@@ -99,10 +108,7 @@ async fn breakpoints_pause_the_run_and_bad_ones_create_nothing(store: Store) {
         let (status, answer) = post_any(addr, &wait, body).await;
         assert_eq!(status, 422, "{field}: {answer}");
         let detail = answer["detail"].as_str().unwrap_or_default();
-        assert!(
-            detail.starts_with(field) && detail.contains(says),
-            "{field}: {detail}"
-        );
+        assert!(detail.contains(says), "{field}: {detail}");
     }
     let runs = get_json(addr, &format!("/threads/{thread}/runs")).await;
     assert_eq!(runs.as_array().map(Vec::len), Some(3), "{runs}");
@@ -112,6 +118,15 @@ async fn breakpoints_pause_the_run_and_bad_ones_create_nothing(store: Store) {
         json!(["one", "two", "three"]),
         "{state}"
     );
+
+    // The thread's latest checkpoint is where a run starts anyway.
+    let values = post(
+        addr,
+        &wait,
+        json!({"assistant_id": "steps", "input": {}, "checkpoint_id": head}),
+    )
+    .await;
+    assert_eq!(values["log"].as_array().map(Vec::len), Some(6), "{values}");
 }
 
 #[tokio::test]
