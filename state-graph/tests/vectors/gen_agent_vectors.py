@@ -1246,6 +1246,16 @@ case("breakpoint", "breakpoint_and_dynamic_interrupt",
      G({"a": ASK("q", U("a:$answer")), "b": U("b")}, chain(S, "a", "b", E), compile={"interrupt_after": ["a"]}),
      runs=[I({}), {"resume": "A"}, I(None)])
 
+case("breakpoint", "interrupt_after_then_before_next",
+     {**TOOLS, "compile": {"interrupt_after": ["a"], "interrupt_before": ["tools"]}},
+     runs=[I({}), I(None)],
+     note="paused after a, the thread goes on through tools: nothing was written since the pause")
+
+case("breakpoint", "interrupt_after_edit_then_before_next",
+     {**TOOLS, "compile": {"interrupt_after": ["a"], "interrupt_before": ["tools"]}},
+     runs=[I({}), {"update_state": {"items": ["edit"]}, "as_node": None}, I(None)],
+     note="an edit of the paused thread does not make the breakpoint before tools stop it")
+
 # 5. update_state ------------------------------------------------------------------------------
 
 PAUSE = G({"a": ASK("q", {"items": ["a:$answer"]}), "b": U("b"), "c": U("c")}, chain(S, "a", "b", "c", E))
