@@ -46,11 +46,12 @@ impl RunOptions {
     /// graph's to check), the refused fields refused (the checkpoint is
     /// [`checkpoint`](Self::checkpoint)'s).
     pub(crate) fn check(&self) -> Result<RunBreakpoints, ApiError> {
-        refuse(
-            "webhook",
-            &self.webhook,
-            "this server makes no outbound requests; follow the run with `runs/join` or its stream",
-        )?;
+        if self.webhook.as_ref().is_some_and(|w| !w.is_null()) {
+            return Err(ApiError::invalid_body(
+                "webhook: not served here: this server makes no outbound requests; follow the \
+                 run with `runs/join` or its stream",
+            ));
+        }
         if let Some(keys) = &self.feedback_keys
             && !matches!(keys, Value::Null)
             && keys.as_array().is_none_or(|keys| !keys.is_empty())
@@ -114,16 +115,6 @@ impl RunOptions {
             _ => "async".to_owned(),
         };
         kwargs.insert("durability".into(), json!(durability));
-    }
-}
-
-/// Refuses `field` unless absent or null, saying why.
-fn refuse(field: &str, value: &Option<Value>, why: &str) -> Result<(), ApiError> {
-    match value {
-        None | Some(Value::Null) => Ok(()),
-        Some(_) => Err(ApiError::invalid_body(format!(
-            "{field}: not served here: {why}"
-        ))),
     }
 }
 

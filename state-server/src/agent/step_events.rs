@@ -295,11 +295,7 @@ impl StepEvents {
         };
         self.cursor = seq;
         let mut state = self.served.state(self.thread.clone(), Some(seq)).await?;
-        // Written by this run unless an edit (LangGraph's update keeps no
-        // run keys).
-        if state["metadata"]["source"] != "update" {
-            step_runs::join(&mut state, &self.run_keys);
-        }
+        step_runs::join(&mut state, &self.run_keys);
         let payload = checkpoint_payload(&state);
         if self.wanted.checkpoints {
             out.push(Streamed::Event("checkpoints".into(), payload.clone()));

@@ -41,11 +41,15 @@ pub(crate) fn run_keys(
 }
 
 /// `state`'s (a `ThreadState`'s) metadata with `keys` under its own: the
-/// step's keys win (`source`, `step`, `parents`).
+/// step's keys win (`source`, `step`, `parents`). A step written by
+/// `update_state` is no run's, and is left as it is.
 pub(crate) fn join(state: &mut Value, keys: &Map<String, Value>) {
     let Some(own) = state.get_mut("metadata").and_then(Value::as_object_mut) else {
         return;
     };
+    if own.get("source").and_then(Value::as_str) == Some("update") {
+        return;
+    }
     let mut joined = keys.clone();
     joined.extend(std::mem::take(own));
     *own = joined;
@@ -76,6 +80,7 @@ impl<'a> StepRuns<'a> {
     pub(crate) async fn join(&mut self, state: &mut Value) -> Result<(), ApiError> {
         let metadata = &state["metadata"];
         if metadata["source"] == "update" {
+            // No run's: `join` would leave it; no run need be read.
             return Ok(());
         }
         let Some(seq) = metadata["step"].as_u64() else {
@@ -148,5 +153,8 @@ mod tests {
         assert_eq!(metadata["thread_id"], "t1");
         assert_eq!(metadata["run_attempt"], 1);
         assert_eq!(metadata["user_id"], "ada");
+        let mut edit = json!({"metadata": {"source": "update", "step": 3}});
+        join(&mut edit, &keys);
+        assert_eq!(edit, json!({"metadata": {"source": "update", "step": 3}}));
     }
 }

@@ -7,7 +7,7 @@
 //! `kwargs` carry LangGraph's names.
 
 use super::workers::{Steps, Two, post, steps};
-use crate::support::{request, serve};
+use crate::support::{get, post_json, serve};
 use serde_json::{Value, json};
 use state_server::Server;
 use state_store::Store;
@@ -19,22 +19,14 @@ async fn server(store: Store) -> SocketAddr {
 }
 
 async fn get_json(addr: SocketAddr, path: &str) -> Value {
-    let response = request(addr, "GET", path, &[], b"").await;
+    let response = get(addr, path).await;
     assert_eq!(response.status, 200, "GET {path}");
     response.json()
 }
 
 /// POSTs `body`; the status and the answer's JSON.
 async fn post_any(addr: SocketAddr, path: &str, body: Value) -> (u16, Value) {
-    let body = body.to_string();
-    let response = request(
-        addr,
-        "POST",
-        path,
-        &[("content-type", "application/json")],
-        body.as_bytes(),
-    )
-    .await;
+    let response = post_json(addr, path, &body).await;
     let json = serde_json::from_slice(&response.body).unwrap_or(Value::Null);
     (response.status, json)
 }

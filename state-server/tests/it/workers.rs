@@ -65,15 +65,7 @@ pub(crate) fn steps(two: Two) -> CompiledGraph<Steps> {
 
 /// POSTs `body` as JSON; the answer's JSON.
 pub(crate) async fn post(addr: SocketAddr, path: &str, body: Value) -> Value {
-    let body = body.to_string();
-    let response = request(
-        addr,
-        "POST",
-        path,
-        &[("content-type", "application/json")],
-        body.as_bytes(),
-    )
-    .await;
+    let response = support::post_json(addr, path, &body).await;
     assert!(
         response.status < 300,
         "POST {path}: {} {}",

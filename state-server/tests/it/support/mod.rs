@@ -137,6 +137,19 @@ pub async fn post_form(
     request(addr, "POST", target, &headers, form.as_bytes()).await
 }
 
+/// POSTs `body` as JSON to `target`.
+pub async fn post_json(addr: SocketAddr, target: &str, body: &Value) -> Response {
+    let body = body.to_string();
+    request(
+        addr,
+        "POST",
+        target,
+        &[("content-type", "application/json")],
+        body.as_bytes(),
+    )
+    .await
+}
+
 /// One request on a new connection (`Connection: close`); the target is
 /// sent byte for byte.
 pub async fn request(
