@@ -41,9 +41,13 @@ impl Store {
             .synchronous(SqliteSynchronous::Full)
             // Many workers may share one file: wait for the write lock.
             .busy_timeout(std::time::Duration::from_secs(30));
-        let pool = sqlx::SqlitePool::connect_with(options).await.map_err(|e| {
-            StoreError::backend(format!("opening SQLite database {}", path.display()), e)
-        })?;
+        let pool = sqlx::sqlite::SqlitePoolOptions::new()
+            .test_before_acquire(false)
+            .connect_with(options)
+            .await
+            .map_err(|e| {
+                StoreError::backend(format!("opening SQLite database {}", path.display()), e)
+            })?;
         Store::from_sqlite_pool(pool).await
     }
 

@@ -23,7 +23,7 @@ use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use state_store::{IfNotExists, MultitaskStrategy, NewRun, Run, RunStatus, StoreError};
+use state_store::{IfNotExists, MultitaskStrategy, NewRun, Run, RunStatus, RunWatch, StoreError};
 use std::convert::Infallible;
 
 /// A run's request (`RunCreateStateful`): what the routes read; the rest
@@ -120,13 +120,14 @@ async fn starts_at_head(app: &App, thread: Option<&str>, seq: u64) -> Result<(),
 }
 
 /// Creates the run (pending; the workers take it), on `thread` or, for a
-/// stateless run, on a thread of its own.
+/// stateless run, on a thread of its own; with a watch of it made before
+/// it was (see [`ended_from`]).
 async fn create_run(
     app: &App,
     thread: Option<&str>,
     create: Create,
     owner: Option<&str>,
-) -> Result<Run, ApiError> {
+) -> Result<(Run, RunWatch), ApiError> {
     let found = assistant(app, &create.assistant_id, owner).await?;
     let assistant = found.graph();
     let modes = modes(create.stream_mode.as_ref())?;
@@ -216,6 +217,10 @@ async fn create_run(
     if let Some(delay) = delay.filter(|d| !d.is_zero()) {
         new = new.after(delay);
     }
+    // Watched from before its creation: a waiter for its end sees every
+    // change, so it need not read the run first.
+    let watch = app.store.watch_run(&run_id);
+    watch.ready().await;
     let run = app
         .store
         .create_run(new)
@@ -244,7 +249,7 @@ async fn create_run(
         return Err(no_assistant(app, found.id()));
     }
     app.workers.start(&app.store, &app.assistants);
-    Ok(run)
+    Ok((run, watch))
 }
 
 /// `Location` and `Content-Location`, as the Agent Server sends them.
@@ -270,25 +275,43 @@ pub(crate) async fn create(
     Body(create): Body<Create>,
 ) -> Result<Json<Wire>, ApiError> {
     Ok(Json(Wire(
-        create_run(&app, Some(&thread), create, owner.as_deref()).await?,
+        create_run(&app, Some(&thread), create, owner.as_deref())
+            .await?
+            .0,
     )))
 }
 
 /// Waits for the run to end; its last state.
 async fn ended(app: &App, run_id: &str) -> Result<Run, ApiError> {
-    let mut watch = app.store.watch_run(run_id);
+    let watch = app.store.watch_run(run_id);
     watch.ready().await;
+    ended_from(app, run_id, watch, true).await
+}
+
+/// Waits on `watch` for the run to end; its last state. `read_first`:
+/// the run may have ended before the watch was made (without it, the
+/// watch is as old as the run, and nothing is read before a change).
+async fn ended_from(
+    app: &App,
+    run_id: &str,
+    mut watch: RunWatch,
+    read_first: bool,
+) -> Result<Run, ApiError> {
+    let mut read = read_first;
     loop {
-        let run = app
-            .store
-            .get_run(run_id, None)
-            .await?
-            .ok_or_else(|| ApiError::missing(format!("Run {run_id} not found")))?;
-        if run.status.is_final() {
-            return Ok(run);
+        if std::mem::replace(&mut read, true) {
+            let run = app
+                .store
+                .get_run(run_id, None)
+                .await?
+                .ok_or_else(|| ApiError::missing(format!("Run {run_id} not found")))?;
+            if run.status.is_final() {
+                return Ok(run);
+            }
         }
-        // Its row, not its events: each event would cost a read here.
-        watch.status_changed().await;
+        // Its row, not its events (each would cost a read here), nor its
+        // claim: one read a run, at its end.
+        watch.cancel_or_end().await;
     }
 }
 
@@ -350,12 +373,12 @@ async fn wait_on(
     owner: Owner,
 ) -> Result<Response, ApiError> {
     let on_disconnect = create.on_disconnect.unwrap_or_default();
-    let run = create_run(&app, thread.as_deref(), create, owner.as_deref()).await?;
+    let (run, watch) = create_run(&app, thread.as_deref(), create, owner.as_deref()).await?;
     let stateless = run.thread_id.is_none();
     let run_id = run.run_id.clone();
     let guard = CancelOnDrop::new(&app, &run, on_disconnect);
     let mut response = kept_alive(guard, async move {
-        let ended = ended(&app, &run_id).await?;
+        let ended = ended_from(&app, &run_id, watch, false).await?;
         if stateless {
             // The run's own thread is deleted as it ends: its values are
             // the last `values` event, if one was streamed.
@@ -520,7 +543,7 @@ async fn stream_on(
     // run.
     let permit = app.streams.acquire()?;
     let on_disconnect = create.on_disconnect.unwrap_or_default();
-    let run = create_run(&app, thread.as_deref(), create, owner.as_deref()).await?;
+    let (run, _) = create_run(&app, thread.as_deref(), create, owner.as_deref()).await?;
     let ids = flag(&run.kwargs, "resumable", "stream_resumable");
     let guard = CancelOnDrop::new(&app, &run, on_disconnect);
     let frames = follow(app, run.run_id.clone(), 0, Frames::all(ids), None);

@@ -15,7 +15,8 @@ use super::stream_mode::{StreamModeField, modes};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use state_store::{
-    CancelAction, Claim, LeaseState, RunEventIn, RunStatus, Store, StoreError, ThreadStatus,
+    CancelAction, Claim, LeaseState, RunEventIn, RunStatus, RunWatch, Store, StoreError,
+    ThreadStatus,
 };
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -151,10 +152,16 @@ impl Worker {
         while *self.phase.borrow_and_update() == Phase::Working {
             // The run's `metadata` event is stored with the claim: one
             // write. (None for a run whose rollback was asked of a worker
-            // that died: rolled back before anything is written.)
+            // that died: rolled back before anything is written.) The
+            // run is watched from inside the claim's transaction: a
+            // cancel, which can only come after it, is not missed, and
+            // nothing needs reading to look for one.
+            let run_watch = Mutex::new(None);
             let claimed = self
                 .store
                 .claim_run_with_events(&self.name, self.lease, |run| {
+                    *run_watch.lock().unwrap_or_else(|e| e.into_inner()) =
+                        Some(self.store.watch_run(&run.run_id));
                     match run.cancel == Some(CancelAction::Rollback) {
                         true => Vec::new(),
                         false => vec![RunEventIn::new(
@@ -164,11 +171,17 @@ impl Worker {
                     }
                 })
                 .await;
+            let run_watch = run_watch.into_inner().unwrap_or_else(|e| e.into_inner());
             match claimed {
                 Ok(Some(claim)) => {
                     // More may be waiting: another idle worker looks.
                     self.wake.notify_one();
-                    self.execute(claim).await;
+                    // The watch of the run claimed (one made for a run
+                    // whose claim did not commit is another's).
+                    let watch = run_watch
+                        .filter(|watch| watch.run_id() == claim.run().run_id)
+                        .unwrap_or_else(|| self.store.watch_run(&claim.run().run_id));
+                    self.execute(claim, watch).await;
                     continue;
                 }
                 Ok(None) => {}
@@ -266,7 +279,7 @@ impl Worker {
     /// events, then `error` if it failed; the run finished as success,
     /// interrupted or error. A lost lease stops it writing; a shutdown
     /// past its grace hands it back.
-    async fn execute(&mut self, claim: Claim) {
+    async fn execute(&mut self, claim: Claim, mut watch: RunWatch) {
         let store = self.store.clone();
         let mut phase = self.phase.clone();
         let run = claim.run().clone();
@@ -278,9 +291,13 @@ impl Worker {
             self.roll_back(&claim, &run, &thread).await;
             return;
         }
-        // Watched from its claim on: a cancel asked for while the run
-        // starts is not missed (its row's changes only wake this watch).
-        let mut watch = store.watch_run(&run.run_id);
+        // An interrupt asked of it before it was claimed (of the worker
+        // that died): it ends here, as it stands.
+        if run.cancel == Some(CancelAction::Interrupt) {
+            self.finish(&claim, &run, &thread, RunStatus::Interrupted, None, &[])
+                .await;
+            return;
+        }
         if claim.attempt() > MAX_ATTEMPTS {
             let message = format!(
                 "the run was taken over {} times (its workers stopped mid-run); it is not tried again",
@@ -353,23 +370,16 @@ impl Worker {
                 // finish.
                 let mut ending = false;
                 let mut rollback = false;
-                // A cancel is seen at once: the run's watch wakes on a
-                // change of its row (not on the events stored here). The
-                // run is read once first: a cancel that came between the
-                // claim and the watch was announced to nobody.
-                let mut read_first = true;
+                // A cancel is seen at once: the run's watch (made in the
+                // claim's transaction) wakes on a change of its row, not
+                // on the events stored here nor on the claim.
                 loop {
                     let item = tokio::select! {
                         item = events.recv() => match item {
                             Some(item) => item,
                             None => break,
                         },
-                        () = async {
-                            match std::mem::take(&mut read_first) {
-                                true => {}
-                                false => watch.status_changed().await,
-                            }
-                        } => {
+                        () = watch.cancel_or_end() => {
                             match store.get_run(&run.run_id, None).await {
                                 Ok(Some(now)) if now.cancel.is_none() => continue,
                                 // Cancelled, or deleted with its thread.

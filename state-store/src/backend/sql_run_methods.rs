@@ -735,20 +735,17 @@ macro_rules! sql_runs {
 
             pub async fn next_run_due(&self, now: i64) -> Result<Option<i64>, StoreError> {
                 use $crate::backend::sql_runs::*;
-                let mut due = None;
-                for statement in [NEXT_AVAILABLE, NEXT_LEASE_END] {
-                    let (at,): (Option<i64>,) = sqlx::query_as(statement)
-                        .bind(now)
-                        .fetch_all(&self.pool)
-                        .await
-                        .map_err(db_error("reading when the next run is due".to_owned()))?
-                        .pop()
-                        .unwrap_or((None,));
-                    due = match (due, at) {
-                        (Some(a), Some(b)) => Some(std::cmp::min(a, b)),
-                        (a, b) => a.or(b),
-                    };
-                }
+                let (available, lease_end): (Option<i64>, Option<i64>) = sqlx::query_as(NEXT_DUE)
+                    .bind(now)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(db_error("reading when the next run is due".to_owned()))?
+                    .pop()
+                    .unwrap_or((None, None));
+                let due = match (available, lease_end) {
+                    (Some(a), Some(b)) => Some(std::cmp::min(a, b)),
+                    (a, b) => a.or(b),
+                };
                 Ok(due)
             }
 

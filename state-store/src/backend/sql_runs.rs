@@ -328,10 +328,14 @@ pub(crate) const RUN_STATE_POSTGRES: &str = run_state!(" FOR UPDATE");
 pub(crate) const PRUNE_EVENTS: &str = "DELETE FROM state_store_run_events WHERE run_id IN \
      (SELECT run_id FROM state_store_runs \
       WHERE status NOT IN ('pending', 'running') AND updated_at < $1)";
-pub(crate) const NEXT_AVAILABLE: &str = "SELECT MIN(available_at) FROM state_store_runs \
-     WHERE status = 'pending' AND available_at > $1";
-pub(crate) const NEXT_LEASE_END: &str = "SELECT MIN(lease_expires_at) FROM state_store_runs \
-     WHERE status = 'running' AND lease_expires_at > $1";
+/// When the next run becomes available and the next lease ends, after
+/// `$1`: one statement (one round trip; a worker's dispatcher asks after
+/// every wake-up).
+pub(crate) const NEXT_DUE: &str = "SELECT \
+     (SELECT MIN(available_at) FROM state_store_runs \
+      WHERE status = 'pending' AND available_at > $1), \
+     (SELECT MIN(lease_expires_at) FROM state_store_runs \
+      WHERE status = 'running' AND lease_expires_at > $1)";
 
 /// A thread's runs and their events (deleted with the thread).
 pub(crate) const DELETE_THREAD_RUNS: [&str; 2] = [

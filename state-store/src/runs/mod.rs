@@ -872,7 +872,7 @@ impl Store {
             .await?;
         match created {
             Created::Run { row, touched } => {
-                self.hub.runs.announce(Some(&row.run_id), true);
+                self.hub.runs.announce_opened(&row.run_id, true);
                 for id in &touched {
                     self.hub.runs.announce(Some(id), true);
                 }
@@ -968,20 +968,26 @@ impl Store {
         let until = now.saturating_add(micros_of(lease));
         // The run decoded once, where its events are made, and kept.
         let decoded: std::sync::Mutex<Option<Run>> = std::sync::Mutex::new(None);
+        // Whether the claim that committed stored events (its followers
+        // are woken only then).
+        let stored = std::sync::atomic::AtomicBool::new(false);
         let made = |row: &RunRow| -> Result<Vec<(String, String)>, StoreError> {
             let run = Run::from_row(row.clone())?;
-            let rows = events(&run)
+            let rows: Vec<(String, String)> = events(&run)
                 .into_iter()
                 .map(|e| (e.event, e.data.to_string()))
                 .collect();
+            stored.store(!rows.is_empty(), std::sync::atomic::Ordering::Relaxed);
             *decoded.lock().unwrap_or_else(|e| e.into_inner()) = Some(run);
             Ok(rows)
         };
         let Some(row) = self.backend.claim_run(worker, now, until, &made).await? else {
             return Ok(None);
         };
-        self.hub.runs.announce(Some(&row.run_id), false);
-        self.hub.runs.announce_events(&row.run_id);
+        self.hub.runs.announce_opened(&row.run_id, false);
+        if stored.into_inner() {
+            self.hub.runs.announce_events(&row.run_id);
+        }
         let run = match decoded.into_inner().unwrap_or_else(|e| e.into_inner()) {
             Some(run) if run.run_id == row.run_id => run,
             _ => Run::from_row(row)?,

@@ -56,6 +56,19 @@ pub(crate) struct Inner {
 struct Changes {
     row: u64,
     events: u64,
+    /// Of `row`, the changes known to leave the run going: its creation
+    /// and its claims in this process. (Waiters for its end or a cancel
+    /// need not read the run for them.)
+    opened: u64,
+}
+
+/// What a notice of a run's row says about the change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RowChange {
+    /// Created or claimed here: the run goes on.
+    Opened,
+    /// Anything else (or not known: another process's notice).
+    Other,
 }
 
 enum Listener {
@@ -97,16 +110,22 @@ impl Inner {
         self.runs.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn announce(&self, run: Option<&str>, queue: bool, events: bool) {
+    /// `change`: `None` for events, else how the row changed.
+    fn announce(&self, run: Option<&str>, queue: bool, change: Option<RowChange>) {
         if queue {
             self.queue.send_modify(|n| *n += 1);
         }
         if let Some(run) = run
             && let Some(channel) = self.lock_runs().get(run)
         {
-            channel.send_modify(|c| match events {
-                true => c.events += 1,
-                false => c.row += 1,
+            channel.send_modify(|c| match change {
+                None => c.events += 1,
+                Some(change) => {
+                    c.row += 1;
+                    if change == RowChange::Opened {
+                        c.opened += 1;
+                    }
+                }
             });
         }
     }
@@ -143,13 +162,20 @@ impl RunHub {
     /// Wakes the workers (`queue`) and the watchers of `run`, whose row
     /// changed. Never blocks beyond a short lock.
     pub(crate) fn announce(&self, run: Option<&str>, queue: bool) {
-        self.inner.announce(run, queue, false);
+        self.inner.announce(run, queue, Some(RowChange::Other));
+    }
+
+    /// [`announce`](Self::announce) of a run created or claimed here: a
+    /// change its watchers for a cancel or its end need not read.
+    pub(crate) fn announce_opened(&self, run: &str, queue: bool) {
+        self.inner
+            .announce(Some(run), queue, Some(RowChange::Opened));
     }
 
     /// Wakes the watchers of `run`'s events (not those waiting for its
     /// status: see [`RunWatch::status_changed`]).
     pub(crate) fn announce_events(&self, run: &str) {
-        self.inner.announce(Some(run), false, true);
+        self.inner.announce(Some(run), false, None);
     }
 
     /// Starts the listener if there is one to start and none runs (inside
@@ -187,12 +213,16 @@ impl RunHub {
                 .subscribe()
         };
         self.ensure_listening();
-        let rows_seen = receiver.borrow().row;
+        let (rows_seen, others_seen) = {
+            let now = receiver.borrow();
+            (now.row, now.row - now.opened)
+        };
         RunWatch {
             hub: self.clone(),
             run_id: run_id.to_owned(),
             receiver: Some(receiver),
             rows_seen,
+            others_seen,
         }
     }
 }
@@ -436,6 +466,8 @@ pub struct RunWatch {
     receiver: Option<watch::Receiver<Changes>>,
     /// The row changes `status_changed` (or `row_changed`) has seen.
     rows_seen: u64,
+    /// The row changes other than openings `cancel_or_end` has seen.
+    others_seen: u64,
 }
 
 impl fmt::Debug for RunWatch {
@@ -513,6 +545,42 @@ impl RunWatch {
         }
     }
 
+    /// Waits for a change of the run's row that may be a cancel requested
+    /// or its end (or its hand-back, or its deletion), not yet seen by
+    /// this method (or made since the watcher was): any change of its row
+    /// but its creation and its claims in this process, which leave it
+    /// going. What the worker running the run (watching from its claim
+    /// on) and a client waiting for its end wait on: neither reads the run
+    /// when it was only claimed. (Another process's notice is not known
+    /// to be a claim: it counts.)
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// use std::time::Duration;
+    /// use state_store::{NewRun, RunStatus, Store};
+    /// let store = Store::memory();
+    /// let mut watch = store.watch_run("run-1"); // before its creation
+    /// store.create_run(NewRun::new("run-1", "agent")).await?;
+    /// let claim = store.claim_run("w", Duration::from_secs(30)).await?.unwrap();
+    /// store.finish_run(&claim, RunStatus::Success, None).await?;
+    /// watch.cancel_or_end().await; // the end: the creation and the claim did not count
+    /// let run = store.get_run("run-1", None).await?.unwrap();
+    /// assert_eq!(run.status, RunStatus::Success);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn cancel_or_end(&mut self) {
+        self.hub.ensure_listening();
+        if let Some(receiver) = &mut self.receiver {
+            let seen = self.others_seen;
+            // The sender stays in the hub while this receiver lives.
+            if let Ok(now) = receiver.wait_for(|c| c.row - c.opened != seen).await {
+                self.others_seen = now.row - now.opened;
+            }
+        }
+    }
+
     /// Whether the run's row changed (as [`status_changed`](RunWatch::status_changed)
     /// counts changes) since this method or `status_changed` last saw it,
     /// or since the watcher was made; marks it seen, without waiting. A
@@ -583,7 +651,7 @@ pub(crate) use postgres::listener as postgres_listener;
 
 #[cfg(feature = "postgres")]
 mod postgres {
-    use super::{Inner, RunHub};
+    use super::{Inner, RowChange, RunHub};
     use crate::backend::RUNS_CHANNEL;
     use futures::future::{Either, select};
     use serde::Deserialize;
@@ -661,7 +729,11 @@ mod postgres {
                         let Some(hub) = hub.upgrade() else { return };
                         // Anything else on the channel is not ours.
                         if let Ok(notice) = serde_json::from_str::<Notice>(notification.payload()) {
-                            hub.announce(notice.run.as_deref(), notice.queue, notice.events);
+                            hub.announce(
+                                notice.run.as_deref(),
+                                notice.queue,
+                                (!notice.events).then_some(RowChange::Other),
+                            );
                         }
                     }
                     // Lost and listening again: notices may have been missed.

@@ -1019,7 +1019,65 @@ async fn events_with_the_claim_and_the_finish(ts: TestStore) {
     assert_eq!(thread_status(store, "u").await, ThreadStatus::Interrupted);
 }
 
+/// `cancel_or_end` wakes on a cancel requested and on the run's end,
+/// not on its creation nor on its claim in this process (PostgreSQL hears
+/// its own claim again through NOTIFY, a notice of unknown kind: it wakes
+/// there); events do not wake it either.
+async fn a_waiter_for_the_end_is_not_woken_by_the_claim(ts: TestStore) {
+    use futures::FutureExt;
+    let store = &ts.store;
+    let postgres = ts.name == "postgres";
+    let mut watch = store.watch_run("r1");
+    watch.ready().await;
+    store.create_run(NewRun::new("r1", "a")).await.unwrap();
+    let claim = store.claim_run("w", LEASE).await.unwrap().unwrap();
+    if !postgres {
+        assert!(
+            watch.cancel_or_end().now_or_never().is_none(),
+            "{}: neither the creation nor the claim wakes it",
+            ts.name
+        );
+    }
+    // Whatever echo comes first (PostgreSQL), then nothing more.
+    while tokio::time::timeout(Duration::from_millis(300), watch.cancel_or_end())
+        .await
+        .is_ok()
+    {}
+    store
+        .append_run_events(&claim, &[RunEventIn::new("values", json!(1))])
+        .await
+        .unwrap();
+    if !postgres {
+        assert!(
+            watch.cancel_or_end().now_or_never().is_none(),
+            "{}: an event does not wake it",
+            ts.name
+        );
+    }
+    store
+        .cancel_run("r1", CancelAction::Interrupt, None)
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(5), watch.cancel_or_end())
+        .await
+        .expect("the cancel wakes it");
+    while tokio::time::timeout(Duration::from_millis(300), watch.cancel_or_end())
+        .await
+        .is_ok()
+    {}
+    store
+        .finish_run(&claim, RunStatus::Interrupted, None)
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(5), watch.cancel_or_end())
+        .await
+        .expect("the end wakes it");
+    let run = store.get_run("r1", None).await.unwrap().unwrap();
+    assert_eq!(run.status, RunStatus::Interrupted, "{}", ts.name);
+}
+
 on_every_backend!(
+    a_waiter_for_the_end_is_not_woken_by_the_claim,
     events_with_the_claim_and_the_finish,
     lifecycle,
     runs_set_thread_metadata,
