@@ -174,8 +174,10 @@ impl Worker {
             let run_watch = run_watch.into_inner().unwrap_or_else(|e| e.into_inner());
             match claimed {
                 Ok(Some(claim)) => {
-                    // More may be waiting: another idle worker looks.
-                    self.wake.notify_one();
+                    // Others were due: another idle worker looks.
+                    if claim.others_due() {
+                        self.wake.notify_one();
+                    }
                     // The watch of the run claimed (one made for a run
                     // whose claim did not commit is another's).
                     let watch = run_watch

@@ -61,8 +61,9 @@ impl Tables {
 
     /// The thread's status after a run on it ended: `busy` while others
     /// are in flight, else `otherwise`.
-    fn settle_thread(&mut self, thread: Option<&str>, otherwise: &str, now: i64) {
-        let Some(thread) = thread else { return };
+    /// Whether runs are still in flight on the thread.
+    fn settle_thread(&mut self, thread: Option<&str>, otherwise: &str, now: i64) -> bool {
+        let Some(thread) = thread else { return false };
         let busy = self
             .active()
             .any(|s| s.row.thread_id.as_deref() == Some(thread));
@@ -70,6 +71,7 @@ impl Tables {
             record.status = if busy { "busy" } else { otherwise }.to_owned();
             record.updated_at = now;
         }
+        busy
     }
 }
 
@@ -164,7 +166,7 @@ impl MemoryRuns {
         until: i64,
         head: impl Fn(&str) -> i64,
         events: ClaimEvents<'_>,
-    ) -> Result<Option<RunRow>, StoreError> {
+    ) -> Result<Option<(RunRow, bool)>, StoreError> {
         let mut t = self.lock();
         let active: Vec<&Stored> = t.active().collect();
         let running: Vec<&str> = active
@@ -193,10 +195,15 @@ impl MemoryRuns {
                     &b.row.run_id,
                 ))
             })
-            .map(|s| s.row.run_id.clone())
+            .map(|s| (s.row.run_id.clone(), s.row.thread_id.clone()))
         else {
             return Ok(None);
         };
+        let (id, thread) = id;
+        // Others due besides this one (not on its thread, busy from now).
+        let others_due = active.iter().filter(|s| due(s)).any(|s| {
+            s.row.run_id != id && (s.row.thread_id.is_none() || s.row.thread_id != thread)
+        });
         let Some(stored) = t.runs.get_mut(&id) else {
             return Ok(None);
         };
@@ -224,7 +231,7 @@ impl MemoryRuns {
             record.status = "busy".into();
             record.updated_at = now;
         }
-        Ok(Some(row))
+        Ok(Some((row, others_due)))
     }
 
     pub fn renew(
@@ -248,10 +255,10 @@ impl MemoryRuns {
         thread_status: &str,
         now: i64,
         events: &[(&str, String)],
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Option<bool>, StoreError> {
         let mut t = self.lock();
         let Some(s) = fenced(&mut t, fence) else {
-            return Ok(false);
+            return Ok(None);
         };
         for (event, data) in events {
             s.last_seq += 1;
@@ -264,8 +271,7 @@ impl MemoryRuns {
         s.lease_owner = None;
         s.lease_expires_at = None;
         let thread = s.row.thread_id.clone();
-        t.settle_thread(thread.as_deref(), thread_status, now);
-        Ok(true)
+        Ok(Some(t.settle_thread(thread.as_deref(), thread_status, now)))
     }
 
     pub fn release(&self, fence: Fence<'_>, now: i64) -> Result<bool, StoreError> {

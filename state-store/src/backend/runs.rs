@@ -200,7 +200,7 @@ impl Backend {
         now: i64,
         until: i64,
         events: ClaimEvents<'_>,
-    ) -> Result<Option<RunRow>, StoreError> {
+    ) -> Result<Option<(RunRow, bool)>, StoreError> {
         dispatch_split!(self, b => b.runs.claim(worker, now, until, |thread| b.head(thread), events),
             b.claim_run(worker, now, until, events))
     }
@@ -226,7 +226,7 @@ impl Backend {
         thread_status: &str,
         now: i64,
         events: &[(&str, String)],
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Option<bool>, StoreError> {
         dispatch_split!(self, b => b.runs.finish(fence, status, thread_status, now, events),
             b.finish_run(fence, status, thread_status, now, events))
     }

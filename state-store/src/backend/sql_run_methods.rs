@@ -45,6 +45,23 @@ macro_rules! sql_runs {
             ) -> Result<Option<i64>, sqlx::Error> {
                 use $crate::backend::sql_runs::*;
                 let count = i64::try_from(events.len()).unwrap_or(i64::MAX);
+                // SQLite: the numbers and the rows in one call (one round
+                // trip to the connection's thread, not two).
+                if !$notify && !events.is_empty() && events.len() <= EVENTS_PER_INSERT {
+                    let sql = reserve_and_insert_events_sql(events.len());
+                    let mut query = sqlx::query_as::<_, (i64,)>(&sql)
+                        .bind(fence.run_id)
+                        .bind(fence.worker)
+                        .bind(fence.attempt)
+                        .bind(count)
+                        .bind(now);
+                    for (event, data) in events {
+                        query = query.bind(event.as_ref()).bind(data.as_str());
+                    }
+                    // All rows: every statement of the call runs.
+                    let rows = query.fetch_all(&mut *conn).await?;
+                    return Ok(rows.first().map(|(last,)| *last));
+                }
                 let last: Option<(i64,)> = sqlx::query_as(RESERVE_EVENTS)
                     .bind(fence.run_id)
                     .bind(fence.worker)
@@ -94,19 +111,22 @@ macro_rules! sql_runs {
             /// Thread `thread`'s status once a run on it ended
             /// (`SETTLE_THREAD`): busy while others are in flight, else
             /// `otherwise`.
+            /// Whether runs are still in flight on the thread (`busy`;
+            /// also when it has no record: not known).
             async fn settle_thread(
                 conn: &mut <$db as sqlx::Database>::Connection,
                 thread: &str,
                 otherwise: &str,
                 now: i64,
-            ) -> Result<(), sqlx::Error> {
-                sqlx::query($crate::backend::sql_runs::SETTLE_THREAD)
-                    .bind(thread)
-                    .bind(otherwise)
-                    .bind(now)
-                    .execute(&mut *conn)
-                    .await?;
-                Ok(())
+            ) -> Result<bool, sqlx::Error> {
+                let status: Option<(String,)> =
+                    sqlx::query_as($crate::backend::sql_runs::SETTLE_THREAD)
+                        .bind(thread)
+                        .bind(otherwise)
+                        .bind(now)
+                        .fetch_optional(&mut *conn)
+                        .await?;
+                Ok(status.is_none_or(|(status,)| status == "busy"))
             }
 
             /// Locks the thread record of run `run_id` (if any), before
@@ -272,9 +292,12 @@ macro_rules! sql_runs {
                 now: i64,
                 until: i64,
                 events: $crate::backend::runs::ClaimEvents<'_>,
-            ) -> Result<Option<$crate::backend::runs::RunRow>, StoreError> {
+            ) -> Result<Option<($crate::backend::runs::RunRow, bool)>, StoreError> {
                 use $crate::backend::sql_runs::*;
                 let context = || format!("claiming a run for worker \"{worker}\"");
+                // Whether others are due besides the one claimed: known
+                // from the peek (SQLite), else assumed.
+                let mut others_due = true;
                 // SQLite: nothing due, nothing written. A read of the pool
                 // sees every committed run (group commit makes a commit
                 // visible only once durable, before its writer returns and
@@ -289,6 +312,7 @@ macro_rules! sql_runs {
                     if due.is_empty() {
                         return Ok(None);
                     }
+                    others_due = due.len() > 1;
                 }
                 let _queued = self.queue().await;
                 // PostgreSQL: two claimers may pick runs of one thread at
@@ -351,7 +375,7 @@ macro_rules! sql_runs {
                             .map_err(db_error(context()))?;
                         tx.commit().await.map_err(db_error(context()))?;
                     }
-                    return Ok(Some(row));
+                    return Ok(Some((row, others_due)));
                 }
                 Ok(None)
             }
@@ -386,12 +410,14 @@ macro_rules! sql_runs {
                 thread_status: &str,
                 now: i64,
                 events: &[(&str, String)],
-            ) -> Result<bool, StoreError> {
+            ) -> Result<Option<bool>, StoreError> {
                 use $crate::backend::sql_runs::*;
                 let _queued = self.queue().await;
                 let context = || format!("finishing run \"{}\"", fence.run_id);
                 let mut tx = self.write_tx().await.map_err(db_error(context()))?;
-                if let Some(thread) = fence.thread_id {
+                // PostgreSQL: the record first, the order every transition
+                // locks in (SQLite's write lock serializes them already).
+                if $notify && let Some(thread) = fence.thread_id {
                     let _: Option<RecordTuple> = sqlx::query_as($record)
                         .bind(thread)
                         .fetch_optional(&mut *tx)
@@ -406,7 +432,7 @@ macro_rules! sql_runs {
                         .map_err(db_error(context()))?
                         .is_none()
                 {
-                    return Ok(false);
+                    return Ok(None);
                 }
                 let row: Option<(Option<String>,)> = sqlx::query_as(FINISH_RUN)
                     .bind(fence.run_id)
@@ -418,10 +444,11 @@ macro_rules! sql_runs {
                     .await
                     .map_err(db_error(context()))?;
                 let Some((thread,)) = row else {
-                    return Ok(false);
+                    return Ok(None);
                 };
+                let mut waiting = false;
                 if let Some(thread) = thread {
-                    Self::settle_thread(&mut *tx, &thread, thread_status, now)
+                    waiting = Self::settle_thread(&mut *tx, &thread, thread_status, now)
                         .await
                         .map_err(db_error(context()))?;
                 }
@@ -429,7 +456,7 @@ macro_rules! sql_runs {
                     .await
                     .map_err(db_error(context()))?;
                 tx.commit().await.map_err(db_error(context()))?;
-                Ok(true)
+                Ok(Some(waiting))
             }
 
             pub async fn roll_back_run(

@@ -176,6 +176,9 @@ pub(crate) const LIST_STATELESS_RUNS: &str = concat!(
 /// checks the row again as it is when updated.
 macro_rules! claim_pick {
     ($now:literal, $lock:literal) => {
+        claim_pick!($now, "1", $lock)
+    };
+    ($now:literal, $limit:literal, $lock:literal) => {
         concat!(
             "SELECT r.run_id FROM state_store_runs r \
                  WHERE ((r.status = 'pending' AND r.available_at <= ",
@@ -192,7 +195,8 @@ macro_rules! claim_pick {
                      WHERE p.thread_id = r.thread_id AND p.status = 'pending' \
                      AND (p.available_at, p.created_at, p.run_id) \
                          < (r.available_at, r.created_at, r.run_id)))) \
-                 ORDER BY r.available_at, r.created_at, r.run_id LIMIT 1",
+                 ORDER BY r.available_at, r.created_at, r.run_id LIMIT ",
+            $limit,
             $lock
         )
     };
@@ -217,7 +221,10 @@ macro_rules! claim_run {
 /// SQLite, so that a claim finding nothing opens no write (no savepoint,
 /// no turn on the write connection).
 #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
-pub(crate) const CLAIM_PEEK: &str = claim_pick!("$1", "");
+/// The runs a claim would pick first, up to two: none, nothing to claim;
+/// two, others are due besides the one claimed (their threads differ: a
+/// thread's later runs wait for its first).
+pub(crate) const CLAIM_PEEK: &str = claim_pick!("$1", "2", "");
 #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 pub(crate) const CLAIM_RUN_SQLITE: &str = claim_run!("");
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
@@ -264,6 +271,38 @@ pub(crate) const RESERVE_EVENTS: &str = concat!(
     fenced!(),
     " RETURNING last_seq"
 );
+/// SQLite's `RESERVE_EVENTS` and the `INSERT` of `rows` events (1 to
+/// [`EVENTS_PER_INSERT`]) in one call: the run's new last number, and its
+/// events numbered up to it (`$6`, `$7`: the first's name and data, and
+/// so on), inserted only if the fence held (`changes()`: the `UPDATE`
+/// before it matched its run). SQLite runs the statements of one call in
+/// order; parameters `$N` name the same value in each.
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+pub(crate) fn reserve_and_insert_events_sql(rows: usize) -> String {
+    use std::fmt::Write as _;
+    let mut sql = String::with_capacity(320 + rows * 40);
+    sql.push_str(RESERVE_EVENTS);
+    sql.push_str(
+        "; INSERT INTO state_store_run_events (run_id, seq, event, data, recorded_at) \
+         SELECT r.run_id, r.last_seq - $4 + e.k, e.event, e.data, $5 \
+         FROM state_store_runs r, (",
+    );
+    for row in 0..rows {
+        let p = 6 + row * 2;
+        if row > 0 {
+            sql.push_str(" UNION ALL ");
+        }
+        let _ = write!(
+            sql,
+            "SELECT {} AS k, ${p} AS event, ${} AS data",
+            row + 1,
+            p + 1
+        );
+    }
+    sql.push_str(") e WHERE r.run_id = $1 AND changes() = 1");
+    sql
+}
+
 /// How many events one `INSERT` writes at most (5 parameters each: far
 /// below SQLite's and PostgreSQL's limits on parameters).
 pub(crate) const EVENTS_PER_INSERT: usize = 200;
@@ -398,7 +437,8 @@ pub(crate) const SET_THREAD_STATUS: &str =
 pub(crate) const SETTLE_THREAD: &str = "UPDATE state_store_thread_records SET status = \
      CASE WHEN EXISTS (SELECT 1 FROM state_store_runs \
          WHERE thread_id = $1 AND status IN ('pending', 'running')) \
-     THEN 'busy' ELSE CAST($2 AS TEXT) END, updated_at = $3 WHERE thread_id = $1";
+     THEN 'busy' ELSE CAST($2 AS TEXT) END, updated_at = $3 WHERE thread_id = $1 \
+     RETURNING status";
 
 /// The records of a scan: by status (`$1`) and owner (`$2`) when given,
 /// ordered by `order_by` (one of three fixed column names, never input),
@@ -437,12 +477,20 @@ mod tests {
         );
         assert!(CLAIM_RUN_SQLITE.ends_with("owner, cancel_action, base_seq"));
         // The peek picks as the claim does.
-        assert!(CLAIM_RUN_SQLITE.contains(&CLAIM_PEEK.replace("$1", "$2")));
+        assert!(
+            CLAIM_RUN_SQLITE
+                .contains(&CLAIM_PEEK.replace("$1", "$2").replace("LIMIT 2", "LIMIT 1"))
+        );
     }
 
     #[test]
     fn an_insert_of_events_numbers_its_parameters() {
         assert!(insert_events_sql(1).ends_with("VALUES ($1, $2, $3, $4, $5)"));
         assert!(insert_events_sql(2).ends_with("($1, $2, $3, $4, $5), ($6, $7, $8, $9, $10)"));
+        let both = reserve_and_insert_events_sql(2);
+        assert!(both.starts_with(RESERVE_EVENTS));
+        assert!(both.contains(
+            "(SELECT 1 AS k, $6 AS event, $7 AS data UNION ALL SELECT 2 AS k, $8 AS event, $9 AS data) e"
+        ));
     }
 }

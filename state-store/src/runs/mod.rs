@@ -519,6 +519,7 @@ impl Run {
 pub struct Claim {
     run: Run,
     worker: String,
+    others_due: bool,
 }
 
 impl Claim {
@@ -571,6 +572,30 @@ impl Claim {
     /// ```
     pub fn attempt(&self) -> u32 {
         self.run.attempt
+    }
+
+    /// Whether other runs were due when this one was claimed, as far as
+    /// the store knew (`true` where it does not look: PostgreSQL, whose
+    /// claim is one statement). A pool of workers wakes another idle one
+    /// only then: runs created later wake one themselves.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// # use std::time::Duration;
+    /// use state_store::{NewRun, Store};
+    /// let store = Store::memory();
+    /// store.create_run(NewRun::new("run-1", "agent")).await?;
+    /// store.create_run(NewRun::new("run-2", "agent")).await?;
+    /// let first = store.claim_run("w", Duration::from_secs(30)).await?.unwrap();
+    /// assert!(first.others_due());
+    /// let second = store.claim_run("w", Duration::from_secs(30)).await?.unwrap();
+    /// assert!(!second.others_due());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn others_due(&self) -> bool {
+        self.others_due
     }
 
     fn fence(&self) -> Fence<'_> {
@@ -981,7 +1006,8 @@ impl Store {
             *decoded.lock().unwrap_or_else(|e| e.into_inner()) = Some(run);
             Ok(rows)
         };
-        let Some(row) = self.backend.claim_run(worker, now, until, &made).await? else {
+        let Some((row, others_due)) = self.backend.claim_run(worker, now, until, &made).await?
+        else {
             return Ok(None);
         };
         self.hub.runs.announce_opened(&row.run_id, false);
@@ -995,6 +1021,7 @@ impl Store {
         Ok(Some(Claim {
             run,
             worker: worker.to_owned(),
+            others_due,
         }))
     }
 
@@ -1130,13 +1157,16 @@ impl Store {
                 &rows,
             )
             .await?;
-        if finished {
-            if !events.is_empty() {
-                self.hub.runs.announce_events(&claim.run.run_id);
-            }
-            self.hub.runs.announce(Some(&claim.run.run_id), true);
+        let Some(waiting) = finished else {
+            return Ok(false);
+        };
+        if !events.is_empty() {
+            self.hub.runs.announce_events(&claim.run.run_id);
         }
-        Ok(finished)
+        // The workers are woken only when runs wait on the thread the
+        // run lets go of: nothing else became claimable.
+        self.hub.runs.announce(Some(&claim.run.run_id), waiting);
+        Ok(true)
     }
 
     /// Rolls the claimed run back ([`CancelAction::Rollback`]), if the

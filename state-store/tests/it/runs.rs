@@ -586,12 +586,23 @@ async fn wakeups(ts: TestStore) {
     assert!(start.elapsed() < Duration::from_secs(5));
     let later = worker.claim_run("w", LEASE).await.unwrap().unwrap();
     assert_eq!(later.run().run_id, "later");
-    // Finishing a run wakes the workers (its thread's next may run).
+    // Finishing a run wakes the workers when a run waits on its thread
+    // (it may run now).
+    store
+        .create_run(on("t", "next").multitask_strategy(MultitaskStrategy::Enqueue))
+        .await
+        .unwrap();
+    // (PostgreSQL: maybe a late echo of the claim of `later` first.)
+    let wake = wakeups.next().await.unwrap();
+    assert!(matches!(wake, Wake::Notified | Wake::Due), "{wake:?}");
+    assert!(worker.claim_run("w", LEASE).await.unwrap().is_none());
     worker
         .finish_run(&claim, RunStatus::Success, None)
         .await
         .unwrap();
     assert_eq!(wakeups.next().await.unwrap(), Wake::Notified);
+    let next = worker.claim_run("w", LEASE).await.unwrap().unwrap();
+    assert_eq!(next.run().run_id, "next", "{}", ts.name);
     // A delayed run that came due while the worker was busy: at once.
     store
         .create_run(on("t3", "due-while-busy").after(Duration::from_millis(50)))
@@ -1076,7 +1087,62 @@ async fn a_waiter_for_the_end_is_not_woken_by_the_claim(ts: TestStore) {
     assert_eq!(run.status, RunStatus::Interrupted, "{}", ts.name);
 }
 
+/// A claim says whether other runs were due besides it: a run waiting
+/// behind its thread's first is not; PostgreSQL does not look (always
+/// true). A finish wakes the workers when runs wait on its thread, not
+/// otherwise (PostgreSQL hears its own notice again: not checked there).
+async fn a_claim_says_whether_others_are_due(ts: TestStore) {
+    let store = &ts.store;
+    let postgres = ts.name == "postgres";
+    for (run, thread) in [("r1", "t"), ("r2", "t"), ("r3", "u")] {
+        store
+            .create_run(
+                NewRun::new(run, "a")
+                    .thread(thread)
+                    .if_not_exists(IfNotExists::Create)
+                    .multitask_strategy(MultitaskStrategy::Enqueue),
+            )
+            .await
+            .unwrap();
+    }
+    let first = store.claim_run("w", LEASE).await.unwrap().unwrap();
+    assert_eq!(first.run().run_id, "r1", "{}", ts.name);
+    assert!(first.others_due(), "{}: r3 is due", ts.name);
+    let second = store.claim_run("w", LEASE).await.unwrap().unwrap();
+    assert_eq!(second.run().run_id, "r3", "{}", ts.name);
+    assert_eq!(
+        second.others_due(),
+        postgres,
+        "{}: r2 waits for r1, on its thread",
+        ts.name
+    );
+    assert!(store.claim_run("w", LEASE).await.unwrap().is_none());
+
+    // A finish wakes the workers only when runs wait on its thread.
+    let mut wakeups = store.run_wakeups().fallback(Duration::from_secs(3600));
+    assert_eq!(wakeups.next().await.unwrap(), Wake::Start);
+    store
+        .finish_run(&second, RunStatus::Success, None)
+        .await
+        .unwrap();
+    if !postgres {
+        let woken = tokio::time::timeout(Duration::from_millis(200), wakeups.next()).await;
+        assert!(woken.is_err(), "{}: nothing waits on u", ts.name);
+    }
+    store
+        .finish_run(&first, RunStatus::Success, None)
+        .await
+        .unwrap();
+    let woken = tokio::time::timeout(Duration::from_secs(5), wakeups.next())
+        .await
+        .expect("r2 waits on t: the workers are woken");
+    assert_eq!(woken.unwrap(), Wake::Notified, "{}", ts.name);
+    let third = store.claim_run("w", LEASE).await.unwrap().unwrap();
+    assert_eq!(third.run().run_id, "r2", "{}", ts.name);
+}
+
 on_every_backend!(
+    a_claim_says_whether_others_are_due,
     a_waiter_for_the_end_is_not_woken_by_the_claim,
     events_with_the_claim_and_the_finish,
     lifecycle,
