@@ -21,6 +21,12 @@ use std::marker::PhantomData;
 pub trait ErasedSlot {
     /// The write, or `None` when the slot writes nothing.
     fn written(&self) -> Option<(&dyn erased_serde::Serialize, &dyn fmt::Debug)>;
+
+    /// Appends the write as JSON to `out` (nothing when it writes nothing):
+    /// `serde_json` called on the slot's own type, not through
+    /// `erased_serde`, whose dynamic calls per value cost more than the
+    /// writing.
+    fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error>;
 }
 
 /// A `replace` field's slot.
@@ -28,6 +34,14 @@ impl<U: Serialize + fmt::Debug> ErasedSlot for Option<U> {
     #[inline]
     fn written(&self) -> Option<(&dyn erased_serde::Serialize, &dyn fmt::Debug)> {
         self.as_ref().map(|update| (update as _, update as _))
+    }
+
+    #[inline]
+    fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        match self {
+            Some(update) => serde_json::to_writer(out, update),
+            None => Ok(()),
+        }
     }
 }
 
@@ -40,6 +54,14 @@ where
     #[inline]
     fn written(&self) -> Option<(&dyn erased_serde::Serialize, &dyn fmt::Debug)> {
         (!self.is_empty()).then_some((self as _, self as _))
+    }
+
+    #[inline]
+    fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        if self.is_empty() {
+            return Ok(());
+        }
+        serde_json::to_writer(out, self)
     }
 }
 
@@ -148,6 +170,31 @@ pub fn serialize<S: serde::Serializer>(
             None => true,
         });
     })
+}
+
+/// `Delta::write_json`: the text `serialize` writes through `serde_json`,
+/// each value written on its own type (see [`ErasedSlot::write_json`]).
+/// A non-finite float is written as `null`, as `serde_json` writes it.
+pub fn write_json(delta: &dyn DeltaTable, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+    out.push(b'{');
+    let mut first = true;
+    let mut result = Ok(());
+    visit(delta, &mut |key, slot| {
+        if slot.written().is_none() {
+            return true;
+        }
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        result = serde_json::to_writer(&mut *out, key).and_then(|()| {
+            out.push(b':');
+            slot.write_json(out)
+        });
+        result.is_ok()
+    });
+    out.push(b'}');
+    result
 }
 
 /// Reads `value` into the slot of `key`, an own field's or a flattened

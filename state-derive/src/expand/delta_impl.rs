@@ -70,6 +70,11 @@ pub fn impl_delta(model: &Model) -> TokenStream {
             fn from_json(value: #p::serde_json::Value) -> #p::Result<Self, #p::StateError> {
                 #p::delta_table::from_json(value)
             }
+
+            #[inline]
+            fn write_json(&self, __out: &mut #p::Vec<u8>) -> #p::Result<(), #p::serde_json::Error> {
+                #p::delta_table::write_json(self, __out)
+            }
         }
 
         #[automatically_derived]

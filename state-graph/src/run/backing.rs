@@ -399,7 +399,7 @@ impl<S: GraphState> Child<S> {
             },
         };
         let mut body = ObjectText::with_capacity(512);
-        if let Err(e) = body.array_field("deltas", nodes.iter().map(|(_, delta)| delta)) {
+        if let Err(e) = body.delta_array_field("deltas", nodes.iter().map(|(_, delta)| delta)) {
             // Named by the node whose delta it is.
             for (node, delta) in nodes {
                 if let Err(e) = ObjectText::new().field("delta", delta) {

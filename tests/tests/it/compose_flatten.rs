@@ -309,3 +309,28 @@ fn serialization_follows_declaration_order_with_bases_in_place() {
     let back: Tagged<u8> = serde_json::from_value(serialized).unwrap();
     assert_eq!(back, state);
 }
+
+/// `Delta::write_json` (what a store logs) writes the text `Serialize`
+/// does: a flattened base's writes in place, a nested group's inside it.
+#[test]
+fn write_json_is_the_serialized_text_with_bases_in_place() {
+    let mut delta = TaggedDelta::<u8>::default();
+    for write in [
+        json!({"step": 3}),
+        json!({"tags": [7, 8]}),
+        json!({"group": {"step": 4}}),
+    ] {
+        delta = delta
+            .merge(TaggedDelta::<u8>::from_json(write).unwrap())
+            .unwrap();
+    }
+    let mut written = Vec::new();
+    delta.write_json(&mut written).unwrap();
+    assert_eq!(written, serde_json::to_vec(&delta).unwrap());
+    let read: serde_json::Value = serde_json::from_slice(&written).unwrap();
+    assert_eq!(read["step"], json!(3));
+    assert_eq!(read["group"]["step"], json!(4));
+    let mut empty = Vec::new();
+    TaggedDelta::<u8>::default().write_json(&mut empty).unwrap();
+    assert_eq!(empty, b"{}");
+}

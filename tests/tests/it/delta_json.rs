@@ -261,6 +261,11 @@ fn round_trips(d: &WideDelta) -> Result<(), TestCaseError> {
     let back: WideDelta =
         serde_json::from_str(&text).map_err(|e| TestCaseError::fail(format!("{e}: {text}")))?;
     prop_assert_eq!(&back, d, "via {}", text);
+    // What a store logs: the same text, written without `erased_serde`.
+    let mut written = Vec::new();
+    d.write_json(&mut written)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    prop_assert_eq!(String::from_utf8_lossy(&written), text);
     Ok(())
 }
 
