@@ -94,27 +94,7 @@ impl ObjectText {
         T: Serialize + ?Sized + 'a,
         I: IntoIterator<Item = &'a T>,
     {
-        let mark = self.key(key)?;
-        self.text.push(b'[');
-        let mut written = Ok(());
-        for (i, item) in items.into_iter().enumerate() {
-            if i > 0 {
-                self.text.push(b',');
-            }
-            let start = self.text.len();
-            written = serde_json::to_writer(&mut self.text, item).and_then(|()| {
-                if has_null(&self.text[start..]) {
-                    state_core::json::to_string(item).map(drop)
-                } else {
-                    Ok(())
-                }
-            });
-            if written.is_err() {
-                break;
-            }
-        }
-        self.text.push(b']');
-        self.settle(mark, written)
+        self.items_field(key, items, |item, text| serde_json::to_writer(text, item))
     }
 
     /// Writes `key: [deltas...]`, each delta written by
@@ -130,17 +110,33 @@ impl ObjectText {
         D: state_core::Delta + Serialize + 'a,
         I: IntoIterator<Item = &'a D>,
     {
+        self.items_field(key, deltas, |delta, text| delta.write_json(text))
+    }
+
+    /// Writes `key: [items...]`, each item by `write`; an item whose text
+    /// holds a `null` is checked as [`field`](ObjectText::field) checks a
+    /// value (a non-finite float is refused).
+    fn items_field<'a, T, I>(
+        &mut self,
+        key: &str,
+        items: I,
+        write: impl Fn(&T, &mut Vec<u8>) -> Result<(), serde_json::Error>,
+    ) -> Result<&mut Self, serde_json::Error>
+    where
+        T: Serialize + ?Sized + 'a,
+        I: IntoIterator<Item = &'a T>,
+    {
         let mark = self.key(key)?;
         self.text.push(b'[');
         let mut written = Ok(());
-        for (i, delta) in deltas.into_iter().enumerate() {
+        for (i, item) in items.into_iter().enumerate() {
             if i > 0 {
                 self.text.push(b',');
             }
             let start = self.text.len();
-            written = delta.write_json(&mut self.text).and_then(|()| {
+            written = write(item, &mut self.text).and_then(|()| {
                 if has_null(&self.text[start..]) {
-                    state_core::json::to_string(delta).map(drop)
+                    state_core::json::to_string(item).map(drop)
                 } else {
                     Ok(())
                 }
