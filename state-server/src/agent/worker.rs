@@ -156,12 +156,11 @@ impl Worker {
             // run is watched from inside the claim's transaction: a
             // cancel, which can only come after it, is not missed, and
             // nothing needs reading to look for one.
-            let run_watch = Mutex::new(None);
+            let run_watch = OnceLock::new();
             let claimed = self
                 .store
                 .claim_run_with_events(&self.name, self.lease, |run| {
-                    *run_watch.lock().unwrap_or_else(|e| e.into_inner()) =
-                        Some(self.store.watch_run(&run.run_id));
+                    let _ = run_watch.set(self.store.watch_run(&run.run_id));
                     match run.cancel == Some(CancelAction::Rollback) {
                         true => Vec::new(),
                         false => vec![RunEventIn::new(
@@ -171,7 +170,6 @@ impl Worker {
                     }
                 })
                 .await;
-            let run_watch = run_watch.into_inner().unwrap_or_else(|e| e.into_inner());
             match claimed {
                 Ok(Some(claim)) => {
                     // Others were due: another idle worker looks.
@@ -181,6 +179,7 @@ impl Worker {
                     // The watch of the run claimed (one made for a run
                     // whose claim did not commit is another's).
                     let watch = run_watch
+                        .into_inner()
                         .filter(|watch| watch.run_id() == claim.run().run_id)
                         .unwrap_or_else(|| self.store.watch_run(&claim.run().run_id));
                     self.execute(claim, watch).await;

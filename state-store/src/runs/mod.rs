@@ -991,33 +991,31 @@ impl Store {
     ) -> Result<Option<Claim>, StoreError> {
         let now = now_micros();
         let until = now.saturating_add(micros_of(lease));
-        // The run decoded once, where its events are made, and kept.
-        let decoded: std::sync::Mutex<Option<Run>> = std::sync::Mutex::new(None);
-        // Whether the claim that committed stored events (its followers
-        // are woken only then).
-        let stored = std::sync::atomic::AtomicBool::new(false);
+        // The run decoded once, where its events are made (the backends
+        // make them once, for the run they claim), and whether it had any
+        // (its followers are woken only then).
+        let decoded: std::sync::OnceLock<(Run, bool)> = std::sync::OnceLock::new();
         let made = |row: &RunRow| -> Result<Vec<(String, String)>, StoreError> {
             let run = Run::from_row(row.clone())?;
             let rows: Vec<(String, String)> = events(&run)
                 .into_iter()
                 .map(|e| (e.event, e.data.to_string()))
                 .collect();
-            stored.store(!rows.is_empty(), std::sync::atomic::Ordering::Relaxed);
-            *decoded.lock().unwrap_or_else(|e| e.into_inner()) = Some(run);
+            let _ = decoded.set((run, !rows.is_empty()));
             Ok(rows)
         };
         let Some((row, others_due)) = self.backend.claim_run(worker, now, until, &made).await?
         else {
             return Ok(None);
         };
-        self.hub.runs.announce_opened(&row.run_id, false);
-        if stored.into_inner() {
-            self.hub.runs.announce_events(&row.run_id);
-        }
-        let run = match decoded.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            Some(run) if run.run_id == row.run_id => run,
-            _ => Run::from_row(row)?,
+        let (run, stored) = match decoded.into_inner() {
+            Some((run, stored)) if run.run_id == row.run_id => (run, stored),
+            _ => (Run::from_row(row)?, false),
         };
+        self.hub.runs.announce_opened(&run.run_id, false);
+        if stored {
+            self.hub.runs.announce_events(&run.run_id);
+        }
         Ok(Some(Claim {
             run,
             worker: worker.to_owned(),
