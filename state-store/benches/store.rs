@@ -27,7 +27,7 @@
 //! - `concurrent/sqlite/{1,4,16,64}`: that many tasks appending at once,
 //!   each to a thread of its own (100 messages): time per step of all of
 //!   them together. The steps ready at once share one commit (the group
-//!   commit, `backend/sqlite_group.rs`).
+//!   commit, `backend/sqlite_writer.rs`).
 //!
 //! - `bare_commit/sqlite`: the step's baseline: the same row (the same
 //!   columns and bytes: thread id, seq, kind, the delta's JSON, metadata,

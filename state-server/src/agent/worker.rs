@@ -156,11 +156,12 @@ impl Worker {
             // run is watched from inside the claim's transaction: a
             // cancel, which can only come after it, is not missed, and
             // nothing needs reading to look for one.
-            let run_watch = OnceLock::new();
+            let run_watch: Arc<OnceLock<RunWatch>> = Arc::default();
+            let (watching, store) = (run_watch.clone(), self.store.clone());
             let claimed = self
                 .store
-                .claim_run_with_events(&self.name, self.lease, |run| {
-                    let _ = run_watch.set(self.store.watch_run(&run.run_id));
+                .claim_run_with_events(&self.name, self.lease, move |run| {
+                    let _ = watching.set(store.watch_run(&run.run_id));
                     match run.cancel == Some(CancelAction::Rollback) {
                         true => Vec::new(),
                         false => vec![RunEventIn::new(
@@ -178,8 +179,9 @@ impl Worker {
                     }
                     // The watch of the run claimed (one made for a run
                     // whose claim did not commit is another's).
-                    let watch = run_watch
-                        .into_inner()
+                    let watch = Arc::try_unwrap(run_watch)
+                        .ok()
+                        .and_then(OnceLock::into_inner)
                         .filter(|watch| watch.run_id() == claim.run().run_id)
                         .unwrap_or_else(|| self.store.watch_run(&claim.run().run_id));
                     self.execute(claim, watch).await;

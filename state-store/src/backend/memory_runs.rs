@@ -165,7 +165,7 @@ impl MemoryRuns {
         now: i64,
         until: i64,
         head: impl Fn(&str) -> i64,
-        events: ClaimEvents<'_>,
+        events: ClaimEvents,
     ) -> Result<Option<(RunRow, bool)>, StoreError> {
         let mut t = self.lock();
         let active: Vec<&Stored> = t.active().collect();

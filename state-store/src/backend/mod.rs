@@ -19,13 +19,19 @@ mod sql_item_methods;
 #[macro_use]
 mod sql_run_methods;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod hot_path;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql_items;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql_runs;
 #[cfg(feature = "sqlite")]
-mod sqlite_group;
+mod sqlite_hot;
+#[cfg(feature = "sqlite")]
+mod sqlite_readers;
+#[cfg(feature = "sqlite")]
+mod sqlite_writer;
 
 pub(crate) use memory::{Decoded, Latest, Memory};
 #[cfg(feature = "postgres")]

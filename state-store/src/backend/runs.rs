@@ -32,8 +32,9 @@ pub(crate) struct RunRow {
 
 /// Events stored with a claim, in its transaction, made from the run as
 /// claimed: (name, data as JSON text). An error rolls the claim back.
-pub(crate) type ClaimEvents<'a> =
-    &'a (dyn Fn(&RunRow) -> Result<Vec<(String, String)>, StoreError> + Send + Sync);
+/// Shared: SQLite makes them on its writer's thread.
+pub(crate) type ClaimEvents =
+    std::sync::Arc<dyn Fn(&RunRow) -> Result<Vec<(String, String)>, StoreError> + Send + Sync>;
 
 /// What `create_run` inserts, and how.
 #[derive(Debug, Clone)]
@@ -199,7 +200,7 @@ impl Backend {
         worker: &str,
         now: i64,
         until: i64,
-        events: ClaimEvents<'_>,
+        events: ClaimEvents,
     ) -> Result<Option<(RunRow, bool)>, StoreError> {
         dispatch_split!(self, b => b.runs.claim(worker, now, until, |thread| b.head(thread), events),
             b.claim_run(worker, now, until, events))

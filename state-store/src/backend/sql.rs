@@ -109,17 +109,17 @@ const SELECT_SCHEMA_VERSION: &str = "SELECT version FROM state_store_schema WHER
 const UPGRADE_SCHEMA_VERSION: &str =
     "UPDATE state_store_schema SET version = $1 WHERE id = 1 AND version < $1";
 
-const OPEN_THREAD: &str = "INSERT INTO state_store_threads (thread_id, head, created_at, updated_at) \
+pub(super) const OPEN_THREAD: &str = "INSERT INTO state_store_threads (thread_id, head, created_at, updated_at) \
      VALUES ($1, 0, $2, $2) ON CONFLICT (thread_id) DO NOTHING";
-const THREAD_EXISTS: &str = "SELECT head FROM state_store_threads WHERE thread_id = $1";
+pub(super) const THREAD_EXISTS: &str = "SELECT head FROM state_store_threads WHERE thread_id = $1";
 const SELECT_THREAD: &str = "SELECT thread_id, head, created_at, updated_at, parent_thread, parent_seq \
      FROM state_store_threads WHERE thread_id = $1";
 const SELECT_THREADS: &str = "SELECT thread_id, head, created_at, updated_at, parent_thread, parent_seq \
      FROM state_store_threads ORDER BY thread_id";
-const SELECT_HEAD: &str = "SELECT head FROM state_store_threads WHERE thread_id = $1";
+pub(super) const SELECT_HEAD: &str = "SELECT head FROM state_store_threads WHERE thread_id = $1";
 // PostgreSQL runs `MOVE_HEAD_NOTIFY` instead.
 #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
-const MOVE_HEAD: &str = "UPDATE state_store_threads SET head = $2, updated_at = $3 \
+pub(super) const MOVE_HEAD: &str = "UPDATE state_store_threads SET head = $2, updated_at = $3 \
      WHERE thread_id = $1 AND head = $4";
 /// SQLite's whole append in one call to sqlx's worker thread (one round
 /// trip instead of four, and the transaction's statements prepared once
@@ -141,12 +141,12 @@ const APPEND_IN_ONE_CALL: &str = "BEGIN IMMEDIATE; \
      (thread_id, seq, kind, body, metadata, state_version, recorded_at) \
      SELECT $1, $2, $5, $6, $7, $8, $3 WHERE changes() = 1; \
      COMMIT";
-const INSERT_STEP: &str = "INSERT INTO state_store_steps \
+pub(super) const INSERT_STEP: &str = "INSERT INTO state_store_steps \
      (thread_id, seq, kind, body, metadata, state_version, recorded_at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7)";
-const SELECT_STEP: &str = "SELECT seq, kind, body, metadata, state_version, recorded_at \
+pub(super) const SELECT_STEP: &str = "SELECT seq, kind, body, metadata, state_version, recorded_at \
      FROM state_store_steps WHERE thread_id = $1 AND seq = $2";
-const SELECT_STEPS: &str = "SELECT seq, kind, body, metadata, state_version, recorded_at \
+pub(super) const SELECT_STEPS: &str = "SELECT seq, kind, body, metadata, state_version, recorded_at \
      FROM state_store_steps WHERE thread_id = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq";
 /// A watcher's read: the thread row with its first stored steps from `$2`
 /// on, in one statement (one snapshot of the database, in both SQLite and
@@ -163,7 +163,7 @@ const SELECT_FIRST_STEP: &str = "SELECT MIN(seq) FROM state_store_steps WHERE th
 const INSERT_SNAPSHOT: &str = "INSERT INTO state_store_snapshots \
      (thread_id, seq, state, state_version, recorded_at) VALUES ($1, $2, $3, $4, $5) \
      ON CONFLICT (thread_id, seq) DO NOTHING";
-const SELECT_SNAPSHOT: &str = "SELECT seq, state, state_version, recorded_at FROM state_store_snapshots \
+pub(super) const SELECT_SNAPSHOT: &str = "SELECT seq, state, state_version, recorded_at FROM state_store_snapshots \
      WHERE thread_id = $1 AND seq <= $2 ORDER BY seq DESC LIMIT 1";
 const SELECT_LATEST_SNAPSHOT_SEQ: &str =
     "SELECT MAX(seq) FROM state_store_snapshots WHERE thread_id = $1";
@@ -290,13 +290,13 @@ fn threads_page_sql(page: &ThreadsPage<'_>, collate: &str) -> String {
 }
 
 /// A sequence number as stored (BIGINT).
-fn to_db(seq: u64) -> i64 {
+pub(super) fn to_db(seq: u64) -> i64 {
     // Sequence numbers count steps one at a time; i64::MAX is unreachable.
     i64::try_from(seq).unwrap_or(i64::MAX)
 }
 
 /// A stored sequence number; a negative one is a corrupt row.
-fn from_db(thread: &str, what: &'static str, seq: i64) -> Result<u64, StoreError> {
+pub(super) fn from_db(thread: &str, what: &'static str, seq: i64) -> Result<u64, StoreError> {
     u64::try_from(seq).map_err(|_| {
         StoreError::corrupt(thread, what, 0, format!("negative sequence number {seq}"))
     })
@@ -306,7 +306,7 @@ fn from_db(thread: &str, what: &'static str, seq: i64) -> Result<u64, StoreError
 /// returns once its writes are durable (dropped without it, they are
 /// rolled back).
 pub(crate) trait WriteTx {
-    /// Commits (or, in a group, waits for the group's commit).
+    /// Commits.
     fn commit(self) -> impl std::future::Future<Output = Result<(), sqlx::Error>> + Send;
 }
 
@@ -364,7 +364,10 @@ async fn begin_uncut<DB: sqlx::Database>(
 /// `DELETE_THREAD` and `CREATE_FORK`, or versions of them that also tell
 /// other processes' watchers; `$queue_writes` queues this process's
 /// writers in arrival order, and `$write_pool` gives the pool they write
-/// through (made from the store's pool); `$append_in_one_call` appends a
+/// through (made from the store's pool); `$make_hot` makes the
+/// backend's own path for its hottest writes and reads, if it has one
+/// (`hot_path.rs`: `$hot`), through which its other writes take
+/// turns (`$write_tx`); `$append_in_one_call` appends a
 /// step in one call where the driver can (`Some` of the rows written),
 /// else says `None` and the step is appended in a transaction of its own
 /// (`$move_head`, then `INSERT_STEP`);
@@ -379,7 +382,7 @@ macro_rules! sql_backend {
         $name:ident, $db:ty, $pool:ty,
         write = $write:expr, read = $read:expr, lock = $lock:expr,
         queue_writes = $queue:expr, write_pool = $write_pool:path,
-        group = $group:ty, make_group = $make_group:path, write_tx = $write_tx:path,
+        hot = $hot:ty, make_hot = $make_hot:path, write_tx = $write_tx:path,
         collate = $collate:expr,
         append_in_one_call = $append_in_one_call:path,
         move_head = $move_head:expr, delete_thread = $delete_thread:expr, create_fork = $create_fork:expr,
@@ -396,9 +399,10 @@ macro_rules! sql_backend {
             writes: $pool,
             /// Writers of this process, in arrival order (see `queue_writes`).
             writers: Option<std::sync::Arc<tokio::sync::Mutex<()>>>,
-            /// The group committer of the writes (SQLite on a file), which
-            /// queues them itself.
-            group: Option<$group>,
+            /// The writer of the writes made for every run and step, on a
+            /// connection of its own (SQLite on a file, `sqlite_writer.rs`),
+            /// which also gives the other writes their turns.
+            hot: Option<$hot>,
         }
 
         impl $name {
@@ -406,26 +410,24 @@ macro_rules! sql_backend {
             pub async fn new(pool: $pool) -> Result<Self, StoreError> {
                 let writers = $queue.then(|| std::sync::Arc::new(tokio::sync::Mutex::new(())));
                 let writes = $write_pool(&pool).await;
-                let mut backend = $name { pool, writes, writers, group: None };
+                let mut backend = $name { pool, writes, writers, hot: None };
                 backend.init().await?;
-                backend.group = $make_group(&backend.pool, &backend.writes)
-                    .await
-                    .map_err(db_error("opening the write connection".to_owned()))?;
+                backend.hot = $make_hot(&backend.pool, &backend.writes).await?;
                 Ok(backend)
             }
 
-            /// A write transaction: in the group commit where there is one
-            /// (its `commit` returns once durable), else one of its own
-            /// (which the caller begins after [`queue`](Self::queue)).
+            /// A write transaction of its own, through sqlx: in a turn the
+            /// writer gives, where there is one, else after
+            /// [`queue`](Self::queue) (which the caller waits for).
             async fn write_tx(&self) -> Result<impl std::ops::DerefMut<Target = <$db as sqlx::Database>::Connection> + WriteTx + Send + 'static, sqlx::Error> {
-                $write_tx(&self.writes, self.group.as_ref(), $write).await
+                $write_tx(&self.writes, self.hot.as_ref(), $write).await
             }
 
             /// Waits for this process's earlier writers, where the database
             /// would make them poll for its lock instead.
             async fn queue(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
                 match &self.writers {
-                    Some(writers) if self.group.is_none() => Some(writers.lock().await),
+                    Some(writers) if self.hot.is_none() => Some(writers.lock().await),
                     _ => None,
                 }
             }
@@ -476,6 +478,9 @@ macro_rules! sql_backend {
             }
 
             pub async fn open(&self, thread: &str, now: i64) -> Result<(), StoreError> {
+                if let Some(hot) = &self.hot {
+                    return $crate::backend::hot_path::HotPath::open(hot, thread, now).await;
+                }
                 let context = || format!("opening thread \"{thread}\"");
                 // A thread that exists is only read: no write, no turn on
                 // the write connection (every run's graph opens its thread).
@@ -510,6 +515,9 @@ macro_rules! sql_backend {
             /// transaction: among the steps read, or read on its own when
             /// a snapshot is at the head.
             async fn read_tail(&self, thread: &str, upto: Option<u64>, with_last: bool) -> Result<Option<LogTail>, StoreError> {
+                if let Some(hot) = &self.hot {
+                    return $crate::backend::hot_path::HotPath::read_tail(hot, thread, upto, with_last);
+                }
                 let context = || format!("loading thread \"{thread}\"");
                 let mut tx = begin_read(&self.pool, $read).await.map_err(db_error(context()))?;
                 let head: Option<(i64,)> = sqlx::query_as(SELECT_HEAD)
@@ -557,17 +565,16 @@ macro_rules! sql_backend {
             }
 
             pub async fn append(&self, thread: &str, step: &StepRow) -> Result<Appended, StoreError> {
+                if let Some(hot) = &self.hot {
+                    return $crate::backend::hot_path::HotPath::append(hot, thread, step).await;
+                }
                 let _queued = self.queue().await;
                 // The context is written only on an error (it is on every
                 // step's path).
                 let failed = |e| StoreError::backend(format!("appending step {} to thread \"{thread}\"", step.seq), e);
                 // The head moves only from the expected step: a stale writer
                 // changes no row and learns the stored head below.
-                // (The group commit takes the write connection for good.)
-                let one_call = match &self.group {
-                    None => $append_in_one_call(&self.writes, thread, step).await,
-                    Some(_) => None,
-                };
+                let one_call = $append_in_one_call(&self.writes, thread, step).await;
                 let moved = match one_call {
                     Some(moved) => moved.map_err(failed)?,
                     None => {
@@ -1049,9 +1056,10 @@ mod sqlite {
         queue_writes = true,
         // One connection of its own for the writes: see `write_pool`.
         write_pool = write_pool,
-        // Many writers' writes in one commit: see `sqlite_group.rs`.
-        group = crate::backend::sqlite_group::Group,
-        make_group = make_group,
+        // The writes of every run and step on a thread of their own, many
+        // writers' in one commit: see `sqlite_writer.rs`.
+        hot = crate::backend::sqlite_hot::SqliteHot,
+        make_hot = make_hot,
         write_tx = write_tx,
         // Ids compare bytewise already (BINARY).
         collate = "",
@@ -1114,71 +1122,82 @@ mod sqlite {
         file.filter(|file| !file.is_empty())
     }
 
-    /// The group committer of a database file's writes (`sqlite_group.rs`);
-    /// none for an in-memory database, whose one pool also reads.
-    pub(super) async fn make_group(
+    /// A database file's own connections for the writes and reads of
+    /// every run and step (`sqlite_hot.rs`), with the pragmas of `writes`'
+    /// connection (the durability of a commit is the pool's); none for an
+    /// in-memory database, which no other connection can open.
+    pub(super) async fn make_hot(
         pool: &sqlx::SqlitePool,
         writes: &sqlx::SqlitePool,
-    ) -> Result<Option<crate::backend::sqlite_group::Group>, sqlx::Error> {
-        if database_file(pool).await.is_none() {
+    ) -> Result<Option<crate::backend::sqlite_hot::SqliteHot>, StoreError> {
+        let Some(file) = database_file(pool).await else {
             return Ok(None);
-        }
-        crate::backend::sqlite_group::Group::new(writes)
-            .await
-            .map(Some)
+        };
+        let (synchronous, busy_timeout, foreign_keys): (i64, i64, bool) = sqlx::query_as(
+            "SELECT (SELECT synchronous FROM pragma_synchronous), \
+             (SELECT timeout FROM pragma_busy_timeout), \
+             (SELECT foreign_keys FROM pragma_foreign_keys)",
+        )
+        .fetch_one(writes)
+        .await
+        .map_err(db_error(
+            "reading the write connection's pragmas".to_owned(),
+        ))?;
+        let pragmas = crate::backend::sqlite_writer::Pragmas {
+            synchronous,
+            busy_timeout,
+            foreign_keys,
+        };
+        crate::backend::sqlite_hot::SqliteHot::open(&file, pragmas).map(Some)
     }
 
-    /// A SQLite write: a writer of the group commit, or (an in-memory
-    /// database) a transaction of its own after this process's earlier
-    /// writers.
-    pub(crate) enum SqliteWrite {
-        Group(crate::backend::sqlite_group::Writer),
-        Plain(sqlx::Transaction<'static, sqlx::Sqlite>),
+    /// A write through sqlx: on a database file, in a turn the writer
+    /// gave (its thread waits meanwhile); in memory, a transaction of its
+    /// own after this process's earlier writers.
+    pub(crate) struct SqliteWrite {
+        tx: sqlx::Transaction<'static, sqlx::Sqlite>,
+        /// Dropped after `tx` (fields drop in order): the writer goes on
+        /// once this write is over.
+        _turn: Option<crate::backend::sqlite_writer::Turn>,
     }
 
     impl std::ops::Deref for SqliteWrite {
         type Target = sqlx::SqliteConnection;
 
         fn deref(&self) -> &sqlx::SqliteConnection {
-            match self {
-                SqliteWrite::Group(writer) => writer,
-                SqliteWrite::Plain(tx) => tx,
-            }
+            &self.tx
         }
     }
 
     impl std::ops::DerefMut for SqliteWrite {
         fn deref_mut(&mut self) -> &mut sqlx::SqliteConnection {
-            match self {
-                SqliteWrite::Group(writer) => writer,
-                SqliteWrite::Plain(tx) => tx,
-            }
+            &mut self.tx
         }
     }
 
     impl WriteTx for SqliteWrite {
         async fn commit(self) -> Result<(), sqlx::Error> {
-            match self {
-                SqliteWrite::Group(writer) => writer.commit().await,
-                SqliteWrite::Plain(tx) => tx.commit().await,
-            }
+            let SqliteWrite { tx, _turn } = self;
+            tx.commit().await
         }
     }
 
     /// Begins a write (see [`SqliteWrite`]).
     pub(super) async fn write_tx(
         writes: &sqlx::SqlitePool,
-        group: Option<&crate::backend::sqlite_group::Group>,
+        hot: Option<&crate::backend::sqlite_hot::SqliteHot>,
         begin: &'static str,
     ) -> Result<SqliteWrite, sqlx::Error> {
-        match group {
-            Some(group) => Ok(SqliteWrite::Group(group.begin().await?)),
-            // In a task of its own: `begin_with` cut after its `BEGIN` ran
-            // (see `begin_read`) would leave the write connection in a
-            // transaction; a spawned begin ends, and a transaction no one
-            // took rolls back as it drops.
-            None => Ok(SqliteWrite::Plain(super::begin_uncut(writes, begin).await?)),
-        }
+        let turn = match hot {
+            Some(hot) => Some(hot.writer.turn().await?),
+            None => None,
+        };
+        // In a task of its own: `begin_with` cut after its `BEGIN` ran
+        // (see `begin_read`) would leave the write connection in a
+        // transaction; a spawned begin ends, and a transaction no one
+        // took rolls back as it drops.
+        let tx = super::begin_uncut(writes, begin).await?;
+        Ok(SqliteWrite { tx, _turn: turn })
     }
 
     /// Appends `step` in one call (`APPEND_IN_ONE_CALL`): `Some` of the
@@ -1314,14 +1333,17 @@ mod postgres {
 
     /// PostgreSQL appends in a transaction: its driver runs several
     /// statements in one call only without parameters.
-    async fn no_group(_: &sqlx::PgPool, _: &sqlx::PgPool) -> Result<Option<()>, sqlx::Error> {
+    async fn no_hot_path(
+        _: &sqlx::PgPool,
+        _: &sqlx::PgPool,
+    ) -> Result<Option<crate::backend::hot_path::NoHotPath>, StoreError> {
         Ok(None)
     }
 
     /// A write transaction of its own.
     async fn write_tx(
         writes: &sqlx::PgPool,
-        _: Option<&()>,
+        _: Option<&crate::backend::hot_path::NoHotPath>,
         begin: &'static str,
     ) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, sqlx::Error> {
         super::begin_uncut(writes, begin).await
@@ -1349,8 +1371,8 @@ mod postgres {
         // Writes on the pool, many at once.
         write_pool = same_pool,
         // Each write commits on its own: the server commits many at once.
-        group = (),
-        make_group = no_group,
+        hot = crate::backend::hot_path::NoHotPath,
+        make_hot = no_hot_path,
         write_tx = write_tx,
         // Ids compared bytewise, as SQLite and the memory backend do,
         // whatever the database's collation.

@@ -153,6 +153,9 @@ macro_rules! sql_runs {
                 &self,
                 new: &$crate::backend::runs::NewRunRow<'_>,
             ) -> Result<$crate::backend::runs::Created, StoreError> {
+                if let Some(hot) = &self.hot {
+                    return $crate::backend::hot_path::HotPath::create_run(hot, new).await;
+                }
                 use $crate::backend::runs::{Created, OnInflight};
                 use $crate::backend::sql_runs::*;
                 let _queued = self.queue().await;
@@ -291,7 +294,7 @@ macro_rules! sql_runs {
                 worker: &str,
                 now: i64,
                 until: i64,
-                events: $crate::backend::runs::ClaimEvents<'_>,
+                events: $crate::backend::runs::ClaimEvents,
             ) -> Result<Option<($crate::backend::runs::RunRow, bool)>, StoreError> {
                 use $crate::backend::sql_runs::*;
                 let context = || format!("claiming a run for worker \"{worker}\"");
@@ -299,20 +302,32 @@ macro_rules! sql_runs {
                 // from the peek (SQLite), else assumed.
                 let mut others_due = true;
                 // SQLite: nothing due, nothing written. A read of the pool
-                // sees every committed run (group commit makes a commit
-                // visible only once durable, before its writer returns and
-                // wakes the workers), so a run this misses wakes a claim
-                // again. PostgreSQL's claim is one statement anyway.
+                // sees every committed run (the writer's group commit makes
+                // a commit visible only once durable, before its writer
+                // returns and wakes the workers), so a run this misses
+                // wakes a claim again. PostgreSQL's claim is one statement
+                // anyway.
                 if !$notify {
-                    let due: Vec<(String,)> = sqlx::query_as(CLAIM_PEEK)
-                        .bind(now)
-                        .fetch_all(&self.pool)
-                        .await
-                        .map_err(db_error(context()))?;
-                    if due.is_empty() {
+                    let due = match &self.hot {
+                        Some(hot) => $crate::backend::hot_path::HotPath::runs_due(hot, now)?,
+                        None => sqlx::query_as::<_, (String,)>(CLAIM_PEEK)
+                            .bind(now)
+                            .fetch_all(&self.pool)
+                            .await
+                            .map_err(db_error(context()))?
+                            .len(),
+                    };
+                    if due == 0 {
                         return Ok(None);
                     }
-                    others_due = due.len() > 1;
+                    others_due = due > 1;
+                }
+                if let Some(hot) = &self.hot {
+                    let claimed = $crate::backend::hot_path::HotPath::claim_run(
+                        hot, worker, now, until, events,
+                    )
+                    .await?;
+                    return Ok(claimed.map(|row| (row, others_due)));
                 }
                 let _queued = self.queue().await;
                 // PostgreSQL: two claimers may pick runs of one thread at
@@ -386,6 +401,10 @@ macro_rules! sql_runs {
                 now: i64,
                 until: i64,
             ) -> Result<Option<Option<String>>, StoreError> {
+                if let Some(hot) = &self.hot {
+                    return $crate::backend::hot_path::HotPath::renew_run(hot, fence, now, until)
+                        .await;
+                }
                 let _queued = self.queue().await;
                 let context = || format!("renewing the lease of run \"{}\"", fence.run_id);
                 let mut tx = self.write_tx().await.map_err(db_error(context()))?;
@@ -411,6 +430,17 @@ macro_rules! sql_runs {
                 now: i64,
                 events: &[(&str, String)],
             ) -> Result<Option<bool>, StoreError> {
+                if let Some(hot) = &self.hot {
+                    return $crate::backend::hot_path::HotPath::finish_run(
+                        hot,
+                        fence,
+                        status,
+                        thread_status,
+                        now,
+                        events,
+                    )
+                    .await;
+                }
                 use $crate::backend::sql_runs::*;
                 let _queued = self.queue().await;
                 let context = || format!("finishing run \"{}\"", fence.run_id);
@@ -562,6 +592,9 @@ macro_rules! sql_runs {
                 run_id: &str,
             ) -> Result<Option<$crate::backend::runs::RunRow>, StoreError> {
                 use $crate::backend::sql_runs::*;
+                if let Some(hot) = &self.hot {
+                    return $crate::backend::hot_path::HotPath::get_run(hot, run_id);
+                }
                 // Read whole (`fetch_all`), as every read of the pool: a
                 // statement left at a row would keep its pooled connection
                 // on an old snapshot of the database (sqlx resets it only at
@@ -709,6 +742,12 @@ macro_rules! sql_runs {
                 events: &[(&str, String)],
                 now: i64,
             ) -> Result<Option<u64>, StoreError> {
+                if let Some(hot) = &self.hot {
+                    return $crate::backend::hot_path::HotPath::append_run_events(
+                        hot, fence, events, now,
+                    )
+                    .await;
+                }
                 let _queued = self.queue().await;
                 let context = || format!("appending events to run \"{}\"", fence.run_id);
                 let mut tx = self.write_tx().await.map_err(db_error(context()))?;
@@ -762,6 +801,9 @@ macro_rules! sql_runs {
 
             pub async fn next_run_due(&self, now: i64) -> Result<Option<i64>, StoreError> {
                 use $crate::backend::sql_runs::*;
+                if let Some(hot) = &self.hot {
+                    return $crate::backend::hot_path::HotPath::next_run_due(hot, now);
+                }
                 let (available, lease_end): (Option<i64>, Option<i64>) = sqlx::query_as(NEXT_DUE)
                     .bind(now)
                     .fetch_all(&self.pool)
@@ -780,6 +822,10 @@ macro_rules! sql_runs {
                 &self,
                 row: &$crate::backend::runs::ThreadRecordRow,
             ) -> Result<bool, StoreError> {
+                if let Some(hot) = &self.hot {
+                    return $crate::backend::hot_path::HotPath::insert_thread_record(hot, row)
+                        .await;
+                }
                 let _queued = self.queue().await;
                 let context = || format!("creating the record of thread \"{}\"", row.thread_id);
                 let mut tx = self.write_tx().await.map_err(db_error(context()))?;
@@ -803,6 +849,9 @@ macro_rules! sql_runs {
                 id: &str,
             ) -> Result<Option<$crate::backend::runs::ThreadRecordRow>, StoreError> {
                 use $crate::backend::sql_runs::*;
+                if let Some(hot) = &self.hot {
+                    return $crate::backend::hot_path::HotPath::thread_record(hot, id);
+                }
                 let row: Option<RecordTuple> = sqlx::query_as(SELECT_RECORD)
                     .bind(id)
                     .fetch_all(&self.pool)

@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime};
 
 /// Where a run is in its life (LangGraph's run statuses). Serializes as
@@ -963,6 +964,11 @@ impl Store {
     /// two. They are numbered after the run's last (a run taken over
     /// keeps its first worker's events).
     ///
+    /// `events` runs inside the claim's transaction, once for the run
+    /// claimed: keep it short. On SQLite it runs on the store's writer
+    /// thread, outside any tokio runtime (it cannot spawn tasks), and a
+    /// panic in it undoes the claim and is raised again here.
+    ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), state_store::StoreError> {
@@ -987,28 +993,39 @@ impl Store {
         &self,
         worker: &str,
         lease: Duration,
-        events: impl Fn(&Run) -> Vec<RunEventIn> + Send + Sync,
+        events: impl Fn(&Run) -> Vec<RunEventIn> + Send + Sync + 'static,
     ) -> Result<Option<Claim>, StoreError> {
         let now = now_micros();
         let until = now.saturating_add(micros_of(lease));
         // The run decoded once, where its events are made (the backends
         // make them once, for the run they claim), and whether it had any
         // (its followers are woken only then).
-        let decoded: std::sync::OnceLock<(Run, bool)> = std::sync::OnceLock::new();
-        let made = |row: &RunRow| -> Result<Vec<(String, String)>, StoreError> {
-            let run = Run::from_row(row.clone())?;
-            let rows: Vec<(String, String)> = events(&run)
-                .into_iter()
-                .map(|e| (e.event, e.data.to_string()))
-                .collect();
-            let _ = decoded.set((run, !rows.is_empty()));
-            Ok(rows)
+        let decoded: Arc<OnceLock<(Run, bool)>> = Arc::default();
+        let made = {
+            let decoded = decoded.clone();
+            move |row: &RunRow| -> Result<Vec<(String, String)>, StoreError> {
+                let run = Run::from_row(row.clone())?;
+                let rows: Vec<(String, String)> = events(&run)
+                    .into_iter()
+                    .map(|e| (e.event, e.data.to_string()))
+                    .collect();
+                let _ = decoded.set((run, !rows.is_empty()));
+                Ok(rows)
+            }
         };
-        let Some((row, others_due)) = self.backend.claim_run(worker, now, until, &made).await?
+        let Some((row, others_due)) = self
+            .backend
+            .claim_run(worker, now, until, Arc::new(made))
+            .await?
         else {
             return Ok(None);
         };
-        let (run, stored) = match decoded.into_inner() {
+        // Alone by now (the backend dropped its events' closure once it ran).
+        let decoded = match Arc::try_unwrap(decoded) {
+            Ok(decoded) => decoded.into_inner(),
+            Err(shared) => shared.get().cloned(),
+        };
+        let (run, stored) = match decoded {
             Some((run, stored)) if run.run_id == row.run_id => (run, stored),
             _ => (Run::from_row(row)?, false),
         };

@@ -1496,7 +1496,7 @@ async fn waiters_read_again_when_the_listener_reconnects() {
 
 /// A read leaves its pooled connection free to see later commits: with
 /// one connection for every read, a run read, then an event committed
-/// (through the group commit's own connection), then the run's events
+/// (through the store's writer, on a connection of its own), then the run's events
 /// read on that same connection shows the event. (Reads are read whole,
 /// `fetch_all`: a statement left at a row would keep its connection on an
 /// old snapshot of the database until its next use.)

@@ -1,0 +1,650 @@
+//! The writes and reads a SQLite store makes for every run and step
+//! (`hot_path.rs`): the same statements, in the same order and with the
+//! same outcomes, as the sqlx methods `sql_backend!` and `sql_runs!` stamp
+//! out (which PostgreSQL, an in-memory SQLite database, and the rarer
+//! writes and reads still run). Each write is one closure run on the
+//! writer's thread (`sqlite_writer.rs`), each read one run where it is
+//! asked (`sqlite_readers.rs`), instead of a round trip to sqlx's thread
+//! per statement.
+
+use super::hot_path::HotPath;
+use super::runs::{ClaimEvents, Created, Fence, NewRunRow, OnInflight, RunRow, ThreadRecordRow};
+use super::sql::{
+    INSERT_STEP, MOVE_HEAD, OPEN_THREAD, SELECT_HEAD, SELECT_SNAPSHOT, SELECT_STEP, SELECT_STEPS,
+    THREAD_EXISTS, from_db, to_db,
+};
+use super::sql_runs::*;
+use super::sqlite_readers::Readers;
+use super::sqlite_writer::{Pragmas, Writer, Written, bind};
+use super::{Appended, LogTail, SnapshotRow, StepRow};
+use crate::error::StoreError;
+use rusqlite::{Connection, Row, ToSql};
+use std::sync::Arc;
+
+/// A SQLite file's own connections: its writer and its readers.
+#[derive(Debug, Clone)]
+pub(crate) struct SqliteHot {
+    /// Where the writes go; the store's other writes take turns from it.
+    pub writer: Writer,
+    readers: Arc<Readers>,
+}
+
+impl SqliteHot {
+    /// Opens the writer of `file` with `pragmas`; readers are opened as
+    /// reads come.
+    pub(crate) fn open(file: &str, pragmas: Pragmas) -> Result<SqliteHot, StoreError> {
+        let busy_timeout =
+            std::time::Duration::from_millis(u64::try_from(pragmas.busy_timeout).unwrap_or(0));
+        Ok(SqliteHot {
+            writer: Writer::open(file, pragmas)?,
+            readers: Arc::new(Readers::new(file, busy_timeout)),
+        })
+    }
+
+    /// Runs `read` on a reader, its errors with `context`.
+    fn read<T>(
+        &self,
+        context: impl FnOnce() -> String,
+        read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, StoreError> {
+        self.readers.read(read).map_err(failed(context))
+    }
+}
+
+/// A step's columns, as read (`SELECT_STEP`'s).
+type StepTuple = (i64, String, String, String, i64, i64);
+
+fn step_of(row: &Row<'_>) -> rusqlite::Result<StepTuple> {
+    Ok((
+        row.get(0)?,
+        row.get(1)?,
+        row.get(2)?,
+        row.get(3)?,
+        row.get(4)?,
+        row.get(5)?,
+    ))
+}
+
+fn step_row(
+    thread: &str,
+    (seq, kind, body, metadata, state_version, recorded_at): StepTuple,
+) -> Result<StepRow, StoreError> {
+    Ok(StepRow {
+        seq: from_db(thread, "step", seq)?,
+        kind,
+        body,
+        metadata,
+        state_version,
+        recorded_at,
+    })
+}
+
+/// A fence, owned (it crosses to the writer's thread).
+#[derive(Debug, Clone)]
+pub(crate) struct OwnedFence {
+    pub run_id: String,
+    pub worker: String,
+    pub attempt: i64,
+}
+
+impl From<super::runs::Fence<'_>> for OwnedFence {
+    fn from(fence: super::runs::Fence<'_>) -> Self {
+        OwnedFence {
+            run_id: fence.run_id.to_owned(),
+            worker: fence.worker.to_owned(),
+            attempt: fence.attempt,
+        }
+    }
+}
+
+/// Runs `sql` with `values`: the rows it changed.
+fn exec(conn: &Connection, sql: &str, values: &[&dyn ToSql]) -> rusqlite::Result<usize> {
+    let mut statement = conn.prepare_cached(sql)?;
+    bind(&mut statement, values)?;
+    statement.raw_execute()
+}
+
+/// Runs `sql` with `values`: its first row, read by `read`, if any.
+fn first<T>(
+    conn: &Connection,
+    sql: &str,
+    values: &[&dyn ToSql],
+    read: impl FnOnce(&Row<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<Option<T>> {
+    let mut statement = conn.prepare_cached(sql)?;
+    bind(&mut statement, values)?;
+    let mut rows = statement.raw_query();
+    match rows.next()? {
+        Some(row) => read(row).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Runs `sql` with `values`: every row, read by `read`.
+fn all<T>(
+    conn: &Connection,
+    sql: &str,
+    values: &[&dyn ToSql],
+    mut read: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<Vec<T>> {
+    let mut statement = conn.prepare_cached(sql)?;
+    bind(&mut statement, values)?;
+    let mut rows = statement.raw_query();
+    let mut read_rows = Vec::new();
+    while let Some(row) = rows.next()? {
+        read_rows.push(read(row)?);
+    }
+    Ok(read_rows)
+}
+
+/// A run's row, as `RUN_COLUMNS` lists its columns.
+fn run_of(row: &Row<'_>) -> rusqlite::Result<RunRow> {
+    Ok(RunRow {
+        run_id: row.get(0)?,
+        thread_id: row.get(1)?,
+        assistant_id: row.get(2)?,
+        status: row.get(3)?,
+        metadata: row.get(4)?,
+        kwargs: row.get(5)?,
+        multitask_strategy: row.get(6)?,
+        attempt: row.get(7)?,
+        available_at: row.get(8)?,
+        created_at: row.get(9)?,
+        updated_at: row.get(10)?,
+        owner: row.get(11)?,
+        cancel_action: row.get(12)?,
+        base_seq: row.get(13)?,
+    })
+}
+
+/// Appends `events` to the run `fence` holds, numbered after its last:
+/// the new last number, `None` when the fence no longer holds.
+fn insert_events(
+    conn: &Connection,
+    fence: &OwnedFence,
+    events: &[(String, String)],
+    now: i64,
+) -> rusqlite::Result<Option<i64>> {
+    let count = i64::try_from(events.len()).unwrap_or(i64::MAX);
+    let last = first(
+        conn,
+        RESERVE_EVENTS,
+        &[&fence.run_id, &fence.worker, &fence.attempt, &count, &now],
+        |row| row.get::<_, i64>(0),
+    )?;
+    let Some(last) = last else {
+        return Ok(None);
+    };
+    let mut seq = last - count;
+    for chunk in events.chunks(EVENTS_PER_INSERT) {
+        let mut values: Vec<&dyn ToSql> = Vec::with_capacity(chunk.len() * 5);
+        let numbers: Vec<i64> = (1..=chunk.len() as i64).map(|k| seq + k).collect();
+        for ((event, data), number) in chunk.iter().zip(&numbers) {
+            values.extend([&fence.run_id as &dyn ToSql, number, event, data, &now]);
+        }
+        exec(conn, &insert_events_sql(chunk.len()), &values)?;
+        seq += chunk.len() as i64;
+    }
+    Ok(Some(last))
+}
+
+/// `SETTLE_THREAD`: whether runs are still in flight on `thread` (also
+/// when it has no record: not known).
+fn settle_thread(
+    conn: &Connection,
+    thread: &str,
+    otherwise: &str,
+    now: i64,
+) -> rusqlite::Result<bool> {
+    let status = first(conn, SETTLE_THREAD, &[&thread, &otherwise, &now], |row| {
+        row.get::<_, String>(0)
+    })?;
+    Ok(status.is_none_or(|status| status == "busy"))
+}
+
+/// A closure's error: the driver's, with what the store was doing.
+fn failed(context: impl FnOnce() -> String) -> impl FnOnce(rusqlite::Error) -> StoreError {
+    move |error| StoreError::backend(context(), error)
+}
+
+impl HotPath for SqliteHot {
+    async fn open(&self, thread: &str, now: i64) -> Result<(), StoreError> {
+        let context = || format!("opening thread \"{thread}\"");
+        // A thread that exists is only read (every run's graph opens its
+        // thread).
+        let found = self.read(context, |conn| {
+            first(conn, THREAD_EXISTS, &[&thread], |_| Ok(()))
+        })?;
+        if found.is_some() {
+            return Ok(());
+        }
+        let thread = thread.to_owned();
+        self.writer
+            .write(move |conn| {
+                exec(conn, OPEN_THREAD, &[&thread, &now])
+                    .map_err(failed(|| format!("opening thread \"{thread}\"")))?;
+                Ok(Written::Keep(()))
+            })
+            .await
+    }
+
+    fn read_tail(
+        &self,
+        thread: &str,
+        upto: Option<u64>,
+        with_last: bool,
+    ) -> Result<Option<LogTail>, StoreError> {
+        let context = || format!("loading thread \"{thread}\"");
+        // The rows in one snapshot of the database; decoded after.
+        let read = self.read(context, |conn| {
+            let Some(head) = first(conn, SELECT_HEAD, &[&thread], |row| row.get::<_, i64>(0))?
+            else {
+                return Ok(None);
+            };
+            let upto = match upto {
+                Some(upto) => to_db(upto).min(head),
+                None => head,
+            };
+            let snapshot = first(conn, SELECT_SNAPSHOT, &[&thread, &upto], |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, i64>(2)?,
+                    row.get::<_, i64>(3)?,
+                ))
+            })?;
+            let from = snapshot.as_ref().map_or(1, |snapshot| snapshot.0 + 1);
+            let steps = match from > upto {
+                true => Vec::new(),
+                false => all(conn, SELECT_STEPS, &[&thread, &from, &upto], step_of)?,
+            };
+            let last = match steps.last() {
+                _ if !with_last || head == 0 => None,
+                Some(last) if last.0 == head => None, // among the steps
+                _ => first(conn, SELECT_STEP, &[&thread, &head], step_of)?,
+            };
+            Ok(Some((head, snapshot, steps, last)))
+        })?;
+        let Some((head, snapshot, steps, last)) = read else {
+            return Ok(None);
+        };
+        let head = from_db(thread, "thread head", head)?;
+        let snapshot = match snapshot {
+            Some((seq, state, state_version, recorded_at)) => Some(SnapshotRow {
+                seq: from_db(thread, "snapshot", seq)?,
+                state,
+                state_version,
+                recorded_at,
+            }),
+            None => None,
+        };
+        let steps = steps
+            .into_iter()
+            .map(|step| step_row(thread, step))
+            .collect::<Result<Vec<_>, _>>()?;
+        let last = match last {
+            Some(last) => Some(step_row(thread, last)?),
+            None if with_last && head != 0 => steps.last().filter(|step| step.seq == head).cloned(),
+            None => None,
+        };
+        Ok(Some(LogTail {
+            head,
+            snapshot,
+            steps,
+            last,
+        }))
+    }
+
+    fn get_run(&self, run_id: &str) -> Result<Option<RunRow>, StoreError> {
+        self.read(
+            || format!("reading run \"{run_id}\""),
+            |conn| first(conn, SELECT_RUN, &[&run_id], run_of),
+        )
+    }
+
+    fn thread_record(&self, id: &str) -> Result<Option<ThreadRecordRow>, StoreError> {
+        self.read(
+            || format!("reading the record of thread \"{id}\""),
+            |conn| {
+                first(conn, SELECT_RECORD, &[&id], |row| {
+                    Ok(ThreadRecordRow {
+                        thread_id: row.get(0)?,
+                        metadata: row.get(1)?,
+                        status: row.get(2)?,
+                        owner: row.get(3)?,
+                        created_at: row.get(4)?,
+                        updated_at: row.get(5)?,
+                    })
+                })
+            },
+        )
+    }
+
+    fn next_run_due(&self, now: i64) -> Result<Option<i64>, StoreError> {
+        let due = self.read(
+            || "reading when the next run is due".to_owned(),
+            |conn| {
+                first(conn, NEXT_DUE, &[&now], |row| {
+                    Ok((row.get::<_, Option<i64>>(0)?, row.get::<_, Option<i64>>(1)?))
+                })
+            },
+        )?;
+        Ok(match due.unwrap_or((None, None)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        })
+    }
+
+    fn runs_due(&self, now: i64) -> Result<usize, StoreError> {
+        self.read(
+            || "looking for runs due".to_owned(),
+            |conn| all(conn, CLAIM_PEEK, &[&now], |_| Ok(())).map(|due| due.len()),
+        )
+    }
+
+    async fn append(&self, thread: &str, step: &StepRow) -> Result<Appended, StoreError> {
+        let thread = thread.to_owned();
+        let step = step.clone();
+        self.writer
+            .write(move |conn| {
+                let context = || format!("appending step {} to thread \"{thread}\"", step.seq);
+                let (seq, before) = (to_db(step.seq), to_db(step.seq - 1));
+                let moved = exec(
+                    conn,
+                    MOVE_HEAD,
+                    &[&thread, &seq, &step.recorded_at, &before],
+                )
+                .map_err(failed(context))?;
+                if moved == 1 {
+                    exec(
+                        conn,
+                        INSERT_STEP,
+                        &[
+                            &thread,
+                            &seq,
+                            &step.kind,
+                            &step.body,
+                            &step.metadata,
+                            &step.state_version,
+                            &step.recorded_at,
+                        ],
+                    )
+                    .map_err(failed(context))?;
+                    return Ok(Written::Keep(Appended::Committed));
+                }
+                let head = first(conn, SELECT_HEAD, &[&thread], |row| row.get::<_, i64>(0))
+                    .map_err(failed(context))?;
+                Ok(Written::Undo(match head {
+                    Some(head) => Appended::Conflict {
+                        stored: from_db(&thread, "thread head", head)?,
+                    },
+                    None => Appended::NoThread,
+                }))
+            })
+            .await
+    }
+
+    async fn insert_thread_record(&self, row: &ThreadRecordRow) -> Result<bool, StoreError> {
+        let row = row.clone();
+        self.writer
+            .write(move |conn| {
+                let inserted = exec(
+                    conn,
+                    INSERT_RECORD,
+                    &[
+                        &row.thread_id,
+                        &row.metadata,
+                        &row.status,
+                        &row.owner,
+                        &row.created_at,
+                        &row.updated_at,
+                    ],
+                )
+                .map_err(failed(|| {
+                    format!("creating the record of thread \"{}\"", row.thread_id)
+                }))?;
+                Ok(Written::Keep(inserted == 1))
+            })
+            .await
+    }
+
+    async fn create_run(&self, new: &NewRunRow<'_>) -> Result<Created, StoreError> {
+        let run = new.row.clone();
+        let create_thread = new.create_thread;
+        let on_inflight = new.on_inflight;
+        let now = new.now;
+        let owner = new.owner.map(str::to_owned);
+        let thread_metadata = new.thread_metadata.cloned();
+        self.writer
+            .write(move |conn| {
+                let context = || format!("creating run \"{}\"", run.run_id);
+                let mut touched = Vec::new();
+                if let Some(thread) = run.thread_id.as_deref() {
+                    if create_thread {
+                        exec(
+                            conn,
+                            INSERT_RECORD,
+                            &[&thread, &"{}", &"idle", &owner, &now, &now],
+                        )
+                        .map_err(failed(context))?;
+                    }
+                    let record = first(conn, SELECT_RECORD, &[&thread], |row| {
+                        Ok((row.get::<_, String>(1)?, row.get::<_, Option<String>>(3)?))
+                    })
+                    .map_err(failed(context))?;
+                    let metadata = match record {
+                        Some((metadata, record_owner))
+                            if owner.is_none() || record_owner == owner =>
+                        {
+                            metadata
+                        }
+                        _ => return Ok(Written::Undo(Created::NoThread)),
+                    };
+                    if let Some(patch) = &thread_metadata
+                        && let Some(merged) = super::merged_metadata(thread, &metadata, patch)?
+                    {
+                        exec(conn, UPDATE_RECORD_METADATA, &[&thread, &merged, &now])
+                            .map_err(failed(context))?;
+                    }
+                    let inflight = all(conn, INFLIGHT_RUNS, &[&thread], |row| {
+                        Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+                    })
+                    .map_err(failed(context))?;
+                    match on_inflight {
+                        OnInflight::Enqueue => {}
+                        OnInflight::Reject => {
+                            if !inflight.is_empty() {
+                                return Ok(Written::Undo(Created::ThreadBusy));
+                            }
+                        }
+                        OnInflight::Cancel(action) => {
+                            for (id, status) in inflight {
+                                if status == "pending" && action == "rollback" {
+                                    for statement in DELETE_RUN {
+                                        exec(conn, statement, &[&id]).map_err(failed(context))?;
+                                    }
+                                } else if status == "pending" {
+                                    exec(conn, INTERRUPT_PENDING, &[&id, &now])
+                                        .map_err(failed(context))?;
+                                } else {
+                                    exec(conn, REQUEST_CANCEL, &[&id, &action, &now])
+                                        .map_err(failed(context))?;
+                                }
+                                touched.push(id);
+                            }
+                        }
+                    }
+                    exec(conn, SET_THREAD_STATUS, &[&thread, &"busy", &now])
+                        .map_err(failed(context))?;
+                    // The thread's log too, for the run's graph: opening it
+                    // then only reads.
+                    exec(conn, OPEN_THREAD, &[&thread, &(now / 1000)]).map_err(failed(context))?;
+                }
+                let inserted = exec(
+                    conn,
+                    INSERT_RUN,
+                    &[
+                        &run.run_id,
+                        &run.thread_id,
+                        &run.assistant_id,
+                        &run.status,
+                        &run.metadata,
+                        &run.kwargs,
+                        &run.multitask_strategy,
+                        &run.attempt,
+                        &run.available_at,
+                        &run.created_at,
+                        &run.updated_at,
+                        &run.owner,
+                        &run.cancel_action,
+                    ],
+                );
+                match inserted {
+                    Ok(1) => {}
+                    // The strategy's changes undone with it.
+                    Ok(_) => return Ok(Written::Undo(Created::Exists)),
+                    Err(error) => return Err(failed(context)(error)),
+                }
+                Ok(Written::Keep(Created::Run {
+                    row: Box::new(run),
+                    touched,
+                }))
+            })
+            .await
+    }
+
+    async fn claim_run(
+        &self,
+        worker: &str,
+        now: i64,
+        until: i64,
+        events: ClaimEvents,
+    ) -> Result<Option<RunRow>, StoreError> {
+        let worker = worker.to_owned();
+        self.writer
+            .write(move |conn| {
+                let context = || format!("claiming a run for worker \"{worker}\"");
+                let Some(row) = first(conn, CLAIM_RUN_SQLITE, &[&worker, &now, &until], run_of)
+                    .map_err(failed(context))?
+                else {
+                    return Ok(Written::Undo(None));
+                };
+                let made = events(&row)?;
+                if !made.is_empty() {
+                    let fence = OwnedFence {
+                        run_id: row.run_id.clone(),
+                        worker: worker.clone(),
+                        attempt: row.attempt,
+                    };
+                    insert_events(conn, &fence, &made, now).map_err(failed(context))?;
+                }
+                // The thread marked in the claim's own transaction.
+                if let Some(thread) = row.thread_id.as_deref() {
+                    exec(conn, MARK_THREAD_BUSY, &[&thread, &now]).map_err(failed(context))?;
+                }
+                Ok(Written::Keep(Some(row)))
+            })
+            .await
+    }
+
+    async fn renew_run(
+        &self,
+        fence: Fence<'_>,
+        now: i64,
+        until: i64,
+    ) -> Result<Option<Option<String>>, StoreError> {
+        let fence = OwnedFence::from(fence);
+        self.writer
+            .write(move |conn| {
+                let row = first(
+                    conn,
+                    RENEW_RUN,
+                    &[&fence.run_id, &fence.worker, &fence.attempt, &now, &until],
+                    |row| row.get::<_, Option<String>>(0),
+                )
+                .map_err(failed(|| {
+                    format!("renewing the lease of run \"{}\"", fence.run_id)
+                }))?;
+                Ok(Written::Keep(row))
+            })
+            .await
+    }
+
+    async fn finish_run(
+        &self,
+        fence: Fence<'_>,
+        status: &str,
+        thread_status: &str,
+        now: i64,
+        events: &[(&str, String)],
+    ) -> Result<Option<bool>, StoreError> {
+        let fence = OwnedFence::from(fence);
+        let status = status.to_owned();
+        let thread_status = thread_status.to_owned();
+        let events: Vec<(String, String)> = events
+            .iter()
+            .map(|(event, data)| ((*event).to_owned(), data.clone()))
+            .collect();
+        self.writer
+            .write(move |conn| {
+                let context = || format!("finishing run \"{}\"", fence.run_id);
+                // The last events first, under the same fence: a lost lease
+                // writes neither them nor the end.
+                if !events.is_empty()
+                    && insert_events(conn, &fence, &events, now)
+                        .map_err(failed(context))?
+                        .is_none()
+                {
+                    return Ok(Written::Undo(None));
+                }
+                let thread = first(
+                    conn,
+                    FINISH_RUN,
+                    &[&fence.run_id, &fence.worker, &fence.attempt, &status, &now],
+                    |row| row.get::<_, Option<String>>(0),
+                )
+                .map_err(failed(context))?;
+                let Some(thread) = thread else {
+                    return Ok(Written::Undo(None));
+                };
+                let mut waiting = false;
+                if let Some(thread) = thread {
+                    waiting = settle_thread(conn, &thread, &thread_status, now)
+                        .map_err(failed(context))?;
+                }
+                Ok(Written::Keep(Some(waiting)))
+            })
+            .await
+    }
+
+    async fn append_run_events(
+        &self,
+        fence: Fence<'_>,
+        events: &[(&str, String)],
+        now: i64,
+    ) -> Result<Option<u64>, StoreError> {
+        let fence = OwnedFence::from(fence);
+        let events: Vec<(String, String)> = events
+            .iter()
+            .map(|(event, data)| ((*event).to_owned(), data.clone()))
+            .collect();
+        self.writer
+            .write(move |conn| {
+                let last = insert_events(conn, &fence, &events, now).map_err(failed(|| {
+                    format!("appending events to run \"{}\"", fence.run_id)
+                }))?;
+                let Some(last) = last else {
+                    return Ok(Written::Undo(None));
+                };
+                let Ok(last_seq) = u64::try_from(last) else {
+                    return Err(StoreError::CorruptRun {
+                        what: format!("run \"{}\"", fence.run_id),
+                        column: "last_seq",
+                        detail: format!("negative sequence number {last}"),
+                    });
+                };
+                Ok(Written::Keep(Some(last_seq)))
+            })
+            .await
+    }
+}

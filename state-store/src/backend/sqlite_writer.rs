@@ -1,0 +1,528 @@
+//! A SQLite store's writes on a thread of their own, with a connection of
+//! its own, committed in groups.
+//!
+//! sqlx runs every statement on its connection's thread: each is a round
+//! trip between threads (a tokio task wakes that thread, which wakes the
+//! task again), and a run made ~46 of them in its writes; the switches
+//! were a third of the server's CPU (BENCHMARKS.md, section 16). Here a
+//! write is one closure that runs all its statements on the writer's
+//! thread (rusqlite, statements prepared once and cached): one round trip
+//! a write.
+//!
+//! Group commit comes with it: the thread takes every write queued, runs
+//! each in a savepoint of one transaction, and commits them together,
+//! one fsync for all; each writer hears back only once that commit is
+//! durable. A writer whose statements fail (or that asks to undo them)
+//! is rolled back to its savepoint, the others' writes kept; a failed
+//! commit fails every writer of the group. Nothing is visible to readers
+//! before it is durable.
+//!
+//! The store's other writes (rare ones: a fork, a compaction, items,
+//! assistants) still run through sqlx on the write pool's connection: they
+//! take a [`Turn`] first, which stops this thread between two groups until
+//! they are done, so the two connections never wait on SQLite's lock for
+//! each other.
+
+use crate::error::StoreError;
+use rusqlite::{Connection, Statement, ToSql};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, mpsc};
+use tokio::sync::oneshot;
+
+/// How many writes one commit holds at most.
+const MAX_GROUP: usize = 256;
+
+/// What a write's closure asks of its statements.
+pub(crate) enum Written<T> {
+    /// Kept: committed with the group.
+    Keep(T),
+    /// Undone (rolled back to the write's savepoint); `T` is still the
+    /// answer (a conflict found half way, say).
+    Undo(T),
+}
+
+/// The writer of one SQLite database file (cheap to clone: a queue's
+/// sender). Its thread ends, closing its connection, with the last clone.
+#[derive(Clone)]
+pub(crate) struct Writer {
+    jobs: mpsc::Sender<Job>,
+    /// Groups committed so far.
+    commits: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for Writer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Writer")
+            .field("commits", &self.commits.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+/// The pragmas a write connection copies from the store's pool: the
+/// durability of a commit is the pool's.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Pragmas {
+    /// `PRAGMA synchronous` (0 off, 1 normal, 2 full, 3 extra).
+    pub synchronous: i64,
+    /// `PRAGMA busy_timeout`, in milliseconds.
+    pub busy_timeout: i64,
+    /// `PRAGMA foreign_keys`.
+    pub foreign_keys: bool,
+}
+
+enum Job {
+    Write(Box<dyn Work>),
+    /// A turn for a write through sqlx: granted between two groups.
+    Turn(oneshot::Sender<Turn>),
+}
+
+/// A write queued: its statements, then its answer once its group ended.
+trait Work: Send {
+    /// Runs the write's statements; whether to keep them.
+    fn run(&mut self, conn: &Connection) -> bool;
+    /// Tells the writer how its group ended.
+    fn tell(self: Box<Self>, committed: Result<(), String>);
+}
+
+/// A write's answer, or the panic its closure raised (raised again in
+/// the caller's task, as `spawn_blocking`'s are).
+type Answer<T> = std::thread::Result<Result<T, StoreError>>;
+
+struct Task<T, F> {
+    work: Option<F>,
+    /// What the statements answered, and whether they are kept.
+    done: Option<(Answer<T>, bool)>,
+    reply: oneshot::Sender<Answer<T>>,
+}
+
+impl<T, F> Work for Task<T, F>
+where
+    T: Send,
+    F: FnOnce(&Connection) -> Result<Written<T>, StoreError> + Send,
+{
+    fn run(&mut self, conn: &Connection) -> bool {
+        let Some(work) = self.work.take() else {
+            return false;
+        };
+        // A panic in a write (a user's closure, for a claim's events)
+        // undoes it and goes back to its caller; the thread goes on.
+        let done = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(conn))) {
+            Ok(Ok(Written::Keep(answer))) => (Ok(Ok(answer)), true),
+            Ok(Ok(Written::Undo(answer))) => (Ok(Ok(answer)), false),
+            Ok(Err(error)) => (Ok(Err(error)), false),
+            Err(panic) => (Err(panic), false),
+        };
+        let keep = done.1;
+        self.done = Some(done);
+        keep
+    }
+
+    fn tell(self: Box<Self>, committed: Result<(), String>) {
+        let answer = match (self.done, committed) {
+            (Some((answer, false)), _) => answer,
+            (Some((answer, true)), Ok(())) => answer,
+            (Some((_, true)), Err(why)) => Ok(Err(StoreError::backend(
+                "committing a group of writes",
+                why,
+            ))),
+            (None, Err(why)) => Ok(Err(StoreError::backend("writing a group of writes", why))),
+            // Not reached: a write that did not run fails its group.
+            (None, Ok(())) => Ok(Err(StoreError::backend("writing", "the write did not run"))),
+        };
+        let _ = self.reply.send(answer);
+    }
+}
+
+fn gone(what: &str) -> StoreError {
+    StoreError::backend(
+        "writing to SQLite",
+        format!("the writer thread stopped: {what}"),
+    )
+}
+
+/// A turn on the database for a write through sqlx: the writer's thread
+/// waits until this is dropped.
+pub(crate) struct Turn {
+    /// Dropped, it tells the thread (its `recv` ends).
+    _back: mpsc::Sender<()>,
+}
+
+impl Writer {
+    /// Opens a connection of its own to `file` with `pragmas`, and starts
+    /// its thread.
+    pub(crate) fn open(file: &str, pragmas: Pragmas) -> Result<Writer, StoreError> {
+        let context = || format!("opening SQLite database {file} for writing");
+        let connect = || -> rusqlite::Result<Connection> {
+            let conn = Connection::open(file)?;
+            conn.pragma_update(None, "synchronous", pragmas.synchronous)?;
+            conn.pragma_update(None, "foreign_keys", pragmas.foreign_keys)?;
+            conn.busy_timeout(std::time::Duration::from_millis(
+                u64::try_from(pragmas.busy_timeout).unwrap_or(0),
+            ))?;
+            // The savepoints and commits of every group, and the hot
+            // writes' statements, stay prepared.
+            conn.set_prepared_statement_cache_capacity(64);
+            Ok(conn)
+        };
+        let conn = connect().map_err(|error| StoreError::backend(context(), error))?;
+        let (jobs, queue) = mpsc::channel();
+        let commits = Arc::new(AtomicU64::new(0));
+        let counted = commits.clone();
+        std::thread::Builder::new()
+            .name("state-store-sqlite-writer".to_owned())
+            .spawn(move || serve(conn, queue, &counted))
+            .map_err(|error| StoreError::backend(context(), error))?;
+        Ok(Writer { jobs, commits })
+    }
+
+    /// Runs `work` on the writer's thread, in a savepoint of the open
+    /// group, and returns its answer once the group is durably committed
+    /// (or at once, for a write undone). A caller that goes away does not
+    /// stop the write: it may land, as a commit cut short may.
+    pub(crate) async fn write<T, F>(&self, work: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<Written<T>, StoreError> + Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        let task = Task {
+            work: Some(work),
+            done: None,
+            reply,
+        };
+        self.jobs
+            .send(Job::Write(Box::new(task)))
+            .map_err(|_| gone("a write was queued after it"))?;
+        match answer.await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            Err(_) => Err(gone("a write was dropped unanswered")),
+        }
+    }
+
+    /// A turn for a write through sqlx, once the writes queued before it
+    /// are committed.
+    pub(crate) async fn turn(&self) -> Result<Turn, sqlx::Error> {
+        let (granted, turn) = oneshot::channel();
+        self.jobs
+            .send(Job::Turn(granted))
+            .map_err(|_| sqlx::Error::WorkerCrashed)?;
+        turn.await.map_err(|_| sqlx::Error::WorkerCrashed)
+    }
+}
+
+/// The writer's thread: groups of writes until every sender is gone.
+fn serve(conn: Connection, queue: mpsc::Receiver<Job>, commits: &AtomicU64) {
+    while let Ok(first) = queue.recv() {
+        let mut next = Some(first);
+        let mut group: Vec<Box<dyn Work>> = Vec::new();
+        // Whether the group's transaction began, and why it cannot commit
+        // (then it is rolled back whole, and its writers told why).
+        let mut began = false;
+        let mut failed: Option<String> = None;
+        let mut turn = None;
+        while let Some(job) = next.take() {
+            match job {
+                Job::Turn(granted) => {
+                    turn = Some(granted);
+                    break;
+                }
+                Job::Write(mut work) => {
+                    if failed.is_none() && !began {
+                        match run(&conn, "BEGIN IMMEDIATE") {
+                            Ok(()) => began = true,
+                            Err(why) => failed = Some(why),
+                        }
+                    }
+                    if failed.is_none()
+                        && let Err(why) = in_savepoint(&conn, work.as_mut())
+                    {
+                        failed = Some(why);
+                    }
+                    group.push(work);
+                }
+            }
+            if group.len() < MAX_GROUP {
+                next = queue.try_recv().ok();
+            }
+        }
+        let committed = match (began, failed) {
+            (true, None) => match run(&conn, "COMMIT") {
+                Ok(()) => {
+                    commits.fetch_add(1, Ordering::Relaxed);
+                    Ok(())
+                }
+                Err(why) => {
+                    let _ = conn.execute_batch("ROLLBACK");
+                    Err(why)
+                }
+            },
+            (false, None) => Ok(()),
+            (began, Some(why)) => {
+                if began {
+                    let _ = conn.execute_batch("ROLLBACK");
+                }
+                Err(why)
+            }
+        };
+        for work in group {
+            work.tell(committed.clone());
+        }
+        if let Some(granted) = turn {
+            let (back, returned) = mpsc::channel();
+            if granted.send(Turn { _back: back }).is_ok() {
+                // Until the turn is dropped (its sender with it).
+                let _ = returned.recv();
+            }
+        }
+    }
+}
+
+/// Runs `work` in a savepoint: released if kept, rolled back if not. An
+/// error here (not the write's own) fails the whole group: a write that
+/// could not be undone must not be committed.
+fn in_savepoint(conn: &Connection, work: &mut dyn Work) -> Result<(), String> {
+    run(conn, "SAVEPOINT writer")?;
+    if !work.run(conn) {
+        run(conn, "ROLLBACK TO writer")?;
+    }
+    run(conn, "RELEASE writer")
+}
+
+/// Runs one statement without parameters or rows, prepared once.
+fn run(conn: &Connection, sql: &str) -> Result<(), String> {
+    conn.prepare_cached(sql)
+        .and_then(|mut statement| statement.raw_execute())
+        .map(|_| ())
+        .map_err(|error| format!("{sql}: {error}"))
+}
+
+/// Binds `values` to the parameters `$1`, `$2`, ... of `statement`, as
+/// sqlx does: SQLite numbers `$N` parameters in the order they first
+/// appear, not by `N`, so they are bound by name. A `$N` the statement
+/// does not use is skipped.
+pub(crate) fn bind(statement: &mut Statement<'_>, values: &[&dyn ToSql]) -> rusqlite::Result<()> {
+    const NAMES: [&str; 16] = [
+        "$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8", "$9", "$10", "$11", "$12", "$13", "$14",
+        "$15", "$16",
+    ];
+    for (n, value) in values.iter().enumerate() {
+        let index = match NAMES.get(n) {
+            Some(name) => statement.parameter_index(name)?,
+            None => statement.parameter_index(&format!("${}", n + 1))?,
+        };
+        if let Some(index) = index {
+            statement.raw_bind_parameter(index, value)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    const FULL: Pragmas = Pragmas {
+        synchronous: 2,
+        busy_timeout: 10_000,
+        foreign_keys: true,
+    };
+
+    /// A database file with a table `t (n)`, its writer, and another
+    /// connection's view of it.
+    fn database(dir: &tempfile::TempDir) -> (Writer, String) {
+        let file = dir.path().join("writer.db").display().to_string();
+        let conn = Connection::open(&file).unwrap();
+        conn.execute_batch("PRAGMA journal_mode = WAL; CREATE TABLE t (n INTEGER PRIMARY KEY)")
+            .unwrap();
+        (Writer::open(&file, FULL).unwrap(), file)
+    }
+
+    fn rows(file: &str) -> Vec<i64> {
+        let conn = Connection::open(file).unwrap();
+        let mut statement = conn.prepare("SELECT n FROM t ORDER BY n").unwrap();
+        statement
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+
+    fn insert(conn: &Connection, n: i64) -> Result<(), StoreError> {
+        conn.execute("INSERT INTO t (n) VALUES (?1)", [n])
+            .map(|_| ())
+            .map_err(|error| StoreError::backend(format!("inserting {n}"), error))
+    }
+
+    async fn write(writer: &Writer, n: i64) -> Result<(), StoreError> {
+        writer
+            .write(move |conn| insert(conn, n).map(Written::Keep))
+            .await
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_writers_share_commits_and_each_is_durable_when_told() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, file) = database(&dir);
+        let tasks: Vec<_> = (0..64)
+            .map(|n| {
+                let (writer, file) = (writer.clone(), file.clone());
+                tokio::spawn(async move {
+                    write(&writer, n).await.unwrap();
+                    // Told it is committed: another connection sees it.
+                    assert!(rows(&file).contains(&n));
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.unwrap();
+        }
+        assert_eq!(rows(&file).len(), 64);
+        let commits = writer.commits.load(Ordering::Relaxed);
+        assert!(
+            commits < 64,
+            "64 concurrent writers made {commits} commits: none shared"
+        );
+    }
+
+    /// Holds the writer's thread in a turn while `queue` queues writes,
+    /// so that they are one group.
+    async fn one_group<T>(writer: &Writer, queue: impl FnOnce() -> T) -> T {
+        let turn = writer.turn().await.unwrap();
+        let queued = queue();
+        // Let the spawned writes reach the queue.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        drop(turn);
+        queued
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failed_or_undone_writer_undoes_only_its_own_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, file) = database(&dir);
+        let [kept, failed, undone, last] = one_group(&writer, || {
+            let spawn = |work: fn(&Connection) -> Result<Written<&'static str>, StoreError>| {
+                let writer = writer.clone();
+                tokio::spawn(async move { writer.write(work).await })
+            };
+            [
+                spawn(|conn| insert(conn, 1).map(|()| Written::Keep("kept"))),
+                // Its first row is undone with its failed second.
+                spawn(|conn| {
+                    insert(conn, 2)?;
+                    insert(conn, 2)?;
+                    Ok(Written::Keep("failed"))
+                }),
+                spawn(|conn| insert(conn, 3).map(|()| Written::Undo("undone"))),
+                spawn(|conn| insert(conn, 4).map(|()| Written::Keep("last"))),
+            ]
+        })
+        .await;
+        assert_eq!(kept.await.unwrap().unwrap(), "kept");
+        let error = failed.await.unwrap().unwrap_err();
+        assert!(error.to_string().contains("inserting 2"), "{error}");
+        assert_eq!(undone.await.unwrap().unwrap(), "undone");
+        assert_eq!(last.await.unwrap().unwrap(), "last");
+        assert_eq!(rows(&file), [1, 4]);
+        assert_eq!(writer.commits.load(Ordering::Relaxed), 1, "one group");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_panicking_write_panics_in_its_caller_and_the_writer_goes_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, file) = database(&dir);
+        let (panicked, kept) = one_group(&writer, || {
+            let panics = writer.clone();
+            let keeps = writer.clone();
+            (
+                tokio::spawn(async move {
+                    panics
+                        .write(|conn| {
+                            insert(conn, 1)?;
+                            panic!("a user's closure panicked");
+                            #[allow(unreachable_code)]
+                            Ok(Written::Keep(()))
+                        })
+                        .await
+                }),
+                tokio::spawn(async move { write(&keeps, 2).await }),
+            )
+        })
+        .await;
+        let panic = panicked.await.unwrap_err();
+        assert!(panic.is_panic());
+        kept.await.unwrap().unwrap();
+        write(&writer, 3).await.unwrap();
+        assert_eq!(rows(&file), [2, 3]);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_turn_stops_the_writer_until_it_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, file) = database(&dir);
+        let turn = writer.turn().await.unwrap();
+        let waiting = {
+            let writer = writer.clone();
+            tokio::spawn(async move { write(&writer, 1).await })
+        };
+        // Another connection writes in the turn, without waiting on the
+        // lock (a busy timeout of zero: it would fail at once).
+        let other = Connection::open(&file).unwrap();
+        other.busy_timeout(Duration::ZERO).unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        insert(&other, 2).unwrap();
+        assert!(!waiting.is_finished(), "the writer waits for the turn");
+        drop(turn);
+        waiting.await.unwrap().unwrap();
+        assert_eq!(rows(&file), [1, 2]);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_cancelled_anywhere_leaves_the_database_free() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, file) = database(&dir);
+        let other = Connection::open(&file).unwrap();
+        other.busy_timeout(Duration::from_secs(5)).unwrap();
+        let mut cancelled = 0;
+        for i in 0..80i64 {
+            // Dropped once queued, or after a few more polls, or done.
+            let mut write = Box::pin(write(&writer, i));
+            for _ in 0..i % 5 {
+                if futures::poll!(&mut write).is_ready() {
+                    break;
+                }
+                tokio::task::yield_now().await;
+            }
+            if futures::poll!(&mut write).is_pending() {
+                cancelled += 1;
+            }
+            drop(write);
+            // Another connection writes: no transaction was left open.
+            insert(&other, 10_000 + i).unwrap();
+        }
+        assert!(cancelled > 0, "some writes were cancelled");
+        write(&writer, 99_999).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn the_connection_has_the_pools_pragmas() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, _) = database(&dir);
+        let read = writer
+            .write(|conn| {
+                let pragma = |name: &str| -> Result<i64, StoreError> {
+                    conn.query_row(&format!("PRAGMA {name}"), [], |row| row.get(0))
+                        .map_err(|error| StoreError::backend(name.to_owned(), error))
+                };
+                let read = (
+                    pragma("synchronous")?,
+                    pragma("busy_timeout")?,
+                    pragma("foreign_keys")?,
+                );
+                Ok(Written::Undo(read))
+            })
+            .await;
+        assert_eq!(read.ok(), Some((2, 10_000, 1)));
+    }
+}
