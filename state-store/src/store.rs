@@ -30,6 +30,13 @@ impl Store {
     /// Opens (or creates) the SQLite database at `path`, in WAL mode with
     /// `synchronous = FULL`: a step whose call returned `Ok` survives a
     /// crash or power loss. Creates the store's tables if missing.
+    ///
+    /// The writes made for every step and run run on a thread the store
+    /// starts (it ends with the store's last clone), on a connection of its
+    /// own: the writes ready together commit together, one fsync for all.
+    /// The reads made for every step and run run on the calling thread, on
+    /// read connections of the store's own (microseconds each, from
+    /// SQLite's page cache); the rest goes through a sqlx pool.
     #[cfg(feature = "sqlite")]
     pub async fn sqlite(path: impl AsRef<std::path::Path>) -> Result<Store, StoreError> {
         use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
@@ -54,7 +61,10 @@ impl Store {
     /// A store on an existing sqlx SQLite pool (an application's own
     /// database; the store's tables are prefixed `state_store_`). The
     /// durability of a commit is the pool's: use WAL mode with
-    /// `synchronous = FULL`, as [`Store::sqlite`] does.
+    /// `synchronous = FULL`, as [`Store::sqlite`] does. On a database
+    /// file the store also opens connections of its own to it, as
+    /// [`Store::sqlite`] says, with the pool's `synchronous`,
+    /// `busy_timeout` and `foreign_keys`.
     #[cfg(feature = "sqlite")]
     pub async fn from_sqlite_pool(pool: sqlx::SqlitePool) -> Result<Store, StoreError> {
         // Stores on one file share their watchers (see `Store::watch`).

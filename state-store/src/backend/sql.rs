@@ -402,7 +402,7 @@ macro_rules! sql_backend {
             /// The writer of the writes made for every run and step, on a
             /// connection of its own (SQLite on a file, `sqlite_writer.rs`),
             /// which also gives the other writes their turns.
-            hot: Option<$hot>,
+            pub(super) hot: Option<$hot>,
         }
 
         impl $name {
@@ -1401,6 +1401,62 @@ mod postgres {
 pub(crate) use postgres::Postgres;
 #[cfg(feature = "sqlite")]
 pub(crate) use sqlite::{Sqlite, data_version, database_file, watched_heads};
+
+#[cfg(all(test, feature = "sqlite"))]
+mod sqlite_tests {
+    use super::*;
+    use crate::backend::sqlite_writer::Written;
+    use sqlx::sqlite::{
+        SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
+    };
+
+    /// The writer's connection is as durable as the pool's, and waits for
+    /// the lock as long.
+    #[tokio::test]
+    async fn the_writers_connection_has_the_pools_pragmas() {
+        let dir = tempfile::tempdir().unwrap();
+        for (synchronous, level, timeout) in [
+            (SqliteSynchronous::Full, 2, 1234),
+            (SqliteSynchronous::Normal, 1, 50),
+        ] {
+            let options = SqliteConnectOptions::new()
+                .filename(dir.path().join(format!("pragmas-{level}.db")))
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(synchronous)
+                .busy_timeout(std::time::Duration::from_millis(timeout));
+            let pool = SqlitePoolOptions::new()
+                .connect_with(options)
+                .await
+                .unwrap();
+            let backend = Sqlite::new(pool).await.unwrap();
+            let hot = backend.hot.clone().expect("a file has its own connections");
+            let read = hot
+                .writer
+                .write(|conn| {
+                    let pragma = |name: &str| -> Result<i64, StoreError> {
+                        conn.query_row(&format!("PRAGMA {name}"), [], |row| row.get(0))
+                            .map_err(|error| StoreError::backend(name.to_owned(), error))
+                    };
+                    Ok(Written::Undo((
+                        pragma("synchronous")?,
+                        pragma("busy_timeout")?,
+                        pragma("foreign_keys")?,
+                    )))
+                })
+                .await
+                .unwrap();
+            assert_eq!(read, (level, timeout as i64, 1));
+        }
+    }
+
+    /// An in-memory database (no other connection can open it) has none.
+    #[tokio::test]
+    async fn an_in_memory_database_has_no_connections_of_its_own() {
+        let pool = sqlx::SqlitePool::connect("sqlite::memory:").await.unwrap();
+        assert!(Sqlite::new(pool).await.unwrap().hot.is_none());
+    }
+}
 
 #[cfg(all(test, feature = "postgres"))]
 mod tests {

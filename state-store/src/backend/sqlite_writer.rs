@@ -504,25 +504,4 @@ mod tests {
         assert!(cancelled > 0, "some writes were cancelled");
         write(&writer, 99_999).await.unwrap();
     }
-
-    #[tokio::test]
-    async fn the_connection_has_the_pools_pragmas() {
-        let dir = tempfile::tempdir().unwrap();
-        let (writer, _) = database(&dir);
-        let read = writer
-            .write(|conn| {
-                let pragma = |name: &str| -> Result<i64, StoreError> {
-                    conn.query_row(&format!("PRAGMA {name}"), [], |row| row.get(0))
-                        .map_err(|error| StoreError::backend(name.to_owned(), error))
-                };
-                let read = (
-                    pragma("synchronous")?,
-                    pragma("busy_timeout")?,
-                    pragma("foreign_keys")?,
-                );
-                Ok(Written::Undo(read))
-            })
-            .await;
-        assert_eq!(read.ok(), Some((2, 10_000, 1)));
-    }
 }

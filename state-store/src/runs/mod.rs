@@ -966,8 +966,9 @@ impl Store {
     ///
     /// `events` runs inside the claim's transaction, once for the run
     /// claimed: keep it short. On SQLite it runs on the store's writer
-    /// thread, outside any tokio runtime (it cannot spawn tasks), and a
-    /// panic in it undoes the claim and is raised again here.
+    /// thread, outside any tokio runtime (it cannot spawn tasks, and must
+    /// not wait for the store, which would wait for it), and a panic in it
+    /// undoes the claim and is raised again here.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
