@@ -219,6 +219,9 @@ fn serve(conn: Connection, queue: mpsc::Receiver<Job>, commits: &AtomicU64) {
         // Whether the group's transaction began, and why it cannot commit
         // (then it is rolled back whole, and its writers told why).
         let mut began = false;
+        // Whether a write of the open transaction is kept (the next one
+        // runs in a savepoint of its own).
+        let mut kept = false;
         let mut failed: Option<String> = None;
         let mut turn = None;
         while let Some(job) = next.take() {
@@ -234,10 +237,25 @@ fn serve(conn: Connection, queue: mpsc::Receiver<Job>, commits: &AtomicU64) {
                             Err(why) => failed = Some(why),
                         }
                     }
-                    if failed.is_none()
-                        && let Err(why) = in_savepoint(&conn, work.as_mut())
-                    {
-                        failed = Some(why);
+                    if failed.is_none() {
+                        let done = match kept {
+                            // The transaction holds this write alone: no
+                            // savepoint needed to undo only its statements
+                            // (two statements less, and no page copied to
+                            // a savepoint's journal); undone, it ends.
+                            false => match work.run(&conn) {
+                                true => Ok(true),
+                                false => run(&conn, "ROLLBACK").map(|()| {
+                                    began = false;
+                                    false
+                                }),
+                            },
+                            true => in_savepoint(&conn, work.as_mut()).map(|()| true),
+                        };
+                        match done {
+                            Ok(kept_any) => kept = kept || kept_any,
+                            Err(why) => failed = Some(why),
+                        }
                     }
                     group.push(work);
                 }
@@ -426,6 +444,30 @@ mod tests {
         assert_eq!(last.await.unwrap().unwrap(), "last");
         assert_eq!(rows(&file), [1, 4]);
         assert_eq!(writer.commits.load(Ordering::Relaxed), 1, "one group");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_first_writer_that_fails_alone_leaves_the_group_to_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, file) = database(&dir);
+        // Queued in this order behind a turn: one group.
+        let turn = writer.turn().await.unwrap();
+        let mut failing = Box::pin(writer.write(|conn| {
+            insert(conn, 1)?;
+            insert(conn, 1)?;
+            Ok(Written::Keep(()))
+        }));
+        let mut undone = Box::pin(writer.write(|conn| insert(conn, 2).map(Written::Undo)));
+        let mut kept = Box::pin(write(&writer, 3));
+        assert!(futures::poll!(&mut failing).is_pending());
+        assert!(futures::poll!(&mut undone).is_pending());
+        assert!(futures::poll!(&mut kept).is_pending());
+        drop(turn);
+        assert!(failing.await.is_err());
+        undone.await.unwrap();
+        kept.await.unwrap();
+        assert_eq!(rows(&file), [3]);
+        assert_eq!(writer.commits.load(Ordering::Relaxed), 1);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
