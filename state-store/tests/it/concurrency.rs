@@ -95,12 +95,25 @@ async fn two_workers_in_memory() {
     two_workers(TestStore::memory()).await;
 }
 
+/// Polls `future` `polls` times, yielding between, then drops it:
+/// whether it was cut in the middle (started, and still pending).
+async fn cut_after<F: std::future::Future>(future: F, polls: usize) -> bool {
+    let mut future = std::pin::pin!(future);
+    for _ in 0..polls {
+        if futures::poll!(future.as_mut()).is_ready() {
+            return false;
+        }
+        tokio::task::yield_now().await;
+    }
+    polls > 0
+}
+
 /// A SQLite step cancelled at any point (its future dropped, as a
 /// `timeout` or a `select!` does) leaves no transaction open: the next
 /// write of this store and another worker's both go through at once, and
-/// the log holds each committed step once. (The append runs its `BEGIN`
-/// and `COMMIT` in the one call to sqlx's worker, which stops where the
-/// caller stopped listening.)
+/// the log holds each committed step once. (The append is one job of the
+/// store's writer thread, which runs it whether its caller still listens
+/// or not.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_step_leaves_no_transaction_open_on_sqlite() {
     use std::time::Duration;
@@ -112,12 +125,9 @@ async fn a_cancelled_step_leaves_no_transaction_open_on_sqlite() {
     let mut theirs = other.thread::<Chat>("cancelled").await.unwrap();
     let mut cancelled = 0;
     for i in 0..60u64 {
-        // From cancelled before it starts to after it ends, in 25 µs steps.
+        // Cut after one to four polls, or left to end.
         let delta = Chat::delta().transcript(vec![format!("mine-{i}")]);
-        if timeout(Duration::from_micros(25 * i), mine.apply(delta))
-            .await
-            .is_err()
-        {
+        if cut_after(mine.apply(delta), 1 + (i % 5) as usize).await {
             cancelled += 1;
         }
         // A lock left held would make these wait for the busy timeout. (A
@@ -166,11 +176,12 @@ async fn a_cancelled_step_leaves_no_transaction_open_on_sqlite() {
 }
 
 /// A SQLite read cancelled at any point (a cancelled run's task aborted
-/// while it loads its thread) hands its pooled connection back with no
-/// transaction open: every later read sees the latest step, and none
-/// fails. (sqlx's `begin_with` could be cut after its `BEGIN` ran, which
-/// left the connection in a transaction: later reads on it saw an old
-/// snapshot, or failed with "non-zero transaction depth".)
+/// while it reads its thread) leaves no transaction open: every later
+/// read sees the latest step, and none fails. (sqlx's `begin_with` could
+/// be cut after its `BEGIN` ran, which left a pooled connection in a
+/// transaction: later reads on it saw an old snapshot, or failed with
+/// "non-zero transaction depth". A thread's tail is read on the calling
+/// thread, in one go; its history through the pool.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_read_leaves_no_transaction_open_on_sqlite() {
     use std::time::Duration;
@@ -181,13 +192,14 @@ async fn a_cancelled_read_leaves_no_transaction_open_on_sqlite() {
     let mut theirs = other.thread::<Chat>("read").await.unwrap();
     let mut cancelled = 0;
     for i in 0..120u64 {
-        // From cancelled before it starts to after it ends, in 5 µs steps,
-        // as a task aborted from outside.
-        let store = ts.store.clone();
-        let read = tokio::spawn(async move { store.thread::<Chat>("read").await.map(|_| ()) });
-        tokio::time::sleep(Duration::from_micros(5 * (i % 40))).await;
-        read.abort();
-        if read.await.is_err() {
+        // Cut after one to four polls, or left to end: a thread's load, or
+        // its history (through sqlx's pool).
+        let polls = 1 + (i % 5) as usize;
+        let cut = match i % 2 {
+            0 => cut_after(ts.store.thread::<Chat>("read"), polls).await,
+            _ => cut_after(ts.store.history("read", ..), polls).await,
+        };
+        if cut {
             cancelled += 1;
         }
         let delta = Chat::delta().transcript(vec![format!("theirs-{i}")]);
@@ -195,14 +207,22 @@ async fn a_cancelled_read_leaves_no_transaction_open_on_sqlite() {
         // Every connection of the pool in turn: each sees the new step.
         let reads = (0..8).map(|_| {
             let store = ts.store.clone();
-            async move { store.thread::<Chat>("read").await.map(|t| t.seq()) }
+            async move {
+                let seq = store.thread::<Chat>("read").await.map(|t| t.seq())?;
+                let steps = store.history("read", ..).await?.len() as u64;
+                Ok::<_, state_store::StoreError>((seq, steps))
+            }
         });
         let seqs = timeout(Duration::from_secs(5), futures::future::join_all(reads))
             .await
             .unwrap_or_else(|_| panic!("reads after cancel {i} are not kept waiting"));
         for seq in seqs {
             let seq = seq.unwrap_or_else(|e| panic!("read after cancel {i}: {e}"));
-            assert_eq!(seq, i + 1, "read after cancel {i} sees the latest step");
+            assert_eq!(
+                seq,
+                (i + 1, i + 1),
+                "read after cancel {i} sees the latest step"
+            );
         }
     }
     assert!(cancelled > 0, "some reads were cancelled");
