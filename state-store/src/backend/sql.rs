@@ -536,15 +536,7 @@ macro_rules! sql_backend {
                     .fetch_optional(&mut *tx)
                     .await
                     .map_err(db_error(context()))?;
-                let snapshot = match snapshot {
-                    Some((seq, state, state_version, recorded_at)) => Some(SnapshotRow {
-                        seq: from_db(thread, "snapshot", seq)?,
-                        state,
-                        state_version,
-                        recorded_at,
-                    }),
-                    None => None,
-                };
+                let snapshot = snapshot.map(|row| snapshot_row(thread, row)).transpose()?;
                 let from = snapshot.as_ref().map_or(1, |s| s.seq + 1);
                 let steps = step_rows(thread, fetch_steps(&mut *tx, thread, from, upto).await.map_err(db_error(context()))?)?;
                 let last = match steps.last() {
@@ -966,7 +958,24 @@ macro_rules! sql_backend {
     };
 }
 
-type StepTuple = (i64, String, String, String, i64, i64);
+/// A step's columns, as read (`SELECT_STEP`'s).
+pub(super) type StepTuple = (i64, String, String, String, i64, i64);
+
+/// A snapshot's columns, as read (`SELECT_SNAPSHOT`'s).
+pub(super) type SnapshotTuple = (i64, String, i64, i64);
+
+/// A snapshot row of thread `thread`, from its columns.
+pub(super) fn snapshot_row(
+    thread: &str,
+    (seq, state, state_version, recorded_at): SnapshotTuple,
+) -> Result<SnapshotRow, StoreError> {
+    Ok(SnapshotRow {
+        seq: from_db(thread, "snapshot", seq)?,
+        state,
+        state_version,
+        recorded_at,
+    })
+}
 type TailTuple = (
     i64,
     i64,
@@ -1005,7 +1014,7 @@ fn tail(thread: &str, rows: Vec<TailTuple>) -> Result<Option<Tail>, StoreError> 
 
 type ThreadTuple = (String, i64, i64, i64, Option<String>, Option<i64>);
 
-fn step_rows(thread: &str, rows: Vec<StepTuple>) -> Result<Vec<StepRow>, StoreError> {
+pub(super) fn step_rows(thread: &str, rows: Vec<StepTuple>) -> Result<Vec<StepRow>, StoreError> {
     rows.into_iter()
         .map(|(seq, kind, body, metadata, state_version, recorded_at)| {
             Ok(StepRow {

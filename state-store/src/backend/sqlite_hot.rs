@@ -11,12 +11,12 @@ use super::hot_path::HotPath;
 use super::runs::{ClaimEvents, Created, Fence, NewRunRow, OnInflight, RunRow, ThreadRecordRow};
 use super::sql::{
     INSERT_STEP, MOVE_HEAD, OPEN_THREAD, SELECT_HEAD, SELECT_SNAPSHOT, SELECT_STEP, SELECT_STEPS,
-    THREAD_EXISTS, from_db, to_db,
+    SnapshotTuple, StepTuple, THREAD_EXISTS, from_db, snapshot_row, step_rows, to_db,
 };
 use super::sql_runs::*;
 use super::sqlite_readers::Readers;
 use super::sqlite_writer::{Pragmas, Writer, Written, bind};
-use super::{Appended, LogTail, SnapshotRow, StepRow};
+use super::{Appended, LogTail, StepRow};
 use crate::error::StoreError;
 use rusqlite::{Connection, Row, ToSql};
 use std::sync::Arc;
@@ -51,9 +51,6 @@ impl SqliteHot {
     }
 }
 
-/// A step's columns, as read (`SELECT_STEP`'s).
-type StepTuple = (i64, String, String, String, i64, i64);
-
 fn step_of(row: &Row<'_>) -> rusqlite::Result<StepTuple> {
     Ok((
         row.get(0)?,
@@ -63,20 +60,6 @@ fn step_of(row: &Row<'_>) -> rusqlite::Result<StepTuple> {
         row.get(4)?,
         row.get(5)?,
     ))
-}
-
-fn step_row(
-    thread: &str,
-    (seq, kind, body, metadata, state_version, recorded_at): StepTuple,
-) -> Result<StepRow, StoreError> {
-    Ok(StepRow {
-        seq: from_db(thread, "step", seq)?,
-        kind,
-        body,
-        metadata,
-        state_version,
-        recorded_at,
-    })
 }
 
 /// A fence, owned (it crosses to the writer's thread).
@@ -139,22 +122,22 @@ fn all<T>(
 
 /// A run's row, as `RUN_COLUMNS` lists its columns.
 fn run_of(row: &Row<'_>) -> rusqlite::Result<RunRow> {
-    Ok(RunRow {
-        run_id: row.get(0)?,
-        thread_id: row.get(1)?,
-        assistant_id: row.get(2)?,
-        status: row.get(3)?,
-        metadata: row.get(4)?,
-        kwargs: row.get(5)?,
-        multitask_strategy: row.get(6)?,
-        attempt: row.get(7)?,
-        available_at: row.get(8)?,
-        created_at: row.get(9)?,
-        updated_at: row.get(10)?,
-        owner: row.get(11)?,
-        cancel_action: row.get(12)?,
-        base_seq: row.get(13)?,
-    })
+    Ok(run_row((
+        row.get(0)?,
+        row.get(1)?,
+        row.get(2)?,
+        row.get(3)?,
+        row.get(4)?,
+        row.get(5)?,
+        row.get(6)?,
+        row.get(7)?,
+        row.get(8)?,
+        row.get(9)?,
+        row.get(10)?,
+        row.get(11)?,
+        row.get(12)?,
+        row.get(13)?,
+    )))
 }
 
 /// Appends `events` to the run `fence` holds, numbered after its last:
@@ -245,14 +228,19 @@ impl HotPath for SqliteHot {
                 Some(upto) => to_db(upto).min(head),
                 None => head,
             };
-            let snapshot = first(conn, SELECT_SNAPSHOT, &[&thread, &upto], |row| {
-                Ok((
-                    row.get::<_, i64>(0)?,
-                    row.get::<_, String>(1)?,
-                    row.get::<_, i64>(2)?,
-                    row.get::<_, i64>(3)?,
-                ))
-            })?;
+            let snapshot = first(
+                conn,
+                SELECT_SNAPSHOT,
+                &[&thread, &upto],
+                |row| -> rusqlite::Result<SnapshotTuple> {
+                    Ok((
+                        row.get::<_, i64>(0)?,
+                        row.get::<_, String>(1)?,
+                        row.get::<_, i64>(2)?,
+                        row.get::<_, i64>(3)?,
+                    ))
+                },
+            )?;
             let from = snapshot.as_ref().map_or(1, |snapshot| snapshot.0 + 1);
             let steps = match from > upto {
                 true => Vec::new(),
@@ -269,21 +257,10 @@ impl HotPath for SqliteHot {
             return Ok(None);
         };
         let head = from_db(thread, "thread head", head)?;
-        let snapshot = match snapshot {
-            Some((seq, state, state_version, recorded_at)) => Some(SnapshotRow {
-                seq: from_db(thread, "snapshot", seq)?,
-                state,
-                state_version,
-                recorded_at,
-            }),
-            None => None,
-        };
-        let steps = steps
-            .into_iter()
-            .map(|step| step_row(thread, step))
-            .collect::<Result<Vec<_>, _>>()?;
+        let snapshot = snapshot.map(|row| snapshot_row(thread, row)).transpose()?;
+        let steps = step_rows(thread, steps)?;
         let last = match last {
-            Some(last) => Some(step_row(thread, last)?),
+            Some(last) => step_rows(thread, vec![last])?.pop(),
             None if with_last && head != 0 => steps.last().filter(|step| step.seq == head).cloned(),
             None => None,
         };
@@ -307,14 +284,15 @@ impl HotPath for SqliteHot {
             || format!("reading the record of thread \"{id}\""),
             |conn| {
                 first(conn, SELECT_RECORD, &[&id], |row| {
-                    Ok(ThreadRecordRow {
-                        thread_id: row.get(0)?,
-                        metadata: row.get(1)?,
-                        status: row.get(2)?,
-                        owner: row.get(3)?,
-                        created_at: row.get(4)?,
-                        updated_at: row.get(5)?,
-                    })
+                    let columns: RecordTuple = (
+                        row.get(0)?,
+                        row.get(1)?,
+                        row.get(2)?,
+                        row.get(3)?,
+                        row.get(4)?,
+                        row.get(5)?,
+                    );
+                    Ok(record_row(columns))
                 })
             },
         )
