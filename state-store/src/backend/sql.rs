@@ -1451,11 +1451,12 @@ mod sqlite_tests {
                         pragma("synchronous")?,
                         pragma("busy_timeout")?,
                         pragma("foreign_keys")?,
+                        pragma("wal_autocheckpoint")?,
                     )))
                 })
                 .await
                 .unwrap();
-            assert_eq!(read, (level, timeout as i64, 1));
+            assert_eq!(read, (level, timeout as i64, 1, 10_000));
         }
     }
 
