@@ -60,13 +60,13 @@ pub(crate) trait HotPath {
         status: &str,
         thread_status: &str,
         now: i64,
-        events: &[(&str, String)],
+        events: Vec<(&str, String)>,
     ) -> Result<Option<bool>, StoreError>;
     /// Appends a run's events.
     async fn append_run_events(
         &self,
         fence: Fence<'_>,
-        events: &[(&str, String)],
+        events: Vec<(&str, String)>,
         now: i64,
     ) -> Result<Option<u64>, StoreError>;
 }
@@ -140,7 +140,7 @@ impl HotPath for NoHotPath {
         _: &str,
         _: &str,
         _: i64,
-        _: &[(&str, String)],
+        _: Vec<(&str, String)>,
     ) -> Result<Option<bool>, StoreError> {
         match *self {}
     }
@@ -148,7 +148,7 @@ impl HotPath for NoHotPath {
     async fn append_run_events(
         &self,
         _: Fence<'_>,
-        _: &[(&str, String)],
+        _: Vec<(&str, String)>,
         _: i64,
     ) -> Result<Option<u64>, StoreError> {
         match *self {}

@@ -226,9 +226,9 @@ impl Backend {
         status: &str,
         thread_status: &str,
         now: i64,
-        events: &[(&str, String)],
+        events: Vec<(&str, String)>,
     ) -> Result<Option<bool>, StoreError> {
-        dispatch_split!(self, b => b.runs.finish(fence, status, thread_status, now, events),
+        dispatch_split!(self, b => b.runs.finish(fence, status, thread_status, now, &events),
             b.finish_run(fence, status, thread_status, now, events))
     }
 
@@ -293,10 +293,10 @@ impl Backend {
     pub async fn append_run_events(
         &self,
         fence: Fence<'_>,
-        events: &[(&str, String)],
+        events: Vec<(&str, String)>,
         now: i64,
     ) -> Result<Option<u64>, StoreError> {
-        dispatch_split!(self, b => b.runs.append_events(fence, events, now),
+        dispatch_split!(self, b => b.runs.append_events(fence, &events, now),
             b.append_run_events(fence, events, now))
     }
 

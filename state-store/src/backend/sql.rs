@@ -1154,7 +1154,10 @@ mod sqlite {
         ))?;
         let pragmas = crate::backend::sqlite_writer::Pragmas {
             synchronous,
-            busy_timeout,
+            // In milliseconds, never negative (SQLite stores it so).
+            busy_timeout: std::time::Duration::from_millis(
+                u64::try_from(busy_timeout).unwrap_or(0),
+            ),
             foreign_keys,
         };
         crate::backend::sqlite_hot::SqliteHot::open(&file, pragmas).map(Some)

@@ -428,7 +428,7 @@ macro_rules! sql_runs {
                 status: &str,
                 thread_status: &str,
                 now: i64,
-                events: &[(&str, String)],
+                events: Vec<(&str, String)>,
             ) -> Result<Option<bool>, StoreError> {
                 if let Some(hot) = &self.hot {
                     return $crate::backend::hot_path::HotPath::finish_run(
@@ -457,7 +457,7 @@ macro_rules! sql_runs {
                 // The last events first, under the same fence: a lost
                 // lease writes neither them nor the end.
                 if !events.is_empty()
-                    && Self::insert_events(&mut *tx, fence, events, now)
+                    && Self::insert_events(&mut *tx, fence, &events, now)
                         .await
                         .map_err(db_error(context()))?
                         .is_none()
@@ -739,7 +739,7 @@ macro_rules! sql_runs {
             pub async fn append_run_events(
                 &self,
                 fence: $crate::backend::runs::Fence<'_>,
-                events: &[(&str, String)],
+                events: Vec<(&str, String)>,
                 now: i64,
             ) -> Result<Option<u64>, StoreError> {
                 if let Some(hot) = &self.hot {
@@ -751,7 +751,7 @@ macro_rules! sql_runs {
                 let _queued = self.queue().await;
                 let context = || format!("appending events to run \"{}\"", fence.run_id);
                 let mut tx = self.write_tx().await.map_err(db_error(context()))?;
-                let Some(last) = Self::insert_events(&mut *tx, fence, events, now)
+                let Some(last) = Self::insert_events(&mut *tx, fence, &events, now)
                     .await
                     .map_err(db_error(context()))?
                 else {
@@ -804,18 +804,13 @@ macro_rules! sql_runs {
                 if let Some(hot) = &self.hot {
                     return $crate::backend::hot_path::HotPath::next_run_due(hot, now);
                 }
-                let (available, lease_end): (Option<i64>, Option<i64>) = sqlx::query_as(NEXT_DUE)
+                let due: Option<(Option<i64>, Option<i64>)> = sqlx::query_as(NEXT_DUE)
                     .bind(now)
                     .fetch_all(&self.pool)
                     .await
                     .map_err(db_error("reading when the next run is due".to_owned()))?
-                    .pop()
-                    .unwrap_or((None, None));
-                let due = match (available, lease_end) {
-                    (Some(a), Some(b)) => Some(std::cmp::min(a, b)),
-                    (a, b) => a.or(b),
-                };
-                Ok(due)
+                    .pop();
+                Ok(due.and_then(earliest_due))
             }
 
             pub async fn insert_thread_record(

@@ -376,6 +376,12 @@ pub(crate) const NEXT_DUE: &str = "SELECT \
      (SELECT MIN(lease_expires_at) FROM state_store_runs \
       WHERE status = 'running' AND lease_expires_at > $1)";
 
+/// When the next run is due, from `NEXT_DUE`'s row: the earlier of the
+/// next pending run's time and the next lease's end.
+pub(crate) fn earliest_due((available, lease_end): (Option<i64>, Option<i64>)) -> Option<i64> {
+    available.into_iter().chain(lease_end).min()
+}
+
 /// A thread's runs and their events (deleted with the thread).
 pub(crate) const DELETE_THREAD_RUNS: [&str; 2] = [
     "DELETE FROM state_store_run_events WHERE run_id IN \

@@ -33,15 +33,13 @@ impl SqliteHot {
     /// Opens the writer of `file` with `pragmas`; readers are opened as
     /// reads come.
     pub(crate) fn open(file: &str, pragmas: Pragmas) -> Result<SqliteHot, StoreError> {
-        let busy_timeout =
-            std::time::Duration::from_millis(u64::try_from(pragmas.busy_timeout).unwrap_or(0));
         Ok(SqliteHot {
             writer: Writer::open(file, pragmas)?,
-            readers: Arc::new(Readers::new(file, busy_timeout)),
+            readers: Arc::new(Readers::new(file, pragmas.busy_timeout)),
         })
     }
 
-    /// Runs `read` on a reader, its errors with `context`.
+    /// Runs `read` (one statement) on a reader, its errors with `context`.
     fn read<T>(
         &self,
         context: impl FnOnce() -> String,
@@ -49,17 +47,24 @@ impl SqliteHot {
     ) -> Result<T, StoreError> {
         self.readers.read(read).map_err(failed(context))
     }
+
+    /// Runs `read`'s statements on a reader in one snapshot, its errors
+    /// with `context`.
+    fn read_together<T>(
+        &self,
+        context: impl FnOnce() -> String,
+        read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, StoreError> {
+        self.readers.read_together(read).map_err(failed(context))
+    }
 }
 
-fn step_of(row: &Row<'_>) -> rusqlite::Result<StepTuple> {
-    Ok((
-        row.get(0)?,
-        row.get(1)?,
-        row.get(2)?,
-        row.get(3)?,
-        row.get(4)?,
-        row.get(5)?,
-    ))
+/// A row read as the tuple of its columns (`RunTuple`, `StepTuple`, ...).
+fn columns<T>(row: &Row<'_>) -> rusqlite::Result<T>
+where
+    T: for<'a> TryFrom<&'a Row<'a>, Error = rusqlite::Error>,
+{
+    T::try_from(row)
 }
 
 /// A fence, owned (it crosses to the writer's thread).
@@ -122,22 +127,7 @@ fn all<T>(
 
 /// A run's row, as `RUN_COLUMNS` lists its columns.
 fn run_of(row: &Row<'_>) -> rusqlite::Result<RunRow> {
-    Ok(run_row((
-        row.get(0)?,
-        row.get(1)?,
-        row.get(2)?,
-        row.get(3)?,
-        row.get(4)?,
-        row.get(5)?,
-        row.get(6)?,
-        row.get(7)?,
-        row.get(8)?,
-        row.get(9)?,
-        row.get(10)?,
-        row.get(11)?,
-        row.get(12)?,
-        row.get(13)?,
-    )))
+    columns::<RunTuple>(row).map(run_row)
 }
 
 /// Appends `events` to the run `fence` holds, numbered after its last:
@@ -219,7 +209,7 @@ impl HotPath for SqliteHot {
     ) -> Result<Option<LogTail>, StoreError> {
         let context = || format!("loading thread \"{thread}\"");
         // The rows in one snapshot of the database; decoded after.
-        let read = self.read(context, |conn| {
+        let read = self.read_together(context, |conn| {
             let Some(head) = first(conn, SELECT_HEAD, &[&thread], |row| row.get::<_, i64>(0))?
             else {
                 return Ok(None);
@@ -232,24 +222,22 @@ impl HotPath for SqliteHot {
                 conn,
                 SELECT_SNAPSHOT,
                 &[&thread, &upto],
-                |row| -> rusqlite::Result<SnapshotTuple> {
-                    Ok((
-                        row.get::<_, i64>(0)?,
-                        row.get::<_, String>(1)?,
-                        row.get::<_, i64>(2)?,
-                        row.get::<_, i64>(3)?,
-                    ))
-                },
+                columns::<SnapshotTuple>,
             )?;
             let from = snapshot.as_ref().map_or(1, |snapshot| snapshot.0 + 1);
             let steps = match from > upto {
                 true => Vec::new(),
-                false => all(conn, SELECT_STEPS, &[&thread, &from, &upto], step_of)?,
+                false => all(
+                    conn,
+                    SELECT_STEPS,
+                    &[&thread, &from, &upto],
+                    columns::<StepTuple>,
+                )?,
             };
             let last = match steps.last() {
                 _ if !with_last || head == 0 => None,
                 Some(last) if last.0 == head => None, // among the steps
-                _ => first(conn, SELECT_STEP, &[&thread, &head], step_of)?,
+                _ => first(conn, SELECT_STEP, &[&thread, &head], columns::<StepTuple>)?,
             };
             Ok(Some((head, snapshot, steps, last)))
         })?;
@@ -284,15 +272,7 @@ impl HotPath for SqliteHot {
             || format!("reading the record of thread \"{id}\""),
             |conn| {
                 first(conn, SELECT_RECORD, &[&id], |row| {
-                    let columns: RecordTuple = (
-                        row.get(0)?,
-                        row.get(1)?,
-                        row.get(2)?,
-                        row.get(3)?,
-                        row.get(4)?,
-                        row.get(5)?,
-                    );
-                    Ok(record_row(columns))
+                    columns::<RecordTuple>(row).map(record_row)
                 })
             },
         )
@@ -302,15 +282,15 @@ impl HotPath for SqliteHot {
         let due = self.read(
             || "reading when the next run is due".to_owned(),
             |conn| {
-                first(conn, NEXT_DUE, &[&now], |row| {
-                    Ok((row.get::<_, Option<i64>>(0)?, row.get::<_, Option<i64>>(1)?))
-                })
+                first(
+                    conn,
+                    NEXT_DUE,
+                    &[&now],
+                    columns::<(Option<i64>, Option<i64>)>,
+                )
             },
         )?;
-        Ok(match due.unwrap_or((None, None)) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        })
+        Ok(due.and_then(earliest_due))
     }
 
     fn runs_due(&self, now: i64) -> Result<usize, StoreError> {
@@ -554,14 +534,15 @@ impl HotPath for SqliteHot {
         status: &str,
         thread_status: &str,
         now: i64,
-        events: &[(&str, String)],
+        events: Vec<(&str, String)>,
     ) -> Result<Option<bool>, StoreError> {
         let fence = OwnedFence::from(fence);
         let status = status.to_owned();
         let thread_status = thread_status.to_owned();
+        // The data moved, not copied: only the names are.
         let events: Vec<(String, String)> = events
-            .iter()
-            .map(|(event, data)| ((*event).to_owned(), data.clone()))
+            .into_iter()
+            .map(|(event, data)| (event.to_owned(), data))
             .collect();
         self.writer
             .write(move |conn| {
@@ -598,13 +579,14 @@ impl HotPath for SqliteHot {
     async fn append_run_events(
         &self,
         fence: Fence<'_>,
-        events: &[(&str, String)],
+        events: Vec<(&str, String)>,
         now: i64,
     ) -> Result<Option<u64>, StoreError> {
         let fence = OwnedFence::from(fence);
+        // The data moved, not copied: only the names are.
         let events: Vec<(String, String)> = events
-            .iter()
-            .map(|(event, data)| ((*event).to_owned(), data.clone()))
+            .into_iter()
+            .map(|(event, data)| (event.to_owned(), data))
             .collect();
         self.writer
             .write(move |conn| {

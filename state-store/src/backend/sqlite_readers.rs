@@ -12,7 +12,9 @@
 //!
 //! In WAL mode a reader never waits for the writer, nor the writer for
 //! it. A connection holds no snapshot between reads (a statement is reset
-//! once read whole), so each read sees every commit made before it began.
+//! once read whole), so each read sees every commit made before it began;
+//! a read of one statement needs no transaction of its own, a read of
+//! several takes one ([`Readers::read_together`]).
 
 use rusqlite::{Connection, OpenFlags};
 use std::sync::Mutex;
@@ -42,8 +44,9 @@ impl Readers {
         }
     }
 
-    /// Runs `read` on an idle connection (opened if none is), inside a
-    /// read transaction: its statements see one snapshot of the database.
+    /// Runs `read` on an idle connection (opened if none is). Each of its
+    /// statements reads one snapshot of the database (its own implicit
+    /// transaction): enough for a read of one statement.
     pub(crate) fn read<T>(
         &self,
         read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
@@ -52,20 +55,34 @@ impl Readers {
             Some(conn) => conn,
             None => self.open()?,
         };
-        conn.prepare_cached("BEGIN")?.raw_execute()?;
         let answer = read(&conn);
-        // Ends the snapshot whatever the read did (a `ROLLBACK` of a
-        // read-only transaction changes nothing).
-        let ended = conn
-            .prepare_cached("ROLLBACK")
-            .and_then(|mut end| end.raw_execute());
-        if ended.is_ok() {
+        // A connection left inside a transaction (one that could not be
+        // ended) is closed, not kept.
+        if conn.is_autocommit() {
             let mut idle = self.lock();
             if idle.len() < MAX_IDLE {
                 idle.push(conn);
             }
         }
         answer
+    }
+
+    /// [`read`](Readers::read) inside one read transaction: all of
+    /// `read`'s statements see one snapshot of the database.
+    pub(crate) fn read_together<T>(
+        &self,
+        read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<T> {
+        self.read(|conn| {
+            conn.prepare_cached("BEGIN")?.raw_execute()?;
+            let answer = read(conn);
+            // Ends the snapshot whatever the read did (a `ROLLBACK` of a
+            // read-only transaction changes nothing).
+            let _ = conn
+                .prepare_cached("ROLLBACK")
+                .and_then(|mut end| end.raw_execute());
+            answer
+        })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Connection>> {
@@ -107,7 +124,7 @@ mod tests {
             conn.query_row("SELECT COUNT(*) FROM t", [], |row| row.get(0))
         };
         let (before, after) = readers
-            .read(|conn| {
+            .read_together(|conn| {
                 let before = count(conn)?;
                 // A commit made during the read is not in its snapshot.
                 writer.execute("INSERT INTO t VALUES (1)", []).unwrap();

@@ -72,8 +72,8 @@ impl std::fmt::Debug for Writer {
 pub(crate) struct Pragmas {
     /// `PRAGMA synchronous` (0 off, 1 normal, 2 full, 3 extra).
     pub synchronous: i64,
-    /// `PRAGMA busy_timeout`, in milliseconds.
-    pub busy_timeout: i64,
+    /// `PRAGMA busy_timeout`.
+    pub busy_timeout: std::time::Duration,
     /// `PRAGMA foreign_keys`.
     pub foreign_keys: bool,
 }
@@ -164,9 +164,7 @@ impl Writer {
             let conn = Connection::open(file)?;
             conn.pragma_update(None, "synchronous", pragmas.synchronous)?;
             conn.pragma_update(None, "foreign_keys", pragmas.foreign_keys)?;
-            conn.busy_timeout(std::time::Duration::from_millis(
-                u64::try_from(pragmas.busy_timeout).unwrap_or(0),
-            ))?;
+            conn.busy_timeout(pragmas.busy_timeout)?;
             // The savepoints and commits of every group, and the hot
             // writes' statements, stay prepared.
             conn.set_prepared_statement_cache_capacity(64);
@@ -352,7 +350,7 @@ mod tests {
 
     const FULL: Pragmas = Pragmas {
         synchronous: 2,
-        busy_timeout: 10_000,
+        busy_timeout: Duration::from_secs(10),
         foreign_keys: true,
     };
 

@@ -1170,7 +1170,7 @@ impl Store {
                 status.as_str(),
                 thread_status.as_str(),
                 now_micros(),
-                &rows,
+                rows,
             )
             .await?;
         let Some(waiting) = finished else {
@@ -1466,7 +1466,7 @@ impl Store {
             .collect();
         let last = self
             .backend
-            .append_run_events(claim.fence(), &rows, now_micros())
+            .append_run_events(claim.fence(), rows, now_micros())
             .await?;
         if last.is_some() && !events.is_empty() {
             self.hub.runs.announce_events(&claim.run.run_id);
