@@ -240,16 +240,33 @@ async fn create_run(
     if let Found::Created(..) = found
         && app.store.assistant(found.id(), None).await?.is_none()
     {
-        let rollback = state_store::CancelAction::Rollback;
-        let left = app.store.cancel_run(&run.run_id, rollback, None).await?;
-        // Interrupted by the delete meanwhile: refused, so gone too.
-        if left.is_some_and(|run| run.status.is_final()) {
-            app.store.delete_run(&run.run_id, None).await?;
-        }
+        take_back(app, &run.run_id, watch).await?;
         return Err(no_assistant(app, found.id()));
     }
     app.workers.start(&app.store, &app.assistants);
     Ok((run, watch))
+}
+
+/// Rolls back run `run_id`, refused after it was made, and returns once
+/// it is gone: a worker may have claimed it already (its worker then
+/// rolls it back), and the refusal must not leave it behind, running.
+async fn take_back(app: &App, run_id: &str, mut watch: RunWatch) -> Result<(), ApiError> {
+    let rollback = state_store::CancelAction::Rollback;
+    let mut left = app.store.cancel_run(run_id, rollback, None).await?;
+    loop {
+        match left {
+            None => return Ok(()),
+            // Interrupted by the delete meanwhile: refused, so gone too.
+            Some(run) if run.status.is_final() => {
+                app.store.delete_run(run_id, None).await?;
+                return Ok(());
+            }
+            Some(_) => {
+                watch.changed().await;
+                left = app.store.get_run(run_id, None).await?;
+            }
+        }
+    }
 }
 
 /// `Location` and `Content-Location`, as the Agent Server sends them.
