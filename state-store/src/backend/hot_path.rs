@@ -17,13 +17,14 @@ use crate::error::StoreError;
 pub(crate) trait HotPath {
     /// Opens a thread (only reads when it exists).
     async fn open(&self, thread: &str, now: i64) -> Result<(), StoreError>;
-    /// A thread's tail (`load`, `load_latest`).
+    /// A thread's tail (`load`, `load_latest`), unless it is too long to
+    /// read on the calling thread.
     fn read_tail(
         &self,
         thread: &str,
         upto: Option<u64>,
         with_last: bool,
-    ) -> Result<Option<LogTail>, StoreError>;
+    ) -> Result<Tail, StoreError>;
     /// A run.
     fn get_run(&self, run_id: &str) -> Result<Option<RunRow>, StoreError>;
     /// A thread's record.
@@ -71,6 +72,17 @@ pub(crate) trait HotPath {
     ) -> Result<Option<u64>, StoreError>;
 }
 
+/// A hot path's answer to `read_tail`.
+#[derive(Debug)]
+pub(crate) enum Tail {
+    /// The thread's tail (`None`: no such thread).
+    Read(Option<LogTail>),
+    /// More steps since the snapshot than a read on the calling thread
+    /// may take (it would hold an async runtime's thread while it reads
+    /// them all, with snapshots off say): the caller reads through sqlx.
+    TooLong,
+}
+
 /// No path of its own (PostgreSQL): a type with no values, so an
 /// `Option<NoHotPath>` is always `None` and these methods never run.
 #[cfg(feature = "postgres")]
@@ -83,7 +95,7 @@ impl HotPath for NoHotPath {
         match *self {}
     }
 
-    fn read_tail(&self, _: &str, _: Option<u64>, _: bool) -> Result<Option<LogTail>, StoreError> {
+    fn read_tail(&self, _: &str, _: Option<u64>, _: bool) -> Result<Tail, StoreError> {
         match *self {}
     }
 

@@ -516,7 +516,11 @@ macro_rules! sql_backend {
             /// a snapshot is at the head.
             async fn read_tail(&self, thread: &str, upto: Option<u64>, with_last: bool) -> Result<Option<LogTail>, StoreError> {
                 if let Some(hot) = &self.hot {
-                    return $crate::backend::hot_path::HotPath::read_tail(hot, thread, upto, with_last);
+                    use $crate::backend::hot_path::{HotPath, Tail};
+                    match HotPath::read_tail(hot, thread, upto, with_last)? {
+                        Tail::Read(tail) => return Ok(tail),
+                        Tail::TooLong => {}
+                    }
                 }
                 let context = || format!("loading thread \"{thread}\"");
                 let mut tx = begin_read(&self.pool, $read).await.map_err(db_error(context()))?;
@@ -1461,6 +1465,69 @@ mod sqlite_tests {
                 .unwrap();
             assert_eq!(read, (level, timeout as i64, 1, 10_000));
         }
+    }
+
+    /// A tail longer than a read on the calling thread may take is read
+    /// through the pool, whole and in order; a short one on the thread.
+    #[tokio::test]
+    async fn a_long_tail_is_read_through_the_pool() {
+        use crate::backend::hot_path::{HotPath, Tail};
+        let dir = tempfile::tempdir().unwrap();
+        let options = SqliteConnectOptions::new()
+            .filename(dir.path().join("tail.db"))
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal);
+        let pool = SqlitePoolOptions::new()
+            .connect_with(options)
+            .await
+            .unwrap();
+        let backend = Sqlite::new(pool).await.unwrap();
+        let hot = backend.hot.clone().expect("a file has its own connections");
+        let steps = super::super::sqlite_hot::MAX_INLINE_STEPS as u64 + 2;
+        for thread in ["short", "long"] {
+            backend.open(thread, 0).await.unwrap();
+        }
+        for seq in 1..=steps {
+            for thread in ["short", "long"] {
+                if thread == "short" && seq > 3 {
+                    continue;
+                }
+                let step = StepRow {
+                    seq,
+                    kind: "apply".to_owned(),
+                    body: format!("{{\"n\": {seq}}}"),
+                    metadata: "{}".to_owned(),
+                    state_version: 1,
+                    recorded_at: 0,
+                };
+                backend.append(thread, &step).await.unwrap();
+            }
+        }
+        assert!(matches!(
+            hot.read_tail("short", None, true).unwrap(),
+            Tail::Read(Some(tail)) if tail.steps.len() == 3
+        ));
+        assert!(matches!(
+            hot.read_tail("long", None, true).unwrap(),
+            Tail::TooLong
+        ));
+        // Up to a step near enough the start, on the thread again.
+        assert!(matches!(
+            hot.read_tail("long", Some(10), false).unwrap(),
+            Tail::Read(Some(tail)) if tail.steps.len() == 10
+        ));
+        let tail = backend
+            .load_latest("long")
+            .await
+            .unwrap()
+            .expect("the thread");
+        let seqs: Vec<u64> = tail.steps.iter().map(|step| step.seq).collect();
+        assert_eq!(seqs, (1..=steps).collect::<Vec<_>>());
+        assert_eq!(tail.head, steps);
+        assert_eq!(
+            tail.last.map(|last| last.body),
+            Some(format!("{{\"n\": {steps}}}"))
+        );
     }
 
     /// An in-memory database (no other connection can open it) has none.

@@ -7,7 +7,7 @@
 //! asked (`sqlite_readers.rs`), instead of a round trip to sqlx's thread
 //! per statement.
 
-use super::hot_path::HotPath;
+use super::hot_path::{HotPath, Tail};
 use super::runs::{ClaimEvents, Created, Fence, NewRunRow, OnInflight, RunRow, ThreadRecordRow};
 use super::sql::{
     INSERT_STEP, MOVE_HEAD, OPEN_THREAD, SELECT_HEAD, SELECT_SNAPSHOT, SELECT_STEP, SELECT_STEPS,
@@ -20,6 +20,12 @@ use super::{Appended, LogTail, StepRow};
 use crate::error::StoreError;
 use rusqlite::{Connection, Row, ToSql};
 use std::sync::Arc;
+
+/// The most steps a thread's tail may have to be read on the calling
+/// thread (an async runtime's, as a rule): a few milliseconds at most.
+/// Under the default snapshot policy a tail is about a snapshot's size;
+/// a longer one (snapshots off, or few) is read through sqlx's pool.
+pub(super) const MAX_INLINE_STEPS: i64 = 512;
 
 /// A SQLite file's own connections: its writer and its readers.
 #[derive(Debug, Clone)]
@@ -206,7 +212,7 @@ impl HotPath for SqliteHot {
         thread: &str,
         upto: Option<u64>,
         with_last: bool,
-    ) -> Result<Option<LogTail>, StoreError> {
+    ) -> Result<Tail, StoreError> {
         let context = || format!("loading thread \"{thread}\"");
         // The rows in one snapshot of the database; decoded after.
         let read = self.read_together(context, |conn| {
@@ -225,6 +231,11 @@ impl HotPath for SqliteHot {
                 columns::<SnapshotTuple>,
             )?;
             let from = snapshot.as_ref().map_or(1, |snapshot| snapshot.0 + 1);
+            // Seqs only grow: at most `upto - from + 1` steps, known
+            // before any is read.
+            if upto - from >= MAX_INLINE_STEPS {
+                return Ok(Some(None));
+            }
             let steps = match from > upto {
                 true => Vec::new(),
                 false => all(
@@ -239,10 +250,12 @@ impl HotPath for SqliteHot {
                 Some(last) if last.0 == head => None, // among the steps
                 _ => first(conn, SELECT_STEP, &[&thread, &head], columns::<StepTuple>)?,
             };
-            Ok(Some((head, snapshot, steps, last)))
+            Ok(Some(Some((head, snapshot, steps, last))))
         })?;
-        let Some((head, snapshot, steps, last)) = read else {
-            return Ok(None);
+        let (head, snapshot, steps, last) = match read {
+            None => return Ok(Tail::Read(None)),
+            Some(None) => return Ok(Tail::TooLong),
+            Some(Some(read)) => read,
         };
         let head = from_db(thread, "thread head", head)?;
         let snapshot = snapshot.map(|row| snapshot_row(thread, row)).transpose()?;
@@ -252,12 +265,12 @@ impl HotPath for SqliteHot {
             None if with_last && head != 0 => steps.last().filter(|step| step.seq == head).cloned(),
             None => None,
         };
-        Ok(Some(LogTail {
+        Ok(Tail::Read(Some(LogTail {
             head,
             snapshot,
             steps,
             last,
-        }))
+        })))
     }
 
     fn get_run(&self, run_id: &str) -> Result<Option<RunRow>, StoreError> {
