@@ -128,6 +128,31 @@ pub(crate) fn routes() -> Router<App> {
         .route("/store/items/search", post(store_routes::search))
         .route("/store/namespaces", post(store_routes::namespaces))
         .merge(state_routes())
+        .merge(cron_routes())
+}
+
+/// The Agent Server's cron routes, each refused as LangGraph's server
+/// refuses them when its crons are off (`/info` says `"crons": false`
+/// here too): a 403 that says so, not a 404 that looks like a wrong path.
+fn cron_routes() -> Router<App> {
+    Router::new()
+        .route("/runs/crons", post(no_crons))
+        .route("/runs/crons/search", post(no_crons))
+        .route("/runs/crons/count", post(no_crons))
+        .route(
+            "/runs/crons/{cron_id}",
+            get(no_crons).patch(no_crons).delete(no_crons),
+        )
+        .route("/threads/{thread_id}/runs/crons", post(no_crons))
+}
+
+/// Every cron route: crons are not served.
+async fn no_crons() -> crate::error::ApiError {
+    crate::error::ApiError::forbidden(
+        "Crons are not served by this server (its /info says \"crons\": false): create runs \
+         with POST /threads/{thread_id}/runs (after_seconds delays one) from a scheduler of \
+         your own",
+    )
 }
 
 /// The routes that read and edit a thread's state through its graph.
