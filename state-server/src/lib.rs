@@ -514,7 +514,7 @@ impl Server {
     #[cfg(feature = "graph")]
     pub fn start_workers(&self) -> Workers {
         let pool = self.pool();
-        pool.start(&self.store, &Arc::new(self.assistants.clone()));
+        pool.start(&self.app(None));
         Workers { pool }
     }
 
@@ -577,13 +577,9 @@ impl Server {
         self.routes(get(routes::no_state), get(stream::stream_untyped), None)
     }
 
-    fn routes(
-        &self,
-        state: MethodRouter<App>,
-        stream: MethodRouter<App>,
-        typed: Option<Typed>,
-    ) -> Router {
-        let app = App {
+    /// What the handlers share (`typed`: the typed router's state type).
+    fn app(&self, typed: Option<Typed>) -> App {
+        App {
             store: self.store.clone(),
             default_page: DEFAULT_PAGE_SIZE.min(self.max_page_size),
             max_page: self.max_page_size,
@@ -598,7 +594,16 @@ impl Server {
             assistants: Arc::new(self.assistants.clone()),
             #[cfg(feature = "graph")]
             workers: self.pool(),
-        };
+        }
+    }
+
+    fn routes(
+        &self,
+        state: MethodRouter<App>,
+        stream: MethodRouter<App>,
+        typed: Option<Typed>,
+    ) -> Router {
+        let app = self.app(typed);
         let guarded = |routes: Router<App>, query_token: guard::QueryToken| {
             // The auth hook, then what its identity may see, inside the
             // token check.

@@ -248,6 +248,15 @@ pub enum StoreError {
         assistant: String,
     },
 
+    /// A cron with this id exists already
+    /// ([`Store::create_cron`](crate::Store::create_cron)). Nothing was
+    /// written.
+    #[error("cron \"{cron}\" already exists")]
+    CronExists {
+        /// The cron.
+        cron: String,
+    },
+
     /// The assistant has no such version
     /// ([`Store::set_assistant_version`](crate::Store::set_assistant_version)).
     /// Nothing was written.
@@ -259,8 +268,9 @@ pub enum StoreError {
         version: u64,
     },
 
-    /// A run, or a thread record, that cannot be stored: metadata that is
-    /// not a JSON object, an invalid id. Nothing was written.
+    /// A run, a thread record, an assistant or a cron that cannot be
+    /// stored: metadata that is not a JSON object, an invalid id. Nothing
+    /// was written.
     #[error("{what}: {reason}")]
     InvalidRun {
         /// The run or thread.
@@ -269,11 +279,13 @@ pub enum StoreError {
         reason: String,
     },
 
-    /// A stored run, run event or thread record cannot be read back: an
-    /// unknown status, JSON that does not parse, a negative number.
+    /// A stored run, run event, thread record, assistant or cron cannot
+    /// be read back: an unknown status, JSON that does not parse, a
+    /// negative number.
     #[error("{what}, column {column}: stored data is corrupt: {detail}")]
     CorruptRun {
-        /// The run (`run "…"`) or thread record (`thread record "…"`).
+        /// The run (`run "…"`), thread record (`thread record "…"`),
+        /// assistant (`assistant "…"`) or cron (`cron "…"`).
         what: String,
         /// The column.
         column: &'static str,

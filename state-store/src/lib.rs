@@ -4,6 +4,7 @@
 
 mod assistants;
 mod backend;
+mod crons;
 mod error;
 mod handle;
 mod ids;
@@ -21,6 +22,7 @@ mod thread;
 mod watch;
 
 pub use assistants::{AssistantPatch, AssistantRecord, NewAssistant};
+pub use crons::{CronPatch, CronRecord, CronSearch, CronSort, NewCron};
 pub use error::{BoxError, StoreError};
 pub use handle::{Compaction, LatestState, Store};
 pub use items::{

@@ -17,6 +17,12 @@ mod body;
 #[cfg(feature = "graph")]
 mod checkpoint;
 #[cfg(feature = "graph")]
+mod cron_routes;
+#[cfg(feature = "graph")]
+mod cron_schedule;
+#[cfg(feature = "graph")]
+mod cron_scheduler;
+#[cfg(feature = "graph")]
 mod follow;
 #[cfg(feature = "graph")]
 mod run_config;
@@ -131,10 +137,36 @@ pub(crate) fn routes() -> Router<App> {
         .merge(cron_routes())
 }
 
-/// The Agent Server's cron routes, each refused as LangGraph's server
-/// refuses them when its crons are off (`/info` says `"crons": false`
-/// here too): a 403 that says so, not a 404 that looks like a wrong path.
+/// The Agent Server's cron routes (`cron_routes.rs`).
+#[cfg(feature = "graph")]
 fn cron_routes() -> Router<App> {
+    Router::new()
+        .route("/runs/crons", post(cron_routes::create))
+        .route("/runs/crons/search", post(cron_routes::search))
+        .route("/runs/crons/count", post(cron_routes::count))
+        .route(
+            "/runs/crons/{cron_id}",
+            get(cron_routes::get)
+                .patch(cron_routes::patch)
+                .delete(cron_routes::delete),
+        )
+        .route(
+            "/threads/{thread_id}/runs/crons",
+            post(cron_routes::create_for_thread),
+        )
+}
+
+/// Without graphs no run can be made: each cron route is refused as
+/// LangGraph's server refuses them with its crons off (`/info` says
+/// `"crons": false` then), a 403 that says so.
+#[cfg(not(feature = "graph"))]
+fn cron_routes() -> Router<App> {
+    let no_crons = || async {
+        crate::error::ApiError::forbidden(
+            "Crons are not served by this server (built without its `graph` feature; its \
+             /info says \"crons\": false)",
+        )
+    };
     Router::new()
         .route("/runs/crons", post(no_crons))
         .route("/runs/crons/search", post(no_crons))
@@ -144,15 +176,6 @@ fn cron_routes() -> Router<App> {
             get(no_crons).patch(no_crons).delete(no_crons),
         )
         .route("/threads/{thread_id}/runs/crons", post(no_crons))
-}
-
-/// Every cron route: crons are not served.
-async fn no_crons() -> crate::error::ApiError {
-    crate::error::ApiError::forbidden(
-        "Crons are not served by this server (its /info says \"crons\": false): create runs \
-         with POST /threads/{thread_id}/runs (after_seconds delays one) from a scheduler of \
-         your own",
-    )
 }
 
 /// The routes that read and edit a thread's state through its graph.
@@ -229,11 +252,11 @@ async fn ok() -> Json<Value> {
 }
 
 /// `GET /info`: what serves, in the Agent Server's shape (`version` is
-/// this crate's; no crons, no LangSmith).
+/// this crate's; crons with graphs; no LangSmith).
 async fn info() -> Json<Value> {
     Json(json!({
         "version": env!("CARGO_PKG_VERSION"),
-        "flags": {"assistants": true, "crons": false, "langsmith": false},
+        "flags": {"assistants": true, "crons": cfg!(feature = "graph"), "langsmith": false},
         "host": {"kind": "self-hosted", "project_id": null, "host_revision_id": null,
                  "revision_id": null, "tenant_id": null},
     }))

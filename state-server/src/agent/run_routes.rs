@@ -119,6 +119,43 @@ async fn starts_at_head(app: &App, thread: Option<&str>, seq: u64) -> Result<(),
     )))
 }
 
+impl Create {
+    /// The same request, creating its thread if it is not there.
+    pub(crate) fn creating_thread(mut self) -> Create {
+        self.if_not_exists = Some(IfNotExists::Create);
+        self
+    }
+
+    /// Checks what a run made of it would be refused for before anything
+    /// is written (a cron's request, when the cron is made): its
+    /// assistant, stream modes, context, breakpoints and delay. Returns
+    /// the assistant's id (a graph's name resolved).
+    pub(crate) async fn check(&self, app: &App, owner: Option<&str>) -> Result<String, ApiError> {
+        let found = assistant(app, &self.assistant_id, owner).await?;
+        modes(self.stream_mode.as_ref())?;
+        let context = found.run_context(self.config.as_ref(), self.context.as_ref())?;
+        let served = &found.graph().served;
+        served.check_context(context.as_ref().unwrap_or(&Map::new()))?;
+        served.check_breakpoints(&self.options.check()?)?;
+        self.options.checkpoint()?;
+        delay_of(self.after_seconds)?;
+        Ok(found.id().to_owned())
+    }
+}
+
+/// `after_seconds` as a delay, or the 422 naming it.
+fn delay_of(after_seconds: Option<f64>) -> Result<Option<std::time::Duration>, ApiError> {
+    match after_seconds {
+        None => Ok(None),
+        Some(s) if s.is_finite() && (0.0..=MAX_DELAY).contains(&s) => {
+            Ok(Some(std::time::Duration::from_secs_f64(s)))
+        }
+        Some(s) => Err(ApiError::invalid_body(format!(
+            "after_seconds: expected a number of seconds from 0 to {MAX_DELAY}, got {s}"
+        ))),
+    }
+}
+
 /// Creates the run (pending; the workers take it), on `thread` or, for a
 /// stateless run, on a thread of its own; with a watch of it made before
 /// it was (see [`ended_from`]).
@@ -127,6 +164,19 @@ async fn create_run(
     thread: Option<&str>,
     create: Create,
     owner: Option<&str>,
+) -> Result<(Run, RunWatch), ApiError> {
+    let run_id = uuid::Uuid::now_v7().to_string();
+    create_run_as(app, thread, create, owner, run_id).await
+}
+
+/// [`create_run`] with the run's id given (a cron's run, whose id its
+/// tick makes: the schedulers of two processes make it once).
+pub(crate) async fn create_run_as(
+    app: &App,
+    thread: Option<&str>,
+    create: Create,
+    owner: Option<&str>,
+    run_id: String,
 ) -> Result<(Run, RunWatch), ApiError> {
     let found = assistant(app, &create.assistant_id, owner).await?;
     let assistant = found.graph();
@@ -142,18 +192,7 @@ async fn create_run(
     if let Some(seq) = create.options.checkpoint()? {
         starts_at_head(app, thread, seq).await?;
     }
-    let delay = match create.after_seconds {
-        None => None,
-        Some(s) if s.is_finite() && (0.0..=MAX_DELAY).contains(&s) => {
-            Some(std::time::Duration::from_secs_f64(s))
-        }
-        Some(s) => {
-            return Err(ApiError::invalid_body(format!(
-                "after_seconds: expected a number of seconds from 0 to {MAX_DELAY}, got {s}"
-            )));
-        }
-    };
-    let run_id = uuid::Uuid::now_v7().to_string();
+    let delay = delay_of(create.after_seconds)?;
     // The thread's metadata goes into the run's (a thread not there yet
     // has none).
     let thread_metadata = match thread {
@@ -243,7 +282,7 @@ async fn create_run(
         take_back(app, &run.run_id, watch).await?;
         return Err(no_assistant(app, found.id()));
     }
-    app.workers.start(&app.store, &app.assistants);
+    app.workers.start(app);
     Ok((run, watch))
 }
 

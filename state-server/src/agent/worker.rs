@@ -69,13 +69,27 @@ impl WorkerPool {
     }
 
     /// Starts the workers, the first time only (inside a tokio runtime),
-    /// and the task that hands the store's wake-ups to them.
-    pub(crate) fn start(&self, store: &Store, assistants: &Arc<Assistants>) {
+    /// the task that hands the store's wake-ups to them, and the one that
+    /// starts the crons' runs.
+    pub(crate) fn start(&self, app: &crate::routes::App) {
+        let (store, assistants) = (&app.store, &app.assistants);
         self.started.get_or_init(|| {
             let mut tasks = self.tasks.lock().unwrap_or_else(|e| e.into_inner());
             if self.count == 0 {
                 return;
             }
+            let phase = self.phase.subscribe();
+            tasks.push(tokio::spawn(super::cron_scheduler::schedule(
+                app.clone(),
+                async move {
+                    let mut phase = phase;
+                    while *phase.borrow_and_update() == Phase::Working {
+                        if phase.changed().await.is_err() {
+                            return;
+                        }
+                    }
+                },
+            )));
             let wake = Arc::new(Notify::new());
             tasks.push(tokio::spawn(dispatch(
                 store.clone(),

@@ -169,7 +169,7 @@ fn sdk_python() -> PathBuf {
 
 /// Runs `tests/sdk/<script>` against the server at `url`; fails the test
 /// with the script's output if it fails.
-async fn run_script(script: &str, url: &str) {
+pub(crate) async fn run_script(script: &str, url: &str) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/sdk")
         .join(script);

@@ -46,6 +46,32 @@ struct Route {
 /// The assistant the fixture creates.
 const ASSISTANT: &str = "00000000-0000-4000-8000-0000000000aa";
 
+/// The cron the fixture creates (on [`THREAD`], for New Year's Day).
+const CRON: &str = "00000000-0000-4000-8000-0000000000cc";
+
+/// A cron's body that is accepted (it fires on New Year's Day only).
+const CRON_BODY: &str = r#"{"assistant_id": "agent", "schedule": "0 0 1 1 *", "timezone": "UTC",
+    "input": {"messages": [{"type": "human", "content": "hi"}]}, "metadata": {"k": "v"},
+    "enabled": true, "end_time": "2999-01-01T00:00:00Z"}"#;
+
+/// The fields of a cron's body (`CronCreate`).
+const CRON_FIELDS: &[&str] = &[
+    "assistant_id",
+    "schedule",
+    "timezone",
+    "end_time",
+    "enabled",
+    "on_run_completed",
+    "input",
+    "metadata",
+    "config",
+    "context",
+    "stream_mode",
+    "multitask_strategy",
+    "interrupt_before",
+    "webhook",
+];
+
 /// A run's body that is accepted.
 const RUN: &str = r#"{"assistant_id": "agent", "input": {"messages": [{"type": "human", "content": "hi"}]},
     "stream_mode": ["values", "updates"], "multitask_strategy": "enqueue", "metadata": {"k": "v"},
@@ -282,6 +308,8 @@ struct Snapshot {
     items: Value,
     /// The created assistants.
     assistants: Value,
+    /// The crons.
+    crons: Vec<state_store::CronRecord>,
 }
 
 async fn snapshot(addr: SocketAddr, store: &Store) -> Snapshot {
@@ -308,7 +336,12 @@ async fn snapshot(addr: SocketAddr, store: &Store) -> Snapshot {
         .await
         .expect("list the items");
     let assistants = store.assistants(None).await.expect("list the assistants");
+    let crons = store
+        .search_crons(&state_store::CronSearch::default().limit(1000))
+        .await
+        .expect("list the crons");
     Snapshot {
+        crons,
         assistants: serde_json::to_value(assistants).expect("assistants as JSON"),
         metadata: thread.json()["metadata"].clone(),
         runs: runs.json().as_array().expect("a list").clone(),
@@ -351,7 +384,7 @@ async fn settle(store: &Store) {
 /// path into the body whose first segment is one of the route's fields,
 /// or it is about the body as a whole (which then is no JSON object, or
 /// lacks a field serde names), or it is the recorded Agent Server text
-/// for an unknown assistant.
+/// for an unknown assistant or an id that is not a UUID.
 fn names_the_field(detail: &str, fields: &[&str], object: bool) -> bool {
     let Some((head, rest)) = detail.split_once(": ") else {
         return false;
@@ -359,7 +392,10 @@ fn names_the_field(detail: &str, fields: &[&str], object: bool) -> bool {
     if head == "the request body" {
         return !object || rest.contains("missing field `");
     }
-    if head == "Invalid assistant" || head == "Invalid assistant ID" {
+    if matches!(
+        head,
+        "Invalid assistant" | "Invalid assistant ID" | "Invalid thread ID"
+    ) {
         return true;
     }
     let first = head.split(['.', '[']).next().unwrap_or_default();
@@ -471,6 +507,10 @@ async fn fixture(dir: &std::path::Path) -> (SocketAddr, Store, String) {
         .put_item(&["fuzz"], "kept", json!({"v": 1}))
         .await
         .expect("put an item");
+    let cron = state_store::NewCron::new(CRON, ASSISTANT, "0 0 1 1 *")
+        .thread(THREAD)
+        .payload(json!({"assistant_id": ASSISTANT, "input": {}}));
+    store.create_cron(cron).await.expect("create a cron");
     let assistant = state_store::NewAssistant::new(ASSISTANT, "agent").metadata(json!({"a": 1}));
     store
         .create_assistant(assistant, state_store::IfExists::Raise)
@@ -493,7 +533,8 @@ fn fuzz(route: Route) {
         .path
         .replace("{thread}", THREAD)
         .replace("{run}", &run)
-        .replace("{assistant}", ASSISTANT);
+        .replace("{assistant}", ASSISTANT)
+        .replace("{cron}", CRON);
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|n| n.parse().ok())
@@ -584,6 +625,17 @@ routes! {
         false;
     assistants_latest: "POST" "/assistants/{assistant}/latest" &["version"],
         r#"{"version": 1}"#, false;
+    crons_create: "POST" "/runs/crons" CRON_FIELDS, CRON_BODY, false;
+    crons_create_for_thread: "POST" "/threads/{thread}/runs/crons" CRON_FIELDS, CRON_BODY,
+        false;
+    crons_patch: "PATCH" "/runs/crons/{cron}" CRON_FIELDS,
+        r#"{"schedule": "0 0 2 1 *", "enabled": false, "metadata": {"b": 2}}"#, false;
+    crons_search: "POST" "/runs/crons/search"
+        &["assistant_id", "thread_id", "enabled", "metadata", "limit", "offset", "sort_by",
+          "sort_order", "select"],
+        r#"{"enabled": true, "metadata": {}, "limit": 5, "offset": 0, "sort_by": "next_run_date",
+            "sort_order": "asc", "select": ["cron_id"]}"#, false;
+    crons_count: "POST" "/runs/crons/count" &["assistant_id", "thread_id"], "{}", false;
     cancel_body: "POST" "/threads/{thread}/runs/{run}/cancel" &["wait", "action"],
         r#"{"wait": true}"#, false;
 }

@@ -14,6 +14,7 @@ mod agent_sdk_js;
 mod binary;
 mod browser_smoke;
 mod corrupt;
+mod crons;
 mod fuzz_bodies;
 mod inspector;
 mod inspector_browser;

@@ -8,8 +8,6 @@ import asyncio
 import os
 import uuid
 
-import httpx
-
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import NotFoundError
 
@@ -27,24 +25,6 @@ async def main() -> None:
     info = await client.http.get("/info")
     assert info["flags"]["assistants"] is True, info
     assert await client.http.get("/ok") == {"ok": True}
-    # 54: crons are off, as /info says: each cron call is LangGraph's 403
-    # for crons turned off, saying so.
-    assert info["flags"]["crons"] is False, info
-    for call in (
-        client.crons.search(),
-        client.crons.count(),
-        client.crons.create("agent", schedule="* * * * *"),
-        client.crons.create_for_thread(str(uuid.uuid4()), "agent", schedule="* * * * *"),
-        client.crons.update(str(uuid.uuid4()), schedule="* * * * *"),
-        client.crons.delete(str(uuid.uuid4())),
-    ):
-        try:
-            await call
-        except httpx.HTTPStatusError as error:
-            assert error.response.status_code == 403, error
-            assert "Crons are not served" in error.response.json()["detail"], error
-        else:
-            raise AssertionError("a cron call was not refused")
 
     # 02: every assistant, newest first, LangGraph's ids and shape.
     found = await client.assistants.search(limit=10, offset=0)

@@ -76,6 +76,19 @@ async def main() -> None:
     assert await ops.threads.count() == 2
     assert (await ops.threads.get(tid))["thread_id"] == tid
 
+    # Crons: Ada's on her thread are hers; Bob can neither make one on
+    # her thread nor see, change or delete hers.
+    cron = await ada.crons.create_for_thread(tid, "agent", schedule="0 0 1 1 *", input=PING)
+    assert cron["user_id"] == "ada", cron
+    assert await status_of(bob.crons.create_for_thread(tid, "agent", schedule="0 0 1 1 *")) == 404
+    assert await status_of(bob.http.get(f"/runs/crons/{cron['cron_id']}")) == 404
+    assert await status_of(bob.crons.update(cron["cron_id"], enabled=False)) == 404
+    assert await status_of(bob.crons.delete(cron["cron_id"])) == 404
+    assert await bob.crons.search() == [] and await bob.crons.count() == 0
+    assert [c["cron_id"] for c in await ada.crons.search()] == [cron["cron_id"]]
+    assert await ops.crons.count() == 1
+    await ada.crons.delete(cron["cron_id"])
+
     # Items: an identity's namespaces begin with its id.
     await ada.store.put_item(["ada", "prefs"], "theme", {"color": "dark"})
     assert await status_of(ada.store.put_item(["bob", "prefs"], "theme", {"color": "x"})) == 403

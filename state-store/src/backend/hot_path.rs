@@ -74,6 +74,7 @@ pub(crate) trait HotPath {
 
 /// A hot path's answer to `read_tail`.
 #[derive(Debug)]
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 pub(crate) enum Tail {
     /// The thread's tail (`None`: no such thread).
     Read(Option<LogTail>),

@@ -79,6 +79,8 @@ pub(crate) struct Memory {
     pub(super) runs: super::memory_runs::MemoryRuns,
     /// The created assistants (`Store::create_assistant`).
     pub(super) assistants: super::memory_assistants::MemoryAssistants,
+    /// The crons (`Store::create_cron`).
+    pub(super) crons: super::memory_crons::MemoryCrons,
 }
 
 impl Memory {

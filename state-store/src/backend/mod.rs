@@ -7,11 +7,15 @@
 
 mod memory;
 mod memory_assistants;
+mod memory_crons;
 mod memory_items;
 mod memory_runs;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[macro_use]
 mod sql_assistants;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[macro_use]
+mod sql_crons;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[macro_use]
 mod sql_item_methods;
@@ -218,7 +222,7 @@ pub(crate) enum Backend {
 
 /// A `Backend` method whose memory side is a plain call (`$memory`, on
 /// the memory backend's tables) and whose SQL side is awaited (`$sql`):
-/// the items', runs' and assistants' methods.
+/// the items', runs', assistants' and crons' methods.
 macro_rules! dispatch_split {
     ($self:ident, $b:ident => $memory:expr, $sql:expr) => {
         match $self {
@@ -238,6 +242,10 @@ pub(crate) use items::{Cmp, Flow, ItemScan, ItemWrite, PrefixRange, Pushed, Scan
 // Created assistants: their rows, and the `Backend` methods for them.
 mod assistants;
 pub(crate) use assistants::{AssistantRow, Change, Changed};
+
+// The Agent Server's crons: their rows, and the `Backend` methods for them.
+mod crons;
+pub(crate) use crons::{CronColumn, CronRow, CronScan};
 
 // Runs, their events and thread records: their rows, and the `Backend`
 // methods for them.

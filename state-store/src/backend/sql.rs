@@ -28,8 +28,10 @@ use crate::error::StoreError;
 /// its rewinds (`Store::rewind_thread`) and keeps the step of the last
 /// one, so a watcher learns of a rewind from the log alone
 /// (`REWIND_COLUMNS`); a version 6 program would ignore them and miss
-/// rewinds, so it is told to upgrade instead.
-pub(crate) const SCHEMA_VERSION: i64 = 7;
+/// rewinds, so it is told to upgrade instead. 8: the Agent Server's
+/// crons (`Store::create_cron`), a table of its own (`sql_crons.rs`);
+/// no older table changed.
+pub(crate) const SCHEMA_VERSION: i64 = 8;
 
 /// The version table, created first: it says which migrations to run.
 const CREATE_SCHEMA_TABLE: &str = "CREATE TABLE IF NOT EXISTS state_store_schema (
@@ -76,7 +78,7 @@ fn migrations(
     item_tables: &'static [&'static str],
     run_base: &'static [&'static str],
     rewind_columns: &'static [&'static str],
-) -> [(i64, &'static [&'static str]); 7] {
+) -> [(i64, &'static [&'static str]); 8] {
     // 2 changed no table (see SCHEMA_VERSION).
     [
         (1, &LOG_TABLES),
@@ -86,6 +88,7 @@ fn migrations(
         (5, run_base),
         (6, &super::sql_assistants::ASSISTANT_TABLES),
         (7, rewind_columns),
+        (8, &super::sql_crons::CRON_TABLES),
     ]
 }
 
@@ -895,6 +898,7 @@ macro_rules! sql_backend {
             record = $record, notify = $notify, collate = $collate
         }
         sql_assistants! { $name, $db }
+        sql_crons! { $name, $db, collate = $collate }
 
         impl $name {
             /// The pool, for callers that want to run their own queries.

@@ -1159,8 +1159,8 @@ const VERSION_TWO: [&str; 7] = [
      ('t', 2, 'apply', '{\"transcript\": [\"two\"]}', '{}', 1, 2000)",
 ];
 
-/// Opens a version-2 database with `open` and checks the upgrade: version
-/// 3 recorded once, the thread as it was, items usable; a newer
+/// Opens a version-2 database with `open` and checks the upgrade: the
+/// current version recorded once, the thread as it was, items usable; a newer
 /// database refused.
 async fn upgrade_from_version_two<F, Fut>(db: &Db, open: F)
 where
@@ -1172,7 +1172,7 @@ where
     let (a, b) = tokio::join!(open(), open());
     let store = a.unwrap();
     b.unwrap();
-    assert_eq!(schema_version(db).await, (7, 1), "{}", db.kind);
+    assert_eq!(schema_version(db).await, (8, 1), "{}", db.kind);
     // Version 4's run tables are there.
     store
         .create_run(state_store::NewRun::new("run-1", "agent"))
@@ -1192,6 +1192,12 @@ where
         )
         .await
         .unwrap();
+    // And version 8's crons' table.
+    store
+        .create_cron(state_store::NewCron::new("c1", "a1", "@hourly").next_run_at(1))
+        .await
+        .unwrap();
+    assert_eq!(store.due_crons(1, 10).await.unwrap().len(), 1);
     let mut t = store.thread::<Chat>("t").await.unwrap();
     assert_eq!(t.seq(), 2);
     assert_eq!(t.state().transcript, ["one", "two"]);
@@ -1219,18 +1225,18 @@ where
     );
     assert_eq!(
         schema_version(db).await,
-        (7, 1),
+        (8, 1),
         "opening again changes nothing"
     );
 
-    raw_sql(db, &["UPDATE state_store_schema SET version = 8"]).await;
+    raw_sql(db, &["UPDATE state_store_schema SET version = 9"]).await;
     let err = open().await.unwrap_err();
     assert!(
         matches!(
             err,
             StoreError::TooNew {
-                found: 8,
-                known: 7,
+                found: 9,
+                known: 8,
                 ..
             }
         ),
@@ -1238,7 +1244,7 @@ where
     );
     assert_eq!(
         err.to_string(),
-        "the database's state-store tables: written by version 8, but this program knows versions up to 7; upgrade it"
+        "the database's state-store tables: written by version 9, but this program knows versions up to 8; upgrade it"
     );
 }
 
@@ -1260,7 +1266,7 @@ async fn schema_version(db: &Db) -> (i64, i64) {
 }
 
 #[tokio::test]
-async fn a_version_two_sqlite_database_is_upgraded_to_seven() {
+async fn a_version_two_sqlite_database_is_upgraded_to_eight() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v2.db");
     // An empty file for the raw connection.
@@ -1280,7 +1286,7 @@ async fn a_version_two_sqlite_database_is_upgraded_to_seven() {
 }
 
 #[tokio::test]
-async fn a_version_two_postgres_database_is_upgraded_to_seven() {
+async fn a_version_two_postgres_database_is_upgraded_to_eight() {
     let fresh = support::postgres::shared().fresh_database("items_v2");
     let db = Db {
         kind: "postgres",

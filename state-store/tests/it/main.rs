@@ -9,6 +9,7 @@ mod assistants;
 mod concurrency;
 mod corrupt;
 mod crash;
+mod crons;
 mod items;
 mod postgres_faults;
 mod rewind;

@@ -255,12 +255,12 @@ async fn pg_schema_version(raw: &sqlx::PgPool) -> (i64, i64) {
 }
 
 #[tokio::test]
-async fn a_store_schema_version_one_database_is_upgraded_to_seven() {
+async fn a_store_schema_version_one_database_is_upgraded_to_eight() {
     let (_dir, path) = fixture_copy();
     assert_eq!(sqlite_schema_version(&path).await, (1, 1));
 
     let store = Store::sqlite(&path).await.unwrap();
-    assert_eq!(sqlite_schema_version(&path).await, (7, 1));
+    assert_eq!(sqlite_schema_version(&path).await, (8, 1));
     // Readable as before, and a pending step can be written to it.
     let mut t = store.thread::<Profile>("ada").await.unwrap();
     assert_eq!(t.seq(), 5);
@@ -272,10 +272,14 @@ async fn a_store_schema_version_one_database_is_upgraded_to_seven() {
     let again = store.thread::<Profile>("ada").await.unwrap();
     assert_eq!((again.seq(), again.state()), (6, &before));
     assert_eq!(store.history("ada", ..).await.unwrap().len(), 6);
+    // Every later version's tables are there: the crons' (version 8).
+    let cron = state_store::NewCron::new("c1", "a1", "@hourly").next_run_at(5);
+    store.create_cron(cron).await.unwrap();
+    assert_eq!(store.due_crons(5, 10).await.unwrap().len(), 1);
 
     // Opening it again changes nothing more.
     Store::sqlite(&path).await.unwrap();
-    assert_eq!(sqlite_schema_version(&path).await, (7, 1));
+    assert_eq!(sqlite_schema_version(&path).await, (8, 1));
 }
 
 #[tokio::test]
@@ -290,7 +294,7 @@ async fn workers_opening_a_version_one_database_at_once_upgrade_it_once() {
     for open in opens {
         open.await.unwrap().unwrap();
     }
-    assert_eq!(sqlite_schema_version(&path).await, (7, 1));
+    assert_eq!(sqlite_schema_version(&path).await, (8, 1));
     let store = Store::sqlite(&path).await.unwrap();
     assert_eq!(store.thread::<Profile>("ada").await.unwrap().seq(), 5);
 }
@@ -301,7 +305,7 @@ async fn a_newer_store_schema_is_refused() {
     let raw = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
         .await
         .unwrap();
-    sqlx::query("UPDATE state_store_schema SET version = 8")
+    sqlx::query("UPDATE state_store_schema SET version = 9")
         .execute(&raw)
         .await
         .unwrap();
@@ -311,8 +315,8 @@ async fn a_newer_store_schema_is_refused() {
         matches!(
             err,
             StoreError::TooNew {
-                found: 8,
-                known: 7,
+                found: 9,
+                known: 8,
                 ..
             }
         ),
@@ -320,18 +324,18 @@ async fn a_newer_store_schema_is_refused() {
     );
     assert_eq!(
         err.to_string(),
-        "the database's state-store tables: written by version 8, but this program knows versions up to 7; upgrade it"
+        "the database's state-store tables: written by version 9, but this program knows versions up to 8; upgrade it"
     );
-    assert_eq!(sqlite_schema_version(&path).await, (8, 1), "left as it was");
+    assert_eq!(sqlite_schema_version(&path).await, (9, 1), "left as it was");
 }
 
 #[tokio::test]
-async fn postgres_store_schema_one_is_upgraded_and_eight_refused() {
+async fn postgres_store_schema_one_is_upgraded_and_nine_refused() {
     let db = support::postgres::shared().fresh_database("schema");
-    // A new database is created at version 7.
+    // A new database is created at version 8.
     Store::postgres(&db.url).await.unwrap();
     let raw = sqlx::PgPool::connect(&db.url).await.unwrap();
-    assert_eq!(pg_schema_version(&raw).await, (7, 1));
+    assert_eq!(pg_schema_version(&raw).await, (8, 1));
 
     // Version 1 had the same log tables (and version 3's item tables are
     // created if missing): this is a version-1 database, with a thread in
@@ -357,11 +361,11 @@ async fn postgres_store_schema_one_is_upgraded_and_eight_refused() {
     for open in opens {
         stores.push(open.await.unwrap().unwrap());
     }
-    assert_eq!(pg_schema_version(&raw).await, (7, 1));
+    assert_eq!(pg_schema_version(&raw).await, (8, 1));
     let t = stores[0].thread::<Chat>("t").await.unwrap();
     assert_eq!(t.state().transcript, ["one"]);
 
-    sqlx::query("UPDATE state_store_schema SET version = 8")
+    sqlx::query("UPDATE state_store_schema SET version = 9")
         .execute(&raw)
         .await
         .unwrap();
@@ -370,12 +374,12 @@ async fn postgres_store_schema_one_is_upgraded_and_eight_refused() {
         matches!(
             err,
             StoreError::TooNew {
-                found: 8,
-                known: 7,
+                found: 9,
+                known: 8,
                 ..
             }
         ),
         "{err}"
     );
-    assert_eq!(pg_schema_version(&raw).await, (8, 1), "left as it was");
+    assert_eq!(pg_schema_version(&raw).await, (9, 1), "left as it was");
 }
