@@ -273,11 +273,16 @@ pub fn allowed_origin(origin: &str) -> bool {
 /// that lets the pages of LangGraph Studio and Agent Chat UI (other
 /// origins, calling the server from the browser) call them
 /// ([`allowed_origin`]). `langgraph dev` lets any origin call it; this
-/// server takes no token, so it lets only those.
+/// server takes no token, so it lets only those. Starts the server's
+/// workers (and its crons' scheduler).
 ///
 /// # Errors
 ///
 /// As [`server`].
+///
+/// # Panics
+///
+/// Outside a tokio runtime (the workers are its tasks).
 pub fn router(store: Store, model: AgentModel) -> Result<axum::Router, GraphError> {
     let cors = CorsLayer::new()
         .allow_origin(AllowOrigin::predicate(|origin, _| {
@@ -301,7 +306,12 @@ pub fn router(store: Store, model: AgentModel) -> Result<axum::Router, GraphErro
         // Studio is a public page calling a loopback address (Chrome's
         // Private Network Access preflight asks for this).
         .allow_private_network(true);
-    Ok(server(store, model)?.router::<MessagesState>().layer(cors))
+    let server = server(store, model)?;
+    // The workers and the crons' scheduler from the start: runs left
+    // pending and crons due in the store go on after a restart at once,
+    // not at the first run created.
+    server.start_workers();
+    Ok(server.router::<MessagesState>().layer(cors))
 }
 
 /// The lines of `langgraph-sdk` Python that talk to the server at `url`
