@@ -6,7 +6,7 @@
 
 use super::assistants::Assistants;
 use super::assistants_found::{Found, created_json, find};
-use super::body::{Body, page_limit, paged};
+use super::body::{Body, page_limit, paged, selected};
 use crate::auth::Owner;
 use crate::error::ApiError;
 use crate::extract::Path;
@@ -177,7 +177,7 @@ pub(crate) async fn search(
     let end = start.saturating_add(limit).min(total);
     let page: Vec<Value> = found[start..end]
         .iter()
-        .map(|a| select(a, search.select.as_deref()))
+        .map(|a| selected(a.clone(), search.select.as_deref()))
         .collect();
     Ok(paged(page, end, end < total))
 }
@@ -204,19 +204,6 @@ fn sort(found: &mut [Value], by: &str, ascending: bool) -> Result<(), ApiError> 
         found.reverse();
     }
     Ok(())
-}
-
-/// The fields of `assistant` in `select`, or all of them.
-fn select(assistant: &Value, select: Option<&[String]>) -> Value {
-    match (select, assistant) {
-        (Some(fields), Value::Object(all)) => Value::Object(
-            all.iter()
-                .filter(|(k, _)| fields.contains(k))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        ),
-        _ => assistant.clone(),
-    }
 }
 
 /// `POST /assistants/count`: how many assistants match.

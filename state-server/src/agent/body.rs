@@ -129,6 +129,19 @@ pub(crate) fn page_limit(limit: Option<u64>, default: u64) -> Result<usize, ApiE
     Ok(limit as usize)
 }
 
+/// A search's answer with only the `select`ed fields of `found`, if the
+/// request named any.
+pub(crate) fn selected(found: serde_json::Value, select: Option<&[String]>) -> serde_json::Value {
+    match (select, found) {
+        (Some(fields), serde_json::Value::Object(all)) => serde_json::Value::Object(
+            all.into_iter()
+                .filter(|(k, _)| fields.contains(k))
+                .collect(),
+        ),
+        (_, found) => found,
+    }
+}
+
 /// A page of a search as the Agent Server answers it: the JSON list, with
 /// `X-Pagination-Total` (and `X-Pagination-Next` when `more` follow),
 /// `end` being the offset just past the page.

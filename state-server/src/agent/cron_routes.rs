@@ -6,7 +6,7 @@
 //! schedulers of every serving process start its runs
 //! (`cron_scheduler.rs`).
 
-use super::body::{Body, page_limit, paged, parse};
+use super::body::{Body, page_limit, paged, parse, selected};
 use super::cron_schedule::{Schedule, parse_time};
 use super::run_routes::Create;
 use crate::auth::Owner;
@@ -504,18 +504,6 @@ fn filter(
         filter = filter.owner(owner);
     }
     Ok(filter)
-}
-
-/// Only the `select`ed fields, if given.
-fn selected(cron: Value, select: Option<&[String]>) -> Value {
-    match (select, cron) {
-        (Some(fields), Value::Object(all)) => Value::Object(
-            all.into_iter()
-                .filter(|(k, _)| fields.contains(k))
-                .collect(),
-        ),
-        (_, cron) => cron,
-    }
 }
 
 /// A cron as the Agent Server writes it (`Cron`).
