@@ -42,10 +42,15 @@ pub(crate) async fn schedule(app: App, stopped: impl Future<Output = ()>) {
     }
 }
 
-/// Starts the runs of the crons due now; when the next is due. (A store
-/// error is left for the next look: the database may come back.)
+/// Starts the runs of the crons due now; when the next is due. One read
+/// when none is (a look a second in every worker process). (A store error
+/// is left for the next look: the database may come back.)
 async fn look(app: &App) -> Option<i64> {
     let now = now_micros();
+    let next = app.store.next_cron_due().await.ok().flatten()?;
+    if next > now {
+        return Some(next);
+    }
     if let Ok(due) = app.store.due_crons(now, BATCH).await {
         for cron in due {
             fire(app, cron, now).await;
