@@ -439,8 +439,9 @@ impl Server {
     }
 
     /// How many runs this process runs at once: 8 by default. `0` makes
-    /// it an API process only: it creates runs and streams them, and
-    /// worker processes on the same PostgreSQL database run them (each a
+    /// it an API process only: it creates runs and crons and streams
+    /// runs, and worker processes on the same PostgreSQL database run
+    /// them and schedule the crons (each a
     /// program that serves the same graphs and calls
     /// [`start_workers`](Server::start_workers)). Set before the routes
     /// are made.
@@ -481,8 +482,12 @@ impl Server {
     }
 
     /// Starts this process's run workers now, rather than with the first
-    /// run created here: what a worker process calls (it may serve no
-    /// routes at all). The handle stops them gracefully.
+    /// run (or cron) created here: what a worker process calls (it may
+    /// serve no routes at all), and what a server calls at its start for
+    /// the runs left pending and the crons due in its store to go on at
+    /// once. With the workers runs the crons' scheduler, which makes each
+    /// due cron's run (once per tick, however many processes share the
+    /// database). The handle stops them gracefully.
     ///
     /// ```no_run
     /// # use state_core::{AgentState, State};
