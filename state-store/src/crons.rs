@@ -7,10 +7,11 @@
 //! microseconds since the Unix epoch.
 
 use crate::Store;
-use crate::backend::{CronColumn, CronRow, CronScan};
+use crate::backend::{CronRow, CronScan};
 use crate::error::StoreError;
 use crate::ids::check_id;
 use crate::items::time::now_micros;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// A cron to create ([`Store::create_cron`]): its id, its assistant and
@@ -573,7 +574,8 @@ impl CronPatch {
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum CronSort {
     /// By id.
     CronId,
@@ -585,22 +587,25 @@ pub enum CronSort {
     NextRunDate,
     /// By end.
     EndTime,
-    /// By creation time.
+    /// By creation time (the default).
+    #[default]
     CreatedAt,
     /// By last change.
     UpdatedAt,
 }
 
 impl CronSort {
-    fn column(self) -> CronColumn {
+    /// Its column in the table.
+    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+    pub(crate) fn column(self) -> &'static str {
         match self {
-            CronSort::CronId => CronColumn::CronId,
-            CronSort::AssistantId => CronColumn::AssistantId,
-            CronSort::ThreadId => CronColumn::ThreadId,
-            CronSort::NextRunDate => CronColumn::NextRunAt,
-            CronSort::EndTime => CronColumn::EndTime,
-            CronSort::CreatedAt => CronColumn::CreatedAt,
-            CronSort::UpdatedAt => CronColumn::UpdatedAt,
+            CronSort::CronId => "cron_id",
+            CronSort::AssistantId => "assistant_id",
+            CronSort::ThreadId => "thread_id",
+            CronSort::NextRunDate => "next_run_at",
+            CronSort::EndTime => "end_time",
+            CronSort::CreatedAt => "created_at",
+            CronSort::UpdatedAt => "updated_at",
         }
     }
 }
@@ -1055,7 +1060,7 @@ impl Store {
                 thread_id: search.thread_id.as_deref(),
                 enabled: search.enabled,
                 owner: search.owner.as_deref(),
-                order_by: search.sort.column(),
+                order_by: search.sort,
                 descending: search.descending,
             })
             .await

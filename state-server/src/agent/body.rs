@@ -129,6 +129,15 @@ pub(crate) fn page_limit(limit: Option<u64>, default: u64) -> Result<usize, ApiE
     Ok(limit as usize)
 }
 
+/// A search's `sort_order` (newest first when not given, as the Agent
+/// Server's).
+#[derive(serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum SortOrder {
+    Asc,
+    Desc,
+}
+
 /// A search's answer with only the `select`ed fields of `found`, if the
 /// request named any.
 pub(crate) fn selected(found: serde_json::Value, select: Option<&[String]>) -> serde_json::Value {

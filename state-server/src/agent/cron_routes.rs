@@ -6,7 +6,7 @@
 //! schedulers of every serving process start its runs
 //! (`cron_scheduler.rs`).
 
-use super::body::{Body, page_limit, paged, parse, selected};
+use super::body::{Body, SortOrder, page_limit, paged, parse, selected};
 use super::cron_schedule::{Schedule, parse_time};
 use super::run_routes::Create;
 use crate::auth::Owner;
@@ -20,7 +20,7 @@ use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use state_store::{CronPatch, CronRecord, CronSearch, CronSort, NewCron};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 
 /// The fields a search may select (the Agent Server's `CronSelectField`).
 const FIELDS: [&str; 14] = [
@@ -40,35 +40,102 @@ const FIELDS: [&str; 14] = [
     "enabled",
 ];
 
-/// The keys of a cron's request that are the cron's, not its runs'.
-const CRON_KEYS: [&str; 5] = [
-    "schedule",
-    "timezone",
-    "end_time",
-    "enabled",
-    "on_run_completed",
-];
+/// A cron's request (`CronCreate`, `ThreadCronCreate`, `CronPatch`): its
+/// own fields, and its run's (`metadata` is both).
+#[derive(Deserialize)]
+pub(crate) struct CronBody {
+    #[serde(default)]
+    schedule: Option<String>,
+    /// Given as `null`: UTC.
+    #[serde(default, deserialize_with = "present")]
+    timezone: Option<Option<String>>,
+    /// Given as `null`: none (a patch clears it).
+    #[serde(default, deserialize_with = "present")]
+    end_time: Option<Option<String>>,
+    #[serde(default)]
+    enabled: Option<bool>,
+    #[serde(default)]
+    on_run_completed: Option<OnRunCompleted>,
+    #[serde(default)]
+    metadata: Option<Map<String, Value>>,
+    /// The run's request.
+    #[serde(flatten)]
+    run: Map<String, Value>,
+}
+
+/// What becomes of a run's own thread when a cron without a thread ends
+/// it (LangGraph's `on_run_completed`).
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum OnRunCompleted {
+    Delete,
+    Keep,
+}
+
+impl OnRunCompleted {
+    fn as_str(self) -> &'static str {
+        match self {
+            OnRunCompleted::Delete => "delete",
+            OnRunCompleted::Keep => "keep",
+        }
+    }
+}
+
+/// A field given, `null` or not (`Some(None)` for `null`); absent, the
+/// field's default (`None`).
+fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+
+impl CronBody {
+    /// Whether it names no field at all.
+    fn is_empty(&self) -> bool {
+        self.schedule.is_none()
+            && self.timezone.is_none()
+            && self.end_time.is_none()
+            && self.enabled.is_none()
+            && self.on_run_completed.is_none()
+            && self.metadata.is_none()
+            && self.run.is_empty()
+    }
+
+    /// Its run's request, with the metadata given.
+    fn payload(&self) -> Map<String, Value> {
+        let mut payload = self.run.clone();
+        if let Some(metadata) = &self.metadata {
+            payload.insert("metadata".to_owned(), Value::Object(metadata.clone()));
+        }
+        payload
+    }
+
+    /// Its end, read as a time.
+    fn end_time(&self) -> Result<Option<Option<i64>>, ApiError> {
+        match &self.end_time {
+            None => Ok(None),
+            Some(None) => Ok(Some(None)),
+            Some(Some(end)) => parse_time("end_time", end)
+                .map(|end| Some(Some(end)))
+                .map_err(ApiError::invalid_body),
+        }
+    }
+}
 
 /// `POST /runs/crons`: a cron whose every run has a thread of its own,
 /// deleted when the run ends unless `on_run_completed` is `"keep"`.
 pub(crate) async fn create(
     Shared(app): Shared<App>,
     owner: Owner,
-    Body(body): Body<Map<String, Value>>,
+    Body(body): Body<CronBody>,
 ) -> Result<Json<Value>, ApiError> {
-    let on_run_completed = match body.get("on_run_completed") {
-        None | Some(Value::Null) => "delete".to_owned(),
-        Some(Value::String(s)) if s == "delete" || s == "keep" => s.clone(),
-        Some(other) => {
-            return Err(ApiError::invalid_body(format!(
-                "on_run_completed: expected \"delete\" or \"keep\", got {other}"
-            )));
-        }
-    };
+    let on_run_completed = body.on_run_completed.unwrap_or(OnRunCompleted::Delete);
     let new = made(&app, None, &body, owner.as_deref()).await?;
     let cron = app
         .store
-        .create_cron(new.on_run_completed(on_run_completed))
+        .create_cron(new.on_run_completed(on_run_completed.as_str()))
         .await?;
     app.workers.start(&app);
     Ok(Json(wire(&cron)))
@@ -80,9 +147,9 @@ pub(crate) async fn create_for_thread(
     Shared(app): Shared<App>,
     owner: Owner,
     Path(thread): Path<String>,
-    Body(body): Body<Map<String, Value>>,
+    Body(body): Body<CronBody>,
 ) -> Result<Json<Value>, ApiError> {
-    if body.contains_key("on_run_completed") {
+    if body.on_run_completed.is_some() {
         return Err(ApiError::invalid_body(
             "on_run_completed: a thread's cron runs on its thread, which is kept; the field is \
              for POST /runs/crons",
@@ -110,53 +177,28 @@ pub(crate) async fn create_for_thread(
 async fn made(
     app: &App,
     thread: Option<&str>,
-    body: &Map<String, Value>,
+    body: &CronBody,
     owner: Option<&str>,
 ) -> Result<NewCron, ApiError> {
-    let schedule = match body.get("schedule") {
-        Some(Value::String(s)) => s.as_str(),
-        Some(other) => {
-            return Err(ApiError::invalid_body(format!(
-                "schedule: expected a cron schedule as a string, got {other}"
-            )));
-        }
-        None => return Err(ApiError::invalid_body("schedule: required")),
+    let Some(schedule) = &body.schedule else {
+        return Err(ApiError::invalid_body("schedule: required"));
     };
-    let timezone = text_field(body, "timezone")?;
-    let end_time = match text_field(body, "end_time")? {
-        Some(end) => Some(parse_time("end_time", &end).map_err(ApiError::invalid_body)?),
-        None => None,
-    };
-    let enabled = match body.get("enabled") {
-        None | Some(Value::Null) => true,
-        Some(Value::Bool(enabled)) => *enabled,
-        Some(other) => {
-            return Err(ApiError::invalid_body(format!(
-                "enabled: expected true or false, got {other}"
-            )));
-        }
-    };
+    let timezone = body.timezone.clone().flatten();
+    let end_time = body.end_time()?.flatten();
     let parsed = Schedule::parse(schedule, timezone.as_deref()).map_err(ApiError::invalid_body)?;
-    let mut payload = run_payload(body);
+    let mut payload = body.payload();
     // A thread's cron queues its runs behind the thread's (LangGraph's
     // `ThreadCronCreate` default), where a run's request is refused.
     if thread.is_some() && !payload.contains_key("multitask_strategy") {
         payload.insert("multitask_strategy".to_owned(), json!("enqueue"));
     }
-    let assistant_id = run_request(&payload)?.check(app, owner).await?;
-    let metadata = match body.get("metadata") {
-        None | Some(Value::Null) => json!({}),
-        Some(Value::Object(metadata)) => Value::Object(metadata.clone()),
-        Some(other) => {
-            return Err(ApiError::invalid_body(format!(
-                "metadata: expected an object, got {other}"
-            )));
-        }
-    };
+    let request = run_request(&payload)?;
+    let assistant_id = request.checked(app, owner).await?.found.id().to_owned();
+    let metadata = body.metadata.clone().unwrap_or_default();
     let mut new = NewCron::new(uuid::Uuid::now_v7().to_string(), assistant_id, schedule)
         .payload(Value::Object(payload))
-        .metadata(metadata)
-        .enabled(enabled);
+        .metadata(Value::Object(metadata))
+        .enabled(body.enabled.unwrap_or(true));
     if let Some(next) = next_run(&parsed, now_micros(), end_time) {
         new = new.next_run_at(next);
     }
@@ -175,30 +217,11 @@ async fn made(
     Ok(new)
 }
 
-/// The run's part of a cron's request: all but the cron's own keys.
-fn run_payload(body: &Map<String, Value>) -> Map<String, Value> {
-    body.iter()
-        .filter(|(key, _)| !CRON_KEYS.contains(&key.as_str()))
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect()
-}
-
 /// A cron's run request read as a run's is, a 422 naming the field at
 /// fault.
 fn run_request(payload: &Map<String, Value>) -> Result<Create, ApiError> {
     let text = serde_json::to_vec(payload).map_err(|e| ApiError::invalid_body(e.to_string()))?;
     parse(&text)
-}
-
-/// An optional string field, naming it when it is of another type.
-fn text_field(body: &Map<String, Value>, field: &str) -> Result<Option<String>, ApiError> {
-    match body.get(field) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(ApiError::invalid_body(format!(
-            "{field}: expected a string, got {other}"
-        ))),
-    }
 }
 
 /// When `schedule` fires next after `now`, unless that is past `end`.
@@ -210,10 +233,7 @@ pub(crate) fn next_run(schedule: &Schedule, now: i64, end: Option<i64>) -> Optio
 
 /// Microseconds since the Unix epoch, now.
 pub(crate) fn now_micros() -> i64 {
-    let since = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    i64::try_from(since.as_micros()).unwrap_or(i64::MAX)
+    jiff::Timestamp::now().as_microsecond()
 }
 
 /// `GET /runs/crons/{id}`.
@@ -222,7 +242,7 @@ pub(crate) async fn get(
     owner: Owner,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    check_uuid(&id)?;
+    check_uuid(&id, "cron")?;
     match app.store.cron(&id, owner.as_deref()).await? {
         Some(cron) => Ok(Json(wire(&cron))),
         None => Err(missing(&id)),
@@ -237,9 +257,9 @@ pub(crate) async fn patch(
     Shared(app): Shared<App>,
     owner: Owner,
     Path(id): Path<String>,
-    Body(body): Body<Map<String, Value>>,
+    Body(body): Body<CronBody>,
 ) -> Result<Json<Value>, ApiError> {
-    check_uuid(&id)?;
+    check_uuid(&id, "cron")?;
     if body.is_empty() {
         return Err(ApiError::bad_request("Request body cannot be empty"));
     }
@@ -247,75 +267,40 @@ pub(crate) async fn patch(
         return Err(missing(&id));
     };
     let mut change = CronPatch::default();
-    let schedule = match body.get("schedule") {
-        None => cron.schedule.clone(),
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => {
-            return Err(ApiError::invalid_body(format!(
-                "schedule: expected a cron schedule as a string, got {other}"
-            )));
-        }
-    };
-    let timezone = match body.contains_key("timezone") {
-        true => text_field(&body, "timezone")?,
-        false => cron.timezone.clone(),
-    };
+    let schedule = body
+        .schedule
+        .clone()
+        .unwrap_or_else(|| cron.schedule.clone());
+    let timezone = body
+        .timezone
+        .clone()
+        .unwrap_or_else(|| cron.timezone.clone());
     // An explicit `null` clears the end; an absent key keeps it.
-    let end_time = match body.get("end_time") {
-        None => cron.end_time,
-        Some(Value::Null) => None,
-        Some(Value::String(end)) => {
-            Some(parse_time("end_time", end).map_err(ApiError::invalid_body)?)
+    let end_time = body.end_time()?.unwrap_or(cron.end_time);
+    let enabled = body.enabled.unwrap_or(cron.enabled);
+    if let Some(what) = body.on_run_completed {
+        if cron.thread_id.is_some() {
+            return Err(ApiError::invalid_body(
+                "on_run_completed: a thread's cron runs on its thread, which is kept; the field \
+                 is for crons without a thread",
+            ));
         }
-        Some(other) => {
-            return Err(ApiError::invalid_body(format!(
-                "end_time: expected an RFC 3339 time or null, got {other}"
-            )));
-        }
-    };
-    let enabled = match body.get("enabled") {
-        None => cron.enabled,
-        Some(Value::Bool(enabled)) => *enabled,
-        Some(other) => {
-            return Err(ApiError::invalid_body(format!(
-                "enabled: expected true or false, got {other}"
-            )));
-        }
-    };
-    match body.get("on_run_completed") {
-        None => {}
-        Some(Value::String(s)) if cron.thread_id.is_none() && (s == "delete" || s == "keep") => {
-            change = change.on_run_completed(Some(s.clone()));
-        }
-        Some(other) => {
-            return Err(ApiError::invalid_body(format!(
-                "on_run_completed: expected \"delete\" or \"keep\" on a cron without a thread, \
-                 got {other}"
-            )));
-        }
+        change = change.on_run_completed(Some(what.as_str().to_owned()));
     }
     let parsed = Schedule::parse(&schedule, timezone.as_deref()).map_err(ApiError::invalid_body)?;
     let mut payload = match &cron.payload {
         Value::Object(payload) => payload.clone(),
         _ => Map::new(),
     };
-    for (key, value) in run_payload(&body) {
-        payload.insert(key, value);
-    }
-    if run_request(&payload)?.check(&app, owner.as_deref()).await? != cron.assistant_id {
+    payload.extend(body.payload());
+    let request = run_request(&payload)?;
+    if request.checked(&app, owner.as_deref()).await?.found.id() != cron.assistant_id {
         return Err(ApiError::invalid_body(
             "assistant_id: a cron's assistant cannot change (create another cron)",
         ));
     }
-    if let Some(metadata) = body.get("metadata") {
-        match metadata {
-            Value::Object(_) => change = change.metadata(metadata.clone()),
-            other => {
-                return Err(ApiError::invalid_body(format!(
-                    "metadata: expected an object, got {other}"
-                )));
-            }
-        }
+    if let Some(metadata) = &body.metadata {
+        change = change.metadata(Value::Object(metadata.clone()));
     }
     let retimed = schedule != cron.schedule
         || timezone != cron.timezone
@@ -345,7 +330,7 @@ pub(crate) async fn delete(
     owner: Owner,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    check_uuid(&id)?;
+    check_uuid(&id, "cron")?;
     match app.store.delete_cron(&id, owner.as_deref()).await? {
         true => Ok(StatusCode::NO_CONTENT),
         false => Err(missing(&id)),
@@ -368,9 +353,9 @@ pub(crate) struct Search {
     #[serde(default)]
     offset: Option<u64>,
     #[serde(default)]
-    sort_by: Option<String>,
+    sort_by: Option<CronSort>,
     #[serde(default)]
-    sort_order: Option<String>,
+    sort_order: Option<SortOrder>,
     #[serde(default)]
     select: Option<Vec<String>>,
 }
@@ -395,30 +380,7 @@ pub(crate) async fn search(
             "select: unknown field \"{bad}\", expected one of {FIELDS:?}"
         )));
     }
-    let by = match search.sort_by.as_deref() {
-        None | Some("created_at") => CronSort::CreatedAt,
-        Some("cron_id") => CronSort::CronId,
-        Some("assistant_id") => CronSort::AssistantId,
-        Some("thread_id") => CronSort::ThreadId,
-        Some("next_run_date") => CronSort::NextRunDate,
-        Some("end_time") => CronSort::EndTime,
-        Some("updated_at") => CronSort::UpdatedAt,
-        Some(other) => {
-            return Err(ApiError::invalid_body(format!(
-                "sort_by: \"{other}\" is not one of cron_id, assistant_id, thread_id, \
-                 next_run_date, end_time, created_at, updated_at"
-            )));
-        }
-    };
-    let descending = match search.sort_order.as_deref() {
-        None | Some("desc") => true,
-        Some("asc") => false,
-        Some(other) => {
-            return Err(ApiError::invalid_body(format!(
-                "sort_order: \"{other}\" is not \"asc\" or \"desc\""
-            )));
-        }
-    };
+    let descending = !matches!(search.sort_order, Some(SortOrder::Asc));
     let filter = filter(
         search.assistant_id,
         search.thread_id,
@@ -433,7 +395,7 @@ pub(crate) async fn search(
             &filter
                 .limit(limit.saturating_add(1))
                 .offset(offset)
-                .sort(by, descending),
+                .sort(search.sort_by.unwrap_or_default(), descending),
         )
         .await?;
     let more = found.len() > limit;
@@ -481,17 +443,11 @@ fn filter(
 ) -> Result<CronSearch, ApiError> {
     let mut filter = CronSearch::default();
     if let Some(id) = assistant_id {
-        if uuid::Uuid::parse_str(&id).is_err() {
-            return Err(ApiError::invalid_body(
-                "Invalid assistant ID: must be a UUID",
-            ));
-        }
+        check_uuid(&id, "assistant")?;
         filter = filter.assistant_id(id);
     }
     if let Some(id) = thread_id {
-        if uuid::Uuid::parse_str(&id).is_err() {
-            return Err(ApiError::invalid_body("Invalid thread ID: must be a UUID"));
-        }
+        check_uuid(&id, "thread")?;
         filter = filter.thread_id(id);
     }
     if let Some(enabled) = enabled {
@@ -532,10 +488,13 @@ fn time(micros: i64) -> String {
     crate::json::rfc3339_micros(UNIX_EPOCH + Duration::from_micros(micros))
 }
 
-fn check_uuid(id: &str) -> Result<(), ApiError> {
+/// The Agent Server's 422 for a `what` id that is not a UUID.
+fn check_uuid(id: &str, what: &str) -> Result<(), ApiError> {
     match uuid::Uuid::parse_str(id) {
         Ok(_) => Ok(()),
-        Err(_) => Err(ApiError::invalid_body("Invalid cron ID: must be a UUID")),
+        Err(_) => Err(ApiError::invalid_body(format!(
+            "Invalid {what} ID: must be a UUID"
+        ))),
     }
 }
 

@@ -126,21 +126,43 @@ impl Create {
         self
     }
 
-    /// Checks what a run made of it would be refused for before anything
-    /// is written (a cron's request, when the cron is made): its
-    /// assistant, stream modes, context, breakpoints and delay. Returns
-    /// the assistant's id (a graph's name resolved).
-    pub(crate) async fn check(&self, app: &App, owner: Option<&str>) -> Result<String, ApiError> {
+    /// What a run made of it would be refused for, checked before
+    /// anything is written (a run's request when the run is made, a
+    /// cron's when the cron is): its assistant, stream modes, context,
+    /// breakpoints, checkpoint and delay; what a run is made of.
+    pub(crate) async fn checked<'a>(
+        &self,
+        app: &'a App,
+        owner: Option<&str>,
+    ) -> Result<Checked<'a>, ApiError> {
         let found = assistant(app, &self.assistant_id, owner).await?;
-        modes(self.stream_mode.as_ref())?;
+        let modes = modes(self.stream_mode.as_ref())?;
         let context = found.run_context(self.config.as_ref(), self.context.as_ref())?;
         let served = &found.graph().served;
         served.check_context(context.as_ref().unwrap_or(&Map::new()))?;
         served.check_breakpoints(&self.options.check()?)?;
-        self.options.checkpoint()?;
-        delay_of(self.after_seconds)?;
-        Ok(found.id().to_owned())
+        let checkpoint = self.options.checkpoint()?;
+        let delay = delay_of(self.after_seconds)?;
+        Ok(Checked {
+            found,
+            modes,
+            context,
+            checkpoint,
+            delay,
+        })
     }
+}
+
+/// A run's request as [`Create::checked`] read it.
+pub(crate) struct Checked<'a> {
+    /// Its assistant.
+    pub found: Found<'a>,
+    modes: Vec<String>,
+    /// The context merged over its assistant's.
+    context: Option<Map<String, Value>>,
+    /// The step it asks to start from.
+    checkpoint: Option<u64>,
+    delay: Option<std::time::Duration>,
 }
 
 /// `after_seconds` as a delay, or the 422 naming it.
@@ -178,21 +200,18 @@ pub(crate) async fn create_run_as(
     owner: Option<&str>,
     run_id: String,
 ) -> Result<(Run, RunWatch), ApiError> {
-    let found = assistant(app, &create.assistant_id, owner).await?;
+    // A request that cannot run is refused before anything is written.
+    let Checked {
+        found,
+        modes,
+        context,
+        checkpoint,
+        delay,
+    } = create.checked(app, owner).await?;
     let assistant = found.graph();
-    let modes = modes(create.stream_mode.as_ref())?;
-    // A context that does not reach the graph is refused before anything
-    // is written.
-    let context = found.run_context(create.config.as_ref(), create.context.as_ref())?;
-    assistant
-        .served
-        .check_context(context.as_ref().unwrap_or(&Map::new()))?;
-    let breakpoints = create.options.check()?;
-    assistant.served.check_breakpoints(&breakpoints)?;
-    if let Some(seq) = create.options.checkpoint()? {
+    if let Some(seq) = checkpoint {
         starts_at_head(app, thread, seq).await?;
     }
-    let delay = delay_of(create.after_seconds)?;
     // The thread's metadata goes into the run's (a thread not there yet
     // has none).
     let thread_metadata = match thread {

@@ -5,7 +5,7 @@
 //! graph its metadata's `graph_id` names, which a run sets).
 
 use super::assistants::Assistants;
-use super::body::{Body, page_limit, paged};
+use super::body::{Body, SortOrder, page_limit, paged};
 use crate::auth::Owner;
 use crate::error::ApiError;
 use crate::extract::Path;
@@ -67,13 +67,6 @@ pub(crate) struct Count {
     values: Option<Map<String, Value>>,
     #[serde(default)]
     status: Option<ThreadStatus>,
-}
-
-#[derive(Deserialize, Clone, Copy)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum SortOrder {
-    Asc,
-    Desc,
 }
 
 fn not_found(id: &str) -> ApiError {

@@ -31,34 +31,6 @@ pub(crate) struct CronRow {
 /// the backend).
 pub(crate) type CronChange<'a> = &'a (dyn Fn(&CronRow) -> CronRow + Send + Sync);
 
-/// What a scan of crons orders by: a column of the table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum CronColumn {
-    CronId,
-    AssistantId,
-    ThreadId,
-    NextRunAt,
-    EndTime,
-    CreatedAt,
-    UpdatedAt,
-}
-
-impl CronColumn {
-    /// Its name in the table.
-    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
-    pub fn name(self) -> &'static str {
-        match self {
-            CronColumn::CronId => "cron_id",
-            CronColumn::AssistantId => "assistant_id",
-            CronColumn::ThreadId => "thread_id",
-            CronColumn::NextRunAt => "next_run_at",
-            CronColumn::EndTime => "end_time",
-            CronColumn::CreatedAt => "created_at",
-            CronColumn::UpdatedAt => "updated_at",
-        }
-    }
-}
-
 /// Which crons a scan reads (each filter given must hold), in which
 /// order: by `order_by`, then the id (ids compared bytewise; a missing
 /// value after every other, as PostgreSQL orders NULLs), ascending or
@@ -69,7 +41,7 @@ pub(crate) struct CronScan<'a> {
     pub thread_id: Option<&'a str>,
     pub enabled: Option<bool>,
     pub owner: Option<&'a str>,
-    pub order_by: CronColumn,
+    pub order_by: crate::CronSort,
     pub descending: bool,
 }
 

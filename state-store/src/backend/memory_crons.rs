@@ -1,7 +1,8 @@
 //! Crons in memory: the same rows as the SQL backends, behind one lock,
 //! so each change is as atomic as their transactions.
 
-use super::crons::{CronChange, CronColumn, CronRow, CronScan};
+use super::crons::{CronChange, CronRow, CronScan};
+use crate::CronSort;
 use crate::error::StoreError;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -21,19 +22,19 @@ enum Key<'a> {
     Missing,
 }
 
-fn key(row: &CronRow, column: CronColumn) -> Key<'_> {
+fn key(row: &CronRow, column: CronSort) -> Key<'_> {
     let number = |n: Option<i64>| n.map_or(Key::Missing, Key::Number);
     match column {
-        CronColumn::CronId => Key::Text(row.cron_id.as_bytes()),
-        CronColumn::AssistantId => Key::Text(row.assistant_id.as_bytes()),
-        CronColumn::ThreadId => row
+        CronSort::CronId => Key::Text(row.cron_id.as_bytes()),
+        CronSort::AssistantId => Key::Text(row.assistant_id.as_bytes()),
+        CronSort::ThreadId => row
             .thread_id
             .as_deref()
             .map_or(Key::Missing, |t| Key::Text(t.as_bytes())),
-        CronColumn::NextRunAt => number(row.next_run_at),
-        CronColumn::EndTime => number(row.end_time),
-        CronColumn::CreatedAt => Key::Number(row.created_at),
-        CronColumn::UpdatedAt => Key::Number(row.updated_at),
+        CronSort::NextRunDate => number(row.next_run_at),
+        CronSort::EndTime => number(row.end_time),
+        CronSort::CreatedAt => Key::Number(row.created_at),
+        CronSort::UpdatedAt => Key::Number(row.updated_at),
     }
 }
 

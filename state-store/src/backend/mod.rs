@@ -245,7 +245,7 @@ pub(crate) use assistants::{AssistantRow, Change, Changed};
 
 // The Agent Server's crons: their rows, and the `Backend` methods for them.
 mod crons;
-pub(crate) use crons::{CronColumn, CronRow, CronScan};
+pub(crate) use crons::{CronRow, CronScan};
 
 // Runs, their events and thread records: their rows, and the `Backend`
 // methods for them.

@@ -8,7 +8,8 @@
 //! Times are microseconds since the Unix epoch, JSON is stored as text,
 //! `enabled` as 1 or 0.
 
-use super::crons::{CronColumn, CronRow, CronScan};
+use super::crons::{CronRow, CronScan};
+use crate::CronSort;
 
 /// The table and index of version 8, the same in both databases. The
 /// index serves the due crons' query (`due_crons_sql`).
@@ -73,17 +74,17 @@ pub(crate) const ADVANCE_CRON: &str = "UPDATE state_store_crons SET next_run_at 
 /// `collate` makes PostgreSQL compare text bytewise, as SQLite does.
 pub(crate) fn scan_crons_sql(scan: &CronScan<'_>, collate: &str) -> String {
     let direction = if scan.descending { "DESC" } else { "ASC" };
-    let column = scan.order_by.name();
+    let column = scan.order_by.column();
     let first = match scan.order_by {
-        CronColumn::CronId => String::new(),
-        CronColumn::AssistantId => format!("{column}{collate} {direction}, "),
-        CronColumn::ThreadId => {
+        CronSort::CronId => String::new(),
+        CronSort::AssistantId => format!("{column}{collate} {direction}, "),
+        CronSort::ThreadId => {
             format!("({column} IS NULL) {direction}, {column}{collate} {direction}, ")
         }
-        CronColumn::NextRunAt | CronColumn::EndTime => {
+        CronSort::NextRunDate | CronSort::EndTime => {
             format!("({column} IS NULL) {direction}, {column} {direction}, ")
         }
-        CronColumn::CreatedAt | CronColumn::UpdatedAt => format!("{column} {direction}, "),
+        CronSort::CreatedAt | CronSort::UpdatedAt => format!("{column} {direction}, "),
     };
     format!(
         concat!(
@@ -357,17 +358,17 @@ mod tests {
         };
         let pg = " COLLATE \"C\"";
         assert!(
-            scan_crons_sql(&scan(CronColumn::NextRunAt, false), "")
+            scan_crons_sql(&scan(CronSort::NextRunDate, false), "")
                 .ends_with("ORDER BY (next_run_at IS NULL) ASC, next_run_at ASC, cron_id ASC")
         );
         assert!(
-            scan_crons_sql(&scan(CronColumn::ThreadId, true), pg).ends_with(
+            scan_crons_sql(&scan(CronSort::ThreadId, true), pg).ends_with(
                 "ORDER BY (thread_id IS NULL) DESC, thread_id COLLATE \"C\" DESC, \
                  cron_id COLLATE \"C\" DESC"
             )
         );
         assert!(
-            scan_crons_sql(&scan(CronColumn::CronId, true), "").ends_with("ORDER BY cron_id DESC")
+            scan_crons_sql(&scan(CronSort::CronId, true), "").ends_with("ORDER BY cron_id DESC")
         );
         assert!(
             due_crons_sql(pg).ends_with("ORDER BY next_run_at, cron_id COLLATE \"C\" LIMIT $2")
