@@ -47,7 +47,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Body<T> {
 
 /// Whether a `Content-Type` is JSON: `application/json` or a `+json`
 /// type, any parameters after.
-fn is_json(content_type: &str) -> bool {
+pub(crate) fn is_json(content_type: &str) -> bool {
     let essence = content_type
         .split(';')
         .next()

@@ -9,6 +9,7 @@ use crate::error::ApiError;
 use crate::routes::App;
 use axum::body::Bytes;
 use axum::http::HeaderValue;
+use futures::StreamExt;
 use serde_json::json;
 use state_store::RunEvent;
 use std::convert::Infallible;
@@ -19,7 +20,7 @@ use std::convert::Infallible;
 pub(crate) type EventKey = (u64, u64);
 
 /// An event's key.
-fn key_of(event: &RunEvent) -> EventKey {
+pub(crate) fn key_of(event: &RunEvent) -> EventKey {
     (crate::json::millis(event.recorded_at), event.seq)
 }
 
@@ -84,6 +85,16 @@ impl Frames {
     }
 }
 
+/// What following a run's events yields.
+pub(crate) enum Followed {
+    /// The events stored since the last read, in order.
+    Events(Vec<RunEvent>),
+    /// Nothing for [`sse::HEARTBEAT`]: time for a heartbeat.
+    Silent,
+    /// The store failed; nothing follows.
+    Failed(String),
+}
+
 /// Where a stream of a run's events is: the last event read, and the
 /// watch that wakes it (made before the first read, so that no event
 /// stored between a read and the wait is missed).
@@ -93,26 +104,18 @@ struct Following {
     after: u64,
     watch: state_store::RunWatch,
     ended: bool,
-    frames: Frames,
-    /// The key of the last event read (the thread stream's `run_done`
-    /// follows it).
-    last: Option<EventKey>,
     /// Whether the run's row was read since it last changed (its events
     /// do not change it), and whether it had ended then.
     row_read: Option<bool>,
 }
 
-/// The run's events after the `after`-th, from the store, as SSE frames,
-/// until it has ended and every event is sent; a heartbeat while it is
-/// silent. With `done`, a last frame made from the last event's key
-/// (`None` when the run stored none).
-pub(crate) fn follow(
+/// The run's events after the `after`-th, from the store, in batches as
+/// they are stored, until it has ended and every event is read.
+pub(crate) fn run_events(
     app: App,
     run_id: String,
     after: u64,
-    frames: Frames,
-    done: Option<DoneFrame>,
-) -> impl futures::Stream<Item = Result<Bytes, Infallible>> + Send {
+) -> impl futures::Stream<Item = Followed> + Send {
     let watch = app.store.watch_run(&run_id);
     let start = Following {
         app,
@@ -120,11 +123,9 @@ pub(crate) fn follow(
         after,
         watch,
         ended: false,
-        frames,
-        last: None,
         row_read: None,
     };
-    futures::stream::unfold((start, done), |(mut at, mut done)| async move {
+    futures::stream::unfold(start, |mut at| async move {
         if at.ended {
             return None;
         }
@@ -146,41 +147,74 @@ pub(crate) fn follow(
             };
             match at.app.store.run_events(&at.run_id, at.after, 256).await {
                 Ok(events) if !events.is_empty() => {
-                    let mut out = Vec::new();
-                    for event in &events {
-                        if at.frames.sends(event) {
-                            let id = at.frames.ids.then(|| event_id(key_of(event)));
-                            out.extend_from_slice(&sse::frame(
-                                &event.event,
-                                &event.data,
-                                id.as_deref(),
-                            ));
-                        }
-                        at.after = event.seq;
-                        at.last = Some(key_of(event));
-                    }
-                    if !out.is_empty() {
-                        return Some((Ok(Bytes::from(out)), (at, done)));
-                    }
-                    continue;
+                    at.after = events.last().map_or(at.after, |event| event.seq);
+                    return Some((Followed::Events(events), at));
                 }
-                Ok(_) if ended => {
-                    at.ended = true;
-                    let last = done.take().and_then(|done| done(at.last))?;
-                    return Some((Ok(last), (at, done)));
-                }
+                Ok(_) if ended => return None,
                 Ok(_) => {}
                 Err(error) => {
-                    let data = json!({"error": "StoreError", "message": error.to_string()});
                     at.ended = true;
-                    return Some((Ok(sse::frame("error", &data, None)), (at, done)));
+                    return Some((Followed::Failed(error.to_string()), at));
                 }
             }
             if tokio::time::timeout(sse::HEARTBEAT, at.watch.changed())
                 .await
                 .is_err()
             {
-                return Some((Ok(Bytes::from_static(sse::HEARTBEAT_FRAME)), (at, done)));
+                return Some((Followed::Silent, at));
+            }
+        }
+    })
+}
+
+/// The run's events after the `after`-th, from the store, as SSE frames,
+/// until it has ended and every event is sent; a heartbeat while it is
+/// silent. With `done`, a last frame made from the last event's key
+/// (`None` when the run stored none).
+pub(crate) fn follow(
+    app: App,
+    run_id: String,
+    after: u64,
+    frames: Frames,
+    done: Option<DoneFrame>,
+) -> impl futures::Stream<Item = Result<Bytes, Infallible>> + Send {
+    let events = Box::pin(run_events(app, run_id, after));
+    // The key of the last event read (the thread stream's `run_done`
+    // follows it).
+    let last: Option<EventKey> = None;
+    futures::stream::unfold(Some((events, done, last)), move |at| async move {
+        let (mut events, mut done, mut last) = at?;
+        loop {
+            match events.next().await {
+                Some(Followed::Events(batch)) => {
+                    let mut out = Vec::new();
+                    for event in &batch {
+                        if frames.sends(event) {
+                            let id = frames.ids.then(|| event_id(key_of(event)));
+                            out.extend_from_slice(&sse::frame(
+                                &event.event,
+                                &event.data,
+                                id.as_deref(),
+                            ));
+                        }
+                        last = Some(key_of(event));
+                    }
+                    if !out.is_empty() {
+                        return Some((Ok(Bytes::from(out)), Some((events, done, last))));
+                    }
+                }
+                Some(Followed::Silent) => {
+                    let heartbeat = Bytes::from_static(sse::HEARTBEAT_FRAME);
+                    return Some((Ok(heartbeat), Some((events, done, last))));
+                }
+                Some(Followed::Failed(message)) => {
+                    let data = json!({"error": "StoreError", "message": message});
+                    return Some((Ok(sse::frame("error", &data, None)), None));
+                }
+                None => {
+                    let frame = done.take().and_then(|done| done(last))?;
+                    return Some((Ok(frame), None));
+                }
             }
         }
     })

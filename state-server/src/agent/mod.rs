@@ -38,6 +38,14 @@ mod served;
 mod served_graph;
 #[cfg(feature = "graph")]
 pub use served_graph::ServedGraph;
+#[cfg(feature = "graph")]
+mod protocol_commands;
+#[cfg(feature = "graph")]
+mod protocol_events;
+#[cfg(feature = "graph")]
+mod protocol_shape;
+#[cfg(feature = "graph")]
+mod protocol_state;
 #[allow(dead_code)]
 mod sse;
 #[cfg(feature = "graph")]
@@ -210,6 +218,15 @@ fn state_routes() -> Router<App> {
         .route(
             "/threads/{thread_id}/runs/{run_id}/cancel",
             post(run_routes::cancel),
+        )
+        // The v3 thread protocol (`client.threads.stream`).
+        .route(
+            "/threads/{thread_id}/commands",
+            post(protocol_commands::command),
+        )
+        .route(
+            "/threads/{thread_id}/stream/events",
+            post(protocol_events::events),
         )
         .route("/runs/wait", post(run_routes::wait_stateless))
         .route("/runs/stream", post(run_routes::stream_stateless))

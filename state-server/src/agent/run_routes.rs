@@ -181,7 +181,7 @@ fn delay_of(after_seconds: Option<f64>) -> Result<Option<std::time::Duration>, A
 /// Creates the run (pending; the workers take it), on `thread` or, for a
 /// stateless run, on a thread of its own; with a watch of it made before
 /// it was (see [`ended_from`]).
-async fn create_run(
+pub(crate) async fn create_run(
     app: &App,
     thread: Option<&str>,
     create: Create,

@@ -15,7 +15,7 @@
 //! no failure files); `PROPTEST_CASES` sets how many per route.
 
 use crate::agent_sdk::{Chat, server};
-use crate::support::{Response, encode, get, request, serve};
+use crate::support::{Response, encode, get, request, request_or_stream, serve};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 use serde_json::{Map, Value, json};
@@ -41,6 +41,8 @@ struct Route {
     fields: &'static [&'static str],
     valid: &'static str,
     runs: bool,
+    /// A route of the v3 thread protocol ([`check_protocol`]).
+    protocol: bool,
 }
 
 /// The assistant the fixture creates.
@@ -411,6 +413,9 @@ async fn check(
     path: &str,
     case: &Case,
 ) -> Result<(), TestCaseError> {
+    if route.protocol {
+        return check_protocol(addr, store, route, path, case).await;
+    }
     let before = snapshot(addr, store).await;
     let mut headers = Vec::new();
     if let Some(content_type) = case.content_type {
@@ -469,6 +474,162 @@ async fn check(
         settle(store).await;
     }
     Ok(())
+}
+
+/// The error codes of the v3 thread protocol.
+const PROTOCOL_CODES: [&str; 10] = [
+    "invalid_argument",
+    "unknown_command",
+    "unknown_error",
+    "no_such_run",
+    "no_such_subscription",
+    "no_such_namespace",
+    "no_such_interrupt",
+    "no_such_checkpoint",
+    "permission_denied",
+    "not_supported",
+];
+
+/// [`check`] for the v3 thread protocol's routes: a command is answered
+/// by a protocol envelope (`success`, or `error` with one of its codes
+/// and words, status 200, or 400 when the body is no command) or a
+/// `{detail, kind}` 4xx; an event stream opens (200, `text/event-stream`)
+/// or is a `{detail, kind}` 4xx naming the field. Nothing but a command's
+/// success writes.
+async fn check_protocol(
+    addr: SocketAddr,
+    store: &Store,
+    route: &Route,
+    path: &str,
+    case: &Case,
+) -> Result<(), TestCaseError> {
+    let before = snapshot(addr, store).await;
+    let mut headers = Vec::new();
+    if let Some(content_type) = case.content_type {
+        headers.push(("Content-Type", content_type));
+    }
+    let response = request_or_stream(addr, route.method, path, &headers, &case.body).await;
+    let shown = String::from_utf8_lossy(&response.body).into_owned();
+    if std::env::var_os("FUZZ_LOG").is_some() {
+        let shown: String = shown.chars().take(150).collect();
+        eprintln!(
+            "FUZZ {path} {} {}",
+            response.status,
+            shown.replace('\n', " ")
+        );
+    }
+    prop_assert!(response.status < 500, "{path}: {} {shown}", response.status);
+    prop_assert_eq!(
+        get(addr, "/ok").await.status,
+        200,
+        "the server stopped answering"
+    );
+    if response.header("content-type") == Some("text/event-stream; charset=utf-8") {
+        prop_assert_eq!(response.status, 200);
+        prop_assert_eq!(before, snapshot(addr, store).await, "a stream wrote");
+        return Ok(());
+    }
+    let body: Value = serde_json::from_slice(&response.body)
+        .map_err(|e| TestCaseError::fail(format!("not JSON ({e}): {shown}")))?;
+    let succeeded = match body["type"].as_str() {
+        Some("success") => {
+            prop_assert_eq!(response.status, 200, "{}", body);
+            prop_assert!(
+                body["id"].is_u64() && body["result"].is_object(),
+                "{}",
+                body
+            );
+            true
+        }
+        Some("error") => {
+            prop_assert!(matches!(response.status, 200 | 400), "{}", body);
+            let code = body["error"].as_str().unwrap_or_default();
+            prop_assert!(
+                PROTOCOL_CODES.contains(&code),
+                "not a protocol code: {}",
+                body
+            );
+            prop_assert!(
+                body["message"].as_str().is_some_and(|m| !m.is_empty()),
+                "no words: {}",
+                body
+            );
+            false
+        }
+        _ => {
+            prop_assert!(response.status >= 400, "{}", body);
+            let object = body.as_object();
+            prop_assert!(
+                object.is_some_and(|o| o.len() == 2 && o["detail"].is_string()),
+                "not {{detail, kind}}: {}",
+                body
+            );
+            let detail = body["detail"].as_str().unwrap_or_default();
+            if body["kind"] == "invalid_body" {
+                let sent_object =
+                    serde_json::from_slice::<Value>(&case.body).is_ok_and(|sent| sent.is_object());
+                prop_assert!(
+                    names_the_field(detail, route.fields, sent_object),
+                    "{path}: the detail names no field: {detail:?}"
+                );
+            }
+            false
+        }
+    };
+    if succeeded {
+        settle(store).await;
+    } else {
+        prop_assert_eq!(
+            before,
+            snapshot(addr, store).await,
+            "a refused request wrote: {}",
+            body
+        );
+    }
+    Ok(())
+}
+
+/// A command that starts a run on the fixture thread.
+const RUN_START: &str = r#"{"id": 1, "method": "run.start", "params": {"assistant_id": "agent",
+    "input": {"messages": [{"type": "human", "content": "hi"}]}, "metadata": {"k": "v"},
+    "multitaskStrategy": "enqueue"}}"#;
+
+#[test]
+fn protocol_commands() {
+    fuzz(Route {
+        method: "POST",
+        path: "/threads/{thread}/commands",
+        fields: &["id", "method", "params"],
+        valid: RUN_START,
+        runs: true,
+        protocol: true,
+    });
+}
+
+#[test]
+fn protocol_answers() {
+    fuzz(Route {
+        method: "POST",
+        path: "/threads/{thread}/commands",
+        fields: &["id", "method", "params"],
+        valid: r#"{"id": 2, "method": "input.respond", "params": {"interrupt_id": "i",
+            "namespace": [], "response": "Carol", "responses": [{"interrupt_id": "i"}]}}"#,
+        runs: true,
+        protocol: true,
+    });
+}
+
+#[test]
+fn protocol_events() {
+    fuzz(Route {
+        method: "POST",
+        path: "/threads/{thread}/stream/events",
+        fields: &["channels", "namespaces", "depth", "since"],
+        valid: r#"{"channels": ["values", "lifecycle", "custom:x"], "namespaces": [["a"]],
+            "depth": 1, "since": 3}"#,
+        runs: false,
+        protocol: true,
+    });
 }
 
 /// Serves the reference graphs on a SQLite store with [`THREAD`] (a run
@@ -565,6 +726,7 @@ macro_rules! routes {
                 fields: $fields,
                 valid: $valid,
                 runs: $runs,
+                protocol: false,
             });
         }
     )*};
@@ -876,6 +1038,7 @@ fn cancel_query() {
         fields: &["wait", "action"],
         valid: "{}",
         runs: false,
+        protocol: false,
     };
     let pair = (
         prop_oneof![

@@ -8,6 +8,7 @@ Run by state-server's test `agent_sdk::auth` with LANGGRAPH_URL set.
 
 import asyncio
 import os
+import uuid
 
 import httpx
 from langgraph_sdk import get_client
@@ -88,6 +89,40 @@ async def main() -> None:
     assert [c["cron_id"] for c in await ada.crons.search()] == [cron["cron_id"]]
     assert await ops.crons.count() == 1
     await ada.crons.delete(cron["cron_id"])
+
+    # The v3 thread protocol: Bob can neither command nor read Ada's thread.
+    async with httpx.AsyncClient(base_url=url, timeout=10) as http:
+        bob_key = {"x-api-key": "key-bob"}
+        ada_key = {"x-api-key": "key-ada"}
+        start = {"id": 1, "method": "run.start", "params": {"assistant_id": "agent", "input": PING}}
+        refused = await http.post(f"/threads/{tid}/commands", json=start, headers=bob_key)
+        assert refused.status_code == 404, refused.text
+        refused = await http.post(
+            f"/threads/{tid}/stream/events", json={"channels": ["values"]}, headers=bob_key
+        )
+        assert refused.status_code == 404, refused.text
+        # A stream Bob opens on a thread not there yet, which Ada then
+        # makes, ends without showing him anything of hers.
+        fresh = str(uuid.uuid4())
+        seen = []
+
+        async def bob_reads():
+            body = {"channels": ["values", "lifecycle"]}
+            async with http.stream(
+                "POST", f"/threads/{fresh}/stream/events", json=body, headers=bob_key
+            ) as stream:
+                assert stream.status_code == 200
+                async for line in stream.aiter_lines():
+                    if line.startswith("data:"):
+                        seen.append(line)
+
+        reader = asyncio.create_task(bob_reads())
+        await asyncio.sleep(0.3)
+        made = await http.post(f"/threads/{fresh}/commands", json=start, headers=ada_key)
+        assert made.json()["type"] == "success", made.text
+        await asyncio.wait_for(reader, 10)
+        assert seen == [], seen
+        assert (await ada.threads.get(fresh))["thread_id"] == fresh
 
     # Items: an identity's namespaces begin with its id.
     await ada.store.put_item(["ada", "prefs"], "theme", {"color": "dark"})
