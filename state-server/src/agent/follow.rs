@@ -1,6 +1,7 @@
-//! A run's stored events as SSE frames, read from the store until the run
-//! has ended: what `runs/stream`, `join_stream` and the thread stream
-//! send. The events come from the store, not from the worker, so any
+//! A run's stored events, read from the store until the run has ended
+//! ([`run_events`]: what the v3 thread protocol shapes), and as SSE frames
+//! ([`follow`]: what `runs/stream`, `join_stream` and the thread stream
+//! send). The events come from the store, not from the worker, so any
 //! process serving the database streams any run, and a client that
 //! reconnects with `Last-Event-ID` gets what it missed.
 

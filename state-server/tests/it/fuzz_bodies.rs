@@ -293,6 +293,16 @@ fn case(fields: &'static [&'static str], valid: &'static str) -> impl Strategy<V
     ]
 }
 
+impl Case {
+    /// Its headers: its content type, if it has one.
+    fn headers(&self) -> Vec<(&'static str, &'static str)> {
+        self.content_type
+            .map(|content_type| ("Content-Type", content_type))
+            .into_iter()
+            .collect()
+    }
+}
+
 /// Everything a refused request must leave as it was.
 #[derive(Debug, PartialEq)]
 struct Snapshot {
@@ -417,10 +427,7 @@ async fn check(
         return check_protocol(addr, store, route, path, case).await;
     }
     let before = snapshot(addr, store).await;
-    let mut headers = Vec::new();
-    if let Some(content_type) = case.content_type {
-        headers.push(("Content-Type", content_type));
-    }
+    let headers = case.headers();
     let response: Response = request(addr, route.method, path, &headers, &case.body).await;
     let shown = String::from_utf8_lossy(&response.body).into_owned();
     if std::env::var_os("FUZZ_LOG").is_some() {
@@ -504,10 +511,7 @@ async fn check_protocol(
     case: &Case,
 ) -> Result<(), TestCaseError> {
     let before = snapshot(addr, store).await;
-    let mut headers = Vec::new();
-    if let Some(content_type) = case.content_type {
-        headers.push(("Content-Type", content_type));
-    }
+    let headers = case.headers();
     let response = request_or_stream(addr, route.method, path, &headers, &case.body).await;
     let shown = String::from_utf8_lossy(&response.body).into_owned();
     if std::env::var_os("FUZZ_LOG").is_some() {

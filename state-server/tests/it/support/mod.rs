@@ -159,6 +159,32 @@ pub async fn request(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> Response {
+    exchange(addr, method, target, headers, body, false).await
+}
+
+/// As [`request`], but an answer that is an event stream (`200`,
+/// `text/event-stream`, which may never end) is returned at its head,
+/// its body left unread.
+pub async fn request_or_stream(
+    addr: SocketAddr,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Response {
+    exchange(addr, method, target, headers, body, true).await
+}
+
+/// Sends the request, reads the answer (to its head only when `streams`
+/// and it is an event stream).
+async fn exchange(
+    addr: SocketAddr,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+    streams: bool,
+) -> Response {
     let exchange = async {
         let mut stream = TcpStream::connect(addr).await.expect("connect");
         let mut head =
@@ -173,44 +199,13 @@ pub async fn request(
         stream.write_all(head.as_bytes()).await.expect("send");
         stream.write_all(body).await.expect("send the body");
         let mut raw = Vec::new();
-        // The server may close while a refused body is still being sent.
-        let _ = stream.read_to_end(&mut raw).await;
-        parse(&raw, method == "HEAD")
-    };
-    tokio::time::timeout(Duration::from_secs(30), exchange)
-        .await
-        .expect("the server answers within 30 s")
-}
-
-/// As [`request`], but an answer that is an event stream (`200`,
-/// `text/event-stream`, which may never end) is returned at its head,
-/// its body left unread.
-pub async fn request_or_stream(
-    addr: SocketAddr,
-    method: &str,
-    target: &str,
-    headers: &[(&str, &str)],
-    body: &[u8],
-) -> Response {
-    let exchange = async {
-        let mut stream = TcpStream::connect(addr).await.expect("connect");
-        let mut head =
-            format!("{method} {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
-        for (name, value) in headers {
-            head.push_str(&format!("{name}: {value}\r\n"));
-        }
-        head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
-        stream.write_all(head.as_bytes()).await.expect("send");
-        stream.write_all(body).await.expect("send the body");
-        let mut raw = Vec::new();
         let mut buffer = [0u8; 4096];
-        loop {
-            let n = stream.read(&mut buffer).await.unwrap_or(0);
-            if n == 0 {
-                break;
-            }
+        // The server may close while a refused body is still being sent:
+        // a failed read ends the answer.
+        while let Ok(n @ 1..) = stream.read(&mut buffer).await {
             raw.extend_from_slice(&buffer[..n]);
-            if let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            let end = raw.windows(4).position(|w| w == b"\r\n\r\n");
+            if let (true, Some(end)) = (streams, end) {
                 let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
                 if head.contains("content-type: text/event-stream") {
                     raw.truncate(end + 4);
@@ -218,7 +213,7 @@ pub async fn request_or_stream(
                 }
             }
         }
-        parse(&raw, false)
+        parse(&raw, method == "HEAD")
     };
     tokio::time::timeout(Duration::from_secs(30), exchange)
         .await
