@@ -24,6 +24,7 @@ use crate::extract::Path;
 use crate::routes::App;
 use axum::body::Bytes;
 use axum::extract::State as Shared;
+use axum::http::{HeaderMap, header};
 use axum::response::Response;
 use futures::{Stream, StreamExt};
 use serde::Deserialize;
@@ -147,14 +148,36 @@ fn is_prefix(namespace: &[String], prefix: &[String]) -> bool {
         })
 }
 
+/// The request's body as LangGraph reads it: not JSON is a 400 (`Invalid
+/// JSON body`), as is JSON that is no object (it has no `channels`); a
+/// field of the wrong type is a 422 naming it.
+fn request_of(headers: &HeaderMap, body: &[u8]) -> Result<EventsRequest, ApiError> {
+    // JSON only, as every body of the API (a cross-site form cannot open it).
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(super::body::is_json);
+    if !json {
+        return Err(ApiError::unsupported_media_type());
+    }
+    match serde_json::from_slice::<Value>(body) {
+        Err(error) => Err(ApiError::bad_request(format!("Invalid JSON body: {error}"))),
+        Ok(Value::Object(_)) => super::body::parse(body),
+        Ok(_) => Err(ApiError::bad_request(
+            "channels is required and must be a non-empty array",
+        )),
+    }
+}
+
 /// The route.
 pub(crate) async fn events(
     Shared(app): Shared<App>,
     owner: Owner,
     Path(thread): Path<String>,
-    super::body::Body(request): super::body::Body<EventsRequest>,
+    headers: HeaderMap,
+    body: Bytes,
 ) -> Result<Response, ApiError> {
-    let filter = Filter::of(request)?;
+    let filter = Filter::of(request_of(&headers, &body)?)?;
     let permit = app.streams.acquire()?;
     let connection = Connection {
         wakeups: app.store.run_wakeups(),

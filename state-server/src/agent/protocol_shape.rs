@@ -201,9 +201,13 @@ impl RunShaper {
             Value::Object(_) => protocol_state::state(values),
             other => json!({"value": other}),
         };
-        self.push("updates", namespace, values, node.clone(), out);
+        // A tool ran inside the node: its events come before the node's
+        // update, as LangGraph's tool callbacks send them.
         if let Some(node) = &node {
             self.tools_in(namespace, node, &data[node.as_str()], out);
+        }
+        self.push("updates", namespace, values, node.clone(), out);
+        if let Some(node) = &node {
             self.leave_children_of(namespace, node, out);
         }
     }
@@ -523,11 +527,20 @@ mod tests {
         out
     }
 
-    /// Each event as `method namespace data`, for short assertions.
+    /// Each event as `method namespace data`, for short assertions (the
+    /// data's keys sorted: serde_json keeps their order or not, by the
+    /// features a build unifies).
     fn lines(events: &[Shaped]) -> Vec<String> {
         events
             .iter()
-            .map(|e| format!("{} {} {}", e.method, e.namespace.join("/"), e.data))
+            .map(|e| {
+                let data: std::collections::BTreeMap<String, Value> = match &e.data {
+                    Value::Object(map) => map.clone().into_iter().collect(),
+                    other => [("".to_owned(), other.clone())].into(),
+                };
+                let data = serde_json::to_string(&data).unwrap_or_default();
+                format!("{} {} {data}", e.method, e.namespace.join("/"))
+            })
             .collect()
     }
 

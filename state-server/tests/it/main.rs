@@ -24,5 +24,5 @@ mod rollback;
 mod run_options;
 mod security;
 mod stream;
-mod thread_stream_v3;
+mod v3_stream;
 mod workers;
