@@ -99,3 +99,11 @@ async fn runs_on_sqlite() {
     let addr = serve(server(store).router::<Chat>()).await;
     run_js("runs.mjs", &format!("http://{addr}")).await;
 }
+
+/// The v3 thread protocol through the JavaScript client's
+/// `client.threads.stream` (exchanges 55 and 56).
+#[tokio::test]
+async fn thread_stream() {
+    let addr = serve(server(Store::memory()).router::<Chat>()).await;
+    run_js("thread_stream.mjs", &format!("http://{addr}")).await;
+}
