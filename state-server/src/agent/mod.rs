@@ -43,7 +43,11 @@ mod protocol_commands;
 #[cfg(feature = "graph")]
 mod protocol_events;
 #[cfg(feature = "graph")]
+mod protocol_feed;
+#[cfg(feature = "graph")]
 mod protocol_shape;
+#[cfg(feature = "graph")]
+mod protocol_socket;
 #[cfg(feature = "graph")]
 mod protocol_state;
 #[allow(dead_code)]
@@ -226,7 +230,7 @@ fn state_routes() -> Router<App> {
         )
         .route(
             "/threads/{thread_id}/stream/events",
-            post(protocol_events::events),
+            post(protocol_events::events).get(protocol_socket::socket),
         )
         .route("/runs/wait", post(run_routes::wait_stateless))
         .route("/runs/stream", post(run_routes::stream_stateless))

@@ -17,9 +17,10 @@
 //!   `responses`: a list of those; `update` and `goto` optional): a run
 //!   answering each pending interrupt by id, on the thread's assistant.
 //!
-//! The subscription commands and `agent.getTree` belong to the protocol's
-//! WebSocket transport, which this server does not serve: they are
-//! `not_supported`, as other methods are `unknown_command`.
+//! `subscription.subscribe` and `.unsubscribe` are commands of the
+//! WebSocket (`protocol_socket.rs`); `subscription.reconnect` and
+//! `agent.getTree` are not served: all four are `not_supported` here, as
+//! methods the protocol does not have are `unknown_command`.
 
 use super::run_routes::{Create, create_run};
 use crate::auth::Owner;
@@ -104,36 +105,53 @@ pub(crate) async fn command(
             return refusal.into_response();
         }
     };
+    let (envelope, malformed) = answer(&app, owner.as_deref(), &thread, &command).await;
+    let status = if malformed {
+        StatusCode::BAD_REQUEST
+    } else {
+        StatusCode::OK
+    };
+    (status, Json(envelope)).into_response()
+}
+
+/// The answer to `command` on `thread`: its envelope, and whether the
+/// command was no command at all (no integer `id` or no string
+/// `method`: over HTTP, a 400).
+pub(crate) async fn answer(
+    app: &App,
+    owner: Option<&str>,
+    thread: &str,
+    command: &Value,
+) -> (Value, bool) {
     let id = command.get("id").cloned().unwrap_or(Value::Null);
     let (Some(number), Some(method)) = (id.as_u64(), command.get("method").and_then(Value::as_str))
     else {
         let id = if command.is_object() { id } else { Value::Null };
-        let refusal = failure(
-            id,
-            Refused::invalid("Protocol commands must include an integer id and string method."),
-        );
-        return (StatusCode::BAD_REQUEST, refusal).into_response();
+        let refused =
+            Refused::invalid("Protocol commands must include an integer id and string method.");
+        return (failure(id, refused), true);
     };
     let params = match command.get("params") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(params)) => params.clone(),
         Some(other) => {
             let refused = Refused::invalid(format!("params: expected an object, got {other}"));
-            return failure(id, refused).into_response();
+            return (failure(id, refused), false);
         }
     };
     let answer = match method {
-        "run.start" => run_start(&app, owner.as_deref(), &thread, &params).await,
-        "input.respond" => input_respond(&app, owner.as_deref(), &thread, &params).await,
-        "subscription.subscribe"
-        | "subscription.unsubscribe"
-        | "subscription.reconnect"
-        | "agent.getTree" => Err(Refused {
+        "run.start" => run_start(app, owner, thread, &params).await,
+        "input.respond" => input_respond(app, owner, thread, &params).await,
+        "subscription.subscribe" | "subscription.unsubscribe" => Err(Refused {
             code: "not_supported",
             message: format!(
-                "{method} belongs to the protocol's WebSocket transport, which this server does \
-                 not serve; POST /threads/{{id}}/stream/events streams the channels a body names"
+                "{method} is a command of the WebSocket on /threads/{{id}}/stream/events; over \
+                 HTTP, POST /threads/{{id}}/stream/events streams the channels its body names"
             ),
+        }),
+        "subscription.reconnect" | "agent.getTree" => Err(Refused {
+            code: "not_supported",
+            message: format!("{method} is not served by this server"),
         }),
         other => Err(Refused {
             code: "unknown_command",
@@ -141,16 +159,24 @@ pub(crate) async fn command(
         }),
     };
     match answer {
-        Ok(result) => Json(json!({"type": "success", "id": number, "result": result,
-                                  "meta": {"applied_through_seq": 0}}))
-        .into_response(),
-        Err(refused) => failure(id, refused).into_response(),
+        Ok(result) => (success(number, result), false),
+        Err(refused) => (failure(id, refused), false),
     }
 }
 
+/// A success envelope.
+pub(crate) fn success(id: u64, result: Value) -> Value {
+    json!({"type": "success", "id": id, "result": result, "meta": {"applied_through_seq": 0}})
+}
+
 /// An error envelope.
-fn failure(id: Value, refused: Refused) -> Json<Value> {
-    Json(json!({"type": "error", "id": id, "error": refused.code, "message": refused.message}))
+fn failure(id: Value, refused: Refused) -> Value {
+    json!({"type": "error", "id": id, "error": refused.code, "message": refused.message})
+}
+
+/// An error envelope with code `invalid_argument`.
+pub(crate) fn invalid(id: Value, message: impl Into<String>) -> Value {
+    failure(id, Refused::invalid(message))
 }
 
 /// `run.start`: the run's id.

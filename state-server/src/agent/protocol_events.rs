@@ -4,19 +4,12 @@
 //! `messages`, `tools`, `lifecycle`, `input`, `checkpoints`, `tasks`,
 //! `custom`, `custom:<name>`), and may narrow them to `namespaces` (path
 //! prefixes, a segment without `:` matching `name:<task>`) and a `depth`
-//! below them; `since` skips the events up to that `seq`.
-//!
-//! As LangGraph's server, each connection replays the thread's runs from
-//! the first (its latest 100), then follows the runs to come, and stays
-//! open until the client leaves: every run's stored events are shaped
-//! into protocol events ([`protocol_shape`](super::protocol_shape)),
-//! numbered `seq` 1, 2... on this connection (the `id:` of each frame),
-//! filtered, and sent under their method's name. The stream may be
-//! opened before the thread exists (the client names a new thread before
-//! `run.start` makes it); it waits for it.
+//! below them; `since` skips the events up to that `seq`. The events are
+//! the thread's feed ([`protocol_feed`](super::protocol_feed)), each
+//! sent under its method's name with its `seq` as its `id:`.
 
-use super::follow::{Followed, run_events};
-use super::protocol_shape::{RunShaper, Shaped};
+use super::protocol_feed::{Fed, feed};
+use super::protocol_shape::Shaped;
 use super::sse;
 use crate::auth::Owner;
 use crate::error::ApiError;
@@ -26,16 +19,10 @@ use axum::body::Bytes;
 use axum::extract::State as Shared;
 use axum::http::{HeaderMap, header};
 use axum::response::Response;
-use futures::{Stream, StreamExt};
+use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use state_store::{Run, RunFilter, RunWakeups};
 use std::collections::HashSet;
-use std::convert::Infallible;
-use std::pin::Pin;
-
-/// How many of a thread's runs a connection replays: its latest.
-const RUNS: usize = 100;
 
 /// The channels a stream may name (and `custom:<name>`).
 const CHANNELS: [&str; 9] = [
@@ -66,17 +53,18 @@ pub(crate) struct EventsRequest {
 }
 
 /// Which events a connection sends.
-struct Filter {
+pub(crate) struct Filter {
     channels: HashSet<String>,
     /// Prefixes; none: every namespace.
     namespaces: Vec<Vec<String>>,
     depth: Option<usize>,
-    since: u64,
+    /// Events up to this `seq` are not sent.
+    pub since: u64,
 }
 
 impl Filter {
     /// The request's filter, or LangGraph's 400 naming what is wrong.
-    fn of(request: EventsRequest) -> Result<Filter, ApiError> {
+    pub(crate) fn of(request: EventsRequest) -> Result<Filter, ApiError> {
         let channels = request.channels.unwrap_or_default();
         if channels.is_empty() {
             return Err(ApiError::bad_request(
@@ -114,7 +102,7 @@ impl Filter {
     }
 
     /// Whether `event` is sent.
-    fn sends(&self, event: &Shaped) -> bool {
+    pub(crate) fn sends(&self, event: &Shaped) -> bool {
         let channel = match event.method {
             "input.requested" => "input",
             other => other,
@@ -179,180 +167,29 @@ pub(crate) async fn events(
 ) -> Result<Response, ApiError> {
     let filter = Filter::of(request_of(&headers, &body)?)?;
     let permit = app.streams.acquire()?;
-    let connection = Connection {
-        wakeups: app.store.run_wakeups(),
-        app,
-        thread,
-        owner: owner.0,
-        filter,
-        seq: 0,
-        started: HashSet::new(),
-        existed: false,
-        current: None,
-    };
-    Ok(sse::response(frames(connection), permit))
-}
-
-/// A run being streamed.
-struct Current {
-    run_id: String,
-    shaper: RunShaper,
-    events: Pin<Box<dyn Stream<Item = Followed> + Send>>,
-}
-
-/// Where a connection is.
-struct Connection {
-    app: App,
-    thread: String,
-    /// Who reads (`None`: anyone).
-    owner: Option<String>,
-    filter: Filter,
-    /// The last `seq` given.
-    seq: u64,
-    /// The runs streamed (or being streamed).
-    started: HashSet<String>,
-    /// Whether the thread was seen: it going away then ends the stream.
-    existed: bool,
-    current: Option<Current>,
-    /// Wakes the connection when a run is created.
-    wakeups: RunWakeups,
-}
-
-impl Connection {
-    /// Numbers `shaped`, and frames those the filter sends.
-    fn frame(&mut self, shaped: Vec<Shaped>) -> Vec<u8> {
-        let mut out = Vec::new();
-        for event in shaped {
-            self.seq += 1;
-            if self.seq <= self.filter.since || !self.filter.sends(&event) {
-                continue;
-            }
-            let mut params = json!({"namespace": event.namespace, "timestamp": event.timestamp,
-                                    "data": event.data});
-            if let Some(node) = event.node {
-                params["node"] = json!(node);
-            }
-            let envelope = json!({"type": "event", "event_id": event.event_id, "seq": self.seq,
-                                  "method": event.method, "params": params});
-            out.extend_from_slice(&sse::frame(
-                event.method,
-                &envelope,
-                Some(&self.seq.to_string()),
-            ));
-        }
-        out
-    }
-
-    /// Starts the oldest run not streamed yet, if there is one; its first
-    /// events.
-    async fn next_run(&mut self) -> Result<Option<Vec<Shaped>>, ApiError> {
-        let runs = self
-            .app
-            .store
-            .list_runs(Some(&self.thread), RunFilter::default().limit(RUNS))
-            .await?;
-        let Some(run) = runs
-            .iter()
-            .rev()
-            .find(|run| !self.started.contains(&run.run_id))
-        else {
-            return Ok(None);
-        };
-        self.started.insert(run.run_id.clone());
-        let started = crate::json::millis(run.created_at);
-        let (shaper, running) = RunShaper::start(&run.run_id, &graph_name(run), started);
-        self.current = Some(Current {
-            run_id: run.run_id.clone(),
-            shaper,
-            events: Box::pin(run_events(self.app.clone(), run.run_id.clone(), 0)),
-        });
-        Ok(Some(vec![running]))
-    }
-
-    /// Whether the stream goes on waiting for runs: the thread is there
-    /// and the reader's, or not there yet.
-    async fn thread_stays(&mut self) -> bool {
-        match self.app.store.thread_record(&self.thread, None).await {
-            Ok(Some(record)) => {
-                self.existed = true;
-                self.owner.is_none() || record.owner == self.owner
-            }
-            Ok(None) => !self.existed,
-            // Read again at the next look.
-            Err(_) => true,
-        }
-    }
-}
-
-/// The graph a run's lifecycle names: its graph id, or its assistant.
-fn graph_name(run: &Run) -> String {
-    run.kwargs["config"]["configurable"]["graph_id"]
-        .as_str()
-        .unwrap_or(&run.assistant_id)
-        .to_owned()
-}
-
-/// The connection's frames, run after run, for as long as the client
-/// stays.
-fn frames(start: Connection) -> impl Stream<Item = Result<Bytes, Infallible>> + Send {
-    futures::stream::unfold(Some(start), |at| async move {
-        let mut at = at?;
-        loop {
-            if let Some(current) = at.current.as_mut() {
-                let mut shaped = Vec::new();
-                match current.events.next().await {
-                    Some(Followed::Events(batch)) => {
-                        for event in &batch {
-                            current.shaper.shape(event, &mut shaped);
-                        }
-                    }
-                    Some(Followed::Silent) => {
-                        return Some((Ok(Bytes::from_static(sse::HEARTBEAT_FRAME)), Some(at)));
-                    }
-                    Some(Followed::Failed(message)) => {
-                        let data = json!({"error": "StoreError", "message": message});
-                        return Some((Ok(sse::frame("error", &data, None)), None));
-                    }
-                    None => {
-                        let run = at.app.store.get_run(&current.run_id, None).await;
-                        if let Ok(Some(run)) = run {
-                            let at_ms = crate::json::millis(run.updated_at);
-                            current.shaper.end(run.status, at_ms, &mut shaped);
-                        }
-                        at.current = None;
+    let frames = feed(app, thread, owner.0)
+        .map(move |fed| match fed {
+            Fed::Events(events) => {
+                let mut out = Vec::new();
+                for numbered in &events {
+                    if numbered.seq > filter.since && filter.sends(&numbered.event) {
+                        let id = numbered.seq.to_string();
+                        let frame =
+                            sse::frame(numbered.event.method, &numbered.envelope(), Some(&id));
+                        out.extend_from_slice(&frame);
                     }
                 }
-                let out = at.frame(shaped);
-                if !out.is_empty() {
-                    return Some((Ok(Bytes::from(out)), Some(at)));
-                }
-                continue;
+                Bytes::from(out)
             }
-            if !at.thread_stays().await {
-                return None;
+            Fed::Silent => Bytes::from_static(sse::HEARTBEAT_FRAME),
+            Fed::Failed(message) => {
+                let data = json!({"error": "StoreError", "message": message});
+                sse::frame("error", &data, None)
             }
-            match at.next_run().await {
-                Ok(Some(shaped)) => {
-                    let out = at.frame(shaped);
-                    if !out.is_empty() {
-                        return Some((Ok(Bytes::from(out)), Some(at)));
-                    }
-                    continue;
-                }
-                Ok(None) => {}
-                Err(error) => {
-                    let data = json!({"error": "StoreError", "message": error.message()});
-                    return Some((Ok(sse::frame("error", &data, None)), None));
-                }
-            }
-            match tokio::time::timeout(sse::HEARTBEAT, at.wakeups.next()).await {
-                Err(_) => return Some((Ok(Bytes::from_static(sse::HEARTBEAT_FRAME)), Some(at))),
-                Ok(Ok(_)) => {}
-                // The store's notifications failed: look again in a while.
-                Ok(Err(_)) => tokio::time::sleep(sse::HEARTBEAT).await,
-            }
-        }
-    })
+        })
+        .filter(|frame| std::future::ready(!frame.is_empty()))
+        .map(Ok::<_, std::convert::Infallible>);
+    Ok(sse::response(frames, permit))
 }
 
 #[cfg(test)]

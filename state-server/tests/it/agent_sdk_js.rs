@@ -60,9 +60,15 @@ fn assert_client_installed() {
 /// Runs `node tests/js/<script>` against the server at `url`; fails the
 /// test with the script's output if it fails.
 async fn run_js(script: &str, url: &str) {
+    run_js_with(script, url, &[]).await;
+}
+
+/// [`run_js`] with `flags` for `node` before the script.
+async fn run_js_with(script: &str, url: &str, flags: &[&str]) {
     assert_client_installed();
     let node = std::env::var_os("LANGGRAPH_SDK_NODE").unwrap_or_else(|| "node".into());
     let output = tokio::process::Command::new(&node)
+        .args(flags)
         .arg(js_dir().join(script))
         .current_dir(js_dir())
         .env("LANGGRAPH_URL", url)
@@ -101,9 +107,24 @@ async fn runs_on_sqlite() {
 }
 
 /// The v3 thread protocol through the JavaScript client's
-/// `client.threads.stream` (exchanges 55 and 56).
+/// `client.threads.stream` (exchanges 55 and 56), over SSE and over the
+/// WebSocket transport (a global `WebSocket`: Node 22's, or Node 20's
+/// behind its flag).
 #[tokio::test]
 async fn thread_stream() {
     let addr = serve(server(Store::memory()).router::<Chat>()).await;
-    run_js("thread_stream.mjs", &format!("http://{addr}")).await;
+    let node = std::env::var_os("LANGGRAPH_SDK_NODE").unwrap_or_else(|| "node".into());
+    let has_websocket = std::process::Command::new(&node)
+        .args([
+            "-e",
+            "process.exit(typeof WebSocket === 'undefined' ? 1 : 0)",
+        ])
+        .status()
+        .is_ok_and(|status| status.success());
+    let flags: &[&str] = if has_websocket {
+        &[]
+    } else {
+        &["--experimental-websocket"]
+    };
+    run_js_with("thread_stream.mjs", &format!("http://{addr}"), flags).await;
 }

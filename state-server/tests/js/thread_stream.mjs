@@ -65,4 +65,29 @@ assert.equal(after.values.answer, "Carol", JSON.stringify(after));
 assert.deepEqual(after.interrupts, []);
 await hitl.close();
 
+// The same over the WebSocket transport (commands and events on one socket).
+const overSocket = client.threads.stream({ assistantId: "agent", transport: "websocket" });
+await overSocket.run.start({ input: PING });
+const socketOutput = await within(overSocket.output, 20000, "output over the WebSocket");
+assert.deepEqual(socketOutput.messages.map((m) => m.content), TEXTS, JSON.stringify(socketOutput));
+await overSocket.close();
+const hitlSocket = client.threads.stream({ assistantId: "hitl", transport: "websocket" });
+await hitlSocket.run.start({ input: { answer: "" } });
+for (let i = 0; i < 200 && !hitlSocket.interrupted; i++) {
+  await new Promise((resolve) => setTimeout(resolve, 50));
+}
+assert.equal(hitlSocket.interrupted, true, "no interrupt over the WebSocket");
+const [askedOverSocket] = hitlSocket.interrupts;
+await hitlSocket.input.respond({
+  interrupt_id: askedOverSocket.interruptId, namespace: [], response: "Dave",
+});
+let settled;
+for (let i = 0; i < 200; i++) {
+  settled = await client.threads.getState(hitlSocket.threadId);
+  if (settled.next.length === 0 && settled.values.answer === "Dave") break;
+  await new Promise((resolve) => setTimeout(resolve, 50));
+}
+assert.equal(settled.values.answer, "Dave", JSON.stringify(settled));
+await hitlSocket.close();
+
 console.log("thread_stream: ok");

@@ -7,10 +7,12 @@ Run by state-server's test `agent_sdk::auth` with LANGGRAPH_URL set.
 """
 
 import asyncio
+import json
 import os
 import uuid
 
 import httpx
+import websockets
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import NotFoundError
 
@@ -101,6 +103,18 @@ async def main() -> None:
             f"/threads/{tid}/stream/events", json={"channels": ["values"]}, headers=bob_key
         )
         assert refused.status_code == 404, refused.text
+        # Nor open the protocol's WebSocket on it (the handshake is a 404).
+        ws_url = url.replace("http://", "ws://", 1) + f"/threads/{tid}/stream/events"
+        try:
+            async with websockets.connect(ws_url, additional_headers=bob_key):
+                raise AssertionError("Bob's WebSocket on Ada's thread was accepted")
+        except websockets.exceptions.InvalidStatus as refused:
+            assert refused.response.status_code == 404, refused
+        async with websockets.connect(ws_url, additional_headers=ada_key) as socket:
+            await socket.send(json.dumps({"id": 1, "method": "subscription.subscribe",
+                                          "params": {"channels": ["lifecycle"]}}))
+            first = json.loads(await asyncio.wait_for(socket.recv(), 10))
+            assert first["type"] == "event" and first["method"] == "lifecycle", first
         # A stream Bob opens on a thread not there yet, which Ada then
         # makes, ends without showing him anything of hers.
         fresh = str(uuid.uuid4())

@@ -16,6 +16,7 @@ import os
 import uuid
 
 import httpx
+import websockets
 from langgraph_sdk import get_client
 
 PING = {"messages": [{"role": "user", "content": "ping"}]}
@@ -242,9 +243,67 @@ async def main() -> None:
     check(seen)
     assert root_lifecycle(seen) == ["running", "completed"], seen
 
+    await over_websocket(client, url)
     await refusals(http, agent_thread)
     await http.aclose()
     print("v3_stream: ok")
+
+
+async def over_websocket(client, url):
+    """55 and 56 again with the client's WebSocket transport, then its
+    commands on a raw socket."""
+    async with client.threads.stream(assistant_id="agent", transport="websocket") as thread:
+        await thread.run.start(input=PING)
+        output = await thread.output.with_timeout(20)
+        assert [m["content"] for m in output["messages"]] == TEXTS, output
+    done = thread.thread_id
+    async with client.threads.stream(assistant_id="hitl", transport="websocket") as thread:
+        await thread.run.start(input={"answer": ""})
+        for _ in range(200):
+            if thread.interrupted:
+                break
+            await asyncio.sleep(0.05)
+        assert thread.interrupted, "no interrupt reached the client over the WebSocket"
+        assert await thread.run.respond("Carol") == {}
+        assert (await thread.output.with_timeout(20))["answer"] == "Carol"
+
+    ws_url = url.replace("http://", "ws://", 1) + f"/threads/{done}/stream/events"
+    async with websockets.connect(ws_url) as socket:
+        async def answer(command):
+            await socket.send(command if isinstance(command, str) else json.dumps(command))
+            while True:
+                reply = json.loads(await asyncio.wait_for(socket.recv(), 10))
+                if reply.get("type") != "event":
+                    return reply
+
+        bad = await answer("{not json")
+        assert (bad["type"], bad["id"], bad["error"]) == ("error", None, "invalid_argument"), bad
+        bad = await answer({"id": 1, "method": "subscription.subscribe",
+                            "params": {"channels": ["bogus"]}})
+        assert (bad["id"], bad["error"]) == (1, "invalid_argument"), bad
+        # A subscription replays the run's events it asks for (LangGraph
+        # sends them before its answer, we after).
+        await socket.send(json.dumps({"id": 2, "method": "subscription.subscribe",
+                                      "params": {"channels": ["lifecycle"]}}))
+        made, seen = None, []
+        while made is None or len(seen) < 2:
+            message = json.loads(await asyncio.wait_for(socket.recv(), 10))
+            if message["type"] == "event":
+                assert message["method"] == "lifecycle", message
+                seen.append(message["params"]["data"]["event"])
+            else:
+                made = message
+        assert made["type"] == "success" and made["id"] == 2, made
+        assert made["result"]["replayed_events"] >= 1, made
+        sub = made["result"]["subscription_id"]
+        assert isinstance(sub, str), made
+        assert seen == ["running", "completed"], seen
+        gone = await answer({"id": 3, "method": "subscription.unsubscribe",
+                             "params": {"subscription_id": sub}})
+        assert gone["type"] == "success" and gone["id"] == 3, gone
+        again = await answer({"id": 4, "method": "subscription.unsubscribe",
+                              "params": {"subscription_id": sub}})
+        assert again["type"] == "error" and again["id"] == 4, again
 
 
 async def refusals(http, idle):

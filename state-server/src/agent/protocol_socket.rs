@@ -1,0 +1,226 @@
+//! `GET /threads/{id}/stream/events` as a WebSocket: the v3 thread
+//! protocol's other transport (`client.threads.stream(..,
+//! transport="websocket")`, JavaScript's `transport: "websocket"`). Every
+//! text frame the client sends is a command: `subscription.subscribe`
+//! (`channels`, `namespaces`, `depth`, `since`, as the event stream's
+//! body; answered with its `subscription_id` and how many events it
+//! replayed, sent after them), `subscription.unsubscribe`
+//! (`subscription_id`), and the
+//! commands of `POST /threads/{id}/commands` (`run.start`,
+//! `input.respond`). The server sends each answer, then each event of the
+//! thread's feed ([`protocol_feed`](super::protocol_feed)) that a
+//! subscription asks for, once, as a text frame of its JSON envelope.
+//!
+//! The feed starts with the socket; events that come before a
+//! subscription asks for them are kept (the latest [`KEPT`]), and a new
+//! subscription replays those it matches and that were not sent yet. The
+//! socket closes when the client does, or when the thread is deleted.
+
+use super::protocol_commands::{answer, invalid, success};
+use super::protocol_events::{EventsRequest, Filter};
+use super::protocol_feed::{Fed, Numbered, feed};
+use crate::auth::Owner;
+use crate::error::ApiError;
+use crate::extract::Path;
+use crate::routes::App;
+use axum::extract::State as Shared;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::response::Response;
+use futures::StreamExt;
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+
+/// How many events a socket keeps for subscriptions to come
+/// (LangGraph's session keeps 10,000).
+const KEPT: usize = 10_000;
+
+/// The route: the upgrade, holding a place among the open streams for
+/// the socket's life.
+pub(crate) async fn socket(
+    Shared(app): Shared<App>,
+    owner: Owner,
+    Path(thread): Path<String>,
+    upgrade: WebSocketUpgrade,
+) -> Result<Response, ApiError> {
+    let permit = app.streams.acquire()?;
+    // A command is a request body: the same cap.
+    let upgrade = upgrade.max_message_size(crate::DEFAULT_BODY_LIMIT);
+    Ok(upgrade.on_upgrade(move |socket| async move {
+        let _permit = permit;
+        Socket {
+            app,
+            thread,
+            owner: owner.0,
+            subscriptions: Vec::new(),
+            kept: VecDeque::new(),
+            made: 0,
+        }
+        .serve(socket)
+        .await;
+    }))
+}
+
+/// A subscription on a socket.
+struct Subscription {
+    id: String,
+    filter: Filter,
+}
+
+/// One socket's state.
+struct Socket {
+    app: App,
+    thread: String,
+    owner: Option<String>,
+    subscriptions: Vec<Subscription>,
+    /// The latest events, and whether each was sent.
+    kept: VecDeque<(Numbered, bool)>,
+    /// How many subscriptions were made (their ids).
+    made: u64,
+}
+
+impl Socket {
+    /// Answers commands and sends events until the client leaves or the
+    /// thread goes.
+    async fn serve(mut self, mut socket: WebSocket) {
+        let mut events = Box::pin(feed(
+            self.app.clone(),
+            self.thread.clone(),
+            self.owner.clone(),
+        ));
+        loop {
+            let out = tokio::select! {
+                incoming = socket.recv() => match incoming {
+                    Some(Ok(Message::Text(text))) => self.command(text.as_str()).await,
+                    Some(Ok(Message::Binary(bytes))) => match std::str::from_utf8(&bytes) {
+                        Ok(text) => self.command(text).await,
+                        Err(_) => vec![invalid(Value::Null, "Protocol commands must be valid JSON.")],
+                    },
+                    Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+                    // Closed, or the connection failed.
+                    Some(Ok(Message::Close(_)) | Err(_)) | None => return,
+                },
+                fed = events.next() => match fed {
+                    Some(Fed::Events(batch)) => self.fed(batch),
+                    // Keeps proxies from closing a quiet socket.
+                    Some(Fed::Silent) => {
+                        if socket.send(Message::Ping(Default::default())).await.is_err() {
+                            return;
+                        }
+                        continue;
+                    }
+                    Some(Fed::Failed(message)) => {
+                        let failed = json!({"type": "error", "id": null, "error": "unknown_error",
+                                            "message": message});
+                        let _ = socket.send(Message::Text(failed.to_string().into())).await;
+                        return;
+                    }
+                    // The thread was deleted (or is another's).
+                    None => {
+                        let _ = socket.send(Message::Close(None)).await;
+                        return;
+                    }
+                },
+            };
+            for message in out {
+                if socket
+                    .send(Message::Text(message.to_string().into()))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The events a subscription asks for, each once; all kept.
+    fn fed(&mut self, batch: Vec<Numbered>) -> Vec<Value> {
+        let mut out = Vec::new();
+        for numbered in batch {
+            let sent = self.wanted(&numbered);
+            if sent {
+                out.push(numbered.envelope());
+            }
+            if self.kept.len() == KEPT {
+                self.kept.pop_front();
+            }
+            self.kept.push_back((numbered, sent));
+        }
+        out
+    }
+
+    /// Whether a subscription asks for `numbered`.
+    fn wanted(&self, numbered: &Numbered) -> bool {
+        self.subscriptions.iter().any(|subscription| {
+            numbered.seq > subscription.filter.since && subscription.filter.sends(&numbered.event)
+        })
+    }
+
+    /// The answer to the text frame `text`, and for a subscription the
+    /// kept events it replays.
+    async fn command(&mut self, text: &str) -> Vec<Value> {
+        let command: Value = match serde_json::from_str(text) {
+            Ok(command) => command,
+            Err(_) => {
+                return vec![invalid(
+                    Value::Null,
+                    "Protocol commands must be valid JSON.",
+                )];
+            }
+        };
+        let id = command.get("id").cloned().unwrap_or(Value::Null);
+        let params = command.get("params").cloned().unwrap_or(json!({}));
+        match (id.as_u64(), command.get("method").and_then(Value::as_str)) {
+            (Some(id), Some("subscription.subscribe")) => self.subscribe(id, params),
+            (Some(id), Some("subscription.unsubscribe")) => vec![self.unsubscribe(id, &params)],
+            _ => {
+                let owner = self.owner.as_deref();
+                vec![answer(&self.app, owner, &self.thread, &command).await.0]
+            }
+        }
+    }
+
+    /// `subscription.subscribe`: the kept events it asks for that were
+    /// not sent, then its answer.
+    fn subscribe(&mut self, id: u64, params: Value) -> Vec<Value> {
+        let filter = serde_json::from_value::<EventsRequest>(params)
+            .map_err(|error| error.to_string())
+            .and_then(|request| Filter::of(request).map_err(|error| error.message().to_owned()));
+        let filter = match filter {
+            Ok(filter) => filter,
+            Err(message) => return vec![invalid(json!(id), message)],
+        };
+        self.made += 1;
+        let subscription_id = format!("sub-{}", self.made);
+        let mut replayed = Vec::new();
+        for (numbered, sent) in &mut self.kept {
+            if !*sent && numbered.seq > filter.since && filter.sends(&numbered.event) {
+                *sent = true;
+                replayed.push(numbered.envelope());
+            }
+        }
+        self.subscriptions.push(Subscription {
+            id: subscription_id.clone(),
+            filter,
+        });
+        let result = json!({"subscription_id": subscription_id,
+                            "replayed_events": replayed.len()});
+        // As LangGraph: the replayed events, then the answer.
+        replayed.push(success(id, result));
+        replayed
+    }
+
+    /// `subscription.unsubscribe`.
+    fn unsubscribe(&mut self, id: u64, params: &Value) -> Value {
+        let Some(subscription_id) = params.get("subscription_id").and_then(Value::as_str) else {
+            return invalid(json!(id), "subscription_id: expected a string");
+        };
+        let before = self.subscriptions.len();
+        self.subscriptions.retain(|s| s.id != subscription_id);
+        if self.subscriptions.len() == before {
+            return json!({"type": "error", "id": id, "error": "no_such_subscription",
+                          "message": format!("No subscription {subscription_id} on this socket")});
+        }
+        success(id, json!({}))
+    }
+}
