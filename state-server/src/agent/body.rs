@@ -45,6 +45,21 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Body<T> {
     }
 }
 
+/// Refuses (415) a body not sent as JSON: a page on another site cannot
+/// post JSON without asking first (CORS), so it cannot start runs with a
+/// browser's cookies or its network position.
+pub(crate) fn require_json(headers: &axum::http::HeaderMap) -> Result<(), ApiError> {
+    let json = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(is_json);
+    if json {
+        Ok(())
+    } else {
+        Err(ApiError::unsupported_media_type())
+    }
+}
+
 /// Whether a `Content-Type` is JSON: `application/json` or a `+json`
 /// type, any parameters after.
 pub(crate) fn is_json(content_type: &str) -> bool {

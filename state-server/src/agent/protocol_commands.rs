@@ -29,7 +29,7 @@ use crate::routes::App;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State as Shared;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 use state_store::ThreadStatus;
@@ -88,14 +88,8 @@ pub(crate) async fn command(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    // JSON only, as every body of the API: a page on another site cannot
-    // post JSON without asking first (CORS), so it cannot start runs.
-    let json = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(super::body::is_json);
-    if !json {
-        return crate::error::ApiError::unsupported_media_type().into_response();
+    if let Err(refusal) = super::body::require_json(&headers) {
+        return refusal.into_response();
     }
     let command: Value = match serde_json::from_slice(&body) {
         Ok(command) => command,

@@ -17,7 +17,7 @@ use crate::extract::Path;
 use crate::routes::App;
 use axum::body::Bytes;
 use axum::extract::State as Shared;
-use axum::http::{HeaderMap, header};
+use axum::http::HeaderMap;
 use axum::response::Response;
 use futures::StreamExt;
 use serde::Deserialize;
@@ -140,14 +140,7 @@ fn is_prefix(namespace: &[String], prefix: &[String]) -> bool {
 /// JSON body`), as is JSON that is no object (it has no `channels`); a
 /// field of the wrong type is a 422 naming it.
 fn request_of(headers: &HeaderMap, body: &[u8]) -> Result<EventsRequest, ApiError> {
-    // JSON only, as every body of the API (a cross-site form cannot open it).
-    let json = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(super::body::is_json);
-    if !json {
-        return Err(ApiError::unsupported_media_type());
-    }
+    super::body::require_json(headers)?;
     match serde_json::from_slice::<Value>(body) {
         Err(error) => Err(ApiError::bad_request(format!("Invalid JSON body: {error}"))),
         Ok(Value::Object(_)) => super::body::parse(body),

@@ -17,27 +17,12 @@ import uuid
 
 import httpx
 from langgraph_sdk import get_client
+from protocol_sse import sse
 
 PING = {"messages": [{"role": "user", "content": "ping"}]}
 ALL = ["values", "updates", "messages", "tools", "lifecycle", "input", "checkpoints", "tasks",
        "custom"]
 REPLY = "Hello from a streaming model!"
-
-
-async def sse(http, thread_id, body):
-    async with http.stream("POST", f"/threads/{thread_id}/stream/events", json=body) as r:
-        assert r.status_code == 200, await r.aread()
-        frame = {}
-        async for line in r.aiter_lines():
-            if line.startswith(":"):
-                continue
-            if line:
-                field, _, value = line.partition(":")
-                frame[field] = value.removeprefix(" ")
-                continue
-            if "data" in frame:
-                yield json.loads(frame["data"])
-            frame = {}
 
 
 async def read(http, thread_id, body):

@@ -18,6 +18,7 @@ import uuid
 import httpx
 import websockets
 from langgraph_sdk import get_client
+from protocol_sse import sse
 
 PING = {"messages": [{"role": "user", "content": "ping"}]}
 ALL = ["values", "updates", "messages", "tools", "lifecycle", "input", "checkpoints", "tasks",
@@ -64,25 +65,13 @@ async def until_end(events, runs=1):
     raise AssertionError(f"the stream closed before {runs} run(s) ended: {seen}")
 
 
-async def sse(http, thread_id, body):
-    """A raw event stream, each frame's SSE name its method and its id its seq."""
-    async with http.stream("POST", f"/threads/{thread_id}/stream/events", json=body) as r:
-        assert r.status_code == 200, await r.aread()
-        assert r.headers["content-type"].startswith("text/event-stream"), r.headers
-        frame = {}
-        async for line in r.aiter_lines():
-            if line.startswith(":"):  # a comment (LangGraph's ": heartbeat")
-                continue
-            if line:
-                field, _, value = line.partition(":")
-                frame[field] = value.removeprefix(" ")
-                continue
-            if "data" in frame:
-                event = json.loads(frame["data"])
-                assert frame.get("event") == event["method"], frame
-                assert frame.get("id") == str(event["seq"]), frame
-                yield event
-            frame = {}
+async def interrupted(thread):
+    """Waits (10 s at most) for the client to see the thread paused."""
+    for _ in range(200):
+        if thread.interrupted:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("no interrupt reached the client")
 
 
 async def read(http, thread_id, body, runs=1):
@@ -178,11 +167,7 @@ async def main() -> None:
     # 56: an interrupt, asked on `input`, answered with input.respond.
     async with client.threads.stream(assistant_id="hitl") as thread:
         await thread.run.start(input={"answer": ""})
-        for _ in range(200):
-            if thread.interrupted:
-                break
-            await asyncio.sleep(0.05)
-        assert thread.interrupted, "no interrupt reached the client"
+        await interrupted(thread)
         # (The client reads the interrupt's `value`; the wire, as LangGraph
         # sends it, names it `payload`: its value is None on both.)
         [asked] = thread.interrupts
@@ -259,11 +244,7 @@ async def over_websocket(client, url):
     done = thread.thread_id
     async with client.threads.stream(assistant_id="hitl", transport="websocket") as thread:
         await thread.run.start(input={"answer": ""})
-        for _ in range(200):
-            if thread.interrupted:
-                break
-            await asyncio.sleep(0.05)
-        assert thread.interrupted, "no interrupt reached the client over the WebSocket"
+        await interrupted(thread)
         assert await thread.run.respond("Carol") == {}
         assert (await thread.output.with_timeout(20))["answer"] == "Carol"
 
