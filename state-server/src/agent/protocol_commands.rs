@@ -17,10 +17,10 @@
 //!   `responses`: a list of those; `update` and `goto` optional): a run
 //!   answering each pending interrupt by id, on the thread's assistant.
 //!
-//! `subscription.subscribe` and `.unsubscribe` are commands of the
-//! WebSocket (`protocol_socket.rs`); `subscription.reconnect` and
-//! `agent.getTree` are not served: all four are `not_supported` here, as
-//! methods the protocol does not have are `unknown_command`.
+//! `subscription.subscribe`, `.unsubscribe` and `agent.getTree` are
+//! commands of the WebSocket (`protocol_socket.rs`); `subscription.reconnect`
+//! is not served: all four are `not_supported` here, as methods the
+//! protocol does not have are `unknown_command`.
 
 use super::run_routes::{Create, create_run};
 use crate::auth::Owner;
@@ -136,14 +136,14 @@ pub(crate) async fn answer(
     let answer = match method {
         "run.start" => run_start(app, owner, thread, &params).await,
         "input.respond" => input_respond(app, owner, thread, &params).await,
-        "subscription.subscribe" | "subscription.unsubscribe" => Err(Refused {
+        "subscription.subscribe" | "subscription.unsubscribe" | "agent.getTree" => Err(Refused {
             code: "not_supported",
             message: format!(
                 "{method} is a command of the WebSocket on /threads/{{id}}/stream/events; over \
                  HTTP, POST /threads/{{id}}/stream/events streams the channels its body names"
             ),
         }),
-        "subscription.reconnect" | "agent.getTree" => Err(Refused {
+        "subscription.reconnect" => Err(Refused {
             code: "not_supported",
             message: format!("{method} is not served by this server"),
         }),

@@ -5,7 +5,8 @@
 //! (`channels`, `namespaces`, `depth`, `since`, as the event stream's
 //! body; answered with its `subscription_id` and how many events it
 //! replayed, sent after them), `subscription.unsubscribe`
-//! (`subscription_id`), and the
+//! (`subscription_id`), `agent.getTree` (the latest run's namespaces and
+//! their lifecycle), and the
 //! commands of `POST /threads/{id}/commands` (`run.start`,
 //! `input.respond`). The server sends each answer, then each event of the
 //! thread's feed ([`protocol_feed`](super::protocol_feed)) that a
@@ -54,6 +55,7 @@ pub(crate) async fn socket(
             subscriptions: Vec::new(),
             kept: VecDeque::new(),
             made: 0,
+            tree: Vec::new(),
         }
         .serve(socket)
         .await;
@@ -76,6 +78,9 @@ struct Socket {
     kept: VecDeque<(Numbered, bool)>,
     /// How many subscriptions were made (their ids).
     made: u64,
+    /// The latest run's namespaces, each with its lifecycle status and
+    /// graph name (`agent.getTree`).
+    tree: Vec<(Vec<String>, String, String)>,
 }
 
 impl Socket {
@@ -137,6 +142,7 @@ impl Socket {
     fn fed(&mut self, batch: Vec<Numbered>) -> Vec<Value> {
         let mut out = Vec::new();
         for numbered in batch {
+            self.grow_tree(&numbered);
             let sent = self.wanted(&numbered);
             if sent {
                 out.push(numbered.envelope());
@@ -173,6 +179,9 @@ impl Socket {
         match (id.as_u64(), command.get("method").and_then(Value::as_str)) {
             (Some(id), Some("subscription.subscribe")) => self.subscribe(id, params),
             (Some(id), Some("subscription.unsubscribe")) => vec![self.unsubscribe(id, &params)],
+            (Some(id), Some("agent.getTree")) => {
+                vec![success(id, json!({"tree": self.tree_at(&[])}))]
+            }
             _ => {
                 let owner = self.owner.as_deref();
                 vec![answer(&self.app, owner, &self.thread, &command).await.0]
@@ -208,6 +217,50 @@ impl Socket {
         // As LangGraph: the replayed events, then the answer.
         replayed.push(success(id, result));
         replayed
+    }
+
+    /// Follows the latest run's lifecycle (a root `running` starts a
+    /// run's tree anew).
+    fn grow_tree(&mut self, numbered: &Numbered) {
+        let event = &numbered.event;
+        if event.method != "lifecycle" {
+            return;
+        }
+        let status = event.data["event"].as_str().unwrap_or_default().to_owned();
+        let graph = event.data["graph_name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if event.namespace.is_empty() && status == "running" {
+            self.tree.clear();
+        }
+        match self.tree.iter_mut().find(|(ns, ..)| *ns == event.namespace) {
+            Some(node) => node.1 = status,
+            None => self.tree.push((event.namespace.clone(), status, graph)),
+        }
+    }
+
+    /// The tree below `namespace` (LangGraph's `agent.getTree`):
+    /// `{namespace, status, graph_name, children?}`, children in order.
+    fn tree_at(&self, namespace: &[String]) -> Value {
+        let (status, graph) = self
+            .tree
+            .iter()
+            .find(|(ns, ..)| ns == namespace)
+            .map(|(_, status, graph)| (status.as_str(), graph.as_str()))
+            .unwrap_or(("started", ""));
+        let mut node = json!({"namespace": namespace, "status": status, "graph_name": graph});
+        let mut children: Vec<&Vec<String>> = self
+            .tree
+            .iter()
+            .map(|(ns, ..)| ns)
+            .filter(|ns| ns.len() == namespace.len() + 1 && ns.starts_with(namespace))
+            .collect();
+        children.sort();
+        if !children.is_empty() {
+            node["children"] = children.iter().map(|ns| self.tree_at(ns)).collect();
+        }
+        node
     }
 
     /// `subscription.unsubscribe`.

@@ -16,6 +16,7 @@ import os
 import uuid
 
 import httpx
+import websockets
 from langgraph_sdk import get_client
 from protocol_sse import sse
 
@@ -137,6 +138,25 @@ async def main() -> None:
     root = await read(http, nested, {"channels": ["lifecycle", "values"], "namespaces": [[]],
                                      "depth": 0})
     assert all(e["params"]["namespace"] == [] for e in root), root
+    # Over the WebSocket, agent.getTree: the run's namespaces and their ends.
+    ws_url = url.replace("http://", "ws://", 1) + f"/threads/{nested}/stream/events"
+    async with websockets.connect(ws_url) as socket:
+        await socket.send(json.dumps({"id": 1, "method": "subscription.subscribe",
+                                      "params": {"channels": ["lifecycle"], "namespaces": [[]],
+                                                 "depth": 0}}))
+        while True:
+            message = json.loads(await asyncio.wait_for(socket.recv(), 10))
+            if message["type"] == "event" and message["params"]["data"]["event"] == "completed":
+                break
+        await socket.send(json.dumps({"id": 2, "method": "agent.getTree", "params": {}}))
+        while True:
+            answer = json.loads(await asyncio.wait_for(socket.recv(), 10))
+            if answer.get("id") == 2:
+                break
+        assert answer["result"]["tree"] == {
+            "namespace": [], "status": "completed", "graph_name": "nested",
+            "children": [{"namespace": list(child), "status": "completed",
+                          "graph_name": "child"}]}, answer
     await http.aclose()
     print("v3_channels: ok")
 

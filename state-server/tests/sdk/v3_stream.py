@@ -279,6 +279,9 @@ async def over_websocket(client, url):
         sub = made["result"]["subscription_id"]
         assert isinstance(sub, str), made
         assert seen == ["running", "completed"], seen
+        tree = await answer({"id": 5, "method": "agent.getTree", "params": {}})
+        assert tree == {"type": "success", "id": 5, "meta": tree["meta"], "result": {"tree": {
+            "namespace": [], "status": "completed", "graph_name": "agent"}}}, tree
         gone = await answer({"id": 3, "method": "subscription.unsubscribe",
                              "params": {"subscription_id": sub}})
         assert gone["type"] == "success" and gone["id"] == 3, gone
