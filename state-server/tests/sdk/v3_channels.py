@@ -157,6 +157,23 @@ async def main() -> None:
             "namespace": [], "status": "completed", "graph_name": "nested",
             "children": [{"namespace": list(child), "status": "completed",
                           "graph_name": "child"}]}, answer
+        # Hostile frames: each answered with an error envelope, the socket open.
+        hostile = [b"\xff\xfe", "[]", "3", "{}", '{"id": -1, "method": "run.start"}',
+                   '{"id": 7, "method": "subscription.subscribe", "params": [1]}',
+                   '{"id": 8, "method": "subscription.subscribe", "params": {"channels": "values"}}',
+                   '{"id": 9, "method": "subscription.unsubscribe", "params": {}}',
+                   '{"id": 10, "method": "run.start", "params": {"assistant_id": 5}}',
+                   "[" * 10000 + "]" * 10000]
+        for frame in hostile:
+            await socket.send(frame)
+            while True:
+                answer = json.loads(await asyncio.wait_for(socket.recv(), 10))
+                if answer["type"] != "event":
+                    break
+            assert answer["type"] == "error" and answer["error"] == "invalid_argument", (
+                frame[:40], answer)
+            assert isinstance(answer["message"], str) and answer["message"], answer
+    assert (await http.get("/ok")).status_code == 200
     await http.aclose()
     print("v3_channels: ok")
 
