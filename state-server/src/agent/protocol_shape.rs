@@ -390,9 +390,17 @@ impl RunShaper {
         }
     }
 
-    /// The root's end, `status`, once: each open subgraph completed first.
+    /// The root's end, `status`, once: each open subgraph completed first
+    /// when the run completed.
     fn finish(&mut self, status: &'static str, error: Option<String>, out: &mut Vec<Shaped>) {
         if std::mem::replace(&mut self.ended, true) {
+            return;
+        }
+        // A run that completed completed its subgraphs; one that paused or
+        // failed leaves them as they were (a paused one is resumed inside
+        // its subgraph), as LangGraph's session does.
+        if status != "completed" {
+            self.lifecycle(&[], status, error, out);
             return;
         }
         let open: Vec<Vec<String>> = self
@@ -694,6 +702,27 @@ mod tests {
             json!({"type": "tool_call", "name": "f", "args": {"x": 1}, "id": "c"})
         );
         assert_eq!(data[8]["usage"]["total_tokens"], 5);
+    }
+
+    #[test]
+    fn an_interrupt_in_a_subgraph_is_asked_there_and_leaves_it_open() {
+        let interrupt = json!([{"value": "name?", "id": "i2"}]);
+        let events = shaped(
+            &[
+                ("updates|child:1", json!({"__interrupt__": interrupt})),
+                ("updates", json!({"__interrupt__": interrupt})),
+            ],
+            RunStatus::Success,
+        );
+        assert_eq!(
+            lines(&events),
+            [
+                r#"lifecycle  {"event":"running","graph_name":"g"}"#,
+                r#"lifecycle child:1 {"event":"started","graph_name":"child"}"#,
+                r#"input.requested child:1 {"interrupt_id":"i2","payload":"name?"}"#,
+                r#"lifecycle  {"event":"interrupted","graph_name":"g"}"#,
+            ]
+        );
     }
 
     #[test]

@@ -420,13 +420,36 @@ fn translate<S: GraphState>(
             out.push(Streamed::Paused);
             out
         }
-        Event::Interrupt(list) => match wants("updates") {
-            true => vec![Streamed::Event(
-                "updates".into(),
-                json!({"__interrupt__": interrupts_json(&list)}),
-            )],
-            false => Vec::new(),
-        },
+        Event::Interrupt(list) => {
+            if !wants("updates") {
+                return Ok(Vec::new());
+            }
+            // With subgraphs, a subgraph's interrupts come first in its
+            // namespace, then all of them in the parent's, as LangGraph's
+            // `stream(subgraphs=True)` sends them.
+            let mut out = Vec::new();
+            if request.subgraphs {
+                let mut spaces: Vec<&Vec<String>> = Vec::new();
+                for interrupt in list.iter().filter(|i| !i.namespace.is_empty()) {
+                    if !spaces.contains(&&interrupt.namespace) {
+                        spaces.push(&interrupt.namespace);
+                    }
+                }
+                for space in spaces {
+                    let inside: Vec<Interrupt> = list
+                        .iter()
+                        .filter(|i| &i.namespace == space)
+                        .cloned()
+                        .collect();
+                    let name = format!("updates|{}", space.join("|"));
+                    let data = json!({"__interrupt__": interrupts_json(&inside)});
+                    out.push(Streamed::Event(name, data));
+                }
+            }
+            let data = json!({"__interrupt__": interrupts_json(&list)});
+            out.push(Streamed::Event("updates".into(), data));
+            out
+        }
         event => {
             let asked = match event.mode() {
                 "messages" => "messages-tuple",
@@ -582,6 +605,49 @@ mod tests {
             .map(|item| item.unwrap_or_else(|e| panic!("{}", e.message())))
             .collect()
             .await
+    }
+
+    #[tokio::test]
+    async fn a_subgraphs_interrupt_comes_in_its_namespace_then_the_parents() {
+        let mut parent = StateGraph::<Ask>::new();
+        parent.add_subgraph("inner", hitl());
+        parent.add_edge(START, "inner");
+        parent.add_edge("inner", END);
+        let served = serve(parent.compile().expect("compiles"), None, Store::memory());
+        let request = RunRequest {
+            input: Some(json!({})),
+            modes: vec!["updates".into()],
+            subgraphs: true,
+            ..RunRequest::default()
+        };
+        let events = collect(served.run("t".into(), request.clone())).await;
+        let asked: Vec<(&str, &Value)> = events
+            .iter()
+            .filter_map(|event| match event {
+                Streamed::Event(name, data) if data.get("__interrupt__").is_some() => {
+                    Some((name.as_str(), &data["__interrupt__"][0]["id"]))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(asked.len(), 2, "{events:?}");
+        assert!(asked[0].0.starts_with("updates|inner:"), "{asked:?}");
+        assert_eq!(asked[1].0, "updates");
+        assert_eq!(asked[0].1, asked[1].1);
+        // Without subgraphs, the parent's alone.
+        let plain = RunRequest {
+            subgraphs: false,
+            ..request
+        };
+        let events = collect(served.run("u".into(), plain)).await;
+        let names: Vec<&str> = events
+            .iter()
+            .filter_map(|event| match event {
+                Streamed::Event(name, _) => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(names, ["updates"], "{events:?}");
     }
 
     #[tokio::test]

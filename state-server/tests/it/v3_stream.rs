@@ -27,8 +27,9 @@ async fn v3_stream_on_postgres() {
     run_script("v3_stream.py", &format!("http://{addr}")).await;
 }
 
-/// [`server`]'s graphs, a model that streams its tokens (`chat`), and a
-/// graph with a subgraph (`nested`).
+/// [`server`]'s graphs, a model that streams its tokens (`chat`), a
+/// graph with a subgraph (`nested`), and one whose subgraph pauses
+/// (`nested_hitl`).
 fn with_channels(store: Store) -> state_server::Server {
     use crate::agent_sdk::Review;
     use state_agent::{FakeChatModel, react_agent};
@@ -48,9 +49,26 @@ fn with_channels(store: Store) -> state_server::Server {
     nested.add_subgraph("child", child.compile().expect("the child compiles"));
     nested.add_edge(START, "child");
     nested.add_edge("child", END);
+    // An interrupt inside a subgraph.
+    let mut asking = StateGraph::<Review>::new();
+    asking.add_node("ask", |_: &Review, ctx: &state_graph::Ctx| {
+        let answer = ctx.interrupt(serde_json::json!({"question": "Who asks?"}))?;
+        let name = answer.as_str().unwrap_or_default().to_owned();
+        Ok::<_, state_graph::NodeError>(Review::delta().answer(name))
+    });
+    asking.add_edge(START, "ask");
+    asking.add_edge("ask", END);
+    let mut nested_hitl = StateGraph::<Review>::new();
+    nested_hitl.add_subgraph("asking", asking.compile().expect("asking compiles"));
+    nested_hitl.add_edge(START, "asking");
+    nested_hitl.add_edge("asking", END);
     server(store)
         .assistant("chat", chat)
         .assistant("nested", nested.compile().expect("nested compiles"))
+        .assistant(
+            "nested_hitl",
+            nested_hitl.compile().expect("nested_hitl compiles"),
+        )
 }
 
 #[tokio::test]

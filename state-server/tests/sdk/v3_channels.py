@@ -138,6 +138,36 @@ async def main() -> None:
     root = await read(http, nested, {"channels": ["lifecycle", "values"], "namespaces": [[]],
                                      "depth": 0})
     assert all(e["params"]["namespace"] == [] for e in root), root
+    # An interrupt inside a subgraph: asked in its namespace, answered
+    # through the client, the run going on inside the subgraph.
+    async with client.threads.stream(assistant_id="nested_hitl") as thread:
+        await thread.run.start(input={"answer": ""})
+        for _ in range(200):
+            if thread.interrupted:
+                break
+            await asyncio.sleep(0.05)
+        assert thread.interrupted, "no interrupt from the subgraph"
+        [asked] = thread.interrupts
+        assert len(asked["namespace"]) == 1, asked
+        assert asked["namespace"][0].startswith("asking:"), asked
+        assert await thread.run.respond("Eve") == {}
+    for _ in range(200):
+        state = await client.threads.get_state(thread.thread_id)
+        if state["values"].get("answer") == "Eve" and not state["next"]:
+            break
+        await asyncio.sleep(0.05)
+    assert state["values"]["answer"] == "Eve" and state["interrupts"] == [], state
+    events = await read(http, thread.thread_id, {"channels": ["lifecycle", "input"]})
+    [request] = of(events, "input.requested")
+    assert request["params"]["data"] == {"interrupt_id": asked["interrupt_id"],
+                                         "payload": {"question": "Who asks?"}}, request
+    # Paused inside it, the subgraph was left open, then completed by the resume.
+    lifecycle = [(e["params"]["namespace"][:1], e["params"]["data"]["event"])
+                 for e in of(events, "lifecycle")]
+    assert lifecycle[:3] == [([], "running"), ([asked["namespace"][0]], "started"),
+                             ([], "interrupted")], lifecycle
+    assert lifecycle[-1] == ([], "completed"), lifecycle
+
     # Over the WebSocket, agent.getTree: the run's namespaces and their ends.
     ws_url = url.replace("http://", "ws://", 1) + f"/threads/{nested}/stream/events"
     async with websockets.connect(ws_url) as socket:
