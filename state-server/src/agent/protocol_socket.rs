@@ -13,13 +13,15 @@
 //! subscription asks for, once, as a text frame of its JSON envelope.
 //!
 //! The feed starts with the socket; events that come before a
-//! subscription asks for them are kept (the latest [`KEPT`]), and a new
+//! subscription asks for them are kept (the latest [`KEPT`], within
+//! [`KEPT_BYTES`]), and a new
 //! subscription replays those it matches and that were not sent yet. The
 //! socket closes when the client does, or when the thread is deleted.
 
 use super::protocol_commands::{answer, invalid, success};
 use super::protocol_events::{EventsRequest, Filter};
 use super::protocol_feed::{Fed, Numbered, feed};
+use super::protocol_shape::Shaped;
 use crate::auth::Owner;
 use crate::error::ApiError;
 use crate::extract::Path;
@@ -32,8 +34,65 @@ use serde_json::{Value, json};
 use std::collections::VecDeque;
 
 /// How many events a socket keeps for subscriptions to come
-/// (LangGraph's session keeps 10,000).
+/// (LangGraph's session keeps 10,000)...
 const KEPT: usize = 10_000;
+
+/// ...and how many bytes of them at most (a `values` event carries the
+/// whole state): the oldest go first.
+const KEPT_BYTES: usize = 4 << 20;
+
+/// An event kept: what a subscription is matched against, its text, and
+/// whether it was sent.
+struct Kept {
+    seq: u64,
+    /// The event without its data (but a custom event's name).
+    probe: Shaped,
+    text: String,
+    sent: bool,
+}
+
+/// The events a socket keeps, within [`KEPT`] and [`KEPT_BYTES`].
+#[derive(Default)]
+struct KeptEvents {
+    events: VecDeque<Kept>,
+    /// Their texts' bytes.
+    bytes: usize,
+}
+
+impl KeptEvents {
+    /// Keeps `kept`, the oldest going past [`KEPT`] or [`KEPT_BYTES`].
+    fn push(&mut self, kept: Kept) {
+        self.bytes += kept.text.len();
+        self.events.push_back(kept);
+        while self.events.len() > KEPT || self.bytes > KEPT_BYTES {
+            let Some(oldest) = self.events.pop_front() else {
+                break;
+            };
+            self.bytes -= oldest.text.len();
+        }
+    }
+}
+
+impl Kept {
+    fn of(numbered: &Numbered, text: String, sent: bool) -> Kept {
+        let event = &numbered.event;
+        let name = event.data.get("name").filter(|_| event.method == "custom");
+        let probe = Shaped {
+            method: event.method,
+            namespace: event.namespace.clone(),
+            data: name.map_or(Value::Null, |name| json!({ "name": name })),
+            node: None,
+            event_id: String::new(),
+            timestamp: 0,
+        };
+        Kept {
+            seq: numbered.seq,
+            probe,
+            text,
+            sent,
+        }
+    }
+}
 
 /// The route: the upgrade, holding a place among the open streams for
 /// the socket's life.
@@ -53,7 +112,7 @@ pub(crate) async fn socket(
             thread,
             owner: owner.0,
             subscriptions: Vec::new(),
-            kept: VecDeque::new(),
+            kept: KeptEvents::default(),
             made: 0,
             tree: Vec::new(),
         }
@@ -74,8 +133,8 @@ struct Socket {
     thread: String,
     owner: Option<String>,
     subscriptions: Vec<Subscription>,
-    /// The latest events, and whether each was sent.
-    kept: VecDeque<(Numbered, bool)>,
+    /// The latest events.
+    kept: KeptEvents,
     /// How many subscriptions were made (their ids).
     made: u64,
     /// The latest run's namespaces, each with its lifecycle status and
@@ -98,7 +157,7 @@ impl Socket {
                     Some(Ok(Message::Text(text))) => self.command(text.as_str()).await,
                     Some(Ok(Message::Binary(bytes))) => match std::str::from_utf8(&bytes) {
                         Ok(text) => self.command(text).await,
-                        Err(_) => vec![invalid(Value::Null, "Protocol commands must be valid JSON.")],
+                        Err(_) => vec![not_json()],
                     },
                     Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
                     // Closed, or the connection failed.
@@ -126,12 +185,8 @@ impl Socket {
                     }
                 },
             };
-            for message in out {
-                if socket
-                    .send(Message::Text(message.to_string().into()))
-                    .await
-                    .is_err()
-                {
+            for text in out {
+                if socket.send(Message::Text(text.into())).await.is_err() {
                     return;
                 }
             }
@@ -139,18 +194,16 @@ impl Socket {
     }
 
     /// The events a subscription asks for, each once; all kept.
-    fn fed(&mut self, batch: Vec<Numbered>) -> Vec<Value> {
+    fn fed(&mut self, batch: Vec<Numbered>) -> Vec<String> {
         let mut out = Vec::new();
         for numbered in batch {
             self.grow_tree(&numbered);
             let sent = self.wanted(&numbered);
+            let text = numbered.envelope().to_string();
             if sent {
-                out.push(numbered.envelope());
+                out.push(text.clone());
             }
-            if self.kept.len() == KEPT {
-                self.kept.pop_front();
-            }
-            self.kept.push_back((numbered, sent));
+            self.kept.push(Kept::of(&numbered, text, sent));
         }
         out
     }
@@ -164,48 +217,46 @@ impl Socket {
 
     /// The answer to the text frame `text`, and for a subscription the
     /// kept events it replays.
-    async fn command(&mut self, text: &str) -> Vec<Value> {
+    async fn command(&mut self, text: &str) -> Vec<String> {
         let command: Value = match serde_json::from_str(text) {
             Ok(command) => command,
-            Err(_) => {
-                return vec![invalid(
-                    Value::Null,
-                    "Protocol commands must be valid JSON.",
-                )];
-            }
+            Err(_) => return vec![not_json()],
         };
         let id = command.get("id").cloned().unwrap_or(Value::Null);
         let params = command.get("params").cloned().unwrap_or(json!({}));
         match (id.as_u64(), command.get("method").and_then(Value::as_str)) {
             (Some(id), Some("subscription.subscribe")) => self.subscribe(id, params),
-            (Some(id), Some("subscription.unsubscribe")) => vec![self.unsubscribe(id, &params)],
+            (Some(id), Some("subscription.unsubscribe")) => {
+                vec![self.unsubscribe(id, &params).to_string()]
+            }
             (Some(id), Some("agent.getTree")) => {
-                vec![success(id, json!({"tree": self.tree_at(&[])}))]
+                vec![success(id, json!({"tree": self.tree_at(&[])})).to_string()]
             }
             _ => {
                 let owner = self.owner.as_deref();
-                vec![answer(&self.app, owner, &self.thread, &command).await.0]
+                let (envelope, _) = answer(&self.app, owner, &self.thread, &command).await;
+                vec![envelope.to_string()]
             }
         }
     }
 
     /// `subscription.subscribe`: the kept events it asks for that were
     /// not sent, then its answer.
-    fn subscribe(&mut self, id: u64, params: Value) -> Vec<Value> {
+    fn subscribe(&mut self, id: u64, params: Value) -> Vec<String> {
         let filter = serde_json::from_value::<EventsRequest>(params)
             .map_err(|error| error.to_string())
             .and_then(|request| Filter::of(request).map_err(|error| error.message().to_owned()));
         let filter = match filter {
             Ok(filter) => filter,
-            Err(message) => return vec![invalid(json!(id), message)],
+            Err(message) => return vec![invalid(json!(id), message).to_string()],
         };
         self.made += 1;
         let subscription_id = format!("sub-{}", self.made);
         let mut replayed = Vec::new();
-        for (numbered, sent) in &mut self.kept {
-            if !*sent && numbered.seq > filter.since && filter.sends(&numbered.event) {
-                *sent = true;
-                replayed.push(numbered.envelope());
+        for kept in &mut self.kept.events {
+            if !kept.sent && kept.seq > filter.since && filter.sends(&kept.probe) {
+                kept.sent = true;
+                replayed.push(kept.text.clone());
             }
         }
         self.subscriptions.push(Subscription {
@@ -215,7 +266,7 @@ impl Socket {
         let result = json!({"subscription_id": subscription_id,
                             "replayed_events": replayed.len()});
         // As LangGraph: the replayed events, then the answer.
-        replayed.push(success(id, result));
+        replayed.push(success(id, result).to_string());
         replayed
     }
 
@@ -275,5 +326,50 @@ impl Socket {
                           "message": format!("No subscription {subscription_id} on this socket")});
         }
         success(id, json!({}))
+    }
+}
+
+/// The answer to a frame that is not JSON.
+fn not_json() -> String {
+    invalid(Value::Null, "Protocol commands must be valid JSON.").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::protocol_shape::Shaped;
+
+    fn kept(seq: u64, bytes: usize) -> Kept {
+        let numbered = Numbered {
+            seq,
+            event: Shaped {
+                method: "custom",
+                namespace: vec!["a:1".into()],
+                data: json!({"name": "progress", "payload": "x"}),
+                node: None,
+                event_id: "e".into(),
+                timestamp: 0,
+            },
+        };
+        Kept::of(&numbered, "x".repeat(bytes), false)
+    }
+
+    #[test]
+    fn the_oldest_events_go_past_the_count_or_the_bytes() {
+        let mut events = KeptEvents::default();
+        for seq in 1..=KEPT as u64 + 5 {
+            events.push(kept(seq, 1));
+        }
+        assert_eq!(events.events.len(), KEPT);
+        assert_eq!(events.events.front().map(|k| k.seq), Some(6));
+        assert_eq!(events.bytes, KEPT);
+        events.push(kept(99_999, KEPT_BYTES));
+        assert_eq!(events.events.len(), 1, "one event of the whole budget");
+        assert_eq!(events.bytes, KEPT_BYTES);
+        // What a subscription matches is kept: a custom event's name, its
+        // namespace; not its data.
+        let probe = &kept(1, 1).probe;
+        assert_eq!(probe.data, json!({"name": "progress"}));
+        assert_eq!(probe.namespace, ["a:1"]);
     }
 }

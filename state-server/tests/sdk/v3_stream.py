@@ -262,8 +262,8 @@ async def over_websocket(client, url):
         bad = await answer({"id": 1, "method": "subscription.subscribe",
                             "params": {"channels": ["bogus"]}})
         assert (bad["id"], bad["error"]) == (1, "invalid_argument"), bad
-        # A subscription replays the run's events it asks for (LangGraph
-        # sends them before its answer, we after).
+        # A subscription gets the run's events it asks for: replayed before
+        # its answer, or fed after it.
         await socket.send(json.dumps({"id": 2, "method": "subscription.subscribe",
                                       "params": {"channels": ["lifecycle"]}}))
         made, seen = None, []
@@ -275,7 +275,9 @@ async def over_websocket(client, url):
             else:
                 made = message
         assert made["type"] == "success" and made["id"] == 2, made
-        assert made["result"]["replayed_events"] >= 1, made
+        # (How many were replayed depends on how far the server read the
+        # thread when the subscription came: LangGraph had read it all.)
+        assert isinstance(made["result"]["replayed_events"], int), made
         sub = made["result"]["subscription_id"]
         assert isinstance(sub, str), made
         assert seen == ["running", "completed"], seen
