@@ -11,6 +11,7 @@ mod guard;
 mod inspect;
 mod json;
 mod listing;
+mod origin;
 mod report;
 mod routes;
 mod stream;

@@ -12,6 +12,9 @@
 //! thread's feed ([`protocol_feed`](super::protocol_feed)) that a
 //! subscription asks for, once, as a text frame of its JSON envelope.
 //!
+//! A socket opened by a page of another site (its `Origin`) is refused:
+//! browsers open WebSockets without asking the server (no CORS).
+//!
 //! The feed starts with the socket; events that come before a
 //! subscription asks for them are kept (the latest [`KEPT`], within
 //! [`KEPT_BYTES`]), and a new
@@ -100,8 +103,19 @@ pub(crate) async fn socket(
     Shared(app): Shared<App>,
     owner: Owner,
     Path(thread): Path<String>,
+    headers: axum::http::HeaderMap,
     upgrade: WebSocketUpgrade,
 ) -> Result<Response, ApiError> {
+    // A browser opens a WebSocket to any site without asking it (no CORS):
+    // a page of another site could start runs and read them. Clients that
+    // are not browsers send no `Origin`.
+    crate::origin::same_origin(&headers).map_err(|_| {
+        ApiError::forbidden(
+            "a WebSocket opened by a page of another site is refused (its Origin names \
+             another host): browsers do not ask a server before opening one; such a page \
+             uses the event stream, POST /threads/{id}/stream/events, which CORS governs",
+        )
+    })?;
     let permit = app.streams.acquire()?;
     // A command is a request body: the same cap.
     let upgrade = upgrade.max_message_size(crate::DEFAULT_BODY_LIMIT);

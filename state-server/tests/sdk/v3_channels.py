@@ -170,6 +170,17 @@ async def main() -> None:
 
     # Over the WebSocket, agent.getTree: the run's namespaces and their ends.
     ws_url = url.replace("http://", "ws://", 1) + f"/threads/{nested}/stream/events"
+    # A page of another site may not open one (browsers do not ask first);
+    # this server's own pages may.
+    try:
+        async with websockets.connect(ws_url, origin="http://elsewhere.example"):
+            raise AssertionError("a cross-site WebSocket was accepted")
+    except websockets.exceptions.InvalidStatus as refused:
+        assert refused.response.status_code == 403, refused
+        assert b"another site" in refused.response.body, refused.response.body
+    host = url.split("://", 1)[1]
+    async with websockets.connect(ws_url, origin=f"http://{host}"):
+        pass
     async with websockets.connect(ws_url) as socket:
         await socket.send(json.dumps({"id": 1, "method": "subscription.subscribe",
                                       "params": {"channels": ["lifecycle"], "namespaces": [[]],
