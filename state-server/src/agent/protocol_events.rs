@@ -103,25 +103,30 @@ impl Filter {
 
     /// Whether `event` is sent.
     pub(crate) fn sends(&self, event: &Shaped) -> bool {
-        let channel = match event.method {
-            "input.requested" => "input",
-            other => other,
-        };
-        let named = if channel == "custom" {
-            self.channels.contains("custom")
-                || event.data["name"]
-                    .as_str()
-                    .is_some_and(|name| self.channels.contains(&format!("custom:{name}")))
-        } else {
-            self.channels.contains(channel)
+        let name = (event.method == "custom")
+            .then(|| event.data["name"].as_str())
+            .flatten();
+        self.sends_to(event.method, &event.namespace, name)
+    }
+
+    /// Whether an event of `method` in `namespace` is sent (`name`: a
+    /// custom event's name).
+    pub(crate) fn sends_to(&self, method: &str, namespace: &[String], name: Option<&str>) -> bool {
+        let named = match method {
+            "input.requested" => self.channels.contains("input"),
+            "custom" => {
+                self.channels.contains("custom")
+                    || name.is_some_and(|name| self.channels.contains(&format!("custom:{name}")))
+            }
+            channel => self.channels.contains(channel),
         };
         named
             && (self.namespaces.is_empty()
                 || self.namespaces.iter().any(|prefix| {
-                    is_prefix(&event.namespace, prefix)
+                    is_prefix(namespace, prefix)
                         && self
                             .depth
-                            .is_none_or(|depth| event.namespace.len() - prefix.len() <= depth)
+                            .is_none_or(|depth| namespace.len() - prefix.len() <= depth)
                 }))
     }
 }

@@ -50,12 +50,6 @@ pub(crate) struct Shaped {
     pub timestamp: u64,
 }
 
-/// A model's message being streamed.
-struct Streaming {
-    /// The text sent so far.
-    text: String,
-}
-
 /// One run's protocol events, made as its stored events are read.
 pub(crate) struct RunShaper {
     run_id: String,
@@ -66,8 +60,9 @@ pub(crate) struct RunShaper {
     interrupts: HashSet<String>,
     /// Whether the root's terminal lifecycle is sent.
     ended: bool,
-    /// Messages started on `messages` and not finished, by id.
-    streaming: HashMap<String, Streaming>,
+    /// Messages started on `messages` and not finished, by id: the text
+    /// sent so far.
+    streaming: HashMap<String, String>,
     /// The messages' metadata (`messages/metadata`), by id.
     metadata: HashMap<String, Value>,
     /// Tool calls seen in AI messages: their name and arguments, by id.
@@ -75,8 +70,9 @@ pub(crate) struct RunShaper {
     /// The checkpoints sent, by namespace and id.
     checkpoints: HashSet<(Vec<String>, String)>,
     /// The id of the stored event being shaped and how many events it
-    /// made so far.
-    source: Option<(String, usize)>,
+    /// made so far (the events only the session makes have ids of their
+    /// own).
+    source: (String, usize),
     /// The time of the event being shaped.
     now: u64,
 }
@@ -95,7 +91,7 @@ impl RunShaper {
             metadata: HashMap::new(),
             calls: HashMap::new(),
             checkpoints: HashSet::new(),
-            source: None,
+            source: (String::new(), 0),
             now: started,
         };
         let mut out = Vec::new();
@@ -113,7 +109,7 @@ impl RunShaper {
     /// at `key`.
     fn shape_stored(&mut self, name: &str, data: &Value, key: EventKey, out: &mut Vec<Shaped>) {
         self.now = key.0;
-        self.source = Some((event_id(key), 0));
+        self.source = (event_id(key), 0);
         let mut parts = name.split('|');
         let mode = parts.next().unwrap_or_default();
         let namespace: Vec<String> = parts.map(str::to_owned).collect();
@@ -162,7 +158,6 @@ impl RunShaper {
             // (`debug`, `events`, `messages-tuple`'s `messages`).
             _ => {}
         }
-        self.source = None;
     }
 
     /// The events that end the run, which ended with `status` (at `at`
@@ -289,23 +284,19 @@ impl RunShaper {
             let block = json!({"event": "content-block-start", "message_id": id, "index": 0,
                                "content": {"type": "text", "text": ""}});
             self.push("messages", namespace, block, None, out);
-            self.streaming.insert(
-                id.clone(),
-                Streaming {
-                    text: String::new(),
-                },
-            );
+            self.streaming.insert(id.clone(), String::new());
         }
         let text = protocol_state::text_of(message);
-        let sent = &self.streaming[&id].text;
+        let sent = self.streaming.get(&id).map_or("", String::as_str);
         // Each new piece of text; a text that does not go on from what was
         // sent is left to the finish, which carries it whole.
-        if let Some(piece) = text.strip_prefix(sent.as_str()).filter(|p| !p.is_empty()) {
+        let piece = text.strip_prefix(sent).filter(|p| !p.is_empty());
+        if let Some(piece) = piece {
             let delta = json!({"event": "content-block-delta", "message_id": id, "index": 0,
                                "delta": {"type": "text-delta", "text": piece}});
             self.push("messages", namespace, delta, None, out);
-            if let Some(streaming) = self.streaming.get_mut(&id) {
-                streaming.text = text.clone();
+            if let Some(sent) = self.streaming.get_mut(&id) {
+                sent.clone_from(&text);
             }
         }
         if !complete {
@@ -487,15 +478,11 @@ impl RunShaper {
         node: Option<String>,
         out: &mut Vec<Shaped>,
     ) {
-        let event_id = match &mut self.source {
-            Some((id, made)) => {
-                *made += 1;
-                match *made {
-                    1 => id.clone(),
-                    n => format!("{id}.{}", n - 1),
-                }
-            }
-            None => format!("synth:{}:{}", self.run_id, out.len()),
+        let (id, made) = &mut self.source;
+        *made += 1;
+        let event_id = match *made {
+            1 => id.clone(),
+            n => format!("{id}.{}", n - 1),
         };
         self.push_as(method, namespace, data, node, event_id, out);
     }
