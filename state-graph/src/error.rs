@@ -239,6 +239,19 @@ pub enum GraphError {
         reason: String,
     },
 
+    /// A run asked to start from a past step
+    /// ([`with_checkpoint`](crate::CompiledGraph::with_checkpoint)) that a
+    /// run cannot start from. Nothing was written.
+    #[error("cannot run thread \"{thread}\" from step {seq}: {reason}")]
+    Checkpoint {
+        /// The thread.
+        thread: String,
+        /// The step asked for.
+        seq: u64,
+        /// Why not.
+        reason: String,
+    },
+
     /// A node returned a [`Command`](crate::Command) for the parent graph
     /// (`to_parent`) in a graph that is not a subgraph.
     #[error(

@@ -233,6 +233,10 @@ impl ApiError {
     pub(crate) fn graph(error: state_graph::GraphError) -> ApiError {
         match error {
             state_graph::GraphError::Store(store) => ApiError::from(store),
+            // The step a request named: the request's error.
+            error @ state_graph::GraphError::Checkpoint { .. } => {
+                ApiError::invalid_body(format!("checkpoint_id: {error}"))
+            }
             other => {
                 // The whole chain: "node \"x\" failed: <the node's error>".
                 let mut message = other.to_string();

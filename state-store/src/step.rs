@@ -43,6 +43,12 @@ pub enum StepKind {
     /// own; the superstep that ran it applies what it wrote). Body: a JSON
     /// object chosen by the runner, opaque to the store.
     Subgraph,
+    /// The thread back at its state after an earlier step, as a new step
+    /// ([`Thread::branch`](crate::Thread::branch)): a branch of its history
+    /// from there (LangGraph's run from a past checkpoint); the steps
+    /// between stay in the log. Body: `{"from": <seq>, "state": <the whole
+    /// state>}`, which replaces the state when replayed.
+    Branch,
 }
 
 impl StepKind {
@@ -55,6 +61,7 @@ impl StepKind {
             StepKind::Set => "set",
             StepKind::Pending => "pending",
             StepKind::Subgraph => "subgraph",
+            StepKind::Branch => "branch",
         }
     }
 
@@ -66,6 +73,7 @@ impl StepKind {
             StepKind::Set,
             StepKind::Pending,
             StepKind::Subgraph,
+            StepKind::Branch,
         ]
         .into_iter()
         .find(|kind| kind.as_str() == name)
@@ -123,6 +131,34 @@ impl StepRecord {
         match self.metadata.get("nodes") {
             Some(Value::Array(nodes)) => nodes.iter().filter_map(Value::as_str).collect(),
             _ => Vec::new(),
+        }
+    }
+
+    /// For a [`StepKind::Branch`], the step whose state it brought back
+    /// (the branch's parent in the thread's history); `None` for any other
+    /// step.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// # use state_core::{AgentState, State};
+    /// # #[derive(AgentState, Debug)]
+    /// # struct S { #[reducer(append)] log: Vec<String> }
+    /// let store = state_store::Store::memory();
+    /// let mut t = store.thread::<S>("t").await?;
+    /// t.apply(S::delta().log(vec!["a".into()])).await?;
+    /// t.apply(S::delta().log(vec!["b".into()])).await?;
+    /// t.branch(1).await?;
+    /// let history = store.history("t", ..).await?;
+    /// assert_eq!(history[2].branched_from(), Some(1));
+    /// assert_eq!(history[1].branched_from(), None);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn branched_from(&self) -> Option<u64> {
+        match self.kind {
+            StepKind::Branch => self.body.get("from").and_then(Value::as_u64),
+            _ => None,
         }
     }
 
@@ -273,6 +309,19 @@ impl Encoded {
         Ok(Encoded {
             kind: StepKind::Pending,
             body: to_text(thread, "pending step", body)?,
+        })
+    }
+
+    /// A branch back to the state after step `from`, which is `state`.
+    pub fn branch<S: Serialize>(thread: &str, from: u64, state: &S) -> Result<Encoded, StoreError> {
+        #[derive(Serialize)]
+        struct BranchBody<'a, S> {
+            from: u64,
+            state: &'a S,
+        }
+        Ok(Encoded {
+            kind: StepKind::Branch,
+            body: to_text(thread, "state", &BranchBody { from, state })?,
         })
     }
 
@@ -460,6 +509,15 @@ fn replay_value<S: State>(
                 )),
             }
         }
+        StepKind::Branch => {
+            let Some(whole) = branch_state(body) else {
+                return Err(corrupt(
+                    "a branch's body must be {\"from\": <step>, \"state\": {..}}".into(),
+                ));
+            };
+            *state = S::from_json(migrated(whole)?).map_err(refused)?;
+            Ok(())
+        }
         // Opaque to the store: nothing to migrate, nothing to apply.
         StepKind::Pending | StepKind::Subgraph => match body {
             Value::Object(_) => Ok(()),
@@ -468,6 +526,18 @@ fn replay_value<S: State>(
                 describe(&other)
             ))),
         },
+    }
+}
+
+/// The state a branch's body holds, if it is one.
+fn branch_state(body: Value) -> Option<Value> {
+    let Value::Object(mut object) = body else {
+        return None;
+    };
+    object.get("from").and_then(Value::as_u64)?;
+    match object.remove("state")? {
+        state @ Value::Object(_) => Some(state),
+        _ => None,
     }
 }
 

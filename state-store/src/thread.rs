@@ -293,6 +293,45 @@ where
         self.set_with(key, value, Metadata::none()).await
     }
 
+    /// Brings the thread back to its state right after step `seq`, as a new
+    /// step ([`StepKind::Branch`](crate::StepKind::Branch)): a branch of
+    /// its history from there, LangGraph's run from a past checkpoint. The
+    /// steps after `seq` stay in the log ([`history`](Thread::history)
+    /// shows both branches); the thread goes on from the new step. Returns
+    /// its number. `seq` 0 is the empty thread's state.
+    ///
+    /// Refused ([`StoreError::NoSuchStep`]) when `seq` is past the thread's
+    /// last step or compacted away; the thread is then as it was.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// use state_core::{AgentState, State};
+    ///
+    /// #[derive(AgentState, Debug)]
+    /// struct S {
+    ///     #[reducer(append)]
+    ///     log: Vec<String>,
+    /// }
+    ///
+    /// let store = state_store::Store::memory();
+    /// let mut t = store.thread::<S>("t").await?;
+    /// t.apply(S::delta().log(vec!["draft".into()])).await?;
+    /// t.apply(S::delta().log(vec!["bad turn".into()])).await?;
+    ///
+    /// assert_eq!(t.branch(1).await?, 3);
+    /// t.apply(S::delta().log(vec!["better turn".into()])).await?;
+    /// assert_eq!(t.state().log, ["draft", "better turn"]);
+    /// // Nothing was lost: the first branch is still there.
+    /// assert_eq!(t.state_at(2).await?.log, ["draft", "bad turn"]);
+    /// assert!(t.branch(9).await.is_err());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn branch(&mut self, seq: u64) -> Result<u64, StoreError> {
+        self.branch_with(seq, Metadata::none()).await
+    }
+
     /// Logs a pending step ([`StepKind::Pending`](crate::StepKind::Pending)):
     /// what a graph runner records when a superstep pauses (an interrupt) or
     /// fails, so that another process can resume it. `body` is the runner's
@@ -553,6 +592,23 @@ where
             let _ = self.state.change(|state| state.set(field, before));
         }
         result
+    }
+
+    async fn branch_with(&mut self, seq: u64, metadata: Metadata) -> Result<u64, StoreError> {
+        self.settle().await?;
+        if seq > self.seq {
+            return Err(StoreError::NoSuchStep {
+                thread: self.id.clone(),
+                seq,
+                reason: format!("its last step is {}", self.seq),
+            });
+        }
+        let state = rebuild::<S>(&self.store.backend, &self.id, Some(seq))
+            .await?
+            .state;
+        let encoded = Encoded::branch(&self.id, seq, &state)?;
+        self.write(encoded, metadata, |cell| *cell = Cell::Owned(state))
+            .await
     }
 
     async fn pending_with(&mut self, body: Value, metadata: Metadata) -> Result<u64, StoreError> {
@@ -842,6 +898,12 @@ where
     pub async fn set(self, key: &str, value: Value) -> Result<u64, StoreError> {
         let metadata = self.metadata?;
         self.thread.set_with(key, value, metadata).await
+    }
+
+    /// [`Thread::branch`], with this metadata.
+    pub async fn branch(self, seq: u64) -> Result<u64, StoreError> {
+        let metadata = self.metadata?;
+        self.thread.branch_with(seq, metadata).await
     }
 
     /// [`Thread::start_turn`], with this metadata.

@@ -53,6 +53,9 @@ pub struct CompiledGraph<S: State, C = ()> {
     /// The runs' own breakpoints, when set (see `with_interrupt_before`):
     /// over the compiled ones.
     breakpoints: Option<Arc<breakpoints::Breakpoints>>,
+    /// The step runs start from, when not their thread's latest (see
+    /// `with_checkpoint`).
+    checkpoint: Option<u64>,
 }
 
 impl<S: State, C> Clone for CompiledGraph<S, C> {
@@ -63,6 +66,7 @@ impl<S: State, C> Clone for CompiledGraph<S, C> {
             limit: self.limit,
             context: self.context.clone(),
             breakpoints: self.breakpoints.clone(),
+            checkpoint: self.checkpoint,
         }
     }
 }
@@ -105,6 +109,7 @@ where
             limit: DEFAULT_RECURSION_LIMIT,
             context: unit.downcast::<C>().ok(),
             breakpoints: None,
+            checkpoint: None,
         }
     }
 
@@ -166,6 +171,57 @@ where
     pub fn with_recursion_limit(mut self, limit: usize) -> Self {
         self.limit = limit;
         self
+    }
+
+    /// This graph, its thread runs starting from step `seq` of their
+    /// thread rather than its latest (LangGraph's run with a past
+    /// `checkpoint_id`: replay and fork in place). Before the run, the
+    /// thread is branched back to that step
+    /// ([`Thread::branch`](state_store::Thread::branch), a `branch` step
+    /// whose snapshot has `source` `"fork"`); the steps after it stay in
+    /// the thread's history. Then [`invoke_thread`](Self::invoke_thread)
+    /// applies its input to the state after `seq`,
+    /// [`continue_thread`](Self::continue_thread) runs again what came after
+    /// it (LangGraph's replay), and [`resume`](Self::resume) answers the
+    /// interrupts pending there. A `seq` that is the thread's latest
+    /// changes nothing. A cheap clone, as [`with_context`](Self::with_context).
+    ///
+    /// Refused, with nothing written: a `seq` past the thread's last step
+    /// or compacted away, and for `resume` and `continue_thread` a step no
+    /// graph run wrote, or one inside a subgraph's run (fork that thread
+    /// there with [`Store::fork`](state_store::Store::fork) instead).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_graph::GraphError> {
+    /// use state_core::{AgentState, State};
+    /// use state_graph::{END, START, StateGraph};
+    ///
+    /// #[derive(AgentState, Debug, Clone)]
+    /// struct S {
+    ///     #[reducer(append)]
+    ///     log: Vec<String>,
+    /// }
+    ///
+    /// let mut g = StateGraph::<S>::new();
+    /// g.add_node("echo", |s: &S| S::delta().log(vec![format!("echo {}", s.log.len())]));
+    /// g.add_edge(START, "echo").add_edge("echo", END);
+    /// let app = g.compile()?.with_store(state_store::Store::memory());
+    ///
+    /// app.invoke_thread("t", S::delta().log(vec!["hi".into()])).await?; // steps 1, 2
+    /// app.invoke_thread("t", S::delta().log(vec!["oops".into()])).await?; // steps 3, 4
+    /// // Send another message instead of "oops": from step 2.
+    /// let out = app.with_checkpoint(2).invoke_thread("t", S::delta().log(vec!["hello".into()])).await?;
+    /// assert_eq!(out.state().log, ["hi", "echo 1", "hello", "echo 3"]);
+    /// // The first branch is still in the history.
+    /// assert_eq!(app.get_state_history("t").await?.len(), 7);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn with_checkpoint(&self, seq: u64) -> Self {
+        let mut app = self.clone();
+        app.checkpoint = Some(seq);
+        app
     }
 
     /// The store threads run in, if any.
@@ -329,10 +385,63 @@ where
     }
 
     async fn open(&self, thread: &str, method: &'static str) -> Result<Backing<S>, GraphError> {
+        // A run from a past step needs the thread there already.
+        if self.checkpoint.is_some_and(|seq| seq > 0) {
+            return self.open_existing(thread, method).await;
+        }
         let store = self.store.as_ref().ok_or(GraphError::NoStore { method })?;
         // A run that cannot start writes nothing, not even its thread.
         self.context()?;
         Ok(Backing::Thread(store.thread::<S>(thread).await?))
+    }
+
+    /// Branches the thread back to the step runs start from, if they are
+    /// given one ([`with_checkpoint`](Self::with_checkpoint)) that is not
+    /// its latest: checked first, so that a refused run writes nothing.
+    /// `method` reads where a run stood there (`None`: new input, which
+    /// starts from START on the state there).
+    pub(crate) async fn branch(
+        &self,
+        handle: &mut state_store::Thread<S>,
+        method: Option<&'static str>,
+    ) -> Result<(), GraphError> {
+        let Some(seq) = self.checkpoint else {
+            return Ok(());
+        };
+        let head = handle.seq();
+        if seq == head {
+            return Ok(());
+        }
+        let thread = handle.id().to_owned();
+        let refused = |reason: String| GraphError::Checkpoint {
+            thread: thread.clone(),
+            seq,
+            reason,
+        };
+        if seq > head {
+            return Err(refused(format!("its last step is {head}")));
+        }
+        if let Some(method) = method {
+            match self.load(seq, &thread, method).await {
+                Ok(loaded) => {
+                    if let Some(reason) = inside_subgraph(&loaded, seq) {
+                        return Err(refused(reason));
+                    }
+                }
+                // An edit may start from a step no graph run wrote.
+                Err(GraphError::Continue { .. }) if method == "update_state" => {}
+                Err(error) => return Err(error),
+            }
+        }
+        handle
+            .with_metadata(serde_json::json!({"source": "fork"}))
+            .branch(seq)
+            .await
+            .map_err(|error| match error {
+                state_store::StoreError::NoSuchStep { reason, .. } => refused(reason),
+                other => other.into(),
+            })?;
+        Ok(())
     }
 
     /// Opens a thread that must exist already: resuming or reading one
@@ -357,6 +466,22 @@ where
         sink: Option<&Sink<S>>,
     ) -> Result<Outcome<S>, GraphError> {
         let context = self.context()?;
+        // New input starts from START, on the state there; a run that
+        // goes on must find where one stood.
+        let method = match &start {
+            Start::Input(_) => None,
+            Start::Resume(_) => Some("resume"),
+            Start::Continue => Some("continue_thread"),
+        };
+        match &mut backing {
+            Backing::Thread(handle) => self.branch(handle, method).await?,
+            _ if self.checkpoint.is_some() => {
+                return Err(GraphError::NoStore {
+                    method: "with_checkpoint",
+                });
+            }
+            _ => {}
+        }
         let (position, base, at, fresh) = match start {
             Start::Input(input) => {
                 backing.input(input).await?;
@@ -473,6 +598,27 @@ where
                 Ok(outcome(backing, paused.interrupts, paused.next))
             }
         }
+    }
+}
+
+/// Why a run cannot go on from step `seq`, where `loaded` stands, after
+/// branching there: it stood inside a subgraph's run, whose own steps
+/// before the branch a run after it does not read.
+pub(crate) fn inside_subgraph<D>(loaded: &position::Loaded<D>, seq: u64) -> Option<String> {
+    let paused = loaded
+        .pending
+        .as_ref()
+        .and_then(|body| body.children.first())
+        .map(|child| child.namespace.join("|"));
+    match paused {
+        Some(namespace) => Some(format!(
+            "the run was paused inside subgraph \"{namespace}\" there; fork the thread there (Store::fork) and go on on the copy"
+        )),
+        None if loaded.at != seq => Some(
+            "the step is a subgraph's, inside its parent's step; start from the step before it, or fork the thread there (Store::fork)"
+                .to_owned(),
+        ),
+        None => None,
     }
 }
 

@@ -54,6 +54,21 @@ where
             });
         }
         let last = self.step(thread, seq).await?;
+        if let Some(from) = last.branched_from() {
+            // A branch: the run stands where it stood after `from`, and
+            // its next steps come after the branch.
+            let mut loaded = Box::pin(self.load(from, thread, method)).await?;
+            if let Some(reason) = super::inside_subgraph(&loaded, from) {
+                return Err(log(
+                    thread,
+                    seq,
+                    format!("a branch back to step {from}: {reason}"),
+                ));
+            }
+            loaded.base = seq;
+            loaded.at = seq;
+            return Ok(loaded);
+        }
         if last.kind != StepKind::Subgraph {
             return self.position(thread, last, method);
         }

@@ -31,6 +31,7 @@ pub struct Snapshot<S> {
     // store keeps decoded, without copying it.
     state: Arc<S>,
     seq: u64,
+    parent: Option<u64>,
     next: Vec<String>,
     interrupts: Vec<Interrupt>,
     metadata: Map<String, Value>,
@@ -59,6 +60,15 @@ impl<S> Snapshot<S> {
         self.seq
     }
 
+    /// The step before it in its branch of the history (LangGraph's
+    /// `parent_config`): the step before, or for a branch back to an
+    /// earlier step ([`with_checkpoint`](CompiledGraph::with_checkpoint))
+    /// that step. 0 is the empty thread, before its first step; `None`
+    /// only for the snapshot of a thread with no step.
+    pub fn parent(&self) -> Option<u64> {
+        self.parent
+    }
+
     /// The nodes that run when the thread goes on (LangGraph's `next`):
     /// the paused ones, those after a breakpoint, the next superstep's;
     /// empty after `END`.
@@ -73,7 +83,8 @@ impl<S> Snapshot<S> {
 
     /// The step's metadata: what the runner logged (`nodes`, routes), plus
     /// LangGraph's `source` (`"input"`: a run's input; `"loop"`: a
-    /// superstep; `"update"`: an `update_state`; and ours, `"pause"`: a
+    /// superstep; `"update"`: an `update_state`; `"fork"`: a branch back to
+    /// an earlier step; and ours, `"pause"`: a
     /// superstep paused by an interrupt, a failure or a breakpoint, where
     /// LangGraph has no checkpoint of its own) and `step` (the seq, where
     /// LangGraph counts its checkpoints).
@@ -203,6 +214,10 @@ where
     /// is pending the paused superstep is committed with it. After a
     /// breakpoint, [`continue_thread`](Self::continue_thread) goes on
     /// without stopping at it again (LangGraph's edit-then-continue).
+    ///
+    /// On a graph [`with_checkpoint`](Self::with_checkpoint), the edit is
+    /// made on the state after that step, the thread first branched back
+    /// there (LangGraph's fork: `update_state` at a past checkpoint).
     pub async fn update_state(
         &self,
         thread: &str,
@@ -219,13 +234,36 @@ where
                 node: name.to_owned(),
             });
         }
-        let mut handle = store.thread::<S>(thread).await?;
+        // From a past step, the thread must be there already.
+        let mut handle = match self.checkpoint {
+            Some(seq) if seq > 0 => store.existing_thread::<S>(thread).await?,
+            _ => store.thread::<S>(thread).await?,
+        };
+        // From a past step (`with_checkpoint`): LangGraph's fork.
+        self.branch(&mut handle, Some("update_state")).await?;
         let seq = handle.seq();
-        let last = if seq == 0 {
+        let mut last = if seq == 0 {
             None
         } else {
             store.history(thread, seq..=seq).await?.pop()
         };
+        // A branch back to an earlier step stands where that step stood
+        // (refused inside a subgraph's run, as running from there is).
+        if last
+            .as_ref()
+            .is_some_and(|step| step.kind == StepKind::Branch)
+        {
+            match self.load(seq, thread, "update_state").await {
+                Ok(_) | Err(GraphError::Continue { .. }) => {}
+                Err(error) => return Err(error),
+            }
+        }
+        while let Some(from) = last.as_ref().and_then(StepRecord::branched_from) {
+            last = match from {
+                0 => None,
+                from => store.history(thread, from..=from).await?.pop(),
+            };
+        }
         let position = match &last {
             Some(step) => Some(self.position(thread, step.clone(), "update_state")?),
             None => None,
@@ -427,6 +465,8 @@ where
         let mut metadata = step.metadata.clone();
         let source = if metadata.get("source").is_some() {
             None
+        } else if step.kind == StepKind::Branch {
+            Some("fork")
         } else if step.kind == StepKind::Pending {
             Some("pause")
         } else if step.kind == StepKind::BeginTurn {
@@ -440,9 +480,18 @@ where
             metadata.insert("source".to_owned(), json!(source));
         }
         metadata.insert("step".to_owned(), json!(seq));
+        let parent = step.branched_from().or(seq.checked_sub(1));
         let loaded: Option<Loaded<S::Delta>> = if step.kind == StepKind::Subgraph {
             // Inside a subgraph: the parent stands where its steps say.
             Some(self.load(seq, thread, "get_state").await?)
+        } else if step.kind == StepKind::Branch {
+            // Where the step it branched from stood; nowhere when no graph
+            // run wrote that one.
+            match self.load(seq, thread, "get_state").await {
+                Ok(loaded) => Some(loaded),
+                Err(GraphError::Continue { .. }) => None,
+                Err(error) => return Err(error),
+            }
         } else if step.metadata.contains_key("nodes") || step.kind == StepKind::Pending {
             Some(self.position(thread, step, "get_state")?)
         } else {
@@ -459,6 +508,7 @@ where
         Ok(Snapshot {
             state,
             seq,
+            parent,
             next,
             interrupts,
             metadata,
@@ -602,6 +652,7 @@ fn empty<S: State>() -> Snapshot<S> {
     Snapshot {
         state: Arc::new(S::default()),
         seq: 0,
+        parent: None,
         next: Vec::new(),
         interrupts: Vec::new(),
         metadata: Map::new(),

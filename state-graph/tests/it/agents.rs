@@ -445,6 +445,215 @@ async fn a_fork_at_every_step_goes_on_from_there(ts: TestStore) {
     assert_eq!(ts.store.history("t", ..).await.unwrap(), original);
 }
 
+/// Time travel in place (LangGraph's run from a past `checkpoint_id`):
+/// from every step of a run that paused inside a subgraph and was
+/// answered, on a copy of the whole thread, `continue_thread` goes on from
+/// there to the same end, or is refused (inside the subgraph's run) with
+/// nothing written; the steps after it stay in the history, unchanged.
+async fn a_run_from_every_step_in_place_goes_on_from_there(ts: TestStore) {
+    let calls = Calls::default();
+    let app = team(ts.store.clone(), &calls);
+    app.invoke_thread("t", team_input()).await.unwrap();
+    let done = app.resume("t", json!("ok")).await.unwrap();
+    let original = ts.store.history("t", ..).await.unwrap();
+    let head = done.seq();
+    let mut refused = 0;
+    for step in &original {
+        let copy = format!("t~{}", step.seq);
+        ts.store.fork_log("t", head, &copy).await.unwrap();
+        let at = format!("{}: from step {} ({})", ts.name, step.seq, step.kind);
+        let mut out = match app.with_checkpoint(step.seq).continue_thread(&copy).await {
+            Ok(out) => out,
+            Err(GraphError::Checkpoint { seq, reason, .. }) => {
+                // Inside the subgraph's run: its own steps, or the pause
+                // inside it.
+                assert_eq!(seq, step.seq, "{at}");
+                assert!(reason.contains("subgraph"), "{at}: {reason}");
+                assert!(
+                    step.kind == StepKind::Subgraph || step.kind == StepKind::Pending,
+                    "{at}: refused"
+                );
+                assert_eq!(
+                    ts.store.history(&copy, ..).await.unwrap().len(),
+                    original.len(),
+                    "{at}: a refused run writes nothing"
+                );
+                refused += 1;
+                continue;
+            }
+            Err(error) => panic!("{at}: {error}"),
+        };
+        if out.is_interrupted() {
+            out = app.resume(&copy, json!("ok")).await.unwrap();
+        }
+        assert_eq!(out.state(), done.state(), "{at}");
+        let history = ts.store.history(&copy, ..).await.unwrap();
+        if step.seq == head {
+            assert_eq!(
+                history.len(),
+                original.len(),
+                "{at}: the latest step, no branch"
+            );
+            continue;
+        }
+        let branch = &history[original.len()];
+        assert_eq!(branch.kind, StepKind::Branch, "{at}");
+        assert_eq!(branch.branched_from(), Some(step.seq), "{at}");
+        assert_eq!(branch.metadata["source"], "fork", "{at}");
+        for (kept, was) in history.iter().zip(&original) {
+            assert_eq!(
+                (kept.seq, kept.kind, &kept.body),
+                (was.seq, was.kind, &was.body),
+                "{at}"
+            );
+        }
+        // The snapshot of the branch: the state it went back to, its
+        // parent the step it branched from.
+        let snaps = app.get_state_history(&copy).await.unwrap();
+        let fork = snaps
+            .iter()
+            .find(|s| s.seq() == branch.seq)
+            .expect("the branch's snapshot");
+        assert_eq!(fork.parent(), Some(step.seq), "{at}");
+        assert_eq!(fork.metadata()["source"], "fork", "{at}");
+        assert_eq!(
+            fork.state(),
+            &ts.store.state_at::<Team>("t", step.seq).await.unwrap(),
+            "{at}"
+        );
+    }
+    assert!(refused > 0, "{}: the subgraph's steps are refused", ts.name);
+    assert_eq!(ts.store.history("t", ..).await.unwrap(), original);
+}
+
+/// START -> ask (asks) -> finish -> END, on a flat graph.
+fn asking(store: Store, calls: &Count) -> CompiledGraph<Team> {
+    let mut g = StateGraph::<Team>::new();
+    g.add_node("ask", asks("ask", "name?", calls));
+    g.add_node("finish", |s: &Team| wrote(format!("done:{}", s.log.len())));
+    g.add_edge(START, "ask");
+    g.add_edge("ask", "finish");
+    g.add_edge("finish", END);
+    g.compile().unwrap().with_store(store)
+}
+
+/// In place, at a pause: resumed again with another answer (the pause's
+/// interrupt pending on the branch, by its id), new input from an earlier
+/// step, an edit there (LangGraph's fork) then on; a step past the end
+/// is refused with nothing written.
+async fn a_pause_answered_again_in_place(ts: TestStore) {
+    let calls = Count::default();
+    let app = asking(ts.store.clone(), &calls);
+    let paused = app.invoke_thread("t", wrote("hi")).await.unwrap();
+    let pause = paused.seq();
+    let asked = paused.interrupts()[0].clone();
+    let first = app.resume("t", json!("ada")).await.unwrap();
+    assert_eq!(first.state().last.as_deref(), Some("done:2"));
+
+    // The same question, answered again from the pause.
+    let from_pause = app.with_checkpoint(pause);
+    assert_eq!(
+        from_pause.pending_interrupts("t").await.unwrap(),
+        [],
+        "with_checkpoint changes no read: the thread's head has none"
+    );
+    let again = from_pause
+        .resume("t", Resume::by_id([(asked.id.clone(), json!("bob"))]))
+        .await
+        .unwrap();
+    assert_eq!(
+        again.state().log,
+        ["hi", "ask:bob", "done:2"],
+        "{}",
+        ts.name
+    );
+    assert_eq!(
+        calls.get(),
+        3,
+        "{}: ask ran once more for the new answer",
+        ts.name
+    );
+    // Both answers are in the history, each on its branch.
+    let history = app.get_state_history("t").await.unwrap();
+    assert!(
+        history
+            .iter()
+            .any(|s| s.state().log == ["hi", "ask:ada", "done:2"])
+    );
+    let fork = history
+        .iter()
+        .find(|s| s.metadata()["source"] == "fork")
+        .unwrap();
+    assert_eq!(
+        (fork.parent(), fork.next()),
+        (Some(pause), &["ask".to_owned()][..])
+    );
+    assert_eq!(fork.interrupts(), std::slice::from_ref(&asked));
+
+    // New input from the step before the first run's input: a fresh turn
+    // on the empty thread's state.
+    let before = app
+        .with_checkpoint(0)
+        .invoke_thread("t", wrote("hey"))
+        .await
+        .unwrap();
+    assert!(before.is_interrupted());
+    assert_eq!(before.state().log, ["hey"], "{}", ts.name);
+
+    // An edit at the pause, as the paused node: it counts as done.
+    let seq = app
+        .with_checkpoint(pause)
+        .update_state("t", wrote("ask:eve"), Some("ask"))
+        .await
+        .unwrap();
+    let edited = app.get_state("t").await.unwrap();
+    assert_eq!(
+        (edited.seq(), edited.next()),
+        (seq, &["finish".to_owned()][..])
+    );
+    let on = app.continue_thread("t").await.unwrap();
+    assert_eq!(on.state().log, ["hi", "ask:eve", "done:2"], "{}", ts.name);
+
+    // Refused, nothing written: past the end.
+    let steps = ts.store.history("t", ..).await.unwrap();
+    let past = steps.len() as u64 + 5;
+    let error = app
+        .with_checkpoint(past)
+        .continue_thread("t")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, GraphError::Checkpoint { seq, .. } if *seq == past),
+        "{error}"
+    );
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "cannot run thread \"t\" from step {past}: its last step is {}",
+            steps.len()
+        )
+    );
+    let error = app
+        .with_checkpoint(past)
+        .update_state("t", wrote("x"), None)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, GraphError::Checkpoint { .. }), "{error}");
+    assert!(matches!(
+        app.with_checkpoint(1)
+            .invoke_thread("nowhere", wrote("x"))
+            .await,
+        Err(GraphError::Store(
+            state_store::StoreError::ThreadNotFound { .. }
+        ))
+    ));
+    assert!(
+        ts.store.thread_info("nowhere").await.is_err(),
+        "not created"
+    );
+    assert_eq!(ts.store.history("t", ..).await.unwrap(), steps);
+}
+
 async fn the_context_is_given_to_every_run(ts: TestStore) {
     struct User {
         name: &'static str,
@@ -485,6 +694,8 @@ on_every_backend!(
     edit_before_a_breakpoint_then_go_on,
     a_runs_own_breakpoints_replace_the_compiled_ones,
     a_fork_at_every_step_goes_on_from_there,
+    a_run_from_every_step_in_place_goes_on_from_there,
+    a_pause_answered_again_in_place,
     the_context_is_given_to_every_run,
 );
 

@@ -11,8 +11,8 @@
 //!   streaming every mode the protocol's channels are made from, its
 //!   subgraphs' too, resumable. On a thread paused at an interrupt, the
 //!   input answers the interrupt (LangGraph's `Command(resume=input)`). A
-//!   run from a past checkpoint (`config.configurable.checkpoint_id`) is
-//!   refused as `POST /threads/{id}/runs` refuses it.
+//!   run from a past checkpoint (`config.configurable.checkpoint_id`)
+//!   branches the thread back there, as `POST /threads/{id}/runs` does.
 //! - `input.respond` (`interrupt_id`, `response`, `namespace`, or
 //!   `responses`: a list of those; `update` and `goto` optional): a run
 //!   answering each pending interrupt by id, on the thread's assistant.

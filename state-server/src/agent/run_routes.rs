@@ -7,6 +7,7 @@
 
 use super::assistants_found::{Found, find};
 use super::body::Body;
+use super::checkpoint;
 use super::follow::{Frames, event_key, follow};
 use super::run_config::{self, Wire};
 use super::run_options::{RunOptions, flag};
@@ -97,10 +98,11 @@ fn no_assistant(app: &App, id: &str) -> ApiError {
     ))
 }
 
-/// Refuses a run asked to start from step `seq` of `thread` unless that
-/// is the thread's latest: a run starts from its thread's latest step
-/// here, where LangGraph would fork the thread at the checkpoint.
-async fn starts_at_head(app: &App, thread: Option<&str>, seq: u64) -> Result<(), ApiError> {
+/// Refuses a run asked to start from step `seq` of `thread` when the
+/// thread has no such step (past its last; a stateless run's thread is
+/// new). The run branches the thread back there when it runs (LangGraph's
+/// run from a past checkpoint).
+async fn has_step(app: &App, thread: Option<&str>, seq: u64) -> Result<(), ApiError> {
     let head = match thread {
         Some(thread) => match app.store.thread_info(thread).await {
             Ok(info) => info.seq,
@@ -109,13 +111,12 @@ async fn starts_at_head(app: &App, thread: Option<&str>, seq: u64) -> Result<(),
         },
         None => 0,
     };
-    if seq == head {
+    if seq <= head {
         return Ok(());
     }
-    Err(ApiError::invalid_body(format!(
-        "checkpoint_id: names step {seq}, and the thread is at step {head}; a run starts from \
-         its thread's latest checkpoint here (it does not fork the thread there): copy the \
-         thread at that checkpoint (the store's fork) and run on the copy"
+    Err(ApiError::missing(format!(
+        "Checkpoint {} not found: the thread's last step is {head}",
+        checkpoint::id(seq)
     )))
 }
 
@@ -141,7 +142,18 @@ impl Create {
         let served = &found.graph().served;
         served.check_context(context.as_ref().unwrap_or(&Map::new()))?;
         served.check_breakpoints(&self.options.check()?)?;
-        let checkpoint = self.options.checkpoint()?;
+        // Named by the request, or in its config as LangGraph's
+        // RemoteGraph and the v3 protocol send it.
+        let checkpoint = match self.options.checkpoint()? {
+            Some(seq) => Some(seq),
+            None => checkpoint::named(
+                "config.configurable.checkpoint_id",
+                self.config
+                    .as_ref()
+                    .and_then(|config| config.get("configurable"))
+                    .and_then(|configurable| configurable.get("checkpoint_id")),
+            )?,
+        };
         let delay = delay_of(self.after_seconds)?;
         Ok(Checked {
             found,
@@ -210,7 +222,7 @@ pub(crate) async fn create_run_as(
     } = create.checked(app, owner).await?;
     let assistant = found.graph();
     if let Some(seq) = checkpoint {
-        starts_at_head(app, thread, seq).await?;
+        has_step(app, thread, seq).await?;
     }
     // The thread's metadata goes into the run's (a thread not there yet
     // has none).
@@ -233,7 +245,7 @@ pub(crate) async fn create_run_as(
             create.metadata.as_ref(),
         );
     }
-    let (metadata, config) = run_config::merged(
+    let (metadata, mut config) = run_config::merged(
         &found,
         run_config::RunParts {
             run_id: &run_id,
@@ -245,6 +257,16 @@ pub(crate) async fn create_run_as(
             owner,
         },
     );
+    // Where the run starts, in its config as LangGraph keeps it.
+    if let (Some(seq), Some(configurable)) = (
+        checkpoint,
+        config
+            .get_mut("configurable")
+            .and_then(Value::as_object_mut),
+    ) {
+        configurable.insert("checkpoint_id".into(), json!(checkpoint::id(seq)));
+        configurable.insert("checkpoint_ns".into(), json!(""));
+    }
     // LangGraph's names and order (`subgraphs`, `resumable`).
     let mut kwargs = Map::new();
     kwargs.insert("input".into(), json!(create.input));

@@ -38,6 +38,10 @@ pub(crate) struct RunRequest {
     pub graph_context: Option<Map<String, Value>>,
     /// The run's own breakpoints (`interrupt_before`, `interrupt_after`).
     pub breakpoints: RunBreakpoints,
+    /// The step it starts from, when not its thread's latest
+    /// (`config.configurable.checkpoint_id`): the thread is branched back
+    /// there first (`CompiledGraph::with_checkpoint`).
+    pub checkpoint: Option<u64>,
     /// Who and what the run is (the `events` mode's metadata).
     pub context: RunContext,
 }
@@ -90,6 +94,7 @@ pub(crate) trait Served: Send + Sync {
         thread: String,
         values: Value,
         as_node: Option<String>,
+        checkpoint: Option<u64>,
     ) -> BoxFuture<'static, Result<u64, ApiError>>;
 
     /// Whether a run with `context` can start: it decodes into the graph's
@@ -228,8 +233,12 @@ where
         thread: String,
         values: Value,
         as_node: Option<String>,
+        checkpoint: Option<u64>,
     ) -> BoxFuture<'static, Result<u64, ApiError>> {
-        let graph = self.0.clone();
+        let graph = match checkpoint {
+            Some(seq) => self.0.with_checkpoint(seq),
+            None => self.0.clone(),
+        };
         Box::pin(async move {
             let delta = <S::Delta as state_core::Delta>::from_json(values)
                 .map_err(|error| ApiError::invalid_body(format!("values: {error}")))?;
@@ -537,10 +546,14 @@ where
             <S::Delta as state_core::Delta>::from_json(input)
                 .map_err(|error| ApiError::invalid_body(format!("input: {error}")))
         };
-        let graph = &with_breakpoints(
+        let mut graph = with_breakpoints(
             self.bound(request.graph_context.as_ref())?,
             &request.breakpoints,
         )?;
+        if let Some(seq) = request.checkpoint {
+            graph = graph.with_checkpoint(seq);
+        }
+        let graph = &graph;
         Ok(match (request.resume.clone(), request.input.clone()) {
             (Some(answer), _) => {
                 let pending = graph
@@ -908,6 +921,7 @@ mod tests {
                 "t".into(),
                 json!({"messages": [{"role": "user", "content": "more"}]}),
                 Some("agent".into()),
+                None,
             )
             .await
             .expect("an edit");
@@ -918,13 +932,13 @@ mod tests {
         assert_eq!(after["next"], json!(["tools"]));
 
         let bad = served
-            .update_state("t".into(), json!({"turns": "many"}), None)
+            .update_state("t".into(), json!({"turns": "many"}), None, None)
             .await
             .unwrap_err();
         assert_eq!(bad.status(), 422);
         assert!(bad.message().starts_with("values: "), "{}", bad.message());
         let unknown = served
-            .update_state("t".into(), json!({}), Some("nope".into()))
+            .update_state("t".into(), json!({}), Some("nope".into()), None)
             .await
             .unwrap_err();
         assert_eq!(unknown.message(), "as_node: no node \"nope\" in this graph");

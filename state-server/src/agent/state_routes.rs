@@ -49,11 +49,17 @@ pub(crate) struct Update {
     values: Option<Value>,
     #[serde(default)]
     as_node: Option<String>,
+    #[serde(default)]
+    checkpoint: Option<Value>,
+    #[serde(default)]
+    checkpoint_id: Option<Value>,
 }
 
 /// `POST /threads/{id}/state`: LangGraph's `update_state`: `values` as a
 /// delta written by `as_node` (the run goes on from that node's edges);
-/// answers the new checkpoint.
+/// answers the new checkpoint. At a past checkpoint (`checkpoint_id` or
+/// `checkpoint`), the edit is made on its state, the thread branched back
+/// there first (LangGraph's fork).
 pub(crate) async fn update(
     Shared(app): Shared<App>,
     Path(id): Path<String>,
@@ -69,9 +75,13 @@ pub(crate) async fn update(
             ));
         }
     };
+    let at = match checkpoint::named("checkpoint_id", update.checkpoint_id.as_ref())? {
+        Some(seq) => Some(seq),
+        None => checkpoint::named("checkpoint", update.checkpoint.as_ref())?,
+    };
     let seq = graph
         .served
-        .update_state(id.clone(), values, update.as_node)
+        .update_state(id.clone(), values, update.as_node, at)
         .await?;
     let checkpoint = checkpoint_json(&id, Some(checkpoint::id(seq)));
     Ok(Json(json!({

@@ -7,8 +7,8 @@
 //!
 //! A checkpoint is read back from the store: a `values` event follows
 //! the step it shows (the input's, or a superstep's), which is the next
-//! such step in the thread's log after the last one shown (subgraph and
-//! pause steps skipped), so its id is the one `get_state` and the history
+//! such step in the thread's log after the last one shown (subgraph, pause
+//! and branch steps skipped), so its id is the one `get_state` and the history
 //! give. A task's id is the one the previous checkpoint's `tasks` gave
 //! it; its input is that checkpoint's values (LangGraph sends the
 //! state the node read); its triggers are `branch:to:<node>`.
@@ -318,7 +318,14 @@ impl StepEvents {
             .await?;
         Ok(steps
             .iter()
-            .find(|step| !matches!(step.kind, StepKind::Subgraph | StepKind::Pending))
+            // A branch back to a past step is written before the run's
+            // first event: no event shows it.
+            .find(|step| {
+                !matches!(
+                    step.kind,
+                    StepKind::Subgraph | StepKind::Pending | StepKind::Branch
+                )
+            })
             .map(|step| step.seq))
     }
 

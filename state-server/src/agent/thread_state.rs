@@ -40,7 +40,7 @@ pub(crate) fn to_json<S: State>(snapshot: &Snapshot<S>, thread: &str) -> Result<
     metadata.entry("step").or_insert(json!(seq));
     metadata.entry("thread_id").or_insert(json!(thread));
     metadata.entry("parents").or_insert(json!({}));
-    let parent = seq.checked_sub(1).map(checkpoint::id);
+    let parent = snapshot.parent().map(checkpoint::id);
     Ok(json!({
         "values": values,
         "next": snapshot.next(),

@@ -231,6 +231,14 @@ fn request_of(kwargs: &Value) -> Result<RunRequest, String> {
         subgraphs: flag(kwargs, "subgraphs", "stream_subgraphs"),
         breakpoints: breakpoints_of(kwargs)?,
         graph_context: kwargs.get("context").and_then(Value::as_object).cloned(),
+        checkpoint: kwargs
+            .pointer("/config/configurable/checkpoint_id")
+            .and_then(Value::as_str)
+            .map(|id| {
+                super::checkpoint::parse(id)
+                    .ok_or_else(|| format!("checkpoint_id: {id} is not one of ours"))
+            })
+            .transpose()?,
         context: RunContext::default(),
     })
 }
@@ -353,8 +361,11 @@ impl Worker {
                 match self.takeover(&claim, &thread, &*assistant.served).await {
                     Ok(Takeover::Fresh) => {}
                     Ok(Takeover::GoOn) => {
+                        // From where the first worker left it: any branch
+                        // back to a past step is written already.
                         request.input = None;
                         request.resume = None;
+                        request.checkpoint = None;
                     }
                     Ok(Takeover::Ended(status, thread_status)) => {
                         self.finish(&claim, &run, &thread, status, thread_status, &[])

@@ -11,7 +11,7 @@ use state_core::{ReducerKind, Schema, Scope};
 use state_store::{StepKind, StepRecord};
 
 /// A step's kind as people say it: "apply", "superstep", "turn reset",
-/// "set", "interrupt", "failed", "pending writes" or "subgraph".
+/// "set", "interrupt", "failed", "pending writes", "subgraph" or "branch".
 pub(crate) fn kind_label(step: &StepRecord) -> &'static str {
     match step.kind {
         StepKind::Apply => "apply",
@@ -28,6 +28,7 @@ pub(crate) fn kind_label(step: &StepRecord) -> &'static str {
             }
         }
         StepKind::Subgraph => "subgraph",
+        StepKind::Branch => "branch",
         _ => "step",
     }
 }
@@ -114,6 +115,14 @@ pub(crate) fn writes(step: &StepRecord, schema: Option<&Schema>) -> Markup {
                 }
             }
             None => unreadable(body),
+        },
+        // The whole state, as it was after the step branched from.
+        StepKind::Branch => match (step.branched_from(), body.get("state")) {
+            (Some(from), Some(state)) => html! {
+                p.note { "Back to the state after step " (from) ", as a new branch" }
+                (group(None, state, schema, None))
+            },
+            _ => unreadable(body),
         },
         _ => unreadable(body),
     }

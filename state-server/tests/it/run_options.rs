@@ -1,10 +1,10 @@
 //! A run's own options over real HTTP, on memory and SQLite: its
 //! breakpoints (`interrupt_before`, `interrupt_after`: LangGraph Studio's
 //! per-run breakpoints) pause it where they say, a run without input goes
-//! on, a breakpoint on no node is the field's 422 and creates no run, a
-//! run from any checkpoint but the thread's latest and the fields this
-//! server does not serve are refused by name, and the stored run's
-//! `kwargs` carry LangGraph's names.
+//! on, a breakpoint on no node is the field's 422 and creates no run, the
+//! fields this server does not serve are refused by name, the stored run's
+//! `kwargs` carry LangGraph's names, and a run or an edit from a past
+//! checkpoint goes on from there (LangGraph's replay and fork, in place).
 
 use super::workers::{Steps, Two, post, steps};
 use crate::support::{get, post_json, serve};
@@ -82,12 +82,6 @@ async fn breakpoints_pause_the_run_and_bad_ones_create_nothing(store: Store) {
     for (field, value, says) in [
         ("interrupt_before", json!(["nope"]), "no node \"nope\""),
         ("interrupt_after", json!("two"), "\"*\" or a list"),
-        ("checkpoint_id", earlier.clone(), "is at step"),
-        (
-            "checkpoint",
-            json!({"checkpoint_id": earlier}),
-            "is at step",
-        ),
         ("webhook", json!("http://127.0.0.1:9/hook"), "not served"),
         (
             "durability",
@@ -119,6 +113,89 @@ async fn breakpoints_pause_the_run_and_bad_ones_create_nothing(store: Store) {
     )
     .await;
     assert_eq!(values["log"].as_array().map(Vec::len), Some(6), "{values}");
+
+    // A checkpoint the thread does not have: 404, no run made.
+    let runs_before = get_json(addr, &format!("/threads/{thread}/runs")).await;
+    let nowhere = "00000000-0000-6000-8000-0000000003e7";
+    for body in [
+        json!({"assistant_id": "steps", "input": {}, "checkpoint_id": nowhere}),
+        json!({"assistant_id": "steps", "input": null,
+               "config": {"configurable": {"checkpoint_id": nowhere}}}),
+    ] {
+        let (status, answer) = post_any(addr, &wait, body).await;
+        assert_eq!(status, 404, "{answer}");
+        let detail = answer["detail"].as_str().unwrap_or_default();
+        assert!(detail.contains(nowhere), "{detail}");
+    }
+    let runs = get_json(addr, &format!("/threads/{thread}/runs")).await;
+    assert_eq!(runs, runs_before);
+
+    // Replayed from `earlier` (after `two`): `three` runs again on the
+    // state there; the thread's history keeps both branches.
+    let history_before = post(
+        addr,
+        &format!("/threads/{thread}/history"),
+        json!({"limit": 100}),
+    )
+    .await;
+    let values = post(
+        addr,
+        &wait,
+        json!({"assistant_id": "steps", "input": null, "checkpoint_id": earlier}),
+    )
+    .await;
+    assert_eq!(values["log"], json!(["one", "two", "three"]), "{values}");
+    let history = post(
+        addr,
+        &format!("/threads/{thread}/history"),
+        json!({"limit": 100}),
+    )
+    .await;
+    let history = history.as_array().expect("a list");
+    let before = history_before.as_array().expect("a list");
+    assert_eq!(&history[history.len() - before.len()..], &before[..]);
+    let fork = history
+        .iter()
+        .find(|h| h["metadata"]["source"] == "fork")
+        .expect("the branch's checkpoint");
+    assert_eq!(fork["parent_checkpoint_id"], earlier, "{fork}");
+    assert_eq!(fork["values"]["log"], json!(["one", "two"]), "{fork}");
+    assert_eq!(fork["next"], json!(["three"]), "{fork}");
+
+    // New input from there, named as LangGraph's clients send it.
+    let values = post(
+        addr,
+        &wait,
+        json!({"assistant_id": "steps", "input": {}, "checkpoint": {"checkpoint_id": earlier}}),
+    )
+    .await;
+    assert_eq!(
+        values["log"],
+        json!(["one", "two", "one", "two", "three"]),
+        "{values}"
+    );
+
+    // An edit there, as `two` (LangGraph's fork), then on.
+    let edited = post(
+        addr,
+        &format!("/threads/{thread}/state"),
+        json!({"values": {"log": ["edited"]}, "as_node": "two", "checkpoint_id": earlier}),
+    )
+    .await;
+    let state = get_json(addr, &format!("/threads/{thread}/state")).await;
+    assert_eq!(state["checkpoint_id"], edited["checkpoint_id"], "{state}");
+    assert_eq!(
+        state["values"]["log"],
+        json!(["one", "two", "edited"]),
+        "{state}"
+    );
+    assert_eq!(state["next"], json!(["three"]), "{state}");
+    let values = post(addr, &wait, json!({"assistant_id": "steps", "input": null})).await;
+    assert_eq!(
+        values["log"],
+        json!(["one", "two", "edited", "three"]),
+        "{values}"
+    );
 }
 
 #[tokio::test]

@@ -168,6 +168,33 @@ async def main() -> None:
         {"ask": {"answer": "Ada"}}, {"finish": {"approved": True}},
     ], parts
 
+    # Time travel in place, as LangGraph's: the paused checkpoint answered
+    # again (a branch from it; the first answer stays in the history),
+    # then a fork: update_state at the input checkpoint as `ask`, and on.
+    tt = (await client.threads.create())["thread_id"]
+    await client.runs.wait(tt, "hitl", input={})
+    assert await client.runs.wait(tt, "hitl", command={"resume": "Ada"}) == {"answer": "Ada", "approved": True}
+    history = await client.threads.get_history(tt, limit=50)
+    at_pause = next(h for h in history if h["interrupts"])
+    assert at_pause["next"] == ["ask"], at_pause
+    again = await client.runs.wait(tt, "hitl", command={"resume": "Bob"}, checkpoint_id=at_pause["checkpoint_id"])
+    assert again == {"answer": "Bob", "approved": True}, again
+    branched = await client.threads.get_history(tt, limit=50)
+    assert branched[len(branched) - len(history):] == history, branched
+    fork = next(h for h in branched if h["metadata"]["source"] == "fork")
+    assert fork["parent_checkpoint_id"] == at_pause["checkpoint_id"], fork
+    assert fork["next"] == ["ask"] and fork["interrupts"] == at_pause["interrupts"], fork
+    at_input = next(h for h in history if h["metadata"]["source"] == "input")
+    edit = await client.threads.update_state(tt, {"answer": "Eve"}, as_node="ask", checkpoint_id=at_input["checkpoint_id"])
+    state = await client.threads.get_state(tt)
+    assert state["checkpoint_id"] == edit["checkpoint_id"] and state["next"] == ["finish"], state
+    assert await client.runs.wait(tt, "hitl", input=None) == {"answer": "Eve", "approved": True}
+    try:
+        await client.runs.wait(tt, "hitl", input=None, checkpoint_id="00000000-0000-6000-8000-0000000003e7")
+        raise AssertionError("a run from a checkpoint the thread does not have")
+    except Exception as error:
+        assert error.response.status_code == 404, error
+
     # 31/32: stateless runs.
     parts = [p async for p in client.runs.stream(None, "agent", input=PING, stream_mode="updates")]
     assert [list(p.data) for p in parts if p.event == "updates"] == [["agent"], ["tools"], ["agent"]], parts
