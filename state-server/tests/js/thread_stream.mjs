@@ -3,7 +3,8 @@
 // package.json) through `client.threads.stream(...)`: a run of the tool
 // loop and its output (recorded exchange 55), the interrupt graph paused,
 // its interrupt read and answered with `input.respond`, and the state
-// after (exchange 56). Run by state-server's test `agent_sdk_js::thread_stream`
+// after (exchange 56), a run from an earlier checkpoint (`forkFrom`). Run
+// by state-server's test `agent_sdk_js::thread_stream`
 // with LANGGRAPH_URL set: `node state-server/tests/js/thread_stream.mjs`.
 
 import assert from "node:assert/strict";
@@ -39,6 +40,30 @@ const state = await client.threads.getState(agent.threadId);
 assert.deepEqual(state.next, []);
 assert.equal(state.values.messages.length, 4);
 await agent.close();
+
+// forkFrom: a run from an earlier checkpoint (the empty thread's, before
+// the first input), the thread branched back there; the first run stays
+// in its history.
+const history = await client.threads.getHistory(agent.threadId, { limit: 50 });
+const origin = history[history.length - 1].parent_checkpoint_id;
+const again = client.threads.stream(agent.threadId, { assistantId: "agent" });
+await again.run.start({ input: { messages: [{ role: "user", content: "pong" }] }, forkFrom: origin });
+let forked;
+for (let i = 0; i < 200; i++) {
+  forked = await client.threads.getState(agent.threadId);
+  if (forked.values.messages[0]?.content === "pong" && forked.next.length === 0) break;
+  await new Promise((resolve) => setTimeout(resolve, 50));
+}
+assert.deepEqual(
+  forked.values.messages.map((m) => m.content),
+  ["pong", "", "echo:pong", "The tool said: echo:pong"],
+  JSON.stringify(forked),
+);
+const branched = await client.threads.getHistory(agent.threadId, { limit: 50 });
+assert.deepEqual(branched.slice(branched.length - history.length), history);
+const fork = branched.find((h) => h.metadata.source === "fork");
+assert.equal(fork.parent_checkpoint_id, origin, JSON.stringify(fork));
+await again.close();
 
 // 56: the interrupt reaches the client; input.respond answers it.
 const hitl = client.threads.stream({ assistantId: "hitl" });
