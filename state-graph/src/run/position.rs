@@ -83,7 +83,11 @@ where
             ));
         };
         let at_step = self.step(thread, at).await?;
-        let mut loaded = self.position(thread, at_step, method)?;
+        // Copied after a branch, the parent stood at the branch itself.
+        let mut loaded = match at_step.kind {
+            StepKind::Branch => Box::pin(self.load(at, thread, method)).await?,
+            _ => self.position(thread, at_step, method)?,
+        };
         loaded.base = base;
         let _ = store;
         Ok(loaded)
