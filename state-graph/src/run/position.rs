@@ -58,7 +58,7 @@ where
             // A branch: the run stands where it stood after `from`, and
             // its next steps come after the branch.
             let mut loaded = Box::pin(self.load(from, thread, method)).await?;
-            if let Some(reason) = super::inside_subgraph(&loaded, from) {
+            if let Some(reason) = super::branch::inside_subgraph(&loaded, from) {
                 return Err(log(
                     thread,
                     seq,
