@@ -63,7 +63,13 @@ where
                 let store = self.store.as_ref().ok_or(GraphError::NoStore {
                     method: "with_checkpoint",
                 })?;
-                (base, store.history(&thread, base + 1..=seq).await?)
+                let steps = store.history(&thread, base + 1..=seq).await?;
+                if steps.len() as u64 != seq - base {
+                    return Err(refused(format!(
+                        "the subgraph's steps since step {base} were compacted away"
+                    )));
+                }
+                (base, steps)
             }
             None => (seq, Vec::new()),
         };
