@@ -839,6 +839,31 @@ async fn a_subgraphs_steps_show_under_their_namespace() {
     assert!(html.contains("drafted"), "{html}");
 }
 
+#[tokio::test]
+async fn a_branch_back_to_an_earlier_step_shows_the_state_it_went_back_to() {
+    let store = Store::memory();
+    let mut t = store.thread::<Desk>("desk").await.unwrap();
+    t.apply(Desk::delta().log(vec!["kept".into()]))
+        .await
+        .unwrap();
+    t.apply(Desk::delta().log(vec!["dropped".into()]))
+        .await
+        .unwrap();
+    t.branch(1).await.unwrap();
+    let addr = serve(Server::new(store).router::<Desk>()).await;
+    let html = page(addr, "/inspect/desk").await;
+    assert_eq!(
+        attributes(&html, "data-kind"),
+        ["apply", "apply", "branch"],
+        "{html}"
+    );
+    assert!(html.contains(">branch</span>"), "{html}");
+    assert!(
+        html.contains("Back to the state after step 1, as a new branch"),
+        "{html}"
+    );
+}
+
 /// The tool-loop graph of `agent_sdk.rs` (`agent`, `tools`, and `hitl`,
 /// `fail`, `slow`) served on `store`, the inspector with writes allowed
 /// or not.
