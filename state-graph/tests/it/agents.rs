@@ -590,6 +590,13 @@ async fn a_pause_answered_again_in_place(ts: TestStore) {
         (Some(pause), &["ask".to_owned()][..])
     );
     assert_eq!(fork.interrupts(), std::slice::from_ref(&asked));
+    // From the branch step itself: a branch of a branch, paused the same.
+    let zed = app
+        .with_checkpoint(fork.seq())
+        .resume("t", json!("zed"))
+        .await
+        .unwrap();
+    assert_eq!(zed.state().log, ["hi", "ask:zed", "done:2"], "{}", ts.name);
 
     // New input from the step before the first run's input: a fresh turn
     // on the empty thread's state.
