@@ -389,14 +389,23 @@ where
     }
 
     async fn open(&self, thread: &str, method: &'static str) -> Result<Backing<S>, GraphError> {
-        // A run from a past step needs the thread there already.
-        if self.checkpoint.is_some_and(|seq| seq > 0) {
-            return self.open_existing(thread, method).await;
-        }
         let store = self.store.as_ref().ok_or(GraphError::NoStore { method })?;
         // A run that cannot start writes nothing, not even its thread.
         self.context()?;
-        Ok(Backing::Thread(store.thread::<S>(thread).await?))
+        Ok(Backing::Thread(self.thread_to_write(store, thread).await?))
+    }
+
+    /// The thread a run or an edit writes to: made if it is new, unless
+    /// it starts from a past step (`with_checkpoint`), which needs it there.
+    async fn thread_to_write(
+        &self,
+        store: &Store,
+        thread: &str,
+    ) -> Result<state_store::Thread<S>, state_store::StoreError> {
+        match self.checkpoint {
+            Some(seq) if seq > 0 => store.existing_thread::<S>(thread).await,
+            _ => store.thread::<S>(thread).await,
+        }
     }
 
     /// Opens a thread that must exist already: resuming or reading one

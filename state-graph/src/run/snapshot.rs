@@ -234,11 +234,7 @@ where
                 node: name.to_owned(),
             });
         }
-        // From a past step, the thread must be there already.
-        let mut handle = match self.checkpoint {
-            Some(seq) if seq > 0 => store.existing_thread::<S>(thread).await?,
-            _ => store.thread::<S>(thread).await?,
-        };
+        let mut handle = self.thread_to_write(store, thread).await?;
         // From a past step (`with_checkpoint`): LangGraph's fork.
         self.branch(&mut handle, Some("update_state")).await?;
         let seq = handle.seq();

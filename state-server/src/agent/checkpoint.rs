@@ -64,6 +64,18 @@ pub(crate) fn named(field: &str, value: Option<&Value>) -> Result<Option<u64>, A
         .ok_or_else(|| ApiError::missing(format!("Checkpoint {id} not found")))
 }
 
+/// The checkpoint the first of `fields` that names one names (a request's
+/// `checkpoint_id`, then its `checkpoint`, say); `None` when none does.
+/// Each is read as [`named`] reads it.
+pub(crate) fn first_named(fields: &[(&str, Option<&Value>)]) -> Result<Option<u64>, ApiError> {
+    for (field, value) in fields {
+        if let Some(seq) = named(field, *value)? {
+            return Ok(Some(seq));
+        }
+    }
+    Ok(None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

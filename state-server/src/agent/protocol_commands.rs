@@ -187,7 +187,7 @@ async fn run_start(
         .ok_or_else(|| Refused::invalid("run.start requires an assistant_id."))?;
     let mut request = Map::new();
     request.insert("assistant_id".into(), json!(assistant_id));
-    let mut config = match params.get("config") {
+    let config = match params.get("config") {
         None | Some(Value::Null) => None,
         Some(Value::Object(config)) => Some(config.clone()),
         Some(other) => {
@@ -196,23 +196,18 @@ async fn run_start(
             )));
         }
     };
-    // The fork target goes where a run's request names it.
-    if let Some(checkpoint) = config
-        .as_mut()
-        .and_then(|config| config.get_mut("configurable"))
-        .and_then(Value::as_object_mut)
-        .and_then(|configurable| configurable.remove("checkpoint_id"))
+    // A fork target, checked in LangGraph's words; the run reads it from
+    // its config, as `/runs` does.
+    let fork = config
+        .as_ref()
+        .and_then(|config| config.get("configurable"))
+        .and_then(|configurable| configurable.get("checkpoint_id"));
+    if let Some(fork) = fork.filter(|fork| !fork.is_null())
+        && fork.as_str().is_none_or(|id| id.trim().is_empty())
     {
-        match checkpoint {
-            Value::String(id) if !id.trim().is_empty() => {
-                request.insert("checkpoint_id".into(), json!(id));
-            }
-            _ => {
-                return Err(Refused::invalid(
-                    "config.configurable.checkpoint_id must be a non-empty string.",
-                ));
-            }
-        }
+        return Err(Refused::invalid(
+            "config.configurable.checkpoint_id must be a non-empty string.",
+        ));
     }
     let input = params.get("input").cloned().unwrap_or(Value::Null);
     // On a thread paused at an interrupt, the input is the answer.

@@ -89,10 +89,10 @@ impl RunOptions {
     /// run starts from its thread's latest step here: the caller refuses
     /// any other (LangGraph would fork the thread there).
     pub(crate) fn checkpoint(&self) -> Result<Option<u64>, ApiError> {
-        match checkpoint::named("checkpoint_id", self.checkpoint_id.as_ref())? {
-            Some(seq) => Ok(Some(seq)),
-            None => checkpoint::named("checkpoint", self.checkpoint.as_ref()),
-        }
+        checkpoint::first_named(&[
+            ("checkpoint_id", self.checkpoint_id.as_ref()),
+            ("checkpoint", self.checkpoint.as_ref()),
+        ])
     }
 
     /// The options' part of the run's `kwargs`, under LangGraph's names

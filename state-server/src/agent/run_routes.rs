@@ -144,15 +144,14 @@ impl Create {
         served.check_breakpoints(&self.options.check()?)?;
         // Named by the request, or in its config as LangGraph's
         // RemoteGraph and the v3 protocol send it.
+        let configured = self
+            .config
+            .as_ref()
+            .and_then(|config| config.get("configurable"))
+            .and_then(|configurable| configurable.get("checkpoint_id"));
         let checkpoint = match self.options.checkpoint()? {
             Some(seq) => Some(seq),
-            None => checkpoint::named(
-                "config.configurable.checkpoint_id",
-                self.config
-                    .as_ref()
-                    .and_then(|config| config.get("configurable"))
-                    .and_then(|configurable| configurable.get("checkpoint_id")),
-            )?,
+            None => checkpoint::named("config.configurable.checkpoint_id", configured)?,
         };
         let delay = delay_of(self.after_seconds)?;
         Ok(Checked {

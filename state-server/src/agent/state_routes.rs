@@ -75,10 +75,10 @@ pub(crate) async fn update(
             ));
         }
     };
-    let at = match checkpoint::named("checkpoint_id", update.checkpoint_id.as_ref())? {
-        Some(seq) => Some(seq),
-        None => checkpoint::named("checkpoint", update.checkpoint.as_ref())?,
-    };
+    let at = checkpoint::first_named(&[
+        ("checkpoint_id", update.checkpoint_id.as_ref()),
+        ("checkpoint", update.checkpoint.as_ref()),
+    ])?;
     let seq = graph
         .served
         .update_state(id.clone(), values, update.as_node, at)

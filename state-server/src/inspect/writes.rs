@@ -116,11 +116,17 @@ pub(crate) fn writes(step: &StepRecord, schema: Option<&Schema>) -> Markup {
             }
             None => unreadable(body),
         },
-        // The whole state, as it was after the step branched from.
-        StepKind::Branch => match (step.branched_from(), body.get("state")) {
+        // The whole state, as it was after the step branched from: each
+        // field set to it, not through its reducer.
+        StepKind::Branch => match (
+            step.branched_from(),
+            body.get("state").and_then(Value::as_object),
+        ) {
             (Some(from), Some(state)) => html! {
                 p.note { "Back to the state after step " (from) ", as a new branch" }
-                (group(None, state, schema, None))
+                div.write {
+                    @for (name, value) in state { (field(name, value, schema, Some(Op::Set))) }
+                }
             },
             _ => unreadable(body),
         },

@@ -862,6 +862,8 @@ async fn a_branch_back_to_an_earlier_step_shows_the_state_it_went_back_to() {
         html.contains("Back to the state after step 1, as a new branch"),
         "{html}"
     );
+    // The state is set back, not taken through the reducers.
+    assert!(html.contains("set (no reducer)"), "{html}");
 }
 
 /// The tool-loop graph of `agent_sdk.rs` (`agent`, `tools`, and `hitl`,
