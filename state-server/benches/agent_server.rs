@@ -34,6 +34,7 @@
 //! Run: `cargo bench -p state-server --bench agent_server` (about 9
 //! minutes; `AGENT_BENCH_LANGGRAPH=0` leaves LangGraph's server out,
 //! `AGENT_BENCH_MAIN=0` ours on memory and SQLite (the first tables),
+//! `AGENT_BENCH_MEMORY=0` ours on memory only,
 //! `AGENT_BENCH_CURVE=0` the curve, `AGENT_BENCH_PG=0` the PostgreSQL
 //! workers; `AGENT_BENCH_SECS` sets the load's length, 15 by default;
 //! `AGENT_SERVER_NODELAY=0` serves without `TCP_NODELAY`, as
@@ -819,10 +820,14 @@ async fn run(plan: &Plan, with_main: bool, with_langgraph: bool) {
     let lg_dir = dir.path().join("langgraph");
     std::fs::create_dir_all(&lg_dir).expect("a directory for LangGraph");
     let mut servers: Vec<Box<dyn Fn() -> Option<Served> + '_>> = Vec::new();
-    if with_main {
+    // `AGENT_BENCH_MEMORY=0`: ours on SQLite only (A/B runs of a change
+    // to the SQLite path).
+    if with_main && std::env::var("AGENT_BENCH_MEMORY").as_deref() != Ok("0") {
         servers.push(Box::new(|| {
             Some(start_ours("ours, Store::memory()", "memory", None))
         }));
+    }
+    if with_main {
         servers.push(Box::new(|| Some(start_ours("ours, SQLite", &sqlite, None))));
     }
     if with_langgraph {

@@ -25,6 +25,8 @@ mod cron_scheduler;
 #[cfg(feature = "graph")]
 mod follow;
 #[cfg(feature = "graph")]
+mod local_results;
+#[cfg(feature = "graph")]
 mod run_config;
 #[cfg(feature = "graph")]
 mod run_events;

@@ -381,19 +381,21 @@ pub(crate) async fn create(
 async fn ended(app: &App, run_id: &str) -> Result<Run, ApiError> {
     let watch = app.store.watch_run(run_id);
     watch.ready().await;
-    ended_from(app, run_id, watch, true).await
+    ended_from(app, run_id, watch, None).await
 }
 
-/// Waits on `watch` for the run to end; its last state. `read_first`:
-/// the run may have ended before the watch was made (without it, the
-/// watch is as old as the run, and nothing is read before a change).
+/// Waits on `watch` for the run to end; its last state. `created`: the
+/// run as created, with the watch made before (without it, the run may
+/// have ended before the watch was made: it is read first). A run whose
+/// end was written by this process is not read again: its status is what
+/// changed (the watch says it).
 async fn ended_from(
     app: &App,
     run_id: &str,
     mut watch: RunWatch,
-    read_first: bool,
+    created: Option<&Run>,
 ) -> Result<Run, ApiError> {
-    let mut read = read_first;
+    let mut read = created.is_none();
     loop {
         if std::mem::replace(&mut read, true) {
             let run = app
@@ -406,8 +408,13 @@ async fn ended_from(
             }
         }
         // Its row, not its events (each would cost a read here), nor its
-        // claim: one read a run, at its end.
+        // claim: one read a run at most, at its end.
         watch.cancel_or_end().await;
+        if let (Some(status), Some(created)) = (watch.ended(), created) {
+            let mut run = created.clone();
+            run.status = status;
+            return Ok(run);
+        }
     }
 }
 
@@ -471,10 +478,19 @@ async fn wait_on(
     let on_disconnect = create.on_disconnect.unwrap_or_default();
     let (run, watch) = create_run(&app, thread.as_deref(), create, owner.as_deref()).await?;
     let stateless = run.thread_id.is_none();
-    let run_id = run.run_id.clone();
+    let created = run.clone();
+    // Its worker, if it is one of this process's, hands the result over
+    // (unless it claimed the run before this asks: then it is read). A
+    // stateless run's is its last `values` event, as LangGraph's.
+    let expected = (!stateless).then(|| app.workers.results().expect(&run.run_id));
     let guard = CancelOnDrop::new(&app, &run, on_disconnect);
     let mut response = kept_alive(guard, async move {
-        let ended = ended_from(&app, &run_id, watch, false).await?;
+        let ended = ended_from(&app, &created.run_id, watch, Some(&created)).await?;
+        if let (Some(result), RunStatus::Success | RunStatus::Interrupted) =
+            (expected.as_ref().and_then(|e| e.take()), ended.status)
+        {
+            return Ok(result);
+        }
         if stateless {
             // The run's own thread is deleted as it ends: its values are
             // the last `values` event, if one was streamed.

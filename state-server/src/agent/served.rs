@@ -44,6 +44,9 @@ pub(crate) struct RunRequest {
     pub checkpoint: Option<u64>,
     /// Who and what the run is (the `events` mode's metadata).
     pub context: RunContext,
+    /// Whether a wait of this process asks for the run's result: it comes
+    /// as [`Streamed::Result`] before the end.
+    pub result: bool,
 }
 
 /// What a run streams: events under the Agent Server's names, then how it
@@ -52,6 +55,10 @@ pub(crate) struct RunRequest {
 pub(crate) enum Streamed {
     /// An event: its SSE name and data.
     Event(String, Value),
+    /// The run's result, when [`RunRequest::result`] asks for it: the
+    /// state's values, with the pending interrupts under `__interrupt__`
+    /// when it paused at any (what a wait answers).
+    Result(Value),
     /// The run paused at interrupts.
     Paused,
     /// The run reached its end.
@@ -412,10 +419,23 @@ fn translate<S: GraphState>(
     }
     Ok(match event {
         Event::End(outcome) => {
-            if !outcome.is_interrupted() {
-                return Ok(vec![Streamed::Done]);
-            }
             let mut out = Vec::new();
+            if request.result {
+                // What `result_of` would read back from the thread.
+                let mut values = outcome.state().to_json().map_err(encode)?;
+                if let (Value::Object(map), false) = (&mut values, outcome.interrupts().is_empty())
+                {
+                    map.insert(
+                        "__interrupt__".into(),
+                        interrupts_json(outcome.interrupts()),
+                    );
+                }
+                out.push(Streamed::Result(values));
+            }
+            if !outcome.is_interrupted() {
+                out.push(Streamed::Done);
+                return Ok(out);
+            }
             if wants("values") {
                 let mut values = outcome.state().to_json().map_err(encode)?;
                 if let Value::Object(map) = &mut values {

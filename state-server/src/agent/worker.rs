@@ -8,6 +8,7 @@
 //! goes on from the run's last committed step.
 
 use super::assistants::Assistants;
+use super::local_results::LocalResults;
 use super::run_events::RunContext;
 use super::run_options::{breakpoints_of, flag};
 use super::served::{RunRequest, Streamed};
@@ -50,6 +51,8 @@ enum Phase {
 /// The workers of one server: how many, their lease, started once.
 pub(crate) struct WorkerPool {
     count: usize,
+    /// The results the waits of this process ask of its workers.
+    results: Arc<LocalResults>,
     lease: Duration,
     started: OnceLock<()>,
     phase: watch::Sender<Phase>,
@@ -61,6 +64,7 @@ impl WorkerPool {
     pub(crate) fn new(count: usize, lease: Duration) -> WorkerPool {
         WorkerPool {
             count,
+            results: Arc::default(),
             lease,
             started: OnceLock::new(),
             phase: watch::Sender::new(Phase::Working),
@@ -104,10 +108,16 @@ impl WorkerPool {
                     lease: self.lease,
                     phase: self.phase.subscribe(),
                     wake: wake.clone(),
+                    results: self.results.clone(),
                 };
                 tasks.push(tokio::spawn(worker.work()));
             }
         });
+    }
+
+    /// The results the waits of this process ask of its workers.
+    pub(crate) fn results(&self) -> &Arc<LocalResults> {
+        &self.results
     }
 
     /// Stops claiming; lets the runs in hand finish for up to `grace`,
@@ -157,6 +167,8 @@ struct Worker {
     phase: watch::Receiver<Phase>,
     /// Woken by `dispatch`, or by another worker that claimed a run.
     wake: Arc<Notify>,
+    /// Where a run's result goes when a wait of this process asks for it.
+    results: Arc<LocalResults>,
 }
 
 impl Worker {
@@ -240,6 +252,7 @@ fn request_of(kwargs: &Value) -> Result<RunRequest, String> {
             })
             .transpose()?,
         context: RunContext::default(),
+        result: false,
     })
 }
 
@@ -358,6 +371,7 @@ impl Worker {
                     metadata: run.metadata.clone(),
                     owner: run.owner.clone(),
                 };
+                request.result = self.results.expected(&run.run_id);
                 match self.takeover(&claim, &thread, &*assistant.served).await {
                     Ok(Takeover::Fresh) => {}
                     Ok(Takeover::GoOn) => {
@@ -455,6 +469,11 @@ impl Worker {
                         match item {
                             Ok(Streamed::Event(name, data)) => {
                                 batch.push(RunEventIn::new(&name, data));
+                            }
+                            Ok(Streamed::Result(result)) => {
+                                // Before the end is written: the wait wakes
+                                // on it.
+                                self.results.offer(&run.run_id, result);
                             }
                             Ok(Streamed::Paused) => {
                                 end = (RunStatus::Interrupted, Some(ThreadStatus::Interrupted));

@@ -31,22 +31,21 @@ pub(crate) trait HotPath {
     fn thread_record(&self, id: &str) -> Result<Option<ThreadRecordRow>, StoreError>;
     /// When the next run is due, after `now`.
     fn next_run_due(&self, now: i64) -> Result<Option<i64>, StoreError>;
-    /// How many runs are due at `now`: 0, 1 or 2 (two or more).
-    fn runs_due(&self, now: i64) -> Result<usize, StoreError>;
     /// Appends a step.
     async fn append(&self, thread: &str, step: &StepRow) -> Result<Appended, StoreError>;
     /// Creates a thread's record.
     async fn insert_thread_record(&self, row: &ThreadRecordRow) -> Result<bool, StoreError>;
     /// Creates a run.
     async fn create_run(&self, new: &NewRunRow<'_>) -> Result<Created, StoreError>;
-    /// Claims a run (one a peek found due).
+    /// Claims a run, if one is due: the run, and whether others are due
+    /// besides it.
     async fn claim_run(
         &self,
         worker: &str,
         now: i64,
         until: i64,
         events: ClaimEvents,
-    ) -> Result<Option<RunRow>, StoreError>;
+    ) -> Result<Option<(RunRow, bool)>, StoreError>;
     /// Renews a lease.
     async fn renew_run(
         &self,
@@ -112,10 +111,6 @@ impl HotPath for NoHotPath {
         match *self {}
     }
 
-    fn runs_due(&self, _: i64) -> Result<usize, StoreError> {
-        match *self {}
-    }
-
     async fn append(&self, _: &str, _: &StepRow) -> Result<Appended, StoreError> {
         match *self {}
     }
@@ -134,7 +129,7 @@ impl HotPath for NoHotPath {
         _: i64,
         _: i64,
         _: ClaimEvents,
-    ) -> Result<Option<RunRow>, StoreError> {
+    ) -> Result<Option<(RunRow, bool)>, StoreError> {
         match *self {}
     }
 

@@ -298,36 +298,31 @@ macro_rules! sql_runs {
             ) -> Result<Option<($crate::backend::runs::RunRow, bool)>, StoreError> {
                 use $crate::backend::sql_runs::*;
                 let context = || format!("claiming a run for worker \"{worker}\"");
+                // A SQLite file's own writer looks for what is due in the
+                // claim's write (`sqlite_hot.rs`).
+                if let Some(hot) = &self.hot {
+                    return $crate::backend::hot_path::HotPath::claim_run(
+                        hot, worker, now, until, events,
+                    )
+                    .await;
+                }
                 // Whether others are due besides the one claimed: known
                 // from the peek (SQLite), else assumed.
                 let mut others_due = true;
-                // SQLite: nothing due, nothing written. A read of the pool
-                // sees every committed run (the writer's group commit makes
-                // a commit visible only once durable, before its writer
-                // returns and wakes the workers), so a run this misses
-                // wakes a claim again. PostgreSQL's claim is one statement
-                // anyway.
+                // SQLite in memory: nothing due, nothing written (a read of
+                // the pool sees every committed run). PostgreSQL's claim is
+                // one statement anyway.
                 if !$notify {
-                    let due = match &self.hot {
-                        Some(hot) => $crate::backend::hot_path::HotPath::runs_due(hot, now)?,
-                        None => sqlx::query_as::<_, (String,)>(CLAIM_PEEK)
-                            .bind(now)
-                            .fetch_all(&self.pool)
-                            .await
-                            .map_err(db_error(context()))?
-                            .len(),
-                    };
+                    let due = sqlx::query_as::<_, (String,)>(CLAIM_PEEK)
+                        .bind(now)
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err(db_error(context()))?
+                        .len();
                     if due == 0 {
                         return Ok(None);
                     }
                     others_due = due > 1;
-                }
-                if let Some(hot) = &self.hot {
-                    let claimed = $crate::backend::hot_path::HotPath::claim_run(
-                        hot, worker, now, until, events,
-                    )
-                    .await?;
-                    return Ok(claimed.map(|row| (row, others_due)));
                 }
                 let _queued = self.queue().await;
                 // PostgreSQL: two claimers may pick runs of one thread at

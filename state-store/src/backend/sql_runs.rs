@@ -227,6 +227,21 @@ macro_rules! claim_run {
 pub(crate) const CLAIM_PEEK: &str = claim_pick!("$1", "2", "");
 #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 pub(crate) const CLAIM_RUN_SQLITE: &str = claim_run!("");
+/// The claim of run `$4`, which `CLAIM_PEEK` picked in the same write
+/// transaction (a SQLite file's writer: nothing else writes between the
+/// two, so the pick's conditions still hold; the row's own are checked
+/// again all the same). One pick a claim, not two.
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+pub(crate) const CLAIM_PICKED_SQLITE: &str = concat!(
+    "UPDATE state_store_runs SET status = 'running', attempt = attempt + 1, \
+     lease_owner = $1, lease_expires_at = $3, updated_at = $2, \
+     base_seq = COALESCE(base_seq, (SELECT t.head FROM state_store_threads t \
+         WHERE t.thread_id = state_store_runs.thread_id), 0) \
+     WHERE run_id = $4 AND ((status = 'pending' AND available_at <= $2) \
+         OR (status = 'running' AND lease_expires_at <= $2)) \
+     RETURNING ",
+    run_columns!()
+);
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) const CLAIM_RUN_POSTGRES: &str = claim_run!(" FOR UPDATE SKIP LOCKED");
 
@@ -486,6 +501,14 @@ mod tests {
         assert!(
             CLAIM_RUN_SQLITE
                 .contains(&CLAIM_PEEK.replace("$1", "$2").replace("LIMIT 2", "LIMIT 1"))
+        );
+        // The claim of a picked run sets what the claim sets, and checks
+        // the row as the claim does, by its id instead of the pick.
+        let (set, rest) = CLAIM_RUN_SQLITE.split_once(" WHERE run_id = (").unwrap();
+        let check = rest.rsplit_once(") AND ").unwrap().1;
+        assert_eq!(
+            CLAIM_PICKED_SQLITE,
+            format!("{set} WHERE run_id = $4 AND {check}")
         );
     }
 

@@ -2,7 +2,8 @@
 //! (`hot_path.rs`): the same statements, in the same order and with the
 //! same outcomes, as the sqlx methods `sql_backend!` and `sql_runs!` stamp
 //! out (which PostgreSQL, an in-memory SQLite database, and the rarer
-//! writes and reads still run). Each write is one closure run on the
+//! writes and reads still run), but for a claim, which picks its run once,
+//! inside its write, instead of on a reader and again in the write. Each write is one closure run on the
 //! writer's thread (`sqlite_writer.rs`), each read one run where it is
 //! asked (`sqlite_readers.rs`), instead of a round trip to sqlx's thread
 //! per statement.
@@ -306,13 +307,6 @@ impl HotPath for SqliteHot {
         Ok(due.and_then(earliest_due))
     }
 
-    fn runs_due(&self, now: i64) -> Result<usize, StoreError> {
-        self.read(
-            || "looking for runs due".to_owned(),
-            |conn| all(conn, CLAIM_PEEK, &[&now], |_| Ok(())).map(|due| due.len()),
-        )
-    }
-
     async fn append(&self, thread: &str, step: &StepRow) -> Result<Appended, StoreError> {
         let thread = thread.to_owned();
         let step = step.clone();
@@ -490,13 +484,28 @@ impl HotPath for SqliteHot {
         now: i64,
         until: i64,
         events: ClaimEvents,
-    ) -> Result<Option<RunRow>, StoreError> {
+    ) -> Result<Option<(RunRow, bool)>, StoreError> {
         let worker = worker.to_owned();
         self.writer
             .write(move |conn| {
                 let context = || format!("claiming a run for worker \"{worker}\"");
-                let Some(row) = first(conn, CLAIM_RUN_SQLITE, &[&worker, &now, &until], run_of)
-                    .map_err(failed(context))?
+                // The runs due, up to two, looked for here rather than on a
+                // reader first: the writer's pages are current (a reader's
+                // are read again after every commit), and a worker is woken
+                // when a run is due, so this almost always finds one. None:
+                // nothing was written (the write is undone).
+                let due = all(conn, CLAIM_PEEK, &[&now], |row| row.get::<_, String>(0))
+                    .map_err(failed(context))?;
+                let Some(picked) = due.first() else {
+                    return Ok(Written::Undo(None));
+                };
+                let Some(row) = first(
+                    conn,
+                    CLAIM_PICKED_SQLITE,
+                    &[&worker, &now, &until, picked],
+                    run_of,
+                )
+                .map_err(failed(context))?
                 else {
                     return Ok(Written::Undo(None));
                 };
@@ -513,7 +522,7 @@ impl HotPath for SqliteHot {
                 if let Some(thread) = row.thread_id.as_deref() {
                     exec(conn, MARK_THREAD_BUSY, &[&thread, &now]).map_err(failed(context))?;
                 }
-                Ok(Written::Keep(Some(row)))
+                Ok(Written::Keep(Some((row, due.len() > 1))))
             })
             .await
     }

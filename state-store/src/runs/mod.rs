@@ -1181,7 +1181,9 @@ impl Store {
         }
         // The workers are woken only when runs wait on the thread the
         // run lets go of: nothing else became claimable.
-        self.hub.runs.announce(Some(&claim.run.run_id), waiting);
+        self.hub
+            .runs
+            .announce_ended(&claim.run.run_id, status, waiting);
         Ok(true)
     }
 

@@ -60,6 +60,8 @@ struct Changes {
     /// and its claims in this process. (Waiters for its end or a cancel
     /// need not read the run for them.)
     opened: u64,
+    /// The status it ended with, when its end was written here.
+    ended: Option<crate::runs::RunStatus>,
 }
 
 /// What a notice of a run's row says about the change.
@@ -67,6 +69,8 @@ struct Changes {
 pub(crate) enum RowChange {
     /// Created or claimed here: the run goes on.
     Opened,
+    /// Ended here, with this status.
+    Ended(crate::runs::RunStatus),
     /// Anything else (or not known: another process's notice).
     Other,
 }
@@ -122,8 +126,10 @@ impl Inner {
                 None => c.events += 1,
                 Some(change) => {
                     c.row += 1;
-                    if change == RowChange::Opened {
-                        c.opened += 1;
+                    match change {
+                        RowChange::Opened => c.opened += 1,
+                        RowChange::Ended(status) => c.ended = Some(status),
+                        RowChange::Other => {}
                     }
                 }
             });
@@ -170,6 +176,13 @@ impl RunHub {
     pub(crate) fn announce_opened(&self, run: &str, queue: bool) {
         self.inner
             .announce(Some(run), queue, Some(RowChange::Opened));
+    }
+
+    /// [`announce`](Self::announce) of a run that ended here, with
+    /// `status`: its waiters need not read it to learn how.
+    pub(crate) fn announce_ended(&self, run: &str, status: crate::runs::RunStatus, queue: bool) {
+        self.inner
+            .announce(Some(run), queue, Some(RowChange::Ended(status)));
     }
 
     /// Wakes the watchers of `run`'s events (not those waiting for its
@@ -257,9 +270,11 @@ pub enum Wake {
 /// claimable, with no polling delay: at once for this store's own
 /// writes, through `LISTEN/NOTIFY` for other processes' on PostgreSQL;
 /// or when the earliest `available_at` or lease expiry after the previous
-/// call comes (read from the database at each call; one that came while
-/// the worker was busy returns at once); or after the fallback period (60 s unless
-/// set), in case a notice was lost. A notice that arrives while the
+/// call comes (read from the database when a notice was heard since the
+/// last read, at most every 10 ms: a delayed run or a lease that came due
+/// meanwhile is seen that much later at most; one that came while the
+/// worker was busy returns at once); or after the fallback period (60 s
+/// unless set), in case a notice was lost. A notice that arrives while the
 /// worker is busy claiming is kept for its next call.
 ///
 /// SQLite and memory hear this process's stores only (stores opened on
@@ -299,7 +314,28 @@ pub struct RunWakeups {
     /// When the previous call returned (microseconds).
     since: i64,
     fallback: Duration,
+    /// The last read of when the next run is due.
+    known_due: Option<KnownDue>,
 }
+
+/// When the next run was due at a read: kept while nothing was heard since
+/// (this store's writes announce every change that can make one due
+/// sooner), and for [`REREAD_DUE`] after a notice (a busy server hears one
+/// a run: one read a run was a tenth of a SQLite server's CPU).
+#[derive(Debug, Clone, Copy)]
+struct KnownDue {
+    /// When it was read (microseconds).
+    read_at: i64,
+    /// The notices counted when it was read.
+    notices: u64,
+    /// The earliest `available_at` or lease end after the `since` it was
+    /// read for.
+    due: Option<i64>,
+}
+
+/// How long a due time read before a notice is used: a delayed run
+/// created, or a lease taken, since is seen this much later at most.
+const REREAD_DUE: Duration = Duration::from_millis(10);
 
 impl fmt::Debug for RunWakeups {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -321,6 +357,7 @@ impl RunWakeups {
             started: false,
             since: now_micros(),
             fallback: Duration::from_secs(60),
+            known_due: None,
         }
     }
 
@@ -395,14 +432,40 @@ impl RunWakeups {
         }
         // Due after the previous call returned (the worker's last claim
         // did not see it): maybe already, while the worker was busy.
-        let due = self.backend.next_run_due(self.since).await?;
+        let notices = *self.queue.borrow();
+        let (due, reread_at) = match self.known_due {
+            // Read since the last notice (nothing can have become due
+            // sooner), or just before it, and not yet passed.
+            Some(known)
+                if known.due.is_none_or(|at| at > self.since)
+                    && (known.notices == notices
+                        || now_micros() < known.read_at + micros(REREAD_DUE)) =>
+            {
+                let reread = (known.notices != notices).then(|| known.read_at + micros(REREAD_DUE));
+                (known.due, reread)
+            }
+            _ => {
+                let read_at = now_micros();
+                let due = self.backend.next_run_due(self.since).await?;
+                self.known_due = Some(KnownDue {
+                    read_at,
+                    notices,
+                    due,
+                });
+                (due, None)
+            }
+        };
         let now = now_micros();
         if due.is_some_and(|at| at <= now) {
             return Ok(Wake::Due);
         }
+        let until =
+            |at: i64| Duration::from_micros(u64::try_from(at.saturating_sub(now)).unwrap_or(0));
         let wait = due
-            .map(|at| Duration::from_micros(u64::try_from(at.saturating_sub(now)).unwrap_or(0)))
-            .map_or(self.fallback, |until| until.min(self.fallback));
+            .into_iter()
+            .chain(reread_at)
+            .map(until)
+            .fold(self.fallback, Duration::min);
         let notified = {
             let changed = std::pin::pin!(self.queue.changed());
             let sleep = std::pin::pin!(tokio::time::sleep(wait));
@@ -414,6 +477,8 @@ impl RunWakeups {
                 Ok(Wake::Notified)
             }
             false if due.is_some_and(|at| at <= now_micros()) => Ok(Wake::Due),
+            // Time to read the due time again (it may have come sooner).
+            false if reread_at.is_some() => Box::pin(self.wait()).await,
             false => Ok(Wake::Fallback),
         }
     }
@@ -618,6 +683,33 @@ impl RunWatch {
         changed
     }
 
+    /// The status the run ended with, when its end was written by this
+    /// store (or another store of its SQLite file in this process) while
+    /// it was watched; `None` otherwise (going on, or ended by another
+    /// process: read the run). What a client waiting for a run's
+    /// end reads instead of the run, once [`cancel_or_end`](RunWatch::cancel_or_end)
+    /// returns.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// use std::time::Duration;
+    /// use state_store::{NewRun, RunStatus, Store};
+    /// let store = Store::memory();
+    /// let mut watch = store.watch_run("run-1");
+    /// store.create_run(NewRun::new("run-1", "agent")).await?;
+    /// let claim = store.claim_run("w", Duration::from_secs(30)).await?.unwrap();
+    /// assert_eq!(watch.ended(), None);
+    /// store.finish_run(&claim, RunStatus::Interrupted, None).await?;
+    /// watch.cancel_or_end().await;
+    /// assert_eq!(watch.ended(), Some(RunStatus::Interrupted));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn ended(&self) -> Option<crate::runs::RunStatus> {
+        self.receiver.as_ref().and_then(|r| r.borrow().ended)
+    }
+
     /// Resolves once other processes' changes are heard (see
     /// [`RunWakeups::ready`]).
     ///
@@ -764,4 +856,9 @@ mod postgres {
         listener.listen(RUNS_CHANNEL).await?;
         Ok(listener)
     }
+}
+
+/// `duration` in microseconds (saturating).
+fn micros(duration: Duration) -> i64 {
+    i64::try_from(duration.as_micros()).unwrap_or(i64::MAX)
 }
