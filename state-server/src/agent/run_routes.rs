@@ -436,17 +436,7 @@ async fn result_of(app: &App, run: &Run) -> Result<Value, ApiError> {
         return Ok(Value::Null);
     };
     let state = assistant.served.state(thread, None).await?;
-    let mut values = state["values"].clone();
-    let pending: Vec<Value> = state["interrupts"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|i| super::served::interrupt_json(&i["id"], &i["value"]))
-        .collect();
-    if let (Value::Object(map), false) = (&mut values, pending.is_empty()) {
-        map.insert("__interrupt__".into(), Value::Array(pending));
-    }
-    Ok(values)
+    Ok(super::served::wait_answer(&state))
 }
 
 /// `POST /threads/{id}/runs/wait`: creates the run, waits for its end,

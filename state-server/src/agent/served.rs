@@ -391,6 +391,24 @@ pub(crate) fn interrupt_json(id: &impl serde::Serialize, value: &Value) -> Value
     json!({"value": value, "id": id, "response_schema": null})
 }
 
+/// What a wait answers for a thread's `state` (a `ThreadState`): its
+/// values, with its pending interrupts under `__interrupt__` when there
+/// are any. (A run's worker makes the same from its graph's end:
+/// [`Streamed::Result`].)
+pub(crate) fn wait_answer(state: &Value) -> Value {
+    let mut values = state["values"].clone();
+    let pending: Vec<Value> = state["interrupts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|i| interrupt_json(&i["id"], &i["value"]))
+        .collect();
+    if let (Value::Object(map), false) = (&mut values, pending.is_empty()) {
+        map.insert("__interrupt__".into(), Value::Array(pending));
+    }
+    values
+}
+
 /// Interrupts as the Agent Server streams them.
 fn interrupts_json(list: &[Interrupt]) -> Value {
     Value::Array(
@@ -421,7 +439,7 @@ fn translate<S: GraphState>(
         Event::End(outcome) => {
             let mut out = Vec::new();
             if request.result {
-                // What `result_of` would read back from the thread.
+                // What `wait_answer` makes of the thread's state.
                 let mut values = outcome.state().to_json().map_err(encode)?;
                 if let (Value::Object(map), false) = (&mut values, outcome.interrupts().is_empty())
                 {
@@ -681,6 +699,93 @@ mod tests {
             })
             .collect();
         assert_eq!(names, ["updates"], "{events:?}");
+    }
+
+    /// The result a run's worker hands to a wait (`Streamed::Result`):
+    /// what the wait would answer from the thread read back, at a pause
+    /// (inside a subgraph too), at a breakpoint and at the end.
+    #[tokio::test]
+    async fn a_runs_result_is_what_a_wait_reads_back() {
+        let mut parent = StateGraph::<Ask>::new();
+        parent.add_subgraph("inner", hitl());
+        parent.add_node("check", |_: &Ask| Ask::delta().done(true));
+        parent.add_edge(START, "inner");
+        parent.add_edge("inner", "check");
+        parent.add_edge("check", END);
+        let nested = parent.compile().expect("compiles");
+        let cases: Vec<(Box<dyn Served>, RunRequest, &str)> = vec![
+            (
+                Box::new(serve(hitl(), None, Store::memory())),
+                RunRequest::default(),
+                "a pause",
+            ),
+            (
+                Box::new(serve(nested, None, Store::memory())),
+                RunRequest::default(),
+                "a pause in a subgraph",
+            ),
+            (
+                Box::new(serve(graph(), None, Store::memory())),
+                RunRequest {
+                    breakpoints: RunBreakpoints {
+                        before: Some(vec!["tools".into()]),
+                        after: None,
+                    },
+                    ..RunRequest::default()
+                },
+                "a breakpoint",
+            ),
+        ];
+        for (served, request, case) in cases {
+            let first = RunRequest {
+                input: Some(json!({})),
+                modes: vec!["values".into()],
+                result: true,
+                ..request
+            };
+            let then = RunRequest {
+                resume: (case != "a breakpoint").then(|| json!("Ada")),
+                modes: vec!["updates".into()],
+                result: true,
+                ..RunRequest::default()
+            };
+            for (step, request) in [("paused", first), ("ended", then)] {
+                let events = collect(served.run(format!("t-{case}"), request)).await;
+                let results: Vec<&Value> = events
+                    .iter()
+                    .filter_map(|e| match e {
+                        Streamed::Result(value) => Some(value),
+                        _ => None,
+                    })
+                    .collect();
+                let state = served
+                    .state(format!("t-{case}"), None)
+                    .await
+                    .expect("a state");
+                assert_eq!(
+                    results,
+                    [&wait_answer(&state)],
+                    "{case}, {step}: {events:?}"
+                );
+                let paused = results[0].get("__interrupt__").is_some();
+                assert_eq!(
+                    paused,
+                    step == "paused" && case != "a breakpoint",
+                    "{case}, {step}"
+                );
+            }
+        }
+        // Not asked for, none.
+        let served = serve(graph(), None, Store::memory());
+        let request = RunRequest {
+            input: Some(json!({})),
+            ..RunRequest::default()
+        };
+        let events = collect(served.run("t".into(), request)).await;
+        assert!(
+            !events.iter().any(|e| matches!(e, Streamed::Result(_))),
+            "{events:?}"
+        );
     }
 
     #[tokio::test]

@@ -1141,7 +1141,87 @@ async fn a_claim_says_whether_others_are_due(ts: TestStore) {
     assert_eq!(third.run().run_id, "r2", "{}", ts.name);
 }
 
+/// A delayed run created just after a worker read when the next run is
+/// due (none then) is still seen when it comes due: a due time read
+/// before a notice is not trusted for long (and never until the
+/// fallback).
+async fn a_due_time_read_before_a_notice_is_read_again(ts: TestStore) {
+    let store = &ts.store;
+    let worker = ts.another_worker().await;
+    let fallback = Duration::from_secs(30);
+    let mut wakeups = worker.run_wakeups().fallback(fallback);
+    wakeups.ready().await;
+    assert_eq!(wakeups.next().await.unwrap(), Wake::Start);
+    let _ = tokio::time::timeout(Duration::from_millis(200), wakeups.next()).await;
+    for round in 0..3 {
+        // The waiter reads the due time (nothing) and waits; the delayed
+        // run is created at once, while that read is fresh.
+        let waiter = tokio::spawn(async move {
+            let wake = wakeups.next().await.unwrap();
+            (wake, wakeups)
+        });
+        tokio::task::yield_now().await;
+        let id = format!("later-{round}");
+        store
+            .create_run(on(&format!("t-{round}"), &id).after(Duration::from_millis(40)))
+            .await
+            .unwrap();
+        let (wake, back) = tokio::time::timeout(Duration::from_secs(10), waiter)
+            .await
+            .expect("woken by the creation")
+            .unwrap();
+        wakeups = back;
+        assert!(
+            matches!(wake, Wake::Notified | Wake::Due),
+            "{}: {wake:?}",
+            ts.name
+        );
+        let start = Instant::now();
+        let claim = loop {
+            if let Some(claim) = worker.claim_run("w", LEASE).await.unwrap() {
+                break claim;
+            }
+            let wake = tokio::time::timeout(Duration::from_secs(10), wakeups.next())
+                .await
+                .expect("woken when the run is due, not at the fallback")
+                .unwrap();
+            assert_ne!(wake, Wake::Fallback, "{}", ts.name);
+        };
+        assert_eq!(claim.run().run_id, id, "{}", ts.name);
+        assert!(start.elapsed() < Duration::from_secs(5), "{}", ts.name);
+        worker
+            .finish_run(&claim, RunStatus::Success, None)
+            .await
+            .unwrap();
+    }
+}
+
+/// `RunWatch::ended`: how a run ended, when its end was written by this
+/// store; nothing before.
+async fn a_watch_says_how_a_run_ended_here(ts: TestStore) {
+    let store = &ts.store;
+    let mut watch = store.watch_run("r");
+    store.create_run(on("t", "r")).await.unwrap();
+    let claim = store.claim_run("w", LEASE).await.unwrap().unwrap();
+    assert_eq!(watch.ended(), None, "{}", ts.name);
+    store
+        .finish_run(&claim, RunStatus::Interrupted, None)
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), watch.cancel_or_end())
+        .await
+        .expect("woken by the end");
+    assert_eq!(watch.ended(), Some(RunStatus::Interrupted), "{}", ts.name);
+    // A watch made after the end, with the first still watching.
+    assert_eq!(store.watch_run("r").ended(), Some(RunStatus::Interrupted));
+    drop(watch);
+    // Nobody watched it: not known, the run says.
+    assert_eq!(store.watch_run("r").ended(), None, "{}", ts.name);
+}
+
 on_every_backend!(
+    a_due_time_read_before_a_notice_is_read_again,
+    a_watch_says_how_a_run_ended_here,
     a_claim_says_whether_others_are_due,
     a_waiter_for_the_end_is_not_woken_by_the_claim,
     events_with_the_claim_and_the_finish,
