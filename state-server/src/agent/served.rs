@@ -418,6 +418,26 @@ fn interrupts_json(list: &[Interrupt]) -> Value {
     )
 }
 
+/// The state a run ended with, its pending interrupts under
+/// `__interrupt__`: always (`values` at a pause, an empty list at a
+/// breakpoint), or only when there are any (a wait's answer).
+fn with_interrupts<S: GraphState>(
+    outcome: &state_graph::Outcome<S>,
+    always: bool,
+) -> Result<Value, ApiError> {
+    let mut values = outcome
+        .state()
+        .to_json()
+        .map_err(|error| ApiError::unwritable(error.to_string()))?;
+    if let (Value::Object(map), true) = (&mut values, always || !outcome.interrupts().is_empty()) {
+        map.insert(
+            "__interrupt__".into(),
+            interrupts_json(outcome.interrupts()),
+        );
+    }
+    Ok(values)
+}
+
 /// How the graph's events become the Agent Server's: the modes asked for
 /// by name (`messages-tuple` as `messages`), a subgraph's as
 /// `<mode>|<namespace>`; at a pause, `updates` carries the interrupts and
@@ -440,29 +460,17 @@ fn translate<S: GraphState>(
             let mut out = Vec::new();
             if request.result {
                 // What `wait_answer` makes of the thread's state.
-                let mut values = outcome.state().to_json().map_err(encode)?;
-                if let (Value::Object(map), false) = (&mut values, outcome.interrupts().is_empty())
-                {
-                    map.insert(
-                        "__interrupt__".into(),
-                        interrupts_json(outcome.interrupts()),
-                    );
-                }
-                out.push(Streamed::Result(values));
+                out.push(Streamed::Result(with_interrupts(&outcome, false)?));
             }
             if !outcome.is_interrupted() {
                 out.push(Streamed::Done);
                 return Ok(out);
             }
             if wants("values") {
-                let mut values = outcome.state().to_json().map_err(encode)?;
-                if let Value::Object(map) = &mut values {
-                    map.insert(
-                        "__interrupt__".into(),
-                        interrupts_json(outcome.interrupts()),
-                    );
-                }
-                out.push(Streamed::Event("values".into(), values));
+                out.push(Streamed::Event(
+                    "values".into(),
+                    with_interrupts(&outcome, true)?,
+                ));
             }
             out.push(Streamed::Paused);
             out

@@ -201,29 +201,37 @@ macro_rules! claim_pick {
         )
     };
 }
-macro_rules! claim_run {
-    ($lock:literal) => {
+/// A claim's `UPDATE` of the run `$run` names (`$1` worker, `$2` now, `$3`
+/// lease end): taken, with its lease and its thread's head, if its row is
+/// still claimable as it is when updated.
+macro_rules! claim_update {
+    ($run:expr) => {
         concat!(
             "UPDATE state_store_runs SET status = 'running', attempt = attempt + 1, \
              lease_owner = $1, lease_expires_at = $3, updated_at = $2, \
              base_seq = COALESCE(base_seq, (SELECT t.head FROM state_store_threads t \
                  WHERE t.thread_id = state_store_runs.thread_id), 0) \
-             WHERE run_id = (",
-            claim_pick!("$2", $lock),
-            ") AND ((status = 'pending' AND available_at <= $2) \
+             WHERE run_id = ",
+            $run,
+            " AND ((status = 'pending' AND available_at <= $2) \
                  OR (status = 'running' AND lease_expires_at <= $2)) \
              RETURNING ",
             run_columns!()
         )
     };
 }
-/// The run a claim at `$1` (now) would take, if any: read first on
-/// SQLite, so that a claim finding nothing opens no write (no savepoint,
-/// no turn on the write connection).
-#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+macro_rules! claim_run {
+    ($lock:literal) => {
+        claim_update!(concat!("(", claim_pick!("$2", $lock), ")"))
+    };
+}
 /// The runs a claim would pick first, up to two: none, nothing to claim;
 /// two, others are due besides the one claimed (their threads differ: a
-/// thread's later runs wait for its first).
+/// thread's later runs wait for its first). A SQLite file's writer looks
+/// in the claim's write, then claims the first with
+/// [`CLAIM_PICKED_SQLITE`]; an in-memory SQLite database reads it first,
+/// so that a claim finding nothing opens no write.
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 pub(crate) const CLAIM_PEEK: &str = claim_pick!("$1", "2", "");
 #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 pub(crate) const CLAIM_RUN_SQLITE: &str = claim_run!("");
@@ -232,16 +240,7 @@ pub(crate) const CLAIM_RUN_SQLITE: &str = claim_run!("");
 /// two, so the pick's conditions still hold; the row's own are checked
 /// again all the same). One pick a claim, not two.
 #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
-pub(crate) const CLAIM_PICKED_SQLITE: &str = concat!(
-    "UPDATE state_store_runs SET status = 'running', attempt = attempt + 1, \
-     lease_owner = $1, lease_expires_at = $3, updated_at = $2, \
-     base_seq = COALESCE(base_seq, (SELECT t.head FROM state_store_threads t \
-         WHERE t.thread_id = state_store_runs.thread_id), 0) \
-     WHERE run_id = $4 AND ((status = 'pending' AND available_at <= $2) \
-         OR (status = 'running' AND lease_expires_at <= $2)) \
-     RETURNING ",
-    run_columns!()
-);
+pub(crate) const CLAIM_PICKED_SQLITE: &str = claim_update!("$4");
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) const CLAIM_RUN_POSTGRES: &str = claim_run!(" FOR UPDATE SKIP LOCKED");
 

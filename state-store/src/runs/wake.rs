@@ -430,57 +430,64 @@ impl RunWakeups {
             self.queue.borrow_and_update();
             return Ok(Wake::Notified);
         }
-        // Due after the previous call returned (the worker's last claim
-        // did not see it): maybe already, while the worker was busy.
+        loop {
+            // Due after the previous call returned (the worker's last claim
+            // did not see it): maybe already, while the worker was busy.
+            let (due, reread_at) = self.due().await?;
+            let now = now_micros();
+            if due.is_some_and(|at| at <= now) {
+                return Ok(Wake::Due);
+            }
+            let until =
+                |at: i64| Duration::from_micros(u64::try_from(at.saturating_sub(now)).unwrap_or(0));
+            let wait = due
+                .into_iter()
+                .chain(reread_at)
+                .map(until)
+                .fold(self.fallback, Duration::min);
+            let notified = {
+                let changed = std::pin::pin!(self.queue.changed());
+                let sleep = std::pin::pin!(tokio::time::sleep(wait));
+                matches!(select(changed, sleep).await, Either::Left(_))
+            };
+            match notified {
+                true => {
+                    self.queue.borrow_and_update();
+                    return Ok(Wake::Notified);
+                }
+                false if due.is_some_and(|at| at <= now_micros()) => return Ok(Wake::Due),
+                // Time to read the due time again (it may have come sooner).
+                false if reread_at.is_some() => {}
+                false => return Ok(Wake::Fallback),
+            }
+        }
+    }
+
+    /// When the next run is due after `since`, and when to read it again
+    /// (`None`: not before a notice): the last read's, if it was made since
+    /// the last notice (nothing can have become due sooner) or less than
+    /// [`REREAD_DUE`] before it, and has not passed; else read now.
+    async fn due(&mut self) -> Result<(Option<i64>, Option<i64>), StoreError> {
         let notices = *self.queue.borrow();
-        let (due, reread_at) = match self.known_due {
-            // Read since the last notice (nothing can have become due
-            // sooner), or just before it, and not yet passed.
-            Some(known)
-                if known.due.is_none_or(|at| at > self.since)
-                    && (known.notices == notices
-                        || now_micros() < known.read_at + micros(REREAD_DUE)) =>
-            {
-                let reread = (known.notices != notices).then(|| known.read_at + micros(REREAD_DUE));
-                (known.due, reread)
+        if let Some(known) = self.known_due
+            && known.due.is_none_or(|at| at > self.since)
+        {
+            if known.notices == notices {
+                return Ok((known.due, None));
             }
-            _ => {
-                let read_at = now_micros();
-                let due = self.backend.next_run_due(self.since).await?;
-                self.known_due = Some(KnownDue {
-                    read_at,
-                    notices,
-                    due,
-                });
-                (due, None)
+            let reread_at = known.read_at + super::micros_of(REREAD_DUE);
+            if now_micros() < reread_at {
+                return Ok((known.due, Some(reread_at)));
             }
-        };
-        let now = now_micros();
-        if due.is_some_and(|at| at <= now) {
-            return Ok(Wake::Due);
         }
-        let until =
-            |at: i64| Duration::from_micros(u64::try_from(at.saturating_sub(now)).unwrap_or(0));
-        let wait = due
-            .into_iter()
-            .chain(reread_at)
-            .map(until)
-            .fold(self.fallback, Duration::min);
-        let notified = {
-            let changed = std::pin::pin!(self.queue.changed());
-            let sleep = std::pin::pin!(tokio::time::sleep(wait));
-            matches!(select(changed, sleep).await, Either::Left(_))
-        };
-        match notified {
-            true => {
-                self.queue.borrow_and_update();
-                Ok(Wake::Notified)
-            }
-            false if due.is_some_and(|at| at <= now_micros()) => Ok(Wake::Due),
-            // Time to read the due time again (it may have come sooner).
-            false if reread_at.is_some() => Box::pin(self.wait()).await,
-            false => Ok(Wake::Fallback),
-        }
+        let read_at = now_micros();
+        let due = self.backend.next_run_due(self.since).await?;
+        self.known_due = Some(KnownDue {
+            read_at,
+            notices,
+            due,
+        });
+        Ok((due, None))
     }
 }
 
@@ -856,9 +863,4 @@ mod postgres {
         listener.listen(RUNS_CHANNEL).await?;
         Ok(listener)
     }
-}
-
-/// `duration` in microseconds (saturating).
-fn micros(duration: Duration) -> i64 {
-    i64::try_from(duration.as_micros()).unwrap_or(i64::MAX)
 }
