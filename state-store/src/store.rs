@@ -41,22 +41,27 @@ impl Store {
     /// SQLite's page cache); the rest goes through a sqlx pool.
     #[cfg(feature = "sqlite")]
     pub async fn sqlite(path: impl AsRef<std::path::Path>) -> Result<Store, StoreError> {
-        use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
+        use sqlx::sqlite::{SqliteConnectOptions, SqliteSynchronous};
         let path = path.as_ref();
+        // Many workers may share one file: wait for the write lock.
+        let patience = std::time::Duration::from_secs(30);
+        // No `journal_mode` here: switching to WAL takes a lock SQLite does
+        // not wait for, so two processes opening a new file at once would
+        // see "database is locked". `enter_wal` switches, and waits.
         let options = SqliteConnectOptions::new()
             .filename(path)
             .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Full)
-            // Many workers may share one file: wait for the write lock.
-            .busy_timeout(std::time::Duration::from_secs(30));
+            .busy_timeout(patience);
+        let context = || format!("opening SQLite database {}", path.display());
         let pool = sqlx::sqlite::SqlitePoolOptions::new()
             .test_before_acquire(false)
             .connect_with(options)
             .await
-            .map_err(|e| {
-                StoreError::backend(format!("opening SQLite database {}", path.display()), e)
-            })?;
+            .map_err(|e| StoreError::backend(context(), e))?;
+        crate::backend::enter_wal(&pool, patience)
+            .await
+            .map_err(|e| StoreError::backend(context(), e))?;
         Store::from_sqlite_pool(pool).await
     }
 

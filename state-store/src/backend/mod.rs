@@ -45,7 +45,7 @@ pub(crate) use sql::Postgres;
 #[cfg(feature = "sqlite")]
 pub(crate) use sql::Sqlite;
 #[cfg(feature = "sqlite")]
-pub(crate) use sql::{data_version, database_file, watched_heads};
+pub(crate) use sql::{data_version, database_file, enter_wal, watched_heads};
 
 use crate::error::StoreError;
 

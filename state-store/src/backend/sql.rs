@@ -1127,6 +1127,43 @@ mod sqlite {
             .connect_lazy_with((*pool.connect_options()).clone())
     }
 
+    /// Puts `pool`'s database in WAL mode, trying again for up to
+    /// `patience` while another connection holds the lock the switch
+    /// needs: SQLite answers "database is locked" at once there, whatever
+    /// the busy timeout (two processes opening a new file together). Once
+    /// in WAL mode the file stays so, and asking again takes no such lock.
+    pub(crate) async fn enter_wal(
+        pool: &sqlx::SqlitePool,
+        patience: std::time::Duration,
+    ) -> Result<(), sqlx::Error> {
+        let deadline = tokio::time::Instant::now() + patience;
+        let mut pause = std::time::Duration::from_millis(1);
+        loop {
+            let tried: Result<String, sqlx::Error> =
+                sqlx::query_scalar("PRAGMA journal_mode = WAL")
+                    .fetch_one(pool)
+                    .await;
+            match tried {
+                Err(sqlx::Error::Database(error))
+                    if is_busy(error.as_ref()) && tokio::time::Instant::now() < deadline =>
+                {
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(std::time::Duration::from_millis(50));
+                }
+                other => return other.map(|_mode| ()),
+            }
+        }
+    }
+
+    /// SQLite's `SQLITE_BUSY`, or one of its extended codes.
+    fn is_busy(error: &dyn sqlx::error::DatabaseError) -> bool {
+        const SQLITE_BUSY: i32 = 5;
+        error
+            .code()
+            .and_then(|code| code.parse::<i32>().ok())
+            .is_some_and(|code| code & 0xff == SQLITE_BUSY)
+    }
+
     /// The file behind `pool`'s database; `None` for an in-memory one
     /// (or when it cannot be read).
     pub(crate) async fn database_file(pool: &sqlx::SqlitePool) -> Option<String> {
@@ -1420,7 +1457,7 @@ mod postgres {
 #[cfg(feature = "postgres")]
 pub(crate) use postgres::Postgres;
 #[cfg(feature = "sqlite")]
-pub(crate) use sqlite::{Sqlite, data_version, database_file, watched_heads};
+pub(crate) use sqlite::{Sqlite, data_version, database_file, enter_wal, watched_heads};
 
 #[cfg(all(test, feature = "sqlite"))]
 mod sqlite_tests {

@@ -299,6 +299,46 @@ async fn workers_opening_a_version_one_database_at_once_upgrade_it_once() {
     assert_eq!(store.thread::<Profile>("ada").await.unwrap().seq(), 5);
 }
 
+/// Switching a file to WAL takes a lock SQLite does not wait for: stores
+/// opening an application's database (in SQLite's default journal mode)
+/// at once, as workers started together do, each wait their turn instead
+/// of failing with "database is locked".
+#[tokio::test]
+async fn stores_opening_a_file_not_yet_in_wal_mode_at_once_each_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    for round in 0..20 {
+        let path = dir.path().join(format!("app-{round}.db"));
+        let options = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(&path)
+            .create_if_missing(true);
+        let app = sqlx::SqlitePool::connect_with(options).await.unwrap();
+        sqlx::query("CREATE TABLE app_users (name TEXT)")
+            .execute(&app)
+            .await
+            .unwrap();
+        app.close().await;
+        let (a, b, c) = tokio::join!(
+            Store::sqlite(&path),
+            Store::sqlite(&path),
+            Store::sqlite(&path)
+        );
+        for (worker, opened) in [a, b, c].into_iter().enumerate() {
+            if let Err(error) = opened {
+                panic!("round {round}, worker {worker}: {error}");
+            }
+        }
+        let raw = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+            .await
+            .unwrap();
+        let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+            .fetch_one(&raw)
+            .await
+            .unwrap();
+        assert_eq!(mode, "wal", "round {round}");
+        raw.close().await;
+    }
+}
+
 #[tokio::test]
 async fn a_newer_store_schema_is_refused() {
     let (_dir, path) = fixture_copy();
