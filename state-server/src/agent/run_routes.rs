@@ -20,7 +20,7 @@ use crate::routes::App;
 use axum::Json;
 use axum::body::{Body as ResponseBody, Bytes};
 use axum::extract::State as Shared;
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -350,17 +350,25 @@ async fn take_back(app: &App, run_id: &str, mut watch: RunWatch) -> Result<(), A
 
 /// `Location` and `Content-Location`, as the Agent Server sends them.
 fn locate(response: &mut Response, run: &Run, location: &str) {
+    response
+        .headers_mut()
+        .extend(location_headers(run, location));
+}
+
+/// [`locate`]'s headers, for a response made after the run is handed on.
+fn location_headers(run: &Run, location: &str) -> HeaderMap {
     let base = match &run.thread_id {
         Some(thread) => format!("/threads/{thread}/runs/{}", run.run_id),
         None => format!("/runs/{}", run.run_id),
     };
-    let headers = response.headers_mut();
+    let mut headers = HeaderMap::new();
     if let Ok(value) = HeaderValue::from_str(&format!("{base}{location}")) {
         headers.insert(header::LOCATION, value);
     }
     if let Ok(value) = HeaderValue::from_str(&base) {
         headers.insert(header::CONTENT_LOCATION, value);
     }
+    headers
 }
 
 /// `POST /threads/{id}/runs`: the run, pending.
@@ -387,13 +395,13 @@ async fn ended(app: &App, run_id: &str) -> Result<Run, ApiError> {
 /// Waits on `watch` for the run to end; its last state. `created`: the
 /// run as created, with the watch made before (without it, the run may
 /// have ended before the watch was made: it is read first). A run whose
-/// end was written by this process is not read again: its status is what
-/// changed (the watch says it).
+/// end was written by this process is not read again: it is `created`
+/// with the status the watch says it ended with.
 async fn ended_from(
     app: &App,
     run_id: &str,
     mut watch: RunWatch,
-    created: Option<&Run>,
+    mut created: Option<Run>,
 ) -> Result<Run, ApiError> {
     let mut read = created.is_none();
     loop {
@@ -410,8 +418,9 @@ async fn ended_from(
         // Its row, not its events (each would cost a read here), nor its
         // claim: one read a run at most, at its end.
         watch.cancel_or_end().await;
-        if let (Some(status), Some(created)) = (watch.ended(), created) {
-            let mut run = created.clone();
+        if let Some(status) = watch.ended()
+            && let Some(mut run) = created.take()
+        {
             run.status = status;
             return Ok(run);
         }
@@ -468,14 +477,15 @@ async fn wait_on(
     let on_disconnect = create.on_disconnect.unwrap_or_default();
     let (run, watch) = create_run(&app, thread.as_deref(), create, owner.as_deref()).await?;
     let stateless = run.thread_id.is_none();
-    let created = run.clone();
+    let run_id = run.run_id.clone();
     // Its worker, if it is one of this process's, hands the result over
     // (unless it claimed the run before this asks: then it is read). A
     // stateless run's is its last `values` event, as LangGraph's.
-    let expected = (!stateless).then(|| app.workers.results().expect(&run.run_id));
+    let expected = (!stateless).then(|| app.workers.results().expect(&run_id));
     let guard = CancelOnDrop::new(&app, &run, on_disconnect);
+    let located = location_headers(&run, "/join");
     let mut response = kept_alive(guard, async move {
-        let ended = ended_from(&app, &created.run_id, watch, Some(&created)).await?;
+        let ended = ended_from(&app, &run_id, watch, Some(run)).await?;
         if let (Some(result), RunStatus::Success | RunStatus::Interrupted) =
             (expected.as_ref().and_then(|e| e.take()), ended.status)
         {
@@ -489,7 +499,7 @@ async fn wait_on(
             result_of(&app, &ended).await
         }
     });
-    locate(&mut response, &run, "/join");
+    response.headers_mut().extend(located);
     Ok(response)
 }
 

@@ -3,10 +3,10 @@
 //! same outcomes, as the sqlx methods `sql_backend!` and `sql_runs!` stamp
 //! out (which PostgreSQL, an in-memory SQLite database, and the rarer
 //! writes and reads still run), but for a claim, which picks its run once,
-//! inside its write, instead of on a reader and again in the write. Each write is one closure run on the
-//! writer's thread (`sqlite_writer.rs`), each read one run where it is
-//! asked (`sqlite_readers.rs`), instead of a round trip to sqlx's thread
-//! per statement.
+//! inside its write, instead of on a reader and again in the write. Each
+//! write is one closure run on the writer's thread (`sqlite_writer.rs`),
+//! each read one run where it is asked (`sqlite_readers.rs`), instead of a
+//! round trip to sqlx's thread per statement.
 
 use super::hot_path::{HotPath, Tail};
 use super::runs::{ClaimEvents, Created, Fence, NewRunRow, OnInflight, RunRow, ThreadRecordRow};
