@@ -3,52 +3,37 @@
 //! rebuild their hand-written loop's step records from the store
 //! (OHMind, the therapy agent).
 
-use serde_json::Value;
-use state_core::Delta;
+use state_core::State;
 use state_graph::{GraphError, START};
 use state_store::{StepKind, StepRecord};
 
 /// The nodes of one logged superstep of `thread` and their deltas, in
-/// order; empty for any other step (the run's input `__start__`, a turn
-/// start, a pause, a step without node names).
+/// order (decoded by [`StepRecord::deltas`]); empty for any other step
+/// (the run's input `__start__`, a turn start, a pause, a step without
+/// node names).
 ///
 /// # Errors
 ///
 /// [`GraphError::Log`] when the step names a different number of nodes
-/// than it holds deltas, or a delta does not decode as `D`.
-pub fn node_deltas<D: Delta>(
+/// than it holds deltas, or a delta does not decode as `S`'s.
+pub fn node_deltas<S: State>(
     thread: &str,
     record: StepRecord,
-) -> Result<Vec<(String, D)>, GraphError> {
+) -> Result<Vec<(String, S::Delta)>, GraphError> {
     let nodes: Vec<String> = record.nodes().into_iter().map(str::to_owned).collect();
-    if nodes.is_empty() || nodes == [START] {
+    if nodes.is_empty()
+        || nodes == [START]
+        || !matches!(record.kind, StepKind::Superstep | StepKind::Apply)
+    {
         return Ok(Vec::new());
     }
-    let seq = record.seq;
-    let bodies = match (record.kind, record.body) {
-        (StepKind::Superstep, Value::Array(deltas)) => deltas,
-        (StepKind::Apply, delta) => vec![delta],
-        _ => return Ok(Vec::new()),
-    };
-    let unreadable = |reason: String| GraphError::Log {
-        thread: thread.to_owned(),
-        seq,
-        reason,
-    };
-    if nodes.len() != bodies.len() {
-        return Err(unreadable(format!(
-            "{} nodes named for {} deltas",
-            nodes.len(),
-            bodies.len()
-        )));
+    let deltas = record.deltas::<S>(thread)?;
+    if nodes.len() != deltas.len() {
+        return Err(GraphError::Log {
+            thread: thread.to_owned(),
+            seq: record.seq,
+            reason: format!("{} nodes named for {} deltas", nodes.len(), deltas.len()),
+        });
     }
-    nodes
-        .into_iter()
-        .zip(bodies)
-        .map(|(node, body)| {
-            let delta = D::from_json(body)
-                .map_err(|e| unreadable(format!("the delta of {node} does not decode: {e}")))?;
-            Ok((node, delta))
-        })
-        .collect()
+    Ok(nodes.into_iter().zip(deltas).collect())
 }

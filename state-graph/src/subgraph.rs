@@ -11,7 +11,7 @@ use crate::outcome::Interrupt;
 use crate::stream::Nested;
 use serde_json::Value;
 use state_core::State;
-use state_store::{ObjectText, Store, StoreError};
+use state_store::{DeltasText, ObjectText, Store, StoreError};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -71,10 +71,26 @@ pub(crate) struct SubCall<S, C> {
     pub adopt: bool,
     /// Whether a subgraph of the parent's state type hands back its final
     /// state with what its steps wrote ([`SubOutcome::Adopted`] with an
-    /// update): its parent's superstep has no other task, and logs or
-    /// streams the writes but need not apply them again (see the runner's
-    /// `Env::hand_back`).
-    pub hand_back: bool,
+    /// update or its steps): its parent's superstep has no other task, and
+    /// logs or streams the writes but need not apply them again (see the
+    /// runner's `Env::hand_back`).
+    pub hand_back: HandBack,
+}
+
+/// What a subgraph of the parent's state type hands back with its final
+/// state ([`SubCall::hand_back`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HandBack {
+    /// Not its final state: it is adopted ([`SubCall::adopt`]), or its
+    /// writes are the parent's to apply ([`SubOutcome::Wrote`]).
+    No,
+    /// What its steps wrote, composed into one delta: the parent streams
+    /// it (`updates`, `messages`) or is a subgraph that composes its own.
+    Writes,
+    /// Its supersteps' deltas as it logged them, for the parent's step to
+    /// log as they are (`Thread::adopt_steps`): a top-level run that logs
+    /// and streams no writes. Nothing is composed.
+    Steps,
 }
 
 /// What a subgraph task of a parent of state `S` did.
@@ -88,10 +104,12 @@ pub(crate) enum SubOutcome<S: State> {
     /// It reached its end, run with [`SubCall::adopt`] or
     /// [`SubCall::hand_back`]: its final state is the parent's state after
     /// the superstep (its writes are not applied again); with `hand_back`,
-    /// `update` is what it wrote, for the parent to log.
+    /// `update` is what it wrote, for the parent to log or stream, or, with
+    /// [`HandBack::Steps`], `steps` its supersteps' deltas as logged.
     Adopted {
         state: Arc<S>,
         update: Option<S::Delta>,
+        steps: Option<Vec<DeltasText>>,
         handoff: Option<Vec<Goto>>,
     },
     /// A node inside paused or failed: the subgraph's pending body (JSON,

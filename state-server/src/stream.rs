@@ -336,8 +336,10 @@ impl Follow {
 /// The `data:` of a step's `updates` event: always a JSON array of
 /// LangGraph chunks, each an object with one key, in order:
 /// - a superstep: `{node: delta}` per node (a worker sent to several
-///   times: one chunk per send); without node names, `{"__superstep__":
-///   [delta, ..]}`;
+///   times: one chunk per send; a node that ran a subgraph of the
+///   thread's state type, logged as its supersteps' deltas: one chunk per
+///   delta, in order); without node names, `{"__superstep__": [delta,
+///   ..]}`;
 /// - a turn begun with input: `{"__start__": input}`;
 /// - a paused superstep: `{"__interrupt__": [{"value", "id"}, ..]}` (its
 ///   finished nodes' deltas come with the superstep when it resumes);
@@ -352,7 +354,17 @@ pub(crate) fn updates(step: &StepRecord) -> Value {
             Some(deltas) if deltas.len() == nodes.len() => nodes
                 .iter()
                 .zip(deltas)
-                .map(|(node, delta)| chunk(node, delta.clone()))
+                .flat_map(|(node, delta)| match delta {
+                    Value::Array(steps) => steps
+                        .iter()
+                        .flat_map(|step| match step {
+                            Value::Array(deltas) => deltas.clone(),
+                            other => vec![other.clone()],
+                        })
+                        .map(|delta| chunk(node, delta))
+                        .collect(),
+                    delta => vec![chunk(node, delta.clone())],
+                })
                 .collect(),
             _ => Vec::new(),
         },
@@ -426,6 +438,41 @@ mod tests {
         for bad in ["", "foo", "updates,", "messages"] {
             assert!(Modes::parse(Some(bad)).is_err(), "{bad:?}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_subgraphs_supersteps_are_an_update_chunk_each() {
+        use state_core::{AgentState, Delta, State};
+        use state_store::DeltasText;
+
+        #[derive(AgentState, Debug, Clone, PartialEq)]
+        struct S {
+            #[reducer(append)]
+            log: Vec<String>,
+        }
+
+        let store = Store::memory();
+        let mut t = store.thread::<S>("t").await.unwrap();
+        let write = |word: &str| S::delta().log(vec![word.to_owned()]);
+        let steps = vec![
+            DeltasText::write([&write("a")]).unwrap(),
+            DeltasText::write([&write("b"), &write("c")]).unwrap(),
+        ];
+        let mut made = t.state().clone();
+        made.apply(write("a")).unwrap();
+        made.apply(write("b").merge(write("c")).unwrap()).unwrap();
+        t.adopt_steps("crew", steps, std::sync::Arc::new(made))
+            .await
+            .unwrap();
+        let step = &store.history("t", ..).await.unwrap()[0];
+        assert_eq!(
+            updates(step),
+            json!([
+                {"crew": {"log": ["a"]}},
+                {"crew": {"log": ["b"]}},
+                {"crew": {"log": ["c"]}},
+            ])
+        );
     }
 
     #[tokio::test]

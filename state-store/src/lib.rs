@@ -29,7 +29,7 @@ pub use items::{
     Embeddings, IndexConfig, IntoNamespace, Item, ListNamespaces, PutItem, SearchItem, SearchItems,
 };
 pub use listing::{ListThreads, ThreadCursor, ThreadInfo, ThreadOrder, ThreadPage};
-pub use object_text::ObjectText;
+pub use object_text::{DeltasText, ObjectText};
 pub use runs::{
     CancelAction, Claim, IfExists, IfNotExists, LeaseState, MultitaskStrategy, NewRun, Run,
     RunEvent, RunEventIn, RunFilter, RunStatus, RunWakeups, RunWatch, ThreadRecord, ThreadSearch,

@@ -149,6 +149,17 @@ impl ObjectText {
         self.settle(mark, written)
     }
 
+    /// Writes `key: [deltas...]` from deltas already written as text
+    /// ([`DeltasText`]), copied as they are.
+    pub fn deltas_text_field(&mut self, key: &str, deltas: &DeltasText) -> &mut Self {
+        // A key is refused only when serde cannot write it as a string,
+        // which it always can.
+        if self.key(key).is_ok() {
+            self.text.extend_from_slice(deltas.text.as_bytes());
+        }
+        self
+    }
+
     /// A copy of this object with room for `more` bytes of fields after
     /// it (a `clone` has none: the next field would grow it).
     pub fn clone_with_room(&self, more: usize) -> ObjectText {
@@ -219,6 +230,70 @@ impl ObjectText {
                 Err(e)
             }
         }
+    }
+}
+
+/// The deltas of one superstep as a JSON array's text (`[{..},{..}]`),
+/// written once from their types: a subgraph's step as its runner logs it
+/// ([`ObjectText::deltas_text_field`]) and, kept, as its parent's step logs
+/// it again ([`Thread::adopt_steps`]), copied rather than written twice.
+/// Made only from typed deltas, so the store need not check it.
+///
+/// [`Thread::adopt_steps`]: crate::Thread::adopt_steps
+///
+/// ```
+/// use state_core::{AgentState, State};
+/// use state_store::{DeltasText, ObjectText};
+///
+/// #[derive(AgentState)]
+/// struct S {
+///     n: u32,
+/// }
+///
+/// let step = DeltasText::write([S::delta().n(1u32)].iter())?;
+/// assert_eq!(step.as_str(), r#"[{"n":1}]"#);
+/// let mut body = ObjectText::new();
+/// body.deltas_text_field("deltas", &step);
+/// assert_eq!(body.into_string(), r#"{"deltas":[{"n":1}]}"#);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeltasText {
+    text: String,
+}
+
+impl DeltasText {
+    /// Writes `deltas` as a JSON array, each by
+    /// [`Delta::write_json`](state_core::Delta::write_json): the text and
+    /// the errors of [`ObjectText::delta_array_field`] (a non-finite float
+    /// is refused, not written as `null`).
+    pub fn write<'a, D, I>(deltas: I) -> Result<DeltasText, serde_json::Error>
+    where
+        D: state_core::Delta + Serialize + 'a,
+        I: IntoIterator<Item = &'a D>,
+    {
+        let mut text = Vec::with_capacity(256);
+        text.push(b'[');
+        for (i, delta) in deltas.into_iter().enumerate() {
+            if i > 0 {
+                text.push(b',');
+            }
+            let start = text.len();
+            delta.write_json(&mut text)?;
+            if has_null(&text[start..]) {
+                state_core::json::to_string(delta)?;
+            }
+        }
+        text.push(b']');
+        // serde_json writes UTF-8 only: the lossy branch is never taken.
+        let text = String::from_utf8(text)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        Ok(DeltasText { text })
+    }
+
+    /// The array's text.
+    pub fn as_str(&self) -> &str {
+        &self.text
     }
 }
 

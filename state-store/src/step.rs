@@ -4,7 +4,7 @@
 use crate::backend::StepRow;
 use crate::error::StoreError;
 use crate::migrations::Migrations;
-use crate::object_text::ObjectText;
+use crate::object_text::{DeltasText, ObjectText};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use state_core::{Delta, State, StateError};
@@ -21,6 +21,11 @@ pub enum StepKind {
     /// The deltas of one superstep, in order
     /// ([`Thread::apply_all`](crate::Thread::apply_all)). Body: a JSON array
     /// of deltas; node names, where given, are in the metadata's `"nodes"`.
+    /// A node that ran a subgraph of the thread's state type
+    /// ([`Thread::adopt_steps`](crate::Thread::adopt_steps)) writes, in
+    /// place of its delta, its supersteps' deltas: an array of arrays
+    /// (`[[{..}], [{..}, {..}]]`), each superstep's deltas merged and the
+    /// supersteps composed in order (`Delta::then`) into its write.
     Superstep,
     /// A turn reset ([`Thread::begin_turn`](crate::Thread::begin_turn)).
     /// Body: `null`; or, for a turn begun with its input
@@ -218,6 +223,60 @@ impl StepRecord {
         )
     }
 
+    /// What this step wrote, decoded as `S`'s deltas (each brought up to
+    /// the current schema, as [`replay_onto`](StepRecord::replay_onto)
+    /// does): a superstep's, one per node in the order of
+    /// [`nodes`](StepRecord::nodes), a node that ran a subgraph logged as
+    /// its supersteps giving their composition (see
+    /// [`StepKind::Superstep`]); an apply's, its one delta; none for
+    /// another kind.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use state_core::{AgentState, Delta, State};
+    /// use state_store::DeltasText;
+    /// use std::sync::Arc;
+    ///
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct S {
+    ///     #[reducer(append)]
+    ///     log: Vec<String>,
+    /// }
+    ///
+    /// let store = state_store::Store::memory();
+    /// let mut t = store.thread::<S>("t").await?;
+    /// let write = |w: &str| S::delta().log(vec![w.to_string()]);
+    /// let steps = vec![DeltasText::write([&write("a")])?, DeltasText::write([&write("b")])?];
+    /// let mut made = t.state().clone();
+    /// made.apply(write("a").then(write("b"))?)?;
+    /// t.adopt_steps("crew", steps, Arc::new(made)).await?;
+    ///
+    /// let step = &store.history("t", ..).await?[0];
+    /// assert_eq!(step.nodes(), ["crew"]);
+    /// let mut deltas = step.deltas::<S>("t")?;
+    /// let mut state = S::default();
+    /// state.apply(deltas.remove(0))?;
+    /// assert_eq!(state.log, ["a", "b"]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn deltas<S: State>(&self, thread: &str) -> Result<Vec<S::Delta>, StoreError> {
+        let corrupt = |detail: String| StoreError::corrupt(thread, "step", self.seq, detail);
+        let migrations = Migrations::of::<S>();
+        let migrate = migrations.for_step::<S>(thread, self.seq, i64::from(self.state_version))?;
+        let migrated = migrating(thread, self.seq, migrate);
+        match self.kind {
+            StepKind::Superstep => superstep_deltas(self.body.clone(), &migrated, &corrupt),
+            StepKind::Apply => {
+                let delta = S::Delta::from_json(migrated(self.body.clone())?)
+                    .map_err(|e| corrupt(e.to_string()))?;
+                Ok(vec![delta])
+            }
+            _ => Ok(Vec::new()),
+        }
+    }
+
     pub(crate) fn from_row(thread: &str, row: StepRow) -> Result<StepRecord, StoreError> {
         let corrupt = |detail: String| StoreError::corrupt(thread, "step", row.seq, detail);
         let kind = StepKind::parse(&row.kind)
@@ -267,6 +326,25 @@ impl Encoded {
             kind: StepKind::Superstep,
             body: deltas_text(thread, "superstep", deltas)?,
         })
+    }
+
+    /// A superstep of one node whose write is a sequence of supersteps
+    /// (see [`StepKind::Superstep`]): `[[step, step, ..]]`.
+    pub fn sequence(steps: &[DeltasText]) -> Encoded {
+        let length: usize = steps.iter().map(|s| s.as_str().len() + 1).sum();
+        let mut body = String::with_capacity(length + 4);
+        body.push_str("[[");
+        for (i, step) in steps.iter().enumerate() {
+            if i > 0 {
+                body.push(',');
+            }
+            body.push_str(step.as_str());
+        }
+        body.push_str("]]");
+        Encoded {
+            kind: StepKind::Superstep,
+            body,
+        }
     }
 
     pub fn begin_turn() -> Encoded {
@@ -452,28 +530,14 @@ fn replay_value<S: State>(
 ) -> Result<(), StoreError> {
     let corrupt = |detail: String| StoreError::corrupt(thread, "step", seq, detail);
     let refused = |e: StateError| corrupt(e.to_string());
-    let migrated = |mut data: Value| {
-        migrate(&mut data).map_err(|message| StoreError::Migration {
-            thread: thread.to_owned(),
-            what: "step",
-            seq,
-            message,
-        })?;
-        Ok::<Value, StoreError>(data)
-    };
+    let migrated = migrating(thread, seq, migrate);
     match kind {
         StepKind::Apply => {
             let delta = S::Delta::from_json(migrated(body)?).map_err(refused)?;
             state.apply(delta).map_err(refused)
         }
         StepKind::Superstep => {
-            let Value::Array(items) = body else {
-                return Err(corrupt("a superstep's body must be a JSON array".into()));
-            };
-            let mut deltas = Vec::with_capacity(items.len());
-            for item in items {
-                deltas.push(S::Delta::from_json(migrated(item)?).map_err(refused)?);
-            }
+            let deltas = superstep_deltas::<S::Delta>(body, &migrated, &corrupt)?;
             state.apply_all(deltas).map_err(refused)
         }
         StepKind::BeginTurn => {
@@ -527,6 +591,72 @@ fn replay_value<S: State>(
             ))),
         },
     }
+}
+
+/// `migrate` as a step's decoding calls it: a stored field map brought up
+/// to the current schema, or an error naming the step.
+fn migrating(
+    thread: &str,
+    seq: u64,
+    migrate: impl Fn(&mut Value) -> Result<(), String>,
+) -> impl Fn(Value) -> Result<Value, StoreError> {
+    move |mut data: Value| {
+        migrate(&mut data).map_err(|message| StoreError::Migration {
+            thread: thread.to_owned(),
+            what: "step",
+            seq,
+            message,
+        })?;
+        Ok(data)
+    }
+}
+
+/// A superstep's body decoded: a delta per node, in order (see
+/// [`StepKind::Superstep`]).
+fn superstep_deltas<D: Delta>(
+    body: Value,
+    migrated: &impl Fn(Value) -> Result<Value, StoreError>,
+    corrupt: &impl Fn(String) -> StoreError,
+) -> Result<Vec<D>, StoreError> {
+    let refused = |e: StateError| corrupt(e.to_string());
+    let Value::Array(items) = body else {
+        return Err(corrupt("a superstep's body must be a JSON array".into()));
+    };
+    let mut deltas = Vec::with_capacity(items.len());
+    for item in items {
+        deltas.push(match item {
+            Value::Array(steps) => sequence::<D>(steps, migrated, corrupt)?,
+            item => D::from_json(migrated(item)?).map_err(refused)?,
+        });
+    }
+    Ok(deltas)
+}
+
+/// One node's write given as the supersteps of the subgraph it ran (see
+/// [`StepKind::Superstep`]): each superstep's deltas merged, the
+/// supersteps composed in order.
+fn sequence<D: Delta>(
+    steps: Vec<Value>,
+    migrated: &impl Fn(Value) -> Result<Value, StoreError>,
+    corrupt: &impl Fn(String) -> StoreError,
+) -> Result<D, StoreError> {
+    let refused = |e: StateError| corrupt(e.to_string());
+    let mut written = D::default();
+    for (i, step) in steps.into_iter().enumerate() {
+        let Value::Array(deltas) = step else {
+            return Err(corrupt(format!(
+                "superstep {i} of a subgraph's write must be a JSON array of deltas, got {}",
+                describe(&step)
+            )));
+        };
+        let mut merged = D::default();
+        for delta in deltas {
+            let delta = D::from_json(migrated(delta)?).map_err(refused)?;
+            merged = merged.merge(delta).map_err(refused)?;
+        }
+        written = written.then(merged).map_err(refused)?;
+    }
+    Ok(written)
 }
 
 /// The state a branch's body holds, if it is one.
@@ -704,6 +834,74 @@ mod tests {
         let record = StepRecord::from_row("t", row(body)).unwrap();
         assert_eq!(record.kind, StepKind::Pending);
         assert_eq!(record.body["interrupts"], serde_json::json!([]));
+    }
+
+    #[test]
+    fn a_subgraphs_supersteps_replay_as_their_composition() {
+        use state_core::AgentState;
+
+        #[derive(AgentState, Debug, Clone, PartialEq)]
+        struct S {
+            #[reducer(append)]
+            log: Vec<String>,
+            last: String,
+            other: u32,
+        }
+
+        let row = |body: &str| StepRow {
+            seq: 3,
+            kind: "superstep".to_owned(),
+            body: body.to_owned(),
+            metadata: "{}".to_owned(),
+            state_version: 0,
+            recorded_at: 0,
+        };
+        let write = |name: &str| S::delta().log(vec![name.to_owned()]).last(name.to_owned());
+        // Two supersteps of a subgraph, the second of two nodes (merged):
+        // `last` written in both is not a conflict, the later one wins.
+        let steps = [
+            DeltasText::write([&write("a")]).unwrap(),
+            DeltasText::write([&write("b"), &S::delta().other(7u32)]).unwrap(),
+        ];
+        let encoded = Encoded::sequence(&steps);
+        assert_eq!(encoded.kind, StepKind::Superstep);
+        assert_eq!(
+            encoded.body,
+            r#"[[[{"log":["a"],"last":"a"}],[{"log":["b"],"last":"b"},{"other":7}]]]"#
+        );
+        let mut state = S {
+            log: vec!["in".to_owned()],
+            last: String::new(),
+            other: 0,
+        };
+        let mut expected = state.clone();
+        for delta in [
+            write("a"),
+            write("b").merge(S::delta().other(7u32)).unwrap(),
+        ] {
+            expected.apply(delta).unwrap();
+        }
+        replay("t", &mut state, &row(&encoded.body), |_| Ok(())).unwrap();
+        assert_eq!(state, expected);
+        assert_eq!(state.log, ["in", "a", "b"]);
+        assert_eq!(Encoded::sequence(&[]).body, "[[]]");
+
+        // A superstep of the subgraph that is not an array of deltas, or
+        // two of its nodes writing one plain field: corrupt, state as it
+        // was.
+        let before = state.clone();
+        for (body, says) in [
+            (
+                r#"[[{"last":"x"}]]"#,
+                "superstep 0 of a subgraph's write must be a JSON array of deltas, got an object",
+            ),
+            (r#"[[[{"last":"x"},{"last":"y"}]]]"#, "last"),
+        ] {
+            let err = replay("t", &mut state, &row(body), |_| Ok(())).unwrap_err();
+            assert!(matches!(err, StoreError::Corrupt { seq: 3, .. }), "{err}");
+            assert!(err.to_string().contains(says), "{err}");
+            assert_eq!(state, before);
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use crate::backend::{AppendFailed, Appended, SnapshotRow, StepRow};
 use crate::error::StoreError;
 use crate::handle::{Compaction, Store};
 use crate::migrations::version_of;
-use crate::object_text::ObjectText;
+use crate::object_text::{DeltasText, ObjectText};
 use crate::rebuild::{rebuild, state_text};
 use crate::snapshot::LogSinceSnapshot;
 use crate::step::{Encoded, Metadata, StepRecord, metadata_object, now_millis};
@@ -828,6 +828,74 @@ where
         self.adopt_nodes_with(nodes, state, Metadata::none()).await
     }
 
+    /// [`adopt_nodes`](Thread::adopt_nodes) for one node that ran a
+    /// subgraph of this state type (a graph runner's): its write is given
+    /// as the supersteps the subgraph logged, in order, each its deltas as
+    /// text, and logged as they are (see [`StepKind::Superstep`]), so they
+    /// are neither composed nor written again; `state`, what they make
+    /// from this thread's state, becomes the thread's. `state` is trusted,
+    /// as by `adopt_nodes`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use state_core::{AgentState, State};
+    /// use state_store::DeltasText;
+    /// use std::sync::Arc;
+    ///
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct S {
+    ///     #[reducer(append)]
+    ///     log: Vec<String>,
+    ///     last: String,
+    /// }
+    ///
+    /// let store = state_store::Store::memory();
+    /// let mut t = store.thread::<S>("t").await?;
+    /// // The subgraph's two supersteps, applied one after the other.
+    /// let first = S::delta().log(vec!["one".to_string()]).last("one".to_string());
+    /// let second = S::delta().log(vec!["two".to_string()]).last("two".to_string());
+    /// let steps = vec![DeltasText::write([&first])?, DeltasText::write([&second])?];
+    /// let mut made = t.state().clone();
+    /// made.apply(first)?;
+    /// made.apply(second)?;
+    /// t.adopt_steps("inner", steps, Arc::new(made)).await?;
+    ///
+    /// assert_eq!(t.state().log, ["one", "two"]);
+    /// let loaded = store.thread::<S>("t").await?;
+    /// assert_eq!(loaded.state(), t.state());
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// [`StepKind::Superstep`]: crate::StepKind::Superstep
+    pub async fn adopt_steps(
+        &mut self,
+        node: impl Into<String>,
+        steps: Vec<DeltasText>,
+        state: Arc<S>,
+    ) -> Result<u64, StoreError> {
+        self.adopt_steps_with(node.into(), steps, state, Metadata::none())
+            .await
+    }
+
+    async fn adopt_steps_with(
+        &mut self,
+        node: String,
+        steps: Vec<DeltasText>,
+        state: Arc<S>,
+        mut metadata: Metadata,
+    ) -> Result<u64, StoreError> {
+        metadata.nodes(vec![Value::String(node)]);
+        self.settle().await?;
+        let encoded = Encoded::sequence(&steps);
+        drop(steps);
+        self.write(encoded, metadata, |cell| {
+            *cell = Cell::Shared(state, <S as Clone>::clone);
+        })
+        .await
+    }
+
     async fn adopt_nodes_with<N: Into<String>>(
         &mut self,
         nodes: impl IntoIterator<Item = (N, S::Delta)>,
@@ -969,6 +1037,19 @@ where
     ) -> Result<u64, StoreError> {
         let metadata = self.metadata?;
         self.thread.adopt_nodes_with(nodes, state, metadata).await
+    }
+
+    /// [`Thread::adopt_steps`], with this metadata (plus `"nodes"`).
+    pub async fn adopt_steps(
+        self,
+        node: impl Into<String>,
+        steps: Vec<DeltasText>,
+        state: Arc<S>,
+    ) -> Result<u64, StoreError> {
+        let metadata = self.metadata?;
+        self.thread
+            .adopt_steps_with(node.into(), steps, state, metadata)
+            .await
     }
 }
 

@@ -282,7 +282,7 @@ pub async fn logged_steps(
 ) -> Result<Vec<Step>, GraphError> {
     let mut steps = Vec::new();
     for record in store.history(thread, after + 1..).await? {
-        for (node, delta) in crate::logged::node_deltas(thread, record)? {
+        for (node, delta) in crate::logged::node_deltas::<AgentState>(thread, record)? {
             steps.push(Step { node, delta });
         }
     }

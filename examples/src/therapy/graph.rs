@@ -241,7 +241,7 @@ fn known(node: &str) -> Result<&'static str, GraphError> {
 /// `None` for the input, a turn start, or a pending step.
 fn logged_step(thread: &str, record: StepRecord) -> Result<Option<Step>, GraphError> {
     let seq = record.seq;
-    let writes = crate::logged::node_deltas::<TherapyStateDelta>(thread, record)?;
+    let writes = crate::logged::node_deltas::<TherapyState>(thread, record)?;
     if writes.is_empty() {
         return Ok(None);
     }

@@ -8,7 +8,7 @@ use crate::graph_state::GraphState;
 use crate::subgraph::{ChildLog, LogFuture};
 use serde_json::{Map, Value, json};
 use state_core::{Delta, State, StateError};
-use state_store::{ObjectText, StoreError, Thread};
+use state_store::{DeltasText, ObjectText, StoreError, Thread};
 use std::sync::Arc;
 
 pub(crate) enum Backing<S: State> {
@@ -30,12 +30,29 @@ pub(crate) struct Child<S: State> {
     /// once; none when nothing is logged.
     pub tags: Option<ObjectText>,
     /// What its supersteps wrote, one after the other, when its parent
-    /// takes its writes (a subgraph of the same state type).
+    /// takes its writes composed (a subgraph of the same state type).
     pub writes: Option<S::Delta>,
-    /// Whether `writes` is kept.
-    pub keep_writes: bool,
+    /// Its supersteps' deltas as logged, when its parent's step logs them
+    /// as they are ([`Keep::Steps`]).
+    pub steps_logged: Vec<DeltasText>,
+    /// What is kept of its writes for its parent.
+    pub keep: Keep,
     /// Supersteps committed.
     pub steps: u64,
+}
+
+/// What a subgraph's run keeps of what its supersteps wrote, for its
+/// parent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Keep {
+    /// Nothing: its parent takes its final state (adopted), or
+    /// `from_child` of it (mapped).
+    Nothing,
+    /// Their composition ([`Child::writes`]).
+    Writes,
+    /// Their deltas as logged ([`Child::steps_logged`]): its steps are
+    /// logged, and its parent logs them again as they are.
+    Steps,
 }
 
 /// The root thread, as a [`ChildLog`]. `futures`' mutex, not tokio's: a
@@ -108,7 +125,7 @@ impl<S: GraphState> Backing<S> {
     pub fn adoptable(&self) -> bool {
         match self {
             Backing::Memory(_) => true,
-            Backing::Child(child) => child.log.is_none() && !child.keep_writes,
+            Backing::Child(child) => child.log.is_none() && child.keep == Keep::Nothing,
             Backing::Thread(_) | Backing::Lent(..) => false,
         }
     }
@@ -119,7 +136,7 @@ impl<S: GraphState> Backing<S> {
     pub fn adopt(&mut self, state: Arc<S>) -> Result<(), GraphError> {
         match self {
             Backing::Memory(held) => *held = state,
-            Backing::Child(child) if child.log.is_none() && !child.keep_writes => {
+            Backing::Child(child) if child.log.is_none() && child.keep == Keep::Nothing => {
                 child.state = state;
                 child.steps += 1;
             }
@@ -133,6 +150,11 @@ impl<S: GraphState> Backing<S> {
             }
         }
         Ok(())
+    }
+
+    /// Whether this is a run's own thread (not lent, not a subgraph's).
+    pub fn is_thread(&self) -> bool {
+        matches!(self, Backing::Thread(_))
     }
 
     /// Where the subgraphs of the next superstep log their steps: the
@@ -281,6 +303,35 @@ impl<S: GraphState> Backing<S> {
         }
     }
 
+    /// [`commit_adopted`](Backing::commit_adopted) of a subgraph that
+    /// handed back its steps' deltas as it logged them ([`Keep::Steps`],
+    /// a thread only): logged as they are (`Thread::adopt_steps`), as the
+    /// write of `nodes`' only node.
+    pub async fn commit_steps(
+        &mut self,
+        nodes: Vec<(&str, S::Delta)>,
+        steps: Vec<DeltasText>,
+        routes: Map<String, Value>,
+        state: Arc<S>,
+    ) -> Result<(), GraphError> {
+        match (self, &nodes[..]) {
+            (Backing::Thread(thread), [(node, _)]) => {
+                thread
+                    .with_metadata(Value::Object(routes))
+                    .adopt_steps(*node, steps, state)
+                    .await?;
+                Ok(())
+            }
+            (backing, _) => Err(GraphError::Log {
+                thread: String::new(),
+                seq: backing.seq(),
+                reason: "a subgraph's logged steps were handed back to a superstep that \
+                         cannot log them as they are"
+                    .to_owned(),
+            }),
+        }
+    }
+
     /// Logs a paused superstep (a thread only), its tasks' node names in
     /// the metadata as a superstep's are.
     pub async fn pending(&mut self, nodes: Vec<String>, body: Value) -> Result<(), GraphError> {
@@ -333,6 +384,7 @@ impl<S: GraphState> Child<S> {
             Some(_) => Some(self.logged(&nodes, routes)?),
             None => None,
         };
+        let keep_writes = self.keep == Keep::Writes;
         // A lone node's delta is the superstep's write as it is: merging
         // it into an empty one would only move it.
         let mut nodes = nodes.into_iter();
@@ -351,17 +403,18 @@ impl<S: GraphState> Child<S> {
         let kept = match made {
             Some(state) => {
                 self.state = state;
-                self.keep_writes.then_some(merged)
+                keep_writes.then_some(merged)
             }
             None => {
-                let kept = self.keep_writes.then(|| merged.clone());
+                let kept = keep_writes.then(|| merged.clone());
                 Arc::make_mut(&mut self.state)
                     .apply(merged)
                     .map_err(|source| conflict(source, fields))?;
                 kept
             }
         };
-        if let (Some(log), Some((body, metadata))) = (&self.log, logged) {
+        if let (Some(log), Some((body, metadata, deltas))) = (&self.log, logged) {
+            self.steps_logged.extend(deltas);
             // The root thread of this very state type (a same-state
             // subgraph of a top-level run) is logged to in place; another
             // (a mapped one, or below one) through the erased log.
@@ -386,33 +439,28 @@ impl<S: GraphState> Child<S> {
     /// A superstep's subgraph step as logged: `{"deltas": [..]}`, the typed
     /// deltas written as text once (no `Value` made and dropped), and its
     /// metadata: the tags (written once per run), the nodes, the routes.
+    /// Also the deltas' text, kept for a parent that logs it again
+    /// ([`Keep::Steps`]).
     fn logged(
         &self,
         nodes: &[(&str, S::Delta)],
         routes: Map<String, Value>,
-    ) -> Result<(ObjectText, ObjectText), GraphError> {
-        let unstorable = |context: String, field: &str, e: serde_json::Error| GraphError::State {
-            context,
-            source: StateError::Serialize {
-                field: field.to_owned(),
-                message: e.to_string(),
-            },
-        };
-        let mut body = ObjectText::with_capacity(512);
-        if let Err(e) = body.delta_array_field("deltas", nodes.iter().map(|(_, delta)| delta)) {
-            // Named by the node whose delta it is.
-            for (node, delta) in nodes {
-                if let Err(e) = ObjectText::new().field("delta", delta) {
-                    let context = format!("the delta of \"{node}\" cannot be stored");
-                    return Err(unstorable(context, node, e));
-                }
+    ) -> Result<(ObjectText, ObjectText, Option<DeltasText>), GraphError> {
+        let written = nodes.iter().map(|(_, delta)| delta);
+        // Written once either way: as text kept for the parent, or straight
+        // into the body.
+        let (body, deltas) = if self.keep == Keep::Steps {
+            let deltas = DeltasText::write(written).map_err(|e| unstorable_deltas(nodes, e))?;
+            let mut body = ObjectText::with_capacity(deltas.as_str().len() + 16);
+            body.deltas_text_field("deltas", &deltas);
+            (body, Some(deltas))
+        } else {
+            let mut body = ObjectText::with_capacity(512);
+            if let Err(e) = body.delta_array_field("deltas", written) {
+                return Err(unstorable_deltas(nodes, e));
             }
-            return Err(unstorable(
-                "the subgraph's step cannot be stored".to_owned(),
-                "deltas",
-                e,
-            ));
-        }
+            (body, None)
+        };
         let mut metadata = match &self.tags {
             Some(tags) => tags.clone_with_room(64),
             None => ObjectText::new(),
@@ -430,8 +478,38 @@ impl<S: GraphState> Child<S> {
         for (key, value) in &routes {
             metadata.field(key, value).map_err(metadata_error)?;
         }
-        Ok((body, metadata))
+        Ok((body, metadata, deltas))
     }
+}
+
+/// A subgraph's step that cannot be stored: `field` cannot be written.
+fn unstorable(context: String, field: &str, error: serde_json::Error) -> GraphError {
+    GraphError::State {
+        context,
+        source: StateError::Serialize {
+            field: field.to_owned(),
+            message: error.to_string(),
+        },
+    }
+}
+
+/// Why a subgraph's step cannot be stored, named by the node whose delta
+/// it is.
+fn unstorable_deltas<D: serde::Serialize>(
+    nodes: &[(&str, D)],
+    error: serde_json::Error,
+) -> GraphError {
+    for (node, delta) in nodes {
+        if let Err(e) = ObjectText::new().field("delta", delta) {
+            let context = format!("the delta of \"{node}\" cannot be stored");
+            return unstorable(context, node, e);
+        }
+    }
+    unstorable(
+        "the subgraph's step cannot be stored".to_owned(),
+        "deltas",
+        error,
+    )
 }
 
 fn lent() -> GraphError {

@@ -157,15 +157,7 @@ async fn relog<S: GraphState>(
         }
         // An edit made while paused (update_state).
         StepKind::Superstep => {
-            let deltas = match step.body {
-                Value::Array(deltas) => deltas,
-                other => vec![other],
-            };
-            let deltas = deltas
-                .into_iter()
-                .map(<S::Delta as state_core::Delta>::from_json)
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(unreadable)?;
+            let deltas = step.deltas::<S>(handle.id())?;
             handle.with_metadata(metadata).apply_all(deltas).await?;
         }
         StepKind::Apply => {

@@ -12,7 +12,7 @@
 //! pause (nested in the root's pending step) when nothing was logged after.
 
 use super::CompiledGraph;
-use super::backing::{Backing, Child};
+use super::backing::{Backing, Child, Keep};
 use super::cursor::LoggedRoutes;
 use super::pending::{PendingBody, Prior, answer_interrupts};
 use super::runner::{Position, Runner, Stop};
@@ -22,10 +22,10 @@ use crate::graph_state::GraphState;
 use crate::node::BoxFuture;
 use crate::outcome::Resume;
 use crate::plan::Cursor;
-use crate::subgraph::{SubCall, SubOutcome, SubgraphNode, SubgraphSnapshot};
+use crate::subgraph::{HandBack, SubCall, SubOutcome, SubgraphNode, SubgraphSnapshot};
 use serde_json::Value;
 use state_core::{Delta, State};
-use state_store::{ObjectText, StepKind};
+use state_store::{DeltasText, ObjectText, StepKind};
 use std::sync::Arc;
 
 /// A child graph of the parent's state type (`add_subgraph`): it starts on
@@ -76,20 +76,30 @@ where
             let (adopt, hand_back) = (call.adopt, call.hand_back);
             // Adopted, its final state is the parent's: its writes are not
             // composed to be applied again. Handed back, they are composed
-            // to be logged (or streamed) in the parent, not applied.
-            match child.run_child(start, !adopt, call).await {
+            // to be streamed (or logged in a subgraph's step) in the
+            // parent, not applied; or, logged in the parent's thread, kept
+            // as it logged them.
+            let keep = match (adopt, hand_back) {
+                (true, _) => Keep::Nothing,
+                (false, HandBack::Steps) => Keep::Steps,
+                (false, _) => Keep::Writes,
+            };
+            match child.run_child(start, keep, call).await {
                 Ended::Done { state, handoff, .. } if adopt => SubOutcome::Adopted {
                     state,
                     update: None,
+                    steps: None,
                     handoff,
                 },
                 Ended::Done {
                     state,
                     writes,
+                    steps,
                     handoff,
-                } if hand_back => SubOutcome::Adopted {
+                } if hand_back != HandBack::No => SubOutcome::Adopted {
                     state,
                     update: writes,
+                    steps,
                     handoff,
                 },
                 Ended::Done {
@@ -147,7 +157,7 @@ where
             // Kept for a pause (the snapshot's start); sharing it costs the
             // child's first write one clone, less than writing it as JSON.
             let start = Arc::new(start);
-            match child.run_child(start.clone(), false, call).await {
+            match child.run_child(start.clone(), Keep::Nothing, call).await {
                 Ended::Done { state, handoff, .. } => SubOutcome::Wrote {
                     update: Some(from_child(&*state)),
                     handoff,
@@ -176,8 +186,11 @@ where
 enum Ended<T: State, P: State> {
     Done {
         state: Arc<T>,
-        /// What its steps wrote, one after the other (when kept).
+        /// What its steps wrote, one after the other (kept as
+        /// [`Keep::Writes`]).
         writes: Option<T::Delta>,
+        /// Its steps' deltas as logged (kept as [`Keep::Steps`]).
+        steps: Option<Vec<DeltasText>>,
         handoff: Option<Vec<crate::command::Goto>>,
     },
     /// Paused or failed: what the parent gets.
@@ -196,10 +209,15 @@ where
     async fn restore<P>(
         &self,
         start: Arc<T>,
-        keep_writes: bool,
+        keep: Keep,
         call: &SubCall<P, C>,
         paused: Option<(Value, Vec<(String, Value)>)>,
     ) -> Result<(Child<T>, Position<T::Delta>, Option<Value>), GraphError> {
+        // Its steps' deltas are kept as logged only when they are logged.
+        let keep = match keep {
+            Keep::Steps if call.log.is_none() => Keep::Writes,
+            keep => keep,
+        };
         let stored = call.store.is_some() && call.thread.is_some();
         // Its namespace as logged: read and written only with a store.
         let ns = if stored || call.log.is_some() {
@@ -226,7 +244,8 @@ where
             log: call.log.clone(),
             tags,
             writes: None,
-            keep_writes,
+            steps_logged: Vec::new(),
+            keep,
             steps: 0,
         };
         let thread = call.thread.as_deref().unwrap_or_default();
@@ -279,11 +298,11 @@ where
     }
 
     /// Runs this graph as a subgraph task (or goes on with it), from
-    /// `start`, keeping what its steps write when `keep_writes`.
+    /// `start`, keeping what its steps write as `keep` says.
     async fn run_child<P: State>(
         &self,
         start: Arc<T>,
-        keep_writes: bool,
+        keep: Keep,
         mut call: SubCall<P, C>,
     ) -> Ended<T, P> {
         let failed = |error: GraphError| Ended::Paused(SubOutcome::Failed(Box::new(error)));
@@ -293,7 +312,7 @@ where
             });
         };
         let paused = call.paused.take();
-        let (child, position, _) = match self.restore(start, keep_writes, &call, paused).await {
+        let (child, position, _) = match self.restore(start, keep, &call, paused).await {
             Ok(restored) => restored,
             Err(e) => return failed(e),
         };
@@ -359,14 +378,17 @@ where
                     reason: format!("the subgraph's pause cannot be written: {e}"),
                 }))),
             };
+        let steps = (child.keep == Keep::Steps).then_some(child.steps_logged);
         match stop {
             Stop::Ended => Ended::Done {
                 writes: child.writes,
+                steps,
                 state: child.state,
                 handoff: None,
             },
             Stop::Handoff { goto } => Ended::Done {
                 writes: child.writes,
+                steps,
                 state: child.state,
                 handoff: Some(goto),
             },
@@ -393,7 +415,7 @@ where
         call: SubCall<P, C>,
     ) -> Result<SubgraphSnapshot, GraphError> {
         let paused = call.paused.clone();
-        let (child, position, stands) = self.restore(start, false, &call, paused).await?;
+        let (child, position, stands) = self.restore(start, Keep::Nothing, &call, paused).await?;
         let state = child.state.to_json().map_err(|source| GraphError::State {
             context: "the subgraph's state cannot be shown as JSON".to_owned(),
             source,
@@ -438,7 +460,7 @@ where
                     paused: Some((inner.body, Vec::new())),
                     events: None,
                     adopt: false,
-                    hand_back: false,
+                    hand_back: HandBack::No,
                 };
                 subgraphs.push(sub.snapshot(&inner.task.node, inner_call).await?);
             }
@@ -497,15 +519,23 @@ fn replay<T: GraphState>(
         .get("deltas")
         .and_then(Value::as_array)
         .ok_or_else(|| err("a subgraph step without its deltas".to_owned()))?;
+    let deltas = deltas
+        .iter()
+        .map(|delta| T::Delta::from_json(delta.clone()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| err(format!("a subgraph's delta does not fit its state: {e}")))?;
+    if child.keep == Keep::Steps {
+        let text = DeltasText::write(&deltas)
+            .map_err(|e| err(format!("a subgraph's deltas cannot be written again: {e}")))?;
+        child.steps_logged.push(text);
+    }
     let mut merged = T::Delta::default();
     for delta in deltas {
-        let delta = T::Delta::from_json(delta.clone())
-            .map_err(|e| err(format!("a subgraph's delta does not fit its state: {e}")))?;
         merged = merged
             .merge(delta)
             .map_err(|e| err(format!("a subgraph's superstep does not merge: {e}")))?;
     }
-    if child.keep_writes {
+    if child.keep == Keep::Writes {
         let kept = merged.clone();
         child.writes = Some(match child.writes.take() {
             Some(before) => before

@@ -18,6 +18,7 @@ use crate::graph_state::GraphState;
 use crate::outcome::Interrupt;
 use crate::plan::{Cursor, Plan, Target, Task};
 use crate::stream::{Event, MessageMetadata, Nested, Sink, StreamMode};
+use crate::subgraph::HandBack;
 use serde_json::Value;
 use state_core::State;
 use state_store::Store;
@@ -161,8 +162,13 @@ where
             let adopt = lone && !want_updates && !messages && backing.adoptable();
             // Otherwise its writes are logged or streamed here, but its
             // final state is what applying them would make: taken, not
-            // made again.
-            let hand_back = lone && !adopt;
+            // made again. Logged only (in a thread), they are logged as the
+            // subgraph logged its steps: neither composed nor written again.
+            let hand_back = match (lone && !adopt, backing.is_thread()) {
+                (false, _) => HandBack::No,
+                (true, true) if !want_updates && !messages => HandBack::Steps,
+                (true, _) => HandBack::Writes,
+            };
             let state = if adopt {
                 drop(state);
                 backing.take_shared()
@@ -230,7 +236,7 @@ where
                 fresh: self.fresh,
                 nested: None,
                 adopt: false,
-                hand_back: false,
+                hand_back: HandBack::No,
             };
             let mut next = Cursor::default();
             let mut nodes = Vec::with_capacity(tasks.len());
@@ -238,13 +244,17 @@ where
             let mut said = Vec::new();
             let mut handoff = None;
             let mut adopted = None;
+            let mut steps = None;
             for (task, done) in tasks.iter().zip(done) {
                 if !next.sources.contains(&Some(task.node)) {
                     next.sources.push(Some(task.node));
                 }
                 let (output, state) = match done {
                     Done::Wrote(output) => (output, None),
-                    Done::Adopted(state, output) => (output, Some(state)),
+                    Done::Adopted(handed, output) => {
+                        steps = handed.steps;
+                        (output, Some(handed.state))
+                    }
                     _ => continue,
                 };
                 let name = plan.nodes[task.node].name.as_str();
@@ -295,7 +305,10 @@ where
             }
             match (adopted, adopt) {
                 (Some(state), true) => backing.adopt(state)?,
-                (Some(state), false) => backing.commit_adopted(nodes, routes, state).await?,
+                (Some(state), false) => match steps {
+                    Some(steps) => backing.commit_steps(nodes, steps, routes, state).await?,
+                    None => backing.commit_adopted(nodes, routes, state).await?,
+                },
                 (None, false) => backing.commit(nodes, routes).await?,
                 // Its state was handed over: its writes have nothing to
                 // apply to.

@@ -545,7 +545,7 @@ where
                 paused: Some((child.body.clone(), Vec::new())),
                 events: None,
                 adopt: false,
-                hand_back: false,
+                hand_back: crate::subgraph::HandBack::No,
             };
             subgraphs.push(sub.snapshot(&child.task.node, call).await?);
         }

@@ -11,11 +11,11 @@ use crate::plan::{Plan, Resolved, Task};
 use crate::run::pending::{ChildPrior, Prior, TaskKey};
 use crate::spec::{Body, NodeSpec};
 use crate::stream::Nested;
-use crate::subgraph::{ChildLog, SubCall, SubOutcome};
+use crate::subgraph::{ChildLog, HandBack, SubCall, SubOutcome};
 use futures::FutureExt;
 use serde_json::Value;
 use state_core::State;
-use state_store::Store;
+use state_store::{DeltasText, Store};
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -62,11 +62,12 @@ pub(crate) struct Env<'a, C> {
     /// reads its writes (no log, no stream of updates or messages, no
     /// parent composing them).
     pub adopt: bool,
-    /// Whether a lone subgraph task of the superstep's state type hands
-    /// back its final state along with what it wrote ([`Done::Adopted`]
-    /// with an update): the superstep logs or streams the writes, and takes
-    /// the state instead of applying them again.
-    pub hand_back: bool,
+    /// Whether (and how) a lone subgraph task of the superstep's state
+    /// type hands back its final state along with what it wrote
+    /// ([`Done::Adopted`] with an update or its steps): the superstep logs
+    /// or streams the writes, and takes the state instead of applying them
+    /// again.
+    pub hand_back: HandBack,
 }
 
 impl<C> Env<'_, C> {
@@ -88,8 +89,10 @@ pub(crate) enum Done<S: State> {
     /// A subgraph task ran on the superstep's state (see [`Env::adopt`]
     /// and [`Env::hand_back`]): its final state is the state after the
     /// superstep; the output's update is empty when adopted, what it wrote
-    /// when handed back.
-    Adopted(Arc<S>, Output<S::Delta>),
+    /// when handed back, and its steps' deltas as logged are there instead
+    /// with [`HandBack::Steps`]. Boxed: every task's `Done` is moved, few
+    /// are this.
+    Adopted(Box<HandedBack<S>>, Output<S::Delta>),
     /// It paused (or was still paused from before).
     Paused { id: String, value: Value },
     /// A subgraph task paused (or failed) inside: the subgraph's pending
@@ -102,6 +105,13 @@ pub(crate) enum Done<S: State> {
     },
     /// It failed.
     Failed(BoxError),
+}
+
+/// A subgraph's final state, and its steps' deltas as it logged them when
+/// the superstep logs them as they are ([`HandBack::Steps`]).
+pub(crate) struct HandedBack<S> {
+    pub state: Arc<S>,
+    pub steps: Option<Vec<DeltasText>>,
 }
 
 impl<S: State> Done<S> {
@@ -275,9 +285,10 @@ where
         Ok(SubOutcome::Adopted {
             state,
             update,
+            steps,
             handoff,
         }) => match subgraph_output(plan, task, update, handoff) {
-            Done::Wrote(output) => Done::Adopted(state, output),
+            Done::Wrote(output) => Done::Adopted(Box::new(HandedBack { state, steps }), output),
             other => other,
         },
         Ok(SubOutcome::Paused {

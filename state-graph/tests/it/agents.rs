@@ -1324,6 +1324,26 @@ async fn a_handed_back_state_is_what_its_logged_writes_make(ts: TestStore) {
             .filter(|step| step.kind != StepKind::Subgraph)
             .map(|step| step.seq)
             .collect();
+        // `again`, alone in its superstep, is logged as the subgraph's
+        // three supersteps (a, inner, d) when nothing streams its writes,
+        // and as their composition when `updates` does.
+        let again = ts
+            .store
+            .history(thread, ..)
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|step| step.kind == StepKind::Superstep && step.nodes() == ["again"])
+            .expect("again's superstep");
+        let write = &again.body[0];
+        match thread {
+            "values" => {
+                let steps = write.as_array().expect("a sequence of supersteps");
+                assert_eq!(steps.len(), 3, "{}: {write}", ts.name);
+                assert_eq!(steps[0][0]["last"], "a", "{}: {write}", ts.name);
+            }
+            _ => assert_eq!(write["last"], "c", "{}: {write}", ts.name),
+        }
         // The input, pre, crew and side, post, again.
         assert_eq!(values.len(), 5, "{}: {values:?}", ts.name);
         assert_eq!(steps.len(), 5, "{}: {steps:?}", ts.name);

@@ -59,7 +59,7 @@ pub(crate) fn writes(step: &StepRecord, schema: Option<&Schema>) -> Markup {
         StepKind::Superstep => match body.as_array() {
             Some(deltas) => html! {
                 @for (i, delta) in deltas.iter().enumerate() {
-                    (group(nodes.get(i).copied(), delta, schema, None))
+                    (node_write(nodes.get(i).copied(), delta, schema))
                 }
             },
             None => unreadable(body),
@@ -135,6 +135,26 @@ pub(crate) fn writes(step: &StepRecord, schema: Option<&Schema>) -> Markup {
 }
 
 /// The writes of one node (`None`: unnamed).
+/// One node's write in a superstep: its delta, or, for a node that ran a
+/// subgraph of the thread's state type, its supersteps' deltas in order
+/// (see `StepKind::Superstep`), each marked with the subgraph's step.
+fn node_write(node: Option<&str>, write: &Value, schema: Option<&Schema>) -> Markup {
+    let Some(steps) = write.as_array() else {
+        return group(node, write, schema, None);
+    };
+    html! {
+        @for (i, step) in steps.iter().enumerate() {
+            @let note = format!("subgraph step {}", i + 1);
+            @match step.as_array() {
+                Some(deltas) => {
+                    @for delta in deltas { (group(node, delta, schema, Some(&note))) }
+                }
+                None => (group(node, step, schema, Some(&note))),
+            }
+        }
+    }
+}
+
 fn group(node: Option<&str>, delta: &Value, schema: Option<&Schema>, note: Option<&str>) -> Markup {
     html! {
         div.write data-node=[node] {

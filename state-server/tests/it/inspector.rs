@@ -839,6 +839,46 @@ async fn a_subgraphs_steps_show_under_their_namespace() {
     assert!(html.contains("drafted"), "{html}");
 }
 
+/// A subgraph alone in its parent's superstep: the parent's step shows
+/// what each of the subgraph's supersteps wrote, in order.
+#[tokio::test]
+async fn a_subgraphs_supersteps_show_in_its_parents_step() {
+    use state_graph::{END, START, StateGraph};
+    let store = Store::memory();
+    let mut crew = StateGraph::<Desk>::new();
+    crew.add_node("draft", |_: &Desk| {
+        Desk::delta().log(vec!["drafted".into()])
+    });
+    crew.add_node("polish", |_: &Desk| {
+        Desk::delta().log(vec!["polished".into()])
+    });
+    crew.add_edge(START, "draft")
+        .add_edge("draft", "polish")
+        .add_edge("polish", END);
+    let mut g = StateGraph::<Desk>::new();
+    g.add_subgraph("crew", crew.compile().unwrap());
+    g.add_edge(START, "crew").add_edge("crew", END);
+    let app = g.compile().unwrap().with_store(store.clone());
+    app.invoke_thread("team", Desk::delta()).await.unwrap();
+    let addr = serve(Server::new(store).router::<Desk>()).await;
+    let html = page(addr, "/inspect/team").await;
+    assert_eq!(
+        attributes(&html, "data-kind"),
+        ["begin_turn", "subgraph", "subgraph", "superstep"],
+        "{html}"
+    );
+    let superstep = &html[html.rfind(r#"data-kind="superstep""#).unwrap()..];
+    let first = superstep.find("subgraph step 1").expect("its first step");
+    let second = superstep.find("subgraph step 2").expect("its second step");
+    let drafted = superstep.find("drafted").expect("the first write");
+    let polished = superstep.find("polished").expect("the second write");
+    assert!(
+        first < drafted && drafted < second && second < polished,
+        "{superstep}"
+    );
+    assert!(superstep.contains(r#"data-node="crew""#), "{superstep}");
+}
+
 #[tokio::test]
 async fn a_branch_back_to_an_earlier_step_shows_the_state_it_went_back_to() {
     let store = Store::memory();
