@@ -884,6 +884,23 @@ mod tests {
         replay("t", &mut state, &row(&encoded.body), |_| Ok(())).unwrap();
         assert_eq!(state, expected);
         assert_eq!(state.log, ["in", "a", "b"]);
+        // Decoded as the node's one write; an apply's is its delta, a
+        // turn's start none.
+        let record = StepRecord::from_row("t", row(&encoded.body)).unwrap();
+        let mut decoded = S::default();
+        decoded.apply_all(record.deltas::<S>("t").unwrap()).unwrap();
+        assert_eq!(
+            (decoded.log, decoded.last, decoded.other),
+            (vec!["a".to_owned(), "b".to_owned()], "b".to_owned(), 7)
+        );
+        let mut apply = row(r#"{"other":3}"#);
+        apply.kind = "apply".to_owned();
+        let record = StepRecord::from_row("t", apply).unwrap();
+        assert_eq!(record.deltas::<S>("t").unwrap().len(), 1);
+        let mut begin = row("null");
+        begin.kind = "begin_turn".to_owned();
+        let record = StepRecord::from_row("t", begin).unwrap();
+        assert!(record.deltas::<S>("t").unwrap().is_empty());
         assert_eq!(Encoded::sequence(&[]).body, "[[]]");
 
         // A superstep of the subgraph that is not an array of deltas, or

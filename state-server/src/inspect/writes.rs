@@ -134,7 +134,6 @@ pub(crate) fn writes(step: &StepRecord, schema: Option<&Schema>) -> Markup {
     }
 }
 
-/// The writes of one node (`None`: unnamed).
 /// One node's write in a superstep: its delta, or, for a node that ran a
 /// subgraph of the thread's state type, its supersteps' deltas in order
 /// (see `StepKind::Superstep`), each marked with the subgraph's step.
@@ -155,6 +154,7 @@ fn node_write(node: Option<&str>, write: &Value, schema: Option<&Schema>) -> Mar
     }
 }
 
+/// The writes of one node (`None`: unnamed).
 fn group(node: Option<&str>, delta: &Value, schema: Option<&Schema>, note: Option<&str>) -> Markup {
     html! {
         div.write data-node=[node] {
