@@ -81,6 +81,24 @@ pub(crate) fn pending_interrupts(body: &Value) -> &[Value] {
         .unwrap_or_default()
 }
 
+/// One node's write in a superstep's body, delta by delta, in order: its
+/// delta (no subgraph step), or, for a node that ran a subgraph logged as
+/// its supersteps (`StepKind::Superstep`), each of their deltas with the
+/// subgraph's superstep (from 0).
+pub(crate) fn node_deltas(write: &Value) -> Vec<(Option<usize>, &Value)> {
+    let Some(steps) = write.as_array() else {
+        return vec![(None, write)];
+    };
+    let mut deltas = Vec::new();
+    for (i, step) in steps.iter().enumerate() {
+        match step.as_array() {
+            Some(step) => deltas.extend(step.iter().map(|delta| (Some(i), delta))),
+            None => deltas.push((Some(i), step)),
+        }
+    }
+    deltas
+}
+
 /// Milliseconds since the Unix epoch (the store's precision; 0 before it).
 pub(crate) fn millis(time: SystemTime) -> u64 {
     let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();

@@ -354,16 +354,10 @@ pub(crate) fn updates(step: &StepRecord) -> Value {
             Some(deltas) if deltas.len() == nodes.len() => nodes
                 .iter()
                 .zip(deltas)
-                .flat_map(|(node, delta)| match delta {
-                    Value::Array(steps) => steps
-                        .iter()
-                        .flat_map(|step| match step {
-                            Value::Array(deltas) => deltas.clone(),
-                            other => vec![other.clone()],
-                        })
-                        .map(|delta| chunk(node, delta))
-                        .collect(),
-                    delta => vec![chunk(node, delta.clone())],
+                .flat_map(|(node, write)| {
+                    crate::json::node_deltas(write)
+                        .into_iter()
+                        .map(|(_, delta)| chunk(node, delta.clone()))
                 })
                 .collect(),
             _ => Vec::new(),

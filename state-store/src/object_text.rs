@@ -127,25 +127,7 @@ impl ObjectText {
         I: IntoIterator<Item = &'a T>,
     {
         let mark = self.key(key)?;
-        self.text.push(b'[');
-        let mut written = Ok(());
-        for (i, item) in items.into_iter().enumerate() {
-            if i > 0 {
-                self.text.push(b',');
-            }
-            let start = self.text.len();
-            written = write(item, &mut self.text).and_then(|()| {
-                if has_null(&self.text[start..]) {
-                    state_core::json::to_string(item).map(drop)
-                } else {
-                    Ok(())
-                }
-            });
-            if written.is_err() {
-                break;
-            }
-        }
-        self.text.push(b']');
+        let written = write_array(&mut self.text, items, write);
         self.settle(mark, written)
     }
 
@@ -182,9 +164,7 @@ impl ObjectText {
     /// The object's text.
     pub fn into_string(mut self) -> String {
         self.text.push(b'}');
-        // serde_json writes UTF-8 only: the lossy branch is never taken.
-        String::from_utf8(self.text)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        utf8(self.text)
     }
 
     /// Writes `,"key":` (or `"key":` first); returns where the field
@@ -273,28 +253,52 @@ impl DeltasText {
         I: IntoIterator<Item = &'a D>,
     {
         let mut text = Vec::with_capacity(256);
-        text.push(b'[');
-        for (i, delta) in deltas.into_iter().enumerate() {
-            if i > 0 {
-                text.push(b',');
-            }
-            let start = text.len();
-            delta.write_json(&mut text)?;
-            if has_null(&text[start..]) {
-                state_core::json::to_string(delta)?;
-            }
-        }
-        text.push(b']');
-        // serde_json writes UTF-8 only: the lossy branch is never taken.
-        let text = String::from_utf8(text)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-        Ok(DeltasText { text })
+        write_array(&mut text, deltas, |delta: &D, text| delta.write_json(text))?;
+        Ok(DeltasText { text: utf8(text) })
     }
 
     /// The array's text.
     pub fn as_str(&self) -> &str {
         &self.text
     }
+
+    pub(crate) fn into_string(self) -> String {
+        self.text
+    }
+}
+
+/// Writes `[items...]` after `text`, each item by `write`; an item whose
+/// text holds a `null` is checked again through serde, with
+/// `state_core::json`'s rule (a non-finite float is an error, not a
+/// `null`). On error the caller drops what was written.
+fn write_array<'a, T, I>(
+    text: &mut Vec<u8>,
+    items: I,
+    write: impl Fn(&T, &mut Vec<u8>) -> Result<(), serde_json::Error>,
+) -> Result<(), serde_json::Error>
+where
+    T: Serialize + ?Sized + 'a,
+    I: IntoIterator<Item = &'a T>,
+{
+    text.push(b'[');
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            text.push(b',');
+        }
+        let start = text.len();
+        write(item, text)?;
+        if has_null(&text[start..]) {
+            state_core::json::to_string(item)?;
+        }
+    }
+    text.push(b']');
+    Ok(())
+}
+
+/// Text serde_json wrote, which is UTF-8 only: the lossy branch is never
+/// taken.
+fn utf8(text: Vec<u8>) -> String {
+    String::from_utf8(text).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Whether JSON text holds `null`: on every step's path, so a long text

@@ -456,32 +456,18 @@ impl Encoded {
     }
 }
 
-/// `deltas` as the JSON array [`to_text`] writes of them, each written by
-/// [`Delta::write_json`] (on its fields' own types, not through
-/// `erased_serde`). Text with a `null`, which may stand for a non-finite
-/// float, and a delta that cannot be written go through [`to_text`],
-/// which names what is wrong.
+/// `deltas` as the JSON array [`to_text`] writes of them, written by
+/// [`DeltasText::write`] (each by [`Delta::write_json`], on its fields' own
+/// types, not through `erased_serde`). A delta that cannot be written goes
+/// through [`to_text`], which names what is wrong.
 fn deltas_text<D: Delta + Serialize>(
     thread: &str,
     what: &'static str,
     deltas: &[D],
 ) -> Result<String, StoreError> {
-    let mut text = Vec::with_capacity(256);
-    text.push(b'[');
-    let mut written = Ok(());
-    for (i, delta) in deltas.iter().enumerate() {
-        if i > 0 {
-            text.push(b',');
-        }
-        written = delta.write_json(&mut text);
-        if written.is_err() {
-            break;
-        }
-    }
-    text.push(b']');
-    match written.map(|()| String::from_utf8(text)) {
-        Ok(Ok(text)) if !crate::object_text::has_null(text.as_bytes()) => Ok(text),
-        _ => to_text(thread, what, deltas),
+    match DeltasText::write(deltas) {
+        Ok(text) => Ok(text.into_string()),
+        Err(_) => to_text(thread, what, deltas),
     }
 }
 

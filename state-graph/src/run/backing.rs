@@ -29,30 +29,56 @@ pub(crate) struct Child<S: State> {
     /// namespace, and where the root run stands (see `child.rs`), written
     /// once; none when nothing is logged.
     pub tags: Option<ObjectText>,
-    /// What its supersteps wrote, one after the other, when its parent
-    /// takes its writes composed (a subgraph of the same state type).
-    pub writes: Option<S::Delta>,
-    /// Its supersteps' deltas as logged, when its parent's step logs them
-    /// as they are ([`Keep::Steps`]).
-    pub steps_logged: Vec<DeltasText>,
-    /// What is kept of its writes for its parent.
-    pub keep: Keep,
+    /// What it keeps of what its supersteps wrote, for its parent.
+    pub kept: Kept<S::Delta>,
     /// Supersteps committed.
     pub steps: u64,
 }
 
 /// What a subgraph's run keeps of what its supersteps wrote, for its
-/// parent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Keep {
+/// parent; asked for empty.
+pub(crate) enum Kept<D> {
     /// Nothing: its parent takes its final state (adopted), or
     /// `from_child` of it (mapped).
     Nothing,
-    /// Their composition ([`Child::writes`]).
-    Writes,
-    /// Their deltas as logged ([`Child::steps_logged`]): its steps are
-    /// logged, and its parent logs them again as they are.
-    Steps,
+    /// Their composition, one after the other (none before the first).
+    Writes(Option<D>),
+    /// Their deltas as logged: its steps are logged, and its parent logs
+    /// them again as they are.
+    Steps(Vec<DeltasText>),
+}
+
+impl<D: Delta> Kept<D> {
+    /// Whether each superstep's write is composed ([`Kept::Writes`]).
+    pub fn wants_writes(&self) -> bool {
+        matches!(self, Kept::Writes(_))
+    }
+
+    /// Whether each superstep's deltas are kept as logged
+    /// ([`Kept::Steps`]).
+    pub fn wants_steps(&self) -> bool {
+        matches!(self, Kept::Steps(_))
+    }
+
+    /// Composes a superstep's `write` after those kept ([`Kept::Writes`]).
+    pub fn compose(&mut self, write: D) -> Result<(), StateError> {
+        if let Kept::Writes(kept) = self {
+            *kept = Some(match kept.take() {
+                Some(before) => before.then(write)?,
+                None => write,
+            });
+        }
+        Ok(())
+    }
+
+    /// What the parent gets: the composed writes, or the steps as logged.
+    pub fn into_parts(self) -> (Option<D>, Option<Vec<DeltasText>>) {
+        match self {
+            Kept::Nothing => (None, None),
+            Kept::Writes(writes) => (writes, None),
+            Kept::Steps(steps) => (None, Some(steps)),
+        }
+    }
 }
 
 /// The root thread, as a [`ChildLog`]. `futures`' mutex, not tokio's: a
@@ -125,7 +151,7 @@ impl<S: GraphState> Backing<S> {
     pub fn adoptable(&self) -> bool {
         match self {
             Backing::Memory(_) => true,
-            Backing::Child(child) => child.log.is_none() && child.keep == Keep::Nothing,
+            Backing::Child(child) => child.log.is_none() && matches!(child.kept, Kept::Nothing),
             Backing::Thread(_) | Backing::Lent(..) => false,
         }
     }
@@ -136,7 +162,7 @@ impl<S: GraphState> Backing<S> {
     pub fn adopt(&mut self, state: Arc<S>) -> Result<(), GraphError> {
         match self {
             Backing::Memory(held) => *held = state,
-            Backing::Child(child) if child.log.is_none() && child.keep == Keep::Nothing => {
+            Backing::Child(child) if child.log.is_none() && matches!(child.kept, Kept::Nothing) => {
                 child.state = state;
                 child.steps += 1;
             }
@@ -304,25 +330,25 @@ impl<S: GraphState> Backing<S> {
     }
 
     /// [`commit_adopted`](Backing::commit_adopted) of a subgraph that
-    /// handed back its steps' deltas as it logged them ([`Keep::Steps`],
+    /// handed back its steps' deltas as it logged them ([`Kept::Steps`],
     /// a thread only): logged as they are (`Thread::adopt_steps`), as the
-    /// write of `nodes`' only node.
+    /// write of its node, the superstep's only one.
     pub async fn commit_steps(
         &mut self,
-        nodes: Vec<(&str, S::Delta)>,
+        node: &str,
         steps: Vec<DeltasText>,
         routes: Map<String, Value>,
         state: Arc<S>,
     ) -> Result<(), GraphError> {
-        match (self, &nodes[..]) {
-            (Backing::Thread(thread), [(node, _)]) => {
+        match self {
+            Backing::Thread(thread) => {
                 thread
                     .with_metadata(Value::Object(routes))
-                    .adopt_steps(*node, steps, state)
+                    .adopt_steps(node, steps, state)
                     .await?;
                 Ok(())
             }
-            (backing, _) => Err(GraphError::Log {
+            backing => Err(GraphError::Log {
                 thread: String::new(),
                 seq: backing.seq(),
                 reason: "a subgraph's logged steps were handed back to a superstep that \
@@ -384,7 +410,7 @@ impl<S: GraphState> Child<S> {
             Some(_) => Some(self.logged(&nodes, routes)?),
             None => None,
         };
-        let keep_writes = self.keep == Keep::Writes;
+        let keep_writes = self.kept.wants_writes();
         // A lone node's delta is the superstep's write as it is: merging
         // it into an empty one would only move it.
         let mut nodes = nodes.into_iter();
@@ -414,7 +440,9 @@ impl<S: GraphState> Child<S> {
             }
         };
         if let (Some(log), Some((body, metadata, deltas))) = (&self.log, logged) {
-            self.steps_logged.extend(deltas);
+            if let (Kept::Steps(steps), Some(deltas)) = (&mut self.kept, deltas) {
+                steps.push(deltas);
+            }
             // The root thread of this very state type (a same-state
             // subgraph of a top-level run) is logged to in place; another
             // (a mapped one, or below one) through the erased log.
@@ -424,13 +452,12 @@ impl<S: GraphState> Child<S> {
             };
         }
         if let Some(kept) = kept {
-            self.writes = Some(match self.writes.take() {
-                Some(before) => before.then(kept).map_err(|source| GraphError::State {
+            self.kept
+                .compose(kept)
+                .map_err(|source| GraphError::State {
                     context: "the subgraph's steps do not compose".to_owned(),
                     source,
-                })?,
-                None => kept,
-            });
+                })?;
         }
         self.steps += 1;
         Ok(())
@@ -440,7 +467,7 @@ impl<S: GraphState> Child<S> {
     /// deltas written as text once (no `Value` made and dropped), and its
     /// metadata: the tags (written once per run), the nodes, the routes.
     /// Also the deltas' text, kept for a parent that logs it again
-    /// ([`Keep::Steps`]).
+    /// ([`Kept::Steps`]).
     fn logged(
         &self,
         nodes: &[(&str, S::Delta)],
@@ -449,7 +476,7 @@ impl<S: GraphState> Child<S> {
         let written = nodes.iter().map(|(_, delta)| delta);
         // Written once either way: as text kept for the parent, or straight
         // into the body.
-        let (body, deltas) = if self.keep == Keep::Steps {
+        let (body, deltas) = if self.kept.wants_steps() {
             let deltas = DeltasText::write(written).map_err(|e| unstorable_deltas(nodes, e))?;
             let mut body = ObjectText::with_capacity(deltas.as_str().len() + 16);
             body.deltas_text_field("deltas", &deltas);

@@ -12,7 +12,7 @@
 //! pause (nested in the root's pending step) when nothing was logged after.
 
 use super::CompiledGraph;
-use super::backing::{Backing, Child, Keep};
+use super::backing::{Backing, Child, Kept};
 use super::cursor::LoggedRoutes;
 use super::pending::{PendingBody, Prior, answer_interrupts};
 use super::runner::{Position, Runner, Stop};
@@ -79,33 +79,27 @@ where
             // to be streamed (or logged in a subgraph's step) in the
             // parent, not applied; or, logged in the parent's thread, kept
             // as it logged them.
-            let keep = match (adopt, hand_back) {
-                (true, _) => Keep::Nothing,
-                (false, HandBack::Steps) => Keep::Steps,
-                (false, _) => Keep::Writes,
+            let kept = match (adopt, hand_back) {
+                (true, _) => Kept::Nothing,
+                (false, HandBack::Steps) => Kept::Steps(Vec::new()),
+                (false, _) => Kept::Writes(None),
             };
-            match child.run_child(start, keep, call).await {
-                Ended::Done { state, handoff, .. } if adopt => SubOutcome::Adopted {
-                    state,
-                    update: None,
-                    steps: None,
-                    handoff,
-                },
+            match child.run_child(start, kept, call).await {
                 Ended::Done {
                     state,
-                    writes,
-                    steps,
+                    kept,
                     handoff,
-                } if hand_back != HandBack::No => SubOutcome::Adopted {
-                    state,
-                    update: writes,
-                    steps,
-                    handoff,
-                },
-                Ended::Done {
-                    writes, handoff, ..
-                } => SubOutcome::Wrote {
-                    update: writes,
+                } if adopt || hand_back != HandBack::No => {
+                    let (update, steps) = kept.into_parts();
+                    SubOutcome::Adopted {
+                        state,
+                        update,
+                        steps,
+                        handoff,
+                    }
+                }
+                Ended::Done { kept, handoff, .. } => SubOutcome::Wrote {
+                    update: kept.into_parts().0,
                     handoff,
                 },
                 Ended::Paused(outcome) => outcome,
@@ -157,7 +151,7 @@ where
             // Kept for a pause (the snapshot's start); sharing it costs the
             // child's first write one clone, less than writing it as JSON.
             let start = Arc::new(start);
-            match child.run_child(start.clone(), Keep::Nothing, call).await {
+            match child.run_child(start.clone(), Kept::Nothing, call).await {
                 Ended::Done { state, handoff, .. } => SubOutcome::Wrote {
                     update: Some(from_child(&*state)),
                     handoff,
@@ -186,11 +180,8 @@ where
 enum Ended<T: State, P: State> {
     Done {
         state: Arc<T>,
-        /// What its steps wrote, one after the other (kept as
-        /// [`Keep::Writes`]).
-        writes: Option<T::Delta>,
-        /// Its steps' deltas as logged (kept as [`Keep::Steps`]).
-        steps: Option<Vec<DeltasText>>,
+        /// What it kept of its steps' writes, as asked.
+        kept: Kept<T::Delta>,
         handoff: Option<Vec<crate::command::Goto>>,
     },
     /// Paused or failed: what the parent gets.
@@ -209,14 +200,14 @@ where
     async fn restore<P>(
         &self,
         start: Arc<T>,
-        keep: Keep,
+        kept: Kept<T::Delta>,
         call: &SubCall<P, C>,
         paused: Option<(Value, Vec<(String, Value)>)>,
     ) -> Result<(Child<T>, Position<T::Delta>, Option<Value>), GraphError> {
         // Its steps' deltas are kept as logged only when they are logged.
-        let keep = match keep {
-            Keep::Steps if call.log.is_none() => Keep::Writes,
-            keep => keep,
+        let kept = match kept {
+            Kept::Steps(_) if call.log.is_none() => Kept::Writes(None),
+            kept => kept,
         };
         let stored = call.store.is_some() && call.thread.is_some();
         // Its namespace as logged: read and written only with a store.
@@ -243,9 +234,7 @@ where
             state: start,
             log: call.log.clone(),
             tags,
-            writes: None,
-            steps_logged: Vec::new(),
-            keep,
+            kept,
             steps: 0,
         };
         let thread = call.thread.as_deref().unwrap_or_default();
@@ -298,11 +287,11 @@ where
     }
 
     /// Runs this graph as a subgraph task (or goes on with it), from
-    /// `start`, keeping what its steps write as `keep` says.
+    /// `start`, keeping what its steps write as `kept` asks.
     async fn run_child<P: State>(
         &self,
         start: Arc<T>,
-        keep: Keep,
+        kept: Kept<T::Delta>,
         mut call: SubCall<P, C>,
     ) -> Ended<T, P> {
         let failed = |error: GraphError| Ended::Paused(SubOutcome::Failed(Box::new(error)));
@@ -312,7 +301,7 @@ where
             });
         };
         let paused = call.paused.take();
-        let (child, position, _) = match self.restore(start, keep, &call, paused).await {
+        let (child, position, _) = match self.restore(start, kept, &call, paused).await {
             Ok(restored) => restored,
             Err(e) => return failed(e),
         };
@@ -378,17 +367,14 @@ where
                     reason: format!("the subgraph's pause cannot be written: {e}"),
                 }))),
             };
-        let steps = (child.keep == Keep::Steps).then_some(child.steps_logged);
         match stop {
             Stop::Ended => Ended::Done {
-                writes: child.writes,
-                steps,
+                kept: child.kept,
                 state: child.state,
                 handoff: None,
             },
             Stop::Handoff { goto } => Ended::Done {
-                writes: child.writes,
-                steps,
+                kept: child.kept,
                 state: child.state,
                 handoff: Some(goto),
             },
@@ -415,7 +401,7 @@ where
         call: SubCall<P, C>,
     ) -> Result<SubgraphSnapshot, GraphError> {
         let paused = call.paused.clone();
-        let (child, position, stands) = self.restore(start, Keep::Nothing, &call, paused).await?;
+        let (child, position, stands) = self.restore(start, Kept::Nothing, &call, paused).await?;
         let state = child.state.to_json().map_err(|source| GraphError::State {
             context: "the subgraph's state cannot be shown as JSON".to_owned(),
             source,
@@ -524,10 +510,10 @@ fn replay<T: GraphState>(
         .map(|delta| T::Delta::from_json(delta.clone()))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| err(format!("a subgraph's delta does not fit its state: {e}")))?;
-    if child.keep == Keep::Steps {
+    if let Kept::Steps(steps) = &mut child.kept {
         let text = DeltasText::write(&deltas)
             .map_err(|e| err(format!("a subgraph's deltas cannot be written again: {e}")))?;
-        child.steps_logged.push(text);
+        steps.push(text);
     }
     let mut merged = T::Delta::default();
     for delta in deltas {
@@ -535,14 +521,11 @@ fn replay<T: GraphState>(
             .merge(delta)
             .map_err(|e| err(format!("a subgraph's superstep does not merge: {e}")))?;
     }
-    if child.keep == Keep::Writes {
-        let kept = merged.clone();
-        child.writes = Some(match child.writes.take() {
-            Some(before) => before
-                .then(kept)
-                .map_err(|e| err(format!("a subgraph's steps do not compose: {e}")))?,
-            None => kept,
-        });
+    if child.kept.wants_writes() {
+        child
+            .kept
+            .compose(merged.clone())
+            .map_err(|e| err(format!("a subgraph's steps do not compose: {e}")))?;
     }
     Arc::make_mut(&mut child.state)
         .apply(merged)

@@ -249,12 +249,9 @@ where
                 if !next.sources.contains(&Some(task.node)) {
                     next.sources.push(Some(task.node));
                 }
-                let (output, state) = match done {
+                let (output, handed) = match done {
                     Done::Wrote(output) => (output, None),
-                    Done::Adopted(handed, output) => {
-                        steps = handed.steps;
-                        (output, Some(handed.state))
-                    }
+                    Done::Adopted(handed, output) => (output, Some(*handed)),
                     _ => continue,
                 };
                 let name = plan.nodes[task.node].name.as_str();
@@ -272,10 +269,15 @@ where
                     .extend(output.resolved.targets.into_iter().map(|t| (task.node, t)));
                 next.sends
                     .extend(output.resolved.sends.into_iter().map(|s| (task.node, s)));
-                if state.is_some() {
-                    adopted = state;
-                    // Adopted, it wrote nothing to log or stream.
+                if let Some(handed) = handed {
+                    adopted = Some(handed.state);
+                    // Adopted, it wrote nothing to log or stream; handed
+                    // back as its logged steps, they are its write.
                     if adopt {
+                        continue;
+                    }
+                    if let Some(logged) = handed.steps {
+                        steps = Some((name, logged));
                         continue;
                     }
                 }
@@ -306,7 +308,7 @@ where
             match (adopted, adopt) {
                 (Some(state), true) => backing.adopt(state)?,
                 (Some(state), false) => match steps {
-                    Some(steps) => backing.commit_steps(nodes, steps, routes, state).await?,
+                    Some((node, steps)) => backing.commit_steps(node, steps, routes, state).await?,
                     None => backing.commit_adopted(nodes, routes, state).await?,
                 },
                 (None, false) => backing.commit(nodes, routes).await?,

@@ -138,18 +138,10 @@ pub(crate) fn writes(step: &StepRecord, schema: Option<&Schema>) -> Markup {
 /// subgraph of the thread's state type, its supersteps' deltas in order
 /// (see `StepKind::Superstep`), each marked with the subgraph's step.
 fn node_write(node: Option<&str>, write: &Value, schema: Option<&Schema>) -> Markup {
-    let Some(steps) = write.as_array() else {
-        return group(node, write, schema, None);
-    };
     html! {
-        @for (i, step) in steps.iter().enumerate() {
-            @let note = format!("subgraph step {}", i + 1);
-            @match step.as_array() {
-                Some(deltas) => {
-                    @for delta in deltas { (group(node, delta, schema, Some(&note))) }
-                }
-                None => (group(node, step, schema, Some(&note))),
-            }
+        @for (step, delta) in crate::json::node_deltas(write) {
+            @let note = step.map(|i| format!("subgraph step {}", i + 1));
+            (group(node, delta, schema, note.as_deref()))
         }
     }
 }
