@@ -5,6 +5,7 @@
 mod assistants;
 mod backend;
 mod crons;
+mod durability;
 mod error;
 mod handle;
 mod ids;
@@ -23,6 +24,7 @@ mod watch;
 
 pub use assistants::{AssistantPatch, AssistantRecord, NewAssistant};
 pub use crons::{CronPatch, CronRecord, CronSearch, CronSort, NewCron};
+pub use durability::Durability;
 pub use error::{BoxError, StoreError};
 pub use handle::{Compaction, LatestState, Store};
 pub use items::{

@@ -3,7 +3,8 @@
 //! that opened it (`handle.rs`), and calls back through it for its history,
 //! time travel and compaction.
 
-use crate::backend::{AppendFailed, Appended, SnapshotRow, StepRow};
+use crate::backend::{AppendFailed, Appended, Committing, SnapshotRow, StepRow};
+use crate::durability::Durability;
 use crate::error::StoreError;
 use crate::handle::{Compaction, Store};
 use crate::migrations::version_of;
@@ -40,6 +41,11 @@ pub struct Thread<S> {
     /// A commit failed in a way that left its outcome unknown: reload
     /// before the next step.
     in_doubt: bool,
+    /// When its steps are durable (see [`Durability`]).
+    durability: Durability,
+    /// The commit of the last step written before it was durable
+    /// ([`Durability::Async`]): the steps before it are durable when it is.
+    committing: Option<Committing>,
 }
 
 /// A thread's current state: owned, or shared with the holders of
@@ -108,6 +114,8 @@ where
             seq: rebuilt.seq,
             log: rebuilt.log,
             in_doubt: false,
+            durability: Durability::Sync,
+            committing: None,
         })
     }
 
@@ -125,6 +133,8 @@ where
             seq,
             log: LogSinceSnapshot::reset(snapshot_bytes as u64),
             in_doubt: false,
+            durability: Durability::Sync,
+            committing: None,
         }
     }
 
@@ -153,6 +163,70 @@ where
     /// The store this thread lives in.
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// When this handle's next steps are durable: once written (the
+    /// default, [`Durability::Sync`]) or while the caller goes on
+    /// ([`Durability::Async`], then [`sync`](Thread::sync) waits).
+    pub fn set_durability(&mut self, durability: Durability) {
+        self.durability = durability;
+    }
+
+    /// When this handle's steps are durable (see
+    /// [`set_durability`](Thread::set_durability)).
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+
+    /// Waits until every step this handle wrote is durable: at once under
+    /// [`Durability::Sync`]. A commit that failed is this error, and the
+    /// handle reloads the thread before its next step (its state had gone
+    /// ahead of the store's).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// use state_core::{AgentState, State};
+    /// use state_store::{Durability, Store};
+    ///
+    /// #[derive(AgentState, Debug, Clone, PartialEq)]
+    /// struct S {
+    ///     #[reducer(append)]
+    ///     log: Vec<String>,
+    /// }
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let store = Store::sqlite(dir.path().join("t.db")).await?;
+    /// let mut t = store.thread::<S>("t").await?;
+    /// t.set_durability(Durability::Async);
+    /// let seq = t.apply(S::delta().log(vec!["one".into()])).await?;
+    /// t.sync().await?;
+    /// assert_eq!(store.thread::<S>("t").await?.seq(), seq);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn sync(&mut self) -> Result<(), StoreError> {
+        match self.committing.take() {
+            Some(committing) => committing
+                .durable()
+                .await
+                .inspect_err(|_| self.in_doubt = true),
+            None => Ok(()),
+        }
+    }
+
+    /// The error of an earlier step's commit that failed after its write
+    /// returned ([`Durability::Async`]), if it ended so: the handle then
+    /// reloads before its next step.
+    fn commit_failed(&mut self) -> Result<(), StoreError> {
+        let ended = self.committing.as_mut().and_then(Committing::ended);
+        match ended {
+            None => Ok(()),
+            Some(ended) => {
+                self.committing = None;
+                ended.inspect_err(|_| self.in_doubt = true)
+            }
+        }
     }
 
     /// Reloads the state from the store: after a conflict, or to see other
@@ -449,6 +523,8 @@ where
     /// Writes a snapshot of the current state now (the policy also writes
     /// them on its own). A snapshot already stored at this step is kept.
     pub async fn snapshot(&mut self) -> Result<(), StoreError> {
+        // Never a snapshot of a step that is not stored.
+        self.sync().await?;
         let state = state_text(&self.id, self.state.get())?;
         let size = state.len();
         let row = SnapshotRow {
@@ -595,6 +671,8 @@ where
     }
 
     async fn branch_with(&mut self, seq: u64, metadata: Metadata) -> Result<u64, StoreError> {
+        // It reads the log up to `seq`: all of it stored.
+        self.sync().await?;
         self.settle().await?;
         if seq > self.seq {
             return Err(StoreError::NoSuchStep {
@@ -662,35 +740,72 @@ where
             recorded_at: now_millis(),
         };
         let (seq, size) = (row.seq, row.size());
-        match self.store.backend.append(&self.id, row).await {
-            Ok(Appended::Committed) => {}
-            Ok(Appended::Conflict { stored }) => {
+        // A step written on one whose commit failed would be refused
+        // anyway (its head is missing): say why.
+        self.commit_failed()?;
+        let appended = match self.durability {
+            Durability::Sync => self
+                .store
+                .backend
+                .append(&self.id, row)
+                .await
+                .map(|a| (a, None)),
+            Durability::Async => {
+                let (hub, id) = (&self.store.hub, &self.id);
+                let announce = || -> Box<dyn FnOnce() + Send> {
+                    let (hub, id) = (Arc::clone(hub), id.clone());
+                    Box::new(move || hub.announce(&id, seq))
+                };
+                self.store
+                    .backend
+                    .append_early(&self.id, row, announce)
+                    .await
+            }
+        };
+        let committing = match appended {
+            Ok((Appended::Committed, committing)) => committing,
+            Ok((Appended::Conflict { stored }, _)) => {
+                // The head missing may be this handle's own step, lost in
+                // a failed commit: that is the error.
+                self.sync().await?;
                 return Err(StoreError::Conflict {
                     thread: self.id.clone(),
                     local: self.seq,
                     stored,
                 });
             }
-            Ok(Appended::NoThread) => {
+            Ok((Appended::NoThread, _)) => {
                 return Err(StoreError::ThreadNotFound {
                     thread: self.id.clone(),
                 });
             }
             Err(AppendFailed { error, step }) => match self.committed_anyway(&step).await {
-                Some(true) => {}
+                Some(true) => None,
                 Some(false) => return Err(error),
                 None => {
                     self.in_doubt = true;
                     return Err(error);
                 }
             },
+        };
+        // Watchers of this store wake at once (a flag flip: never waits);
+        // a step not yet durable wakes them once it is.
+        match committing {
+            // The steps before it are durable when it is (commits are in
+            // order; a failed one fails every later step of the thread).
+            Some(committing) => self.committing = Some(committing),
+            None => {
+                self.committing = None;
+                self.store.hub.announce(&self.id, seq);
+            }
         }
-        // Watchers of this store wake at once (a flag flip: never waits).
-        self.store.hub.announce(&self.id, seq);
         commit(&mut self.state);
         self.seq = seq;
         self.log.add(size);
         if self.store.policy.is_due(&self.log) {
+            // A snapshot is of durable steps: a step's commit that failed
+            // is its error.
+            self.sync().await?;
             // A snapshot only speeds up loading: if it cannot be written,
             // the step still stands, and the policy asks again next step.
             let _ = self.snapshot().await;

@@ -8,7 +8,7 @@ use crate::graph_state::GraphState;
 use crate::subgraph::{ChildLog, LogFuture};
 use serde_json::{Map, Value, json};
 use state_core::{Delta, State, StateError};
-use state_store::{DeltasText, ObjectText, StoreError, Thread};
+use state_store::{DeltasText, Durability, ObjectText, StoreError, Thread};
 use std::sync::Arc;
 
 pub(crate) enum Backing<S: State> {
@@ -133,6 +133,23 @@ impl<S: GraphState> Backing<S> {
             Backing::Memory(state) => std::mem::replace(state, Arc::new(S::default())),
             Backing::Child(child) => std::mem::replace(&mut child.state, Arc::new(S::default())),
             Backing::Thread(_) | Backing::Lent(..) => self.shared(),
+        }
+    }
+
+    /// When a thread's steps are durable (a thread only: nothing else
+    /// stores them).
+    pub fn set_durability(&mut self, durability: Durability) {
+        if let Backing::Thread(thread) = self {
+            thread.set_durability(durability);
+        }
+    }
+
+    /// Waits until the thread's steps are durable (see
+    /// [`Thread::sync`]).
+    pub async fn sync(&mut self) -> Result<(), GraphError> {
+        match self {
+            Backing::Thread(thread) => Ok(thread.sync().await?),
+            _ => Ok(()),
         }
     }
 

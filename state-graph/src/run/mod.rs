@@ -24,7 +24,7 @@ use pending::{PendingBody, Prior, answer_interrupts};
 use runner::{Position, Runner, Stop};
 use serde_json::Value;
 use state_core::State;
-use state_store::Store;
+use state_store::{Durability, Store};
 use std::sync::Arc;
 
 pub(crate) use child::{Mapped, SameState};
@@ -57,6 +57,8 @@ pub struct CompiledGraph<S: State, C = ()> {
     /// The step runs start from, when not their thread's latest (see
     /// `with_checkpoint`).
     checkpoint: Option<u64>,
+    /// When a run's steps are durable (see `with_durability`).
+    durability: Durability,
 }
 
 impl<S: State, C> Clone for CompiledGraph<S, C> {
@@ -68,6 +70,7 @@ impl<S: State, C> Clone for CompiledGraph<S, C> {
             context: self.context.clone(),
             breakpoints: self.breakpoints.clone(),
             checkpoint: self.checkpoint,
+            durability: self.durability,
         }
     }
 }
@@ -111,6 +114,7 @@ where
             context: unit.downcast::<C>().ok(),
             breakpoints: None,
             checkpoint: None,
+            durability: Durability::Sync,
         }
     }
 
@@ -225,6 +229,51 @@ where
     pub fn with_checkpoint(&self, seq: u64) -> Self {
         let mut app = self.clone();
         app.checkpoint = Some(seq);
+        app
+    }
+
+    /// This graph, its thread runs committing their steps with
+    /// `durability` (LangGraph's `durability=` of a run;
+    /// [`Durability::Sync`] by default): with [`Durability::Async`], on a
+    /// SQLite file, each superstep's step is written and the next
+    /// superstep starts while it is committed, instead of after; the run
+    /// waits for its last commit before it returns (ended, paused or
+    /// failed), so what it returns is durable either way. A crash may lose
+    /// the last supersteps written before they were durable (a run that
+    /// goes on runs them again), never one in the middle. Elsewhere (in
+    /// memory, PostgreSQL) nothing changes. A cheap clone, as
+    /// [`with_context`](Self::with_context).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use state_core::{AgentState, State};
+    /// use state_graph::{END, START, StateGraph};
+    /// use state_store::{Durability, Store};
+    ///
+    /// #[derive(AgentState, Debug, Clone)]
+    /// struct S {
+    ///     #[reducer(append)]
+    ///     log: Vec<String>,
+    /// }
+    ///
+    /// let mut g = StateGraph::<S>::new();
+    /// g.add_node("a", |_: &S| S::delta().log(vec!["a".into()]));
+    /// g.add_node("b", |_: &S| S::delta().log(vec!["b".into()]));
+    /// g.add_edge(START, "a").add_edge("a", "b").add_edge("b", END);
+    /// let dir = tempfile::tempdir()?;
+    /// let store = Store::sqlite(dir.path().join("app.db")).await?;
+    /// let app = g.compile()?.with_store(store.clone()).with_durability(Durability::Async);
+    ///
+    /// let out = app.invoke_thread("t", S::delta()).await?;
+    /// // Returned, every step is durable: another handle reads them all.
+    /// assert_eq!(store.thread::<S>("t").await?.state().log, out.state().log);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn with_durability(&self, durability: Durability) -> Self {
+        let mut app = self.clone();
+        app.durability = durability;
         app
     }
 
@@ -421,7 +470,8 @@ where
     }
 
     /// A top-level run: from its start, superstep by superstep, until it
-    /// ends, pauses (logged as a pending step, with a store) or fails.
+    /// ends, pauses (logged as a pending step, with a store) or fails; its
+    /// steps durable when it returns, whatever it returns.
     async fn drive(
         &self,
         mut backing: Backing<S>,
@@ -429,6 +479,32 @@ where
         start: Start<S::Delta>,
         sink: Option<&Sink<S>>,
     ) -> Result<Outcome<S>, GraphError> {
+        backing.set_durability(self.durability);
+        let ended = self.drive_on(&mut backing, thread, start, sink).await;
+        // Written under `Durability::Async`, its last steps may still be
+        // committing: a run answers once they are durable. Its own error
+        // comes first.
+        let synced = backing.sync().await;
+        let (interrupts, next) = ended?;
+        synced?;
+        Ok(Outcome {
+            thread: thread.to_owned(),
+            seq: backing.seq(),
+            interrupts,
+            next,
+            state: backing.into_state(),
+        })
+    }
+
+    /// [`drive`](Self::drive)'s run on `backing`: the interrupts it paused
+    /// on and the nodes that run next.
+    async fn drive_on(
+        &self,
+        backing: &mut Backing<S>,
+        thread: &str,
+        start: Start<S::Delta>,
+        sink: Option<&Sink<S>>,
+    ) -> Result<(Vec<Interrupt>, Vec<String>), GraphError> {
         let context = self.context()?;
         // New input starts from START, on the state there; a run that
         // goes on must find where one stood.
@@ -437,8 +513,15 @@ where
             Start::Resume(_) => Some("resume"),
             Start::Continue => Some("continue_thread"),
         };
-        match &mut backing {
-            Backing::Thread(handle) => self.branch(handle, method).await?,
+        match &mut *backing {
+            Backing::Thread(handle) => {
+                self.branch(handle, method).await?;
+                // A run that goes on reads where it stands from the log,
+                // the branch just written included.
+                if method.is_some() {
+                    handle.sync().await?;
+                }
+            }
             _ if self.checkpoint.is_some() => {
                 return Err(GraphError::NoStore {
                     method: "with_checkpoint",
@@ -504,16 +587,9 @@ where
             nested: sink.and_then(Sink::nested),
             steps: 0,
         };
-        let stop = runner.run(&mut backing, position).await?;
-        let outcome = |backing: Backing<S>, interrupts, next| Outcome {
-            thread: thread.to_owned(),
-            seq: backing.seq(),
-            interrupts,
-            next,
-            state: backing.into_state(),
-        };
+        let stop = runner.run(backing, position).await?;
         match stop {
-            Stop::Ended => Ok(outcome(backing, Vec::new(), Vec::new())),
+            Stop::Ended => Ok((Vec::new(), Vec::new())),
             // Only a subgraph's run hands off.
             Stop::Handoff { .. } => Err(GraphError::NoParent {
                 node: String::new(),
@@ -529,7 +605,7 @@ where
                 if let Some(sink) = sink {
                     sink.send(Event::Interrupt(Vec::new()));
                 }
-                Ok(outcome(backing, Vec::new(), next))
+                Ok((Vec::new(), next))
             }
             Stop::Paused(paused) => {
                 if let Backing::Memory(_) = backing {
@@ -559,7 +635,7 @@ where
                 if let Some(sink) = sink {
                     sink.send(Event::Interrupt(paused.interrupts.clone()));
                 }
-                Ok(outcome(backing, paused.interrupts, paused.next))
+                Ok((paused.interrupts, paused.next))
             }
         }
     }

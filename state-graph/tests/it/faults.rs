@@ -16,7 +16,7 @@ use state_core::{AgentState, State};
 use state_graph::{
     CompiledGraph, Ctx, END, GraphError, NodeError, Panicked, RetryPolicy, START, StateGraph,
 };
-use state_store::{StepKind, Store};
+use state_store::{Durability, StepKind, Store};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::sync::Arc;
@@ -367,6 +367,66 @@ async fn an_answered_node_that_fails_keeps_its_answer(ts: TestStore) {
 }
 
 // ---------------------------------------------------------------------------
+// Steps committed while the run goes on (`Durability::Async`).
+
+/// Under `Durability::Async` a run answers, ended, paused or failed, with
+/// every step it wrote durable: another worker's store reads them all,
+/// and the log is the one `Durability::Sync` writes.
+async fn an_async_run_answers_with_its_steps_durable(ts: TestStore) {
+    let (fail, other) = (Flag::default(), ts.another_worker().await);
+    let mut g = StateGraph::<Run>::new();
+    let f = fail.clone();
+    g.add_node("first", |_: &Run| log("first"));
+    g.add_node("ask", |_: &Run, ctx: &Ctx| -> Result<RunDelta, NodeError> {
+        let answer = ctx.interrupt(json!("go?"))?;
+        Ok(Run::delta().answers(vec![answer.as_str().unwrap_or("?").to_owned()]))
+    });
+    g.add_node("last", move |_: &Run| -> Result<RunDelta, Boom> {
+        match f.is_on() {
+            true => Err(Boom { code: 9 }),
+            false => Ok(log("last")),
+        }
+    });
+    g.add_edge(START, "first");
+    g.add_edge("first", "ask");
+    g.add_edge("ask", "last");
+    g.add_edge("last", END);
+    let app = g.compile().unwrap().with_store(ts.store.clone());
+    let eager = app.with_durability(Durability::Async);
+
+    for (thread, app) in [("sync", &app), ("async", &eager)] {
+        fail.set(false);
+        let out = app.invoke_thread(thread, input()).await.unwrap();
+        assert!(out.is_interrupted(), "{}", ts.name);
+        assert_eq!(
+            reloaded::<Run>(&other, thread).await,
+            (3, out.state().clone())
+        );
+        fail.set(true);
+        let err = app.resume(thread, json!("yes")).await.unwrap_err();
+        assert_eq!(err.node(), Some("last"), "{err}");
+        // The answered superstep and the failed one's pending step are
+        // durable when it returns.
+        let (seq, _) = reloaded::<Run>(&other, thread).await;
+        assert_eq!(seq, 5, "{}: {thread}", ts.name);
+        fail.set(false);
+        let out = app.continue_thread(thread).await.unwrap();
+        assert_eq!(out.state().log, ["input", "first", "last"]);
+        assert_eq!(out.state().answers, ["yes"]);
+        assert_eq!(
+            reloaded::<Run>(&other, thread).await,
+            (out.seq(), out.state().clone())
+        );
+    }
+    assert_eq!(
+        summary(&history(&other, "async").await),
+        summary(&history(&other, "sync").await),
+        "{}",
+        ts.name
+    );
+}
+
+// ---------------------------------------------------------------------------
 // Input the reducers refuse.
 
 /// Refuses to spend more than is left.
@@ -665,6 +725,7 @@ on_every_backend!(
     two_workers_invoking_one_thread_never_fork_it,
     two_workers_continuing_one_thread_never_fork_it,
     a_run_dropped_mid_superstep_stores_nothing_of_it,
+    an_async_run_answers_with_its_steps_durable,
 );
 
 // ---------------------------------------------------------------------------

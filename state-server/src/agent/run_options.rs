@@ -96,8 +96,10 @@ impl RunOptions {
     }
 
     /// The options' part of the run's `kwargs`, under LangGraph's names
-    /// (`durability` is `"async"` unless given; every superstep is
-    /// committed here whatever it says: see the README's "Serving agents").
+    /// (`durability` is `"async"` unless given: the worker commits each
+    /// superstep while the next one runs, or, `"sync"`, before it; `"exit"`
+    /// is `"async"` here, every superstep logged; see
+    /// `CompiledGraph::with_durability`).
     pub(crate) fn kwargs(&self, kwargs: &mut Map<String, Value>) {
         let or_null = |v: &Option<Value>| v.clone().unwrap_or(Value::Null);
         kwargs.insert("interrupt_before".into(), or_null(&self.interrupt_before));

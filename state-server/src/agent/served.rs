@@ -12,7 +12,7 @@ use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use serde_json::{Map, Value, json};
 use state_graph::{CompiledGraph, Event, GraphError, GraphState, Interrupt, Resume, StreamMode};
-use state_store::Store;
+use state_store::{Durability, Store};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -42,6 +42,10 @@ pub(crate) struct RunRequest {
     /// (`config.configurable.checkpoint_id`): the thread is branched back
     /// there first (`CompiledGraph::with_checkpoint`).
     pub checkpoint: Option<u64>,
+    /// When its supersteps are durable (`durability`: `"sync"`, or
+    /// `"async"`, LangGraph's default, which `"exit"` is here too; see
+    /// `CompiledGraph::with_durability`).
+    pub durability: Durability,
     /// Who and what the run is (the `events` mode's metadata).
     pub context: RunContext,
     /// Whether a wait of this process asks for the run's result: it comes
@@ -599,7 +603,13 @@ where
         if let Some(seq) = request.checkpoint {
             graph = graph.with_checkpoint(seq);
         }
-        let graph = &graph;
+        // The modes made from the steps read each one back from the store
+        // as it is streamed: committed before the next superstep.
+        let durability = match super::step_events::Wanted::of(&request.modes).steps() {
+            true => Durability::Sync,
+            false => request.durability,
+        };
+        let graph = &graph.with_durability(durability);
         Ok(match (request.resume.clone(), request.input.clone()) {
             (Some(answer), _) => {
                 let pending = graph

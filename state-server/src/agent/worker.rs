@@ -16,8 +16,8 @@ use super::stream_mode::{StreamModeField, modes};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use state_store::{
-    CancelAction, Claim, LeaseState, RunEventIn, RunStatus, RunWatch, Store, StoreError,
-    ThreadStatus,
+    CancelAction, Claim, Durability, LeaseState, RunEventIn, RunStatus, RunWatch, Store,
+    StoreError, ThreadStatus,
 };
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -251,6 +251,12 @@ fn request_of(kwargs: &Value) -> Result<RunRequest, String> {
                     .ok_or_else(|| format!("checkpoint_id: {id} is not one of ours"))
             })
             .transpose()?,
+        // LangGraph's `"exit"` writes the checkpoint at the end only; here
+        // every superstep is logged, as `"async"` logs it.
+        durability: match kwargs.get("durability").and_then(Value::as_str) {
+            Some("sync") => Durability::Sync,
+            _ => Durability::Async,
+        },
         context: RunContext::default(),
         result: false,
     })
@@ -593,6 +599,25 @@ impl Worker {
             // A stateless run's thread is its own, gone with it
             // (LangGraph's `on_completion="delete"`).
             let _ = self.store.delete_thread(thread).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_runs_durability_is_langgraphs_async_unless_it_asks_sync() {
+        let durability = |kwargs: Value| request_of(&kwargs).unwrap().durability;
+        assert_eq!(durability(json!({"durability": "sync"})), Durability::Sync);
+        for kwargs in [
+            json!({"durability": "async"}),
+            json!({"durability": "exit"}),
+            json!({"durability": null}),
+            json!({}),
+        ] {
+            assert_eq!(durability(kwargs.clone()), Durability::Async, "{kwargs}");
         }
     }
 }

@@ -37,6 +37,26 @@ mod sqlite_readers;
 #[cfg(feature = "sqlite")]
 mod sqlite_writer;
 
+#[cfg(feature = "sqlite")]
+pub(crate) use sqlite_writer::Committing;
+
+/// A write's commit to wait for: only a SQLite file's writer answers
+/// before its commit; without SQLite, a type with no values.
+#[cfg(not(feature = "sqlite"))]
+#[derive(Debug)]
+pub(crate) enum Committing {}
+
+#[cfg(not(feature = "sqlite"))]
+impl Committing {
+    pub(crate) async fn durable(self) -> Result<(), StoreError> {
+        match self {}
+    }
+
+    pub(crate) fn ended(&mut self) -> Option<Result<(), StoreError>> {
+        match *self {}
+    }
+}
+
 pub(crate) use memory::{Decoded, Latest, Memory};
 #[cfg(feature = "postgres")]
 pub(crate) use sql::NOTIFY_CHANNEL;
@@ -326,6 +346,30 @@ impl Backend {
                 .await
                 .map_err(|error| AppendFailed { error, step }),
         }
+    }
+
+    /// [`append`](Backend::append), answered before the step is durable
+    /// where the backend can (a SQLite file: its writer's open group), with
+    /// its commit to wait for ([`Committing`]); `announce` makes what runs
+    /// once it is durable. Elsewhere the step is committed when this
+    /// answers, and the commit is `None`.
+    pub async fn append_early(
+        &self,
+        thread: &str,
+        step: StepRow,
+        announce: impl FnOnce() -> Box<dyn FnOnce() + Send>,
+    ) -> Result<(Appended, Option<Committing>), AppendFailed> {
+        #[cfg(feature = "sqlite")]
+        if let Backend::Sqlite(b) = self
+            && let Some(early) = b.append_early(thread, &step, announce).await
+        {
+            return early
+                .map(|(appended, committing)| (appended, Some(committing)))
+                .map_err(|error| AppendFailed { error, step });
+        }
+        #[cfg(not(feature = "sqlite"))]
+        let _ = announce;
+        Ok((self.append(thread, step).await?, None))
     }
 
     /// The step `seq`, if stored.

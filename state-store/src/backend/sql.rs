@@ -1059,6 +1059,21 @@ mod sqlite {
     use super::*;
     use futures::TryStreamExt;
 
+    impl Sqlite {
+        /// `append` answered before its commit, on a file's writer
+        /// (`SqliteHot::append_early`); `None` without one (an in-memory
+        /// database): the caller appends as usual.
+        pub(crate) async fn append_early(
+            &self,
+            thread: &str,
+            step: &StepRow,
+            announce: impl FnOnce() -> Box<dyn FnOnce() + Send>,
+        ) -> Option<Result<(Appended, crate::backend::Committing), StoreError>> {
+            let hot = self.hot.as_ref()?;
+            Some(hot.append_early(thread, step, announce()).await)
+        }
+    }
+
     sql_backend! {
         /// SQLite through sqlx: one file, WAL mode, `synchronous = FULL`.
         Sqlite, sqlx::Sqlite, sqlx::SqlitePool,

@@ -16,7 +16,7 @@ use super::sql::{
 };
 use super::sql_runs::*;
 use super::sqlite_readers::Readers;
-use super::sqlite_writer::{Pragmas, Writer, Written, bind};
+use super::sqlite_writer::{Committing, Pragmas, Writer, Written, bind};
 use super::{Appended, LogTail, StepRow};
 use crate::error::StoreError;
 use rusqlite::{Connection, Row, ToSql};
@@ -64,6 +64,66 @@ impl SqliteHot {
     ) -> Result<T, StoreError> {
         self.readers.read_together(read).map_err(failed(context))
     }
+}
+
+impl SqliteHot {
+    /// [`append`](HotPath::append), answered once the step is written in
+    /// the writer's open group, before it commits (a thread's
+    /// `Durability::Async`): its `Committing` says when it is durable, and
+    /// `on_commit` runs then. Undone (a conflict), it commits nothing.
+    pub(crate) async fn append_early(
+        &self,
+        thread: &str,
+        step: &StepRow,
+        on_commit: Box<dyn FnOnce() + Send>,
+    ) -> Result<(Appended, Committing), StoreError> {
+        let (thread, step) = (thread.to_owned(), step.clone());
+        self.writer
+            .write_early(move |conn| append_step(conn, &thread, &step), on_commit)
+            .await
+    }
+}
+
+/// A step appended if the thread's head is the step before it (the head
+/// moved to it), else undone with the head found.
+fn append_step(
+    conn: &Connection,
+    thread: &str,
+    step: &StepRow,
+) -> Result<Written<Appended>, StoreError> {
+    let context = || format!("appending step {} to thread \"{thread}\"", step.seq);
+    let (seq, before) = (to_db(step.seq), to_db(step.seq - 1));
+    let moved = exec(
+        conn,
+        MOVE_HEAD,
+        &[&thread, &seq, &step.recorded_at, &before],
+    )
+    .map_err(failed(context))?;
+    if moved == 1 {
+        exec(
+            conn,
+            INSERT_STEP,
+            &[
+                &thread,
+                &seq,
+                &step.kind,
+                &step.body,
+                &step.metadata,
+                &step.state_version,
+                &step.recorded_at,
+            ],
+        )
+        .map_err(failed(context))?;
+        return Ok(Written::Keep(Appended::Committed));
+    }
+    let head = first(conn, SELECT_HEAD, &[&thread], |row| row.get::<_, i64>(0))
+        .map_err(failed(context))?;
+    Ok(Written::Undo(match head {
+        Some(head) => Appended::Conflict {
+            stored: from_db(thread, "thread head", head)?,
+        },
+        None => Appended::NoThread,
+    }))
 }
 
 /// A row read as the tuple of its columns (`RunTuple`, `StepTuple`, ...).
@@ -308,44 +368,9 @@ impl HotPath for SqliteHot {
     }
 
     async fn append(&self, thread: &str, step: &StepRow) -> Result<Appended, StoreError> {
-        let thread = thread.to_owned();
-        let step = step.clone();
+        let (thread, step) = (thread.to_owned(), step.clone());
         self.writer
-            .write(move |conn| {
-                let context = || format!("appending step {} to thread \"{thread}\"", step.seq);
-                let (seq, before) = (to_db(step.seq), to_db(step.seq - 1));
-                let moved = exec(
-                    conn,
-                    MOVE_HEAD,
-                    &[&thread, &seq, &step.recorded_at, &before],
-                )
-                .map_err(failed(context))?;
-                if moved == 1 {
-                    exec(
-                        conn,
-                        INSERT_STEP,
-                        &[
-                            &thread,
-                            &seq,
-                            &step.kind,
-                            &step.body,
-                            &step.metadata,
-                            &step.state_version,
-                            &step.recorded_at,
-                        ],
-                    )
-                    .map_err(failed(context))?;
-                    return Ok(Written::Keep(Appended::Committed));
-                }
-                let head = first(conn, SELECT_HEAD, &[&thread], |row| row.get::<_, i64>(0))
-                    .map_err(failed(context))?;
-                Ok(Written::Undo(match head {
-                    Some(head) => Appended::Conflict {
-                        stored: from_db(&thread, "thread head", head)?,
-                    },
-                    None => Appended::NoThread,
-                }))
-            })
+            .write(move |conn| append_step(conn, &thread, &step))
             .await
     }
 

@@ -100,7 +100,19 @@ struct Task<T, F> {
     work: Option<F>,
     /// What the statements answered, and whether they are kept.
     done: Option<(Answer<T>, bool)>,
-    reply: oneshot::Sender<Answer<T>>,
+    /// Where the answer goes: once the group ended, or, for an early
+    /// write, as soon as its statements are kept (then taken).
+    reply: Option<oneshot::Sender<Answer<T>>>,
+    /// An early write's commit, told when its group ends.
+    early: Option<Early>,
+}
+
+/// What an early write ([`Writer::write_early`]) hears of its commit.
+struct Early {
+    committed: oneshot::Sender<Result<(), StoreError>>,
+    /// Run on the writer's thread once the commit is durable (a watcher's
+    /// wake-up).
+    on_commit: Box<dyn FnOnce() + Send>,
 }
 
 impl<T, F> Work for Task<T, F>
@@ -121,23 +133,72 @@ where
             Err(panic) => (Err(panic), false),
         };
         let keep = done.1;
-        self.done = Some(done);
+        match (keep && self.early.is_some(), self.reply.take()) {
+            // Kept, an early write hears its answer now, its commit later.
+            (true, Some(reply)) => {
+                let _ = reply.send(done.0);
+            }
+            (_, reply) => {
+                self.reply = reply;
+                self.done = Some(done);
+            }
+        }
         keep
     }
 
     fn tell(self: Box<Self>, committed: Result<(), String>) {
-        let answer = match (self.done, committed) {
-            (Some((answer, false)), _) => answer,
-            (Some((answer, true)), Ok(())) => answer,
-            (Some((_, true)), Err(why)) => Ok(Err(StoreError::backend(
-                "committing a group of writes",
-                why,
-            ))),
-            (None, Err(why)) => Ok(Err(StoreError::backend("writing a group of writes", why))),
-            // Not reached: a write that did not run fails its group.
-            (None, Ok(())) => Ok(Err(StoreError::backend("writing", "the write did not run"))),
-        };
-        let _ = self.reply.send(answer);
+        let Task {
+            done, reply, early, ..
+        } = *self;
+        let failed = |why: String| StoreError::backend("committing a group of writes", why);
+        // An early write kept was answered already; one undone is answered
+        // here, and has nothing committed to announce.
+        let answered = reply.is_none();
+        if let Some(reply) = reply {
+            let answer = match (done, &committed) {
+                (Some((answer, false)), _) => answer,
+                (Some((answer, true)), Ok(())) => answer,
+                (Some((_, true)), Err(why)) => Ok(Err(failed(why.clone()))),
+                (None, Err(why)) => Ok(Err(StoreError::backend(
+                    "writing a group of writes",
+                    why.clone(),
+                ))),
+                // Not reached: a write that did not run fails its group.
+                (None, Ok(())) => Ok(Err(StoreError::backend("writing", "the write did not run"))),
+            };
+            let _ = reply.send(answer);
+        }
+        if let Some(early) = early {
+            if answered && committed.is_ok() {
+                (early.on_commit)();
+            }
+            let _ = early.committed.send(committed.map_err(failed));
+        }
+    }
+}
+
+/// An early write's commit ([`Writer::write_early`]): durable, or why not.
+#[derive(Debug)]
+pub(crate) struct Committing(oneshot::Receiver<Result<(), StoreError>>);
+
+impl Committing {
+    /// Waits until the write's group is durably committed.
+    pub(crate) async fn durable(self) -> Result<(), StoreError> {
+        match self.0.await {
+            Ok(committed) => committed,
+            Err(_) => Err(gone("a write's commit went unanswered")),
+        }
+    }
+
+    /// The commit's outcome, if its group ended already.
+    pub(crate) fn ended(&mut self) -> Option<Result<(), StoreError>> {
+        match self.0.try_recv() {
+            Ok(committed) => Some(committed),
+            Err(oneshot::error::TryRecvError::Empty) => None,
+            Err(oneshot::error::TryRecvError::Closed) => {
+                Some(Err(gone("a write's commit went unanswered")))
+            }
+        }
     }
 }
 
@@ -191,11 +252,48 @@ impl Writer {
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<Written<T>, StoreError> + Send + 'static,
     {
+        self.queue(work, None).await
+    }
+
+    /// [`write`](Writer::write), answered as soon as its statements are
+    /// kept in the open group, before the group commits: the caller goes
+    /// on while the commit is made (LangGraph's `durability="async"`) and
+    /// learns of it from the [`Committing`]; `on_commit` runs once it is
+    /// durable. Groups commit in the order their writes were queued, and a
+    /// failed commit undoes its whole group: a later write that depends on
+    /// this one (a step after a step: the thread's head) then finds it
+    /// missing and is refused. A write undone (or failed) is answered once
+    /// its group ended, as by `write`.
+    pub(crate) async fn write_early<T, F>(
+        &self,
+        work: F,
+        on_commit: Box<dyn FnOnce() + Send>,
+    ) -> Result<(T, Committing), StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<Written<T>, StoreError> + Send + 'static,
+    {
+        let (committed, committing) = oneshot::channel();
+        let early = Early {
+            committed,
+            on_commit,
+        };
+        let answer = self.queue(work, Some(early)).await?;
+        Ok((answer, Committing(committing)))
+    }
+
+    /// Queues `work` and waits for its answer.
+    async fn queue<T, F>(&self, work: F, early: Option<Early>) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<Written<T>, StoreError> + Send + 'static,
+    {
         let (reply, answer) = oneshot::channel();
         let task = Task {
             work: Some(work),
             done: None,
-            reply,
+            reply: Some(reply),
+            early,
         };
         self.jobs
             .send(Job::Write(Box::new(task)))

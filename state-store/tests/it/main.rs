@@ -10,6 +10,7 @@ mod concurrency;
 mod corrupt;
 mod crash;
 mod crons;
+mod durability;
 mod items;
 mod postgres_faults;
 mod rewind;
