@@ -232,6 +232,11 @@ where
     /// Reloads the state from the store: after a conflict, or to see other
     /// workers' steps.
     pub async fn reload(&mut self) -> Result<(), StoreError> {
+        // Its own steps still committing are read once they ended, stored
+        // or not (a failed commit is what a reload recovers from).
+        if let Some(committing) = self.committing.take() {
+            let _ = committing.durable().await;
+        }
         let rebuilt = rebuild::<S>(&self.store.backend, &self.id, None).await?;
         // Handles from `shared_state` keep the state they were taken on.
         self.state = Cell::Owned(rebuilt.state);

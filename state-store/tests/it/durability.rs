@@ -48,6 +48,22 @@ async fn synced_steps_are_read_by_another_store() {
 }
 
 #[tokio::test]
+async fn a_reload_reads_the_handles_own_async_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::sqlite(dir.path().join("reload.db")).await.unwrap();
+    let mut t = store.thread::<Chat>("t").await.unwrap();
+    t.set_durability(Durability::Async);
+    for n in 1..=3 {
+        t.apply(step(n)).await.unwrap();
+    }
+    let before = t.state().clone();
+    t.reload().await.unwrap();
+    assert_eq!((t.seq(), t.state()), (3, &before));
+    // And it goes on from there.
+    assert_eq!(t.apply(step(4)).await.unwrap(), 4);
+}
+
+#[tokio::test]
 async fn a_stale_async_writer_is_refused_and_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::sqlite(dir.path().join("stale.db")).await.unwrap();
