@@ -15,9 +15,10 @@
 ///   open transaction, before its commit; the writer goes on (a graph run:
 ///   its next superstep) while the commit is made, and
 ///   [`Thread::sync`](crate::Thread::sync) waits for it. A commit that fails
-///   fails the next write or `sync` with its error, and every later step
-///   of the thread is refused until it is reloaded (they were written on
-///   top of the lost one). After a crash the thread is what its durable
+///   fails the next write or `sync` with its error (a step written on top
+///   of the lost one is refused: it is not on the thread's head), and the
+///   handle reloads the thread before its next step. After a crash the
+///   thread is what its durable
 ///   steps make: the last steps written may be missing, never a step in
 ///   the middle. Until they are durable, other readers (a load, the
 ///   history, another process) do not see them.
