@@ -1,13 +1,12 @@
 //! A run's result handed from the worker that ran it to a `runs/wait` of
 //! the same process, so that the wait does not read the thread back.
 //!
-//! A wait asks for its run's result ([`LocalResults::expect`]) once the
+//! A wait asks for its run's result ([`LocalResults::expect`]) before the
 //! run is created; the worker that claims a run whose result is expected
 //! has its graph make it at the end (the state and its pending interrupts,
 //! as `result_of` reads them) and offers it before the run's end is
-//! written. A wait that finds none (its run ran in another process, was
-//! claimed before the wait asked, or was taken over) reads the thread as
-//! before. Nothing is kept for a run nobody waits on here: an offer is
+//! written. A wait that finds none (its run ran in another process, or
+//! was taken over) reads the thread as before. Nothing is kept for a run nobody waits on here: an offer is
 //! dropped unless expected, and a wait's entry goes with it.
 
 use serde_json::Value;

@@ -300,17 +300,31 @@ pub(crate) async fn create_run_as(
     // change, so it need not read the run first.
     let watch = app.store.watch_run(&run_id);
     watch.ready().await;
-    let run = app
-        .store
-        .create_run(new)
-        .await
-        .map_err(|error| match error {
-            StoreError::ThreadNotFound { thread } => {
-                ApiError::missing(format!("Thread with ID {thread} not found"))
-            }
-            StoreError::ThreadBusy { .. } => ApiError::conflict(error.to_string()),
-            other => ApiError::from(other),
-        })?;
+    // A worker of this process idle: the run is claimed for it as it is
+    // created (one write), and handed to it, watched from before.
+    let created = match app.workers.claimant() {
+        Some((worker, lease)) => {
+            let worker_watch = app.store.watch_run(&run_id);
+            worker_watch.ready().await;
+            app.store
+                .create_run_claimed(new, worker, lease, super::worker::claim_events)
+                .await
+                .map(|(run, claim)| {
+                    if let Some(claim) = claim {
+                        app.workers.hand(claim, worker_watch);
+                    }
+                    run
+                })
+        }
+        None => app.store.create_run(new).await,
+    };
+    let run = created.map_err(|error| match error {
+        StoreError::ThreadNotFound { thread } => {
+            ApiError::missing(format!("Thread with ID {thread} not found"))
+        }
+        StoreError::ThreadBusy { .. } => ApiError::conflict(error.to_string()),
+        other => ApiError::from(other),
+    })?;
     // A created assistant deleted while this run was being created: a
     // delete removes the assistant, then cancels the runs it finds. Read
     // again here, the assistant still there means the delete's cancel is
@@ -475,13 +489,22 @@ async fn wait_on(
     owner: Owner,
 ) -> Result<Response, ApiError> {
     let on_disconnect = create.on_disconnect.unwrap_or_default();
-    let (run, watch) = create_run(&app, thread.as_deref(), create, owner.as_deref()).await?;
-    let stateless = run.thread_id.is_none();
-    let run_id = run.run_id.clone();
-    // Its worker, if it is one of this process's, hands the result over
-    // (unless it claimed the run before this asks: then it is read). A
+    let run_id = uuid::Uuid::now_v7().to_string();
+    // Its worker, if it is one of this process's, hands the result over;
+    // asked before the run is made (a worker may claim it as it is). A
     // stateless run's is its last `values` event, as LangGraph's.
-    let expected = (!stateless).then(|| app.workers.results().expect(&run_id));
+    let expected = thread
+        .is_some()
+        .then(|| app.workers.results().expect(&run_id));
+    let (run, watch) = create_run_as(
+        &app,
+        thread.as_deref(),
+        create,
+        owner.as_deref(),
+        run_id.clone(),
+    )
+    .await?;
+    let stateless = run.thread_id.is_none();
     let guard = CancelOnDrop::new(&app, &run, on_disconnect);
     let located = location_headers(&run, "/join");
     let mut response = kept_alive(guard, async move {

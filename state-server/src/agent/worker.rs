@@ -19,8 +19,10 @@ use state_store::{
     CancelAction, Claim, Durability, LeaseState, RunEventIn, RunStatus, RunWatch, Store,
     StoreError, ThreadStatus,
 };
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
@@ -53,6 +55,10 @@ pub(crate) struct WorkerPool {
     count: usize,
     /// The results the waits of this process ask of its workers.
     results: Arc<LocalResults>,
+    /// Runs this process claimed as it created them, for its idle workers.
+    handed: Arc<Handed>,
+    /// Wakes an idle worker: a run is due, or handed to them.
+    wake: Arc<Notify>,
     lease: Duration,
     started: OnceLock<()>,
     phase: watch::Sender<Phase>,
@@ -65,6 +71,12 @@ impl WorkerPool {
         WorkerPool {
             count,
             results: Arc::default(),
+            handed: Arc::new(Handed {
+                runs: Mutex::default(),
+                idle: AtomicUsize::new(0),
+                worker: format!("{}-handed", uuid::Uuid::new_v4()),
+            }),
+            wake: Arc::new(Notify::new()),
             lease,
             started: OnceLock::new(),
             phase: watch::Sender::new(Phase::Working),
@@ -94,7 +106,7 @@ impl WorkerPool {
                     }
                 },
             )));
-            let wake = Arc::new(Notify::new());
+            let wake = self.wake.clone();
             tasks.push(tokio::spawn(dispatch(
                 store.clone(),
                 wake.clone(),
@@ -109,6 +121,7 @@ impl WorkerPool {
                     phase: self.phase.subscribe(),
                     wake: wake.clone(),
                     results: self.results.clone(),
+                    handed: self.handed.clone(),
                 };
                 tasks.push(tokio::spawn(worker.work()));
             }
@@ -118,6 +131,30 @@ impl WorkerPool {
     /// The results the waits of this process ask of its workers.
     pub(crate) fn results(&self) -> &Arc<LocalResults> {
         &self.results
+    }
+
+    /// Who claims a run as it is created, and for how long, when a worker
+    /// of this process is idle to run it at once (the workers started and
+    /// working): the run's creation and claim are then one write, and no
+    /// worker looks for it (`Store::create_run_claimed`, then
+    /// [`hand`](Self::hand)).
+    pub(crate) fn claimant(&self) -> Option<(&str, Duration)> {
+        let ready = self.started.get().is_some()
+            && self.count > 0
+            && *self.phase.borrow() == Phase::Working
+            && self.handed.idle.load(Ordering::Relaxed) > 0;
+        ready.then_some((self.handed.worker.as_str(), self.lease))
+    }
+
+    /// Hands a run claimed at its creation (for [`claimant`](Self::claimant))
+    /// to the next idle worker.
+    pub(crate) fn hand(&self, claim: Claim, watch: RunWatch) {
+        self.handed
+            .runs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push_back((claim, watch, Instant::now()));
+        self.wake.notify_one();
     }
 
     /// Stops claiming; lets the runs in hand finish for up to `grace`,
@@ -133,6 +170,58 @@ impl WorkerPool {
             self.phase.send_replace(Phase::HandingBack);
             all.await;
         }
+    }
+}
+
+/// The runs claimed as they were created, for whichever worker of this
+/// process is idle first.
+struct Handed {
+    /// Each with when it was handed.
+    runs: Mutex<VecDeque<(Claim, RunWatch, Instant)>>,
+    /// Workers waiting for a run: a run is claimed at its creation only
+    /// when one is.
+    idle: AtomicUsize,
+    /// The lease holder of those runs (any of the workers runs them).
+    worker: String,
+}
+
+impl Handed {
+    fn take(&self) -> Option<(Claim, RunWatch, Instant)> {
+        self.runs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop_front()
+    }
+}
+
+impl Worker {
+    /// The next run claimed for this process as it was created, its lease
+    /// renewed first if it waited long (every worker was busy when it was
+    /// handed): one whose lease is lost (taken over) is another's now.
+    async fn take_handed(&self) -> Option<(Claim, RunWatch)> {
+        while let Some((claim, watch, handed)) = self.handed.take() {
+            if handed.elapsed() < self.lease / 3 {
+                return Some((claim, watch));
+            }
+            match self.store.renew_run(&claim, self.lease).await {
+                Ok(LeaseState::Lost) | Err(_) => continue,
+                Ok(_) => return Some((claim, watch)),
+            }
+        }
+        None
+    }
+}
+
+/// The events a run's claim stores with it: its `metadata` (none for a run
+/// whose rollback was asked of a worker that died: rolled back before
+/// anything is written).
+pub(crate) fn claim_events(run: &state_store::Run) -> Vec<RunEventIn> {
+    match run.cancel == Some(CancelAction::Rollback) {
+        true => Vec::new(),
+        false => vec![RunEventIn::new(
+            "metadata",
+            json!({"run_id": run.run_id, "attempt": run.attempt}),
+        )],
     }
 }
 
@@ -169,6 +258,8 @@ struct Worker {
     wake: Arc<Notify>,
     /// Where a run's result goes when a wait of this process asks for it.
     results: Arc<LocalResults>,
+    /// Runs claimed for this process's workers as they were created.
+    handed: Arc<Handed>,
 }
 
 impl Worker {
@@ -176,6 +267,11 @@ impl Worker {
     /// and tries again (the database may come back).
     async fn work(mut self) {
         while *self.phase.borrow_and_update() == Phase::Working {
+            // A run claimed for this process as it was created comes first.
+            if let Some((claim, watch)) = self.take_handed().await {
+                self.execute(claim, watch).await;
+                continue;
+            }
             // The run's `metadata` event is stored with the claim: one
             // write. (None for a run whose rollback was asked of a worker
             // that died: rolled back before anything is written.) The
@@ -188,13 +284,7 @@ impl Worker {
                 .store
                 .claim_run_with_events(&self.name, self.lease, move |run| {
                     let _ = watching.set(store.watch_run(&run.run_id));
-                    match run.cancel == Some(CancelAction::Rollback) {
-                        true => Vec::new(),
-                        false => vec![RunEventIn::new(
-                            "metadata",
-                            json!({"run_id": run.run_id, "attempt": run.attempt}),
-                        )],
-                    }
+                    claim_events(run)
                 })
                 .await;
             match claimed {
@@ -216,10 +306,18 @@ impl Worker {
                 Ok(None) => {}
                 Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
             }
+            // Idle: a run created now may be claimed for it as it is made.
+            self.handed.idle.fetch_add(1, Ordering::Relaxed);
             tokio::select! {
                 () = self.wake.notified() => {}
                 _ = self.phase.changed() => {}
             }
+            self.handed.idle.fetch_sub(1, Ordering::Relaxed);
+        }
+        // Claimed for this process and not taken yet: run (a shutdown past
+        // its grace hands them back).
+        while let Some((claim, watch)) = self.take_handed().await {
+            self.execute(claim, watch).await;
         }
     }
 }

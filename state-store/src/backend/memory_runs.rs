@@ -154,6 +154,7 @@ impl MemoryRuns {
         Ok(Created::Run {
             row: Box::new(new.row.clone()),
             touched,
+            claimed: None,
         })
     }
 

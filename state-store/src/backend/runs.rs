@@ -49,6 +49,29 @@ pub(crate) struct NewRunRow<'a> {
     pub owner: Option<&'a str>,
     /// Merged into the thread record's metadata (`NewRun::thread_metadata`).
     pub thread_metadata: Option<&'a serde_json::Map<String, serde_json::Value>>,
+    /// Claimed in the same write when it is due at once
+    /// (`Store::create_run_claimed`; a SQLite file only).
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+    pub claim: Option<ClaimAtCreation>,
+}
+
+/// Who claims a run in the write that creates it, until when, with which
+/// events.
+#[derive(Clone)]
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+pub(crate) struct ClaimAtCreation {
+    pub worker: String,
+    pub until: i64,
+    pub events: ClaimEvents,
+}
+
+impl std::fmt::Debug for ClaimAtCreation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClaimAtCreation")
+            .field("worker", &self.worker)
+            .field("until", &self.until)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Thread `thread`'s record metadata `old` (stored text) with `patch`'s
@@ -91,10 +114,12 @@ pub(crate) enum OnInflight {
 /// How `create_run` ended.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Created {
-    /// Inserted; the ids of the runs in flight the strategy touched.
+    /// Inserted; the ids of the runs in flight the strategy touched; the
+    /// run as claimed, when it was claimed in the same write.
     Run {
         row: Box<RunRow>,
         touched: Vec<String>,
+        claimed: Option<Box<RunRow>>,
     },
     /// `Reject` and the thread has runs in flight.
     ThreadBusy,

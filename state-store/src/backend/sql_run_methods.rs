@@ -286,6 +286,7 @@ macro_rules! sql_runs {
                 Ok(Created::Run {
                     row: Box::new(run.clone()),
                     touched,
+                    claimed: None,
                 })
             }
 

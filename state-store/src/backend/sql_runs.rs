@@ -241,6 +241,23 @@ pub(crate) const CLAIM_RUN_SQLITE: &str = claim_run!("");
 /// again all the same). One pick a claim, not two.
 #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 pub(crate) const CLAIM_PICKED_SQLITE: &str = claim_update!("$4");
+/// The claim of run `$4`, created in the same write (a SQLite file's
+/// writer, `Store::create_run_claimed`), if a claim would pick it: pending
+/// and due, its thread running nothing and no older run of the thread
+/// waiting (`claim_pick!`'s conditions, for this run alone).
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+pub(crate) const CLAIM_CREATED_SQLITE: &str = claim_update!(
+    "(SELECT r.run_id FROM state_store_runs r \
+     WHERE r.run_id = $4 AND r.status = 'pending' AND r.available_at <= $2 \
+     AND (r.thread_id IS NULL OR (NOT EXISTS (\
+         SELECT 1 FROM state_store_runs o \
+         WHERE o.thread_id = r.thread_id AND o.status = 'running') \
+     AND NOT EXISTS (\
+         SELECT 1 FROM state_store_runs p \
+         WHERE p.thread_id = r.thread_id AND p.status = 'pending' \
+         AND (p.available_at, p.created_at, p.run_id) \
+             < (r.available_at, r.created_at, r.run_id)))))"
+);
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) const CLAIM_RUN_POSTGRES: &str = claim_run!(" FOR UPDATE SKIP LOCKED");
 

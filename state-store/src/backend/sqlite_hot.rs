@@ -9,7 +9,9 @@
 //! round trip to sqlx's thread per statement.
 
 use super::hot_path::{HotPath, Tail};
-use super::runs::{ClaimEvents, Created, Fence, NewRunRow, OnInflight, RunRow, ThreadRecordRow};
+use super::runs::{
+    ClaimAtCreation, ClaimEvents, Created, Fence, NewRunRow, OnInflight, RunRow, ThreadRecordRow,
+};
 use super::sql::{
     INSERT_STEP, MOVE_HEAD, OPEN_THREAD, SELECT_HEAD, SELECT_SNAPSHOT, SELECT_STEP, SELECT_STEPS,
     SnapshotTuple, StepTuple, THREAD_EXISTS, from_db, snapshot_row, step_rows, to_db,
@@ -124,6 +126,46 @@ fn append_step(
         },
         None => Appended::NoThread,
     }))
+}
+
+/// Why a claim at creation failed: a statement, or its events' closure.
+enum ClaimFailed {
+    Sql(rusqlite::Error),
+    Events(StoreError),
+}
+
+/// Run `run_id`, just created, claimed for `claim.worker` if it is due (as
+/// a claim picks it: its thread runs nothing else and no older run of it
+/// waits), with its events and its thread marked busy; `None`: it waits.
+fn claim_created(
+    conn: &Connection,
+    run_id: &str,
+    claim: &ClaimAtCreation,
+    now: i64,
+) -> Result<Option<RunRow>, ClaimFailed> {
+    let row = first(
+        conn,
+        CLAIM_CREATED_SQLITE,
+        &[&claim.worker, &now, &claim.until, &run_id],
+        run_of,
+    )
+    .map_err(ClaimFailed::Sql)?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let made = (claim.events)(&row).map_err(ClaimFailed::Events)?;
+    if !made.is_empty() {
+        let fence = OwnedFence {
+            run_id: row.run_id.clone(),
+            worker: claim.worker.clone(),
+            attempt: row.attempt,
+        };
+        insert_events(conn, &fence, &made, now).map_err(ClaimFailed::Sql)?;
+    }
+    if let Some(thread) = row.thread_id.as_deref() {
+        exec(conn, MARK_THREAD_BUSY, &[&thread, &now]).map_err(ClaimFailed::Sql)?;
+    }
+    Ok(Some(row))
 }
 
 /// A row read as the tuple of its columns (`RunTuple`, `StepTuple`, ...).
@@ -405,6 +447,7 @@ impl HotPath for SqliteHot {
         let now = new.now;
         let owner = new.owner.map(str::to_owned);
         let thread_metadata = new.thread_metadata.cloned();
+        let claim = new.claim.clone();
         self.writer
             .write(move |conn| {
                 let context = || format!("creating run \"{}\"", run.run_id);
@@ -495,9 +538,21 @@ impl HotPath for SqliteHot {
                     Ok(_) => return Ok(Written::Undo(Created::Exists)),
                     Err(error) => return Err(failed(context)(error)),
                 }
+                // Claimed at once, when asked and due (its row checked as a
+                // claim checks it): one write, one commit, instead of two.
+                let claimed = match &claim {
+                    Some(claim) => claim_created(conn, &run.run_id, claim, now)
+                        .map_err(|e| match e {
+                            ClaimFailed::Sql(e) => failed(context)(e),
+                            ClaimFailed::Events(e) => e,
+                        })?
+                        .map(Box::new),
+                    None => None,
+                };
                 Ok(Written::Keep(Created::Run {
                     row: Box::new(run),
                     touched,
+                    claimed,
                 }))
             })
             .await

@@ -24,7 +24,7 @@ pub use wake::{RunWakeups, RunWatch, Wake};
 
 use crate::Store;
 use crate::backend::{
-    Cancelled, Created, Fence, NewRunRow, OnInflight, RolledBack, RunRow, RunScan,
+    Cancelled, ClaimAtCreation, Created, Fence, NewRunRow, OnInflight, RolledBack, RunRow, RunScan,
 };
 use crate::error::StoreError;
 use crate::ids::check_id;
@@ -841,6 +841,85 @@ impl Store {
     /// # }
     /// ```
     pub async fn create_run(&self, new: NewRun) -> Result<Run, StoreError> {
+        let (run, _) = self.create(new, None).await?;
+        Ok(run)
+    }
+
+    /// [`create_run`](Store::create_run), and the run claimed for `worker`
+    /// in the same write, when it is due at once (no delay; its thread
+    /// runs nothing else and no older run of it waits): as
+    /// [`claim_run_with_events`](Store::claim_run_with_events) would claim
+    /// it, `events` included, but one commit instead of two. What a server
+    /// does for a run it is about to run itself (a worker of its own is
+    /// idle). `None`: not claimed, it waits for a claim as any run (and
+    /// the workers are woken). Claimed in the same write on a SQLite file;
+    /// elsewhere never (`None`).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), state_store::StoreError> {
+    /// use std::time::Duration;
+    /// use state_store::{IfNotExists, NewRun, RunStatus, Store};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let store = Store::sqlite(dir.path().join("runs.db")).await?;
+    /// let new = NewRun::new("run-1", "agent").thread("t").if_not_exists(IfNotExists::Create);
+    /// let (run, claim) = store
+    ///     .create_run_claimed(new, "w", Duration::from_secs(30), |_| Vec::new())
+    ///     .await?;
+    /// assert_eq!(run.status, RunStatus::Pending); // as created
+    /// let claim = claim.expect("due at once: claimed");
+    /// assert_eq!((claim.run().status, claim.attempt()), (RunStatus::Running, 1));
+    /// // A second run of the thread waits for the first.
+    /// let (_, second) = store
+    ///     .create_run_claimed(NewRun::new("run-2", "agent").thread("t"), "w", Duration::from_secs(30), |_| Vec::new())
+    ///     .await?;
+    /// assert!(second.is_none());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn create_run_claimed(
+        &self,
+        new: NewRun,
+        worker: &str,
+        lease: Duration,
+        events: impl Fn(&Run) -> Vec<RunEventIn> + Send + Sync + 'static,
+    ) -> Result<(Run, Option<Claim>), StoreError> {
+        let until = now_micros().saturating_add(micros_of(lease));
+        let made = move |row: &RunRow| -> Result<Vec<(String, String)>, StoreError> {
+            let run = Run::from_row(row.clone())?;
+            Ok(events(&run)
+                .into_iter()
+                .map(|e| (e.event, e.data.to_string()))
+                .collect())
+        };
+        let claim = ClaimAtCreation {
+            worker: worker.to_owned(),
+            until,
+            events: Arc::new(made),
+        };
+        let (run, claimed) = self.create(new, Some(claim)).await?;
+        let claim = match claimed {
+            Some(row) => {
+                let run = Run::from_row(*row)?;
+                self.hub.runs.announce_events(&run.run_id);
+                Some(Claim {
+                    run,
+                    worker: worker.to_owned(),
+                    others_due: false,
+                })
+            }
+            None => None,
+        };
+        Ok((run, claim))
+    }
+
+    /// Creates a run (claimed as `claim` asks, where the backend can): the
+    /// run as created, and as claimed.
+    async fn create(
+        &self,
+        new: NewRun,
+        claim: Option<ClaimAtCreation>,
+    ) -> Result<(Run, Option<Box<RunRow>>), StoreError> {
         check_run_id(&new.run_id)?;
         if let Some(thread) = &new.thread_id {
             check_id(thread)?;
@@ -894,15 +973,23 @@ impl Store {
                 now,
                 owner: new.owner.as_deref(),
                 thread_metadata,
+                claim,
             })
             .await?;
         match created {
-            Created::Run { row, touched } => {
-                self.hub.runs.announce_opened(&row.run_id, true);
+            Created::Run {
+                row,
+                touched,
+                claimed,
+            } => {
+                // Claimed here, no worker needs waking for it.
+                self.hub
+                    .runs
+                    .announce_opened(&row.run_id, claimed.is_none());
                 for id in &touched {
                     self.hub.runs.announce(Some(id), true);
                 }
-                Run::from_row(*row)
+                Ok((Run::from_row(*row)?, claimed))
             }
             Created::ThreadBusy => Err(StoreError::ThreadBusy {
                 thread: new.thread_id.unwrap_or_default(),

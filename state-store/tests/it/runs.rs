@@ -1220,6 +1220,7 @@ async fn a_watch_says_how_a_run_ended_here(ts: TestStore) {
 }
 
 on_every_backend!(
+    a_run_claimed_as_it_is_created,
     a_due_time_read_before_a_notice_is_read_again,
     a_watch_says_how_a_run_ended_here,
     a_claim_says_whether_others_are_due,
@@ -1238,6 +1239,83 @@ on_every_backend!(
     thread_records,
     deleting_a_thread_deletes_its_runs,
 );
+
+/// A run claimed in the write that creates it (a SQLite file): claimed
+/// when a claim would pick it, with its events and its thread busy, and
+/// no other claim finds it; a run that must wait (its thread runs one,
+/// or it is delayed) is left pending; a refused one writes nothing.
+/// Elsewhere it is never claimed at creation.
+async fn a_run_claimed_as_it_is_created(ts: TestStore) {
+    let store = &ts.store;
+    let events =
+        |run: &state_store::Run| vec![RunEventIn::new("metadata", json!({"attempt": run.attempt}))];
+    let (run, claim) = store
+        .create_run_claimed(on("t", "r1"), "w", LEASE, events)
+        .await
+        .unwrap();
+    assert_eq!(run.status, RunStatus::Pending);
+    if ts.name != "sqlite" {
+        assert!(claim.is_none(), "{}: claimed at creation", ts.name);
+        return;
+    }
+    let claim = claim.expect("due at once: claimed");
+    assert_eq!(
+        (claim.run().status, claim.attempt()),
+        (RunStatus::Running, 1)
+    );
+    assert_eq!(claim.worker(), "w");
+    assert_eq!(status(store, "r1").await, Some(RunStatus::Running));
+    assert_eq!(thread_status(store, "t").await, ThreadStatus::Busy);
+    let stored = store.run_events("r1", 0, 10).await.unwrap();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(
+        (stored[0].event.as_str(), &stored[0].data),
+        ("metadata", &json!({"attempt": 1}))
+    );
+    assert!(store.claim_run("other", LEASE).await.unwrap().is_none());
+    // Its lease is a claim's: renewed, then the run finished by it.
+    assert_eq!(
+        store.renew_run(&claim, LEASE).await.unwrap(),
+        LeaseState::Held
+    );
+
+    // The thread runs r1: r2 waits, pending, for a claim after it.
+    let (_, second) = store
+        .create_run_claimed(
+            on("t", "r2").multitask_strategy(MultitaskStrategy::Enqueue),
+            "w",
+            LEASE,
+            events,
+        )
+        .await
+        .unwrap();
+    assert!(second.is_none());
+    assert_eq!(status(store, "r2").await, Some(RunStatus::Pending));
+    // Delayed: not due yet.
+    let later = on("u", "r3").after(Duration::from_secs(3600));
+    let (_, delayed) = store
+        .create_run_claimed(later, "w", LEASE, events)
+        .await
+        .unwrap();
+    assert!(delayed.is_none());
+    assert_eq!(status(store, "r3").await, Some(RunStatus::Pending));
+    // Refused (`reject` on a busy thread): nothing written.
+    let refused = store
+        .create_run_claimed(
+            on("t", "r4").multitask_strategy(MultitaskStrategy::Reject),
+            "w",
+            LEASE,
+            events,
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, StoreError::ThreadBusy { .. }),
+        "{refused}"
+    );
+    assert_eq!(status(store, "r4").await, None);
+    assert!(store.run_events("r4", 0, 10).await.unwrap().is_empty());
+}
 
 /// Many claimers at once, each on its own handle (on PostgreSQL its own
 /// pool: another process's view), over runs spread on a few threads:
