@@ -174,6 +174,21 @@ pub(crate) const LIST_STATELESS_RUNS: &str = concat!(
 /// PostgreSQL's `FOR UPDATE SKIP LOCKED`: concurrent claimers skip the
 /// row another is taking instead of waiting for it. The outer condition
 /// checks the row again as it is when updated.
+/// Run `r`'s turn on its thread: it has none, or it is the running run
+/// (its lease ended: it keeps its place), or its thread runs nothing and
+/// no older run of it waits. A claim's condition besides being due.
+macro_rules! thread_turn {
+    () => {
+        "(r.thread_id IS NULL OR r.status = 'running' OR (NOT EXISTS (\
+             SELECT 1 FROM state_store_runs o \
+             WHERE o.thread_id = r.thread_id AND o.status = 'running') \
+         AND NOT EXISTS (\
+             SELECT 1 FROM state_store_runs p \
+             WHERE p.thread_id = r.thread_id AND p.status = 'pending' \
+             AND (p.available_at, p.created_at, p.run_id) \
+                 < (r.available_at, r.created_at, r.run_id))))"
+    };
+}
 macro_rules! claim_pick {
     ($now:literal, $lock:literal) => {
         claim_pick!($now, "1", $lock)
@@ -186,16 +201,9 @@ macro_rules! claim_pick {
             ") \
                      OR (r.status = 'running' AND r.lease_expires_at <= ",
             $now,
-            ")) \
-                 AND (r.thread_id IS NULL OR r.status = 'running' OR (NOT EXISTS (\
-                     SELECT 1 FROM state_store_runs o \
-                     WHERE o.thread_id = r.thread_id AND o.status = 'running') \
-                 AND NOT EXISTS (\
-                     SELECT 1 FROM state_store_runs p \
-                     WHERE p.thread_id = r.thread_id AND p.status = 'pending' \
-                     AND (p.available_at, p.created_at, p.run_id) \
-                         < (r.available_at, r.created_at, r.run_id)))) \
-                 ORDER BY r.available_at, r.created_at, r.run_id LIMIT ",
+            ")) AND ",
+            thread_turn!(),
+            " ORDER BY r.available_at, r.created_at, r.run_id LIMIT ",
             $limit,
             $lock
         )
@@ -243,21 +251,14 @@ pub(crate) const CLAIM_RUN_SQLITE: &str = claim_run!("");
 pub(crate) const CLAIM_PICKED_SQLITE: &str = claim_update!("$4");
 /// The claim of run `$4`, created in the same write (a SQLite file's
 /// writer, `Store::create_run_claimed`), if a claim would pick it: pending
-/// and due, its thread running nothing and no older run of the thread
-/// waiting (`claim_pick!`'s conditions, for this run alone).
+/// and due, and its thread's turn (`thread_turn!`, as `claim_pick!`).
 #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
-pub(crate) const CLAIM_CREATED_SQLITE: &str = claim_update!(
+pub(crate) const CLAIM_CREATED_SQLITE: &str = claim_update!(concat!(
     "(SELECT r.run_id FROM state_store_runs r \
-     WHERE r.run_id = $4 AND r.status = 'pending' AND r.available_at <= $2 \
-     AND (r.thread_id IS NULL OR (NOT EXISTS (\
-         SELECT 1 FROM state_store_runs o \
-         WHERE o.thread_id = r.thread_id AND o.status = 'running') \
-     AND NOT EXISTS (\
-         SELECT 1 FROM state_store_runs p \
-         WHERE p.thread_id = r.thread_id AND p.status = 'pending' \
-         AND (p.available_at, p.created_at, p.run_id) \
-             < (r.available_at, r.created_at, r.run_id)))))"
-);
+     WHERE r.run_id = $4 AND r.status = 'pending' AND r.available_at <= $2 AND ",
+    thread_turn!(),
+    ")"
+));
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) const CLAIM_RUN_POSTGRES: &str = claim_run!(" FOR UPDATE SKIP LOCKED");
 

@@ -1,6 +1,9 @@
 //! A writer process killed with SIGKILL while it appends steps to a SQLite
 //! file: on reopen, every step whose call returned `Ok` is there, no partial
-//! step exists, and the state is the replay of the log.
+//! step exists, and the state is the replay of the log. Under
+//! `Durability::Async` (a step answered before its commit), every step the
+//! writer saw durable is there, and the thread is a prefix of what it
+//! wrote, never with a gap.
 //!
 //! The writer is this test binary run again (`writer_appends_and_reports`
 //! with `CRASH_WRITER_DB` set), so the test needs nothing but itself.
@@ -8,17 +11,21 @@
 use crate::support;
 use crate::support::states::Chat;
 use state_core::{Message, State};
-use state_store::Store;
+use state_store::{Durability, Store};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
 const DB_ENV: &str = "CRASH_WRITER_DB";
+/// Set: the writer writes under `Durability::Async`.
+const ASYNC_ENV: &str = "CRASH_WRITER_ASYNC";
 
-/// Appends steps to thread "crash" and prints each committed step number;
-/// as a child (with `DB_ENV`) it writes until it is killed, otherwise it
-/// writes a few steps and checks them.
+/// Appends steps to thread "crash", printing `written N` when an apply
+/// returns and `committed N` once step N is durable (at once, or under
+/// `ASYNC_ENV` after a `sync` every third step); as a child (with
+/// `DB_ENV`) it writes until it is killed, otherwise it writes a few steps
+/// and checks them.
 #[tokio::test]
 async fn writer_appends_and_reports() {
     let child_db = std::env::var(DB_ENV).ok();
@@ -26,23 +33,33 @@ async fn writer_appends_and_reports() {
     let path = child_db
         .clone()
         .unwrap_or_else(|| dir.path().join("w.db").display().to_string());
-    let limit = if child_db.is_some() { u64::MAX } else { 5 };
+    let limit = if child_db.is_some() { u64::MAX } else { 7 };
+    let eager = std::env::var_os(ASYNC_ENV).is_some();
     let store = Store::sqlite(&path).await.unwrap();
     let mut t = store.thread::<Chat>("crash").await.unwrap();
+    if eager {
+        t.set_durability(Durability::Async);
+    }
     let start = t.seq();
     while t.seq() - start < limit {
         // A large body: the kill often lands inside the write.
-        let text = format!("step {} {}", t.seq() + 1, "x".repeat(4000));
+        let n = t.seq() + 1;
+        let text = format!("step {n} {}", "x".repeat(4000));
         let seq = t
             .apply(
                 Chat::delta()
                     .messages(vec![Message::human(text)])
-                    .transcript(vec![(t.seq() + 1).to_string()]),
+                    .transcript(vec![n.to_string()]),
             )
             .await
             .unwrap();
-        println!("committed {seq}");
+        println!("written {seq}");
+        if !eager || seq % 3 == 0 {
+            t.sync().await.unwrap();
+            println!("committed {seq}");
+        }
     }
+    t.sync().await.unwrap();
     let again = Store::sqlite(&path)
         .await
         .unwrap()
@@ -53,59 +70,69 @@ async fn writer_appends_and_reports() {
 }
 
 /// Runs the writer as a child process until it reports `after` more
-/// commits, kills it with SIGKILL, and returns the last step it reported.
-fn run_and_kill(db: &Path, after: u64, extra_delay: Duration) -> u64 {
-    let mut child = support::child::only(module_path!(), "writer_appends_and_reports")
-        .env(DB_ENV, db)
+/// commits, kills it with SIGKILL, and returns the last steps it reported
+/// written and committed.
+fn run_and_kill(db: &Path, eager: bool, after: u64, extra_delay: Duration) -> (u64, u64) {
+    let mut command = support::child::only(module_path!(), "writer_appends_and_reports");
+    command.env(DB_ENV, db);
+    if eager {
+        command.env(ASYNC_ENV, "1");
+    }
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
     let mut lines = BufReader::new(stdout).lines();
-    let mut last = 0;
-    let mut seen = 0;
+    let (mut written, mut committed, mut seen) = (0, 0, 0);
+    let mut read = |line: &str, seen: &mut u64| {
+        if let Some(seq) = line.strip_prefix("written ") {
+            written = seq.parse().unwrap();
+        } else if let Some(seq) = line.strip_prefix("committed ") {
+            committed = seq.parse().unwrap();
+            *seen += 1;
+        }
+    };
     while seen < after {
         let line = lines.next().expect("the writer reports commits").unwrap();
-        if let Some(seq) = line.strip_prefix("committed ") {
-            last = seq.parse().unwrap();
-            seen += 1;
-        }
+        read(&line, &mut seen);
     }
     std::thread::sleep(extra_delay);
     child.kill().unwrap(); // SIGKILL on Unix
     child.wait().unwrap();
     // Commits reported before the kill landed.
     for line in lines.map_while(Result::ok) {
-        if let Some(seq) = line.strip_prefix("committed ") {
-            last = seq.parse().unwrap();
-        }
+        read(&line, &mut seen);
     }
-    last
+    (written, committed)
 }
 
-#[tokio::test]
-async fn killed_writer_loses_no_committed_step() {
+/// Kills the writer four times, at different moments; after each, the
+/// thread holds every step reported committed, at most the one in flight
+/// beyond what was reported written, and is a prefix: numbers dense, no
+/// partial step, the state their replay.
+async fn killed_writer_rounds(eager: bool) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("crash.db");
     let mut reported = 0;
     for (round, delay_ms) in [0u64, 3, 7, 1].into_iter().enumerate() {
-        let last = run_and_kill(&db, 10 + round as u64 * 5, Duration::from_millis(delay_ms));
-        assert!(last > reported, "round {round}: the writer went on");
-        reported = last;
+        let after = if eager {
+            4 + round as u64
+        } else {
+            10 + round as u64 * 5
+        };
+        let (written, committed) = run_and_kill(&db, eager, after, Duration::from_millis(delay_ms));
+        assert!(committed > reported, "round {round}: the writer went on");
 
         let store = Store::sqlite(&db).await.unwrap();
         let t = store.thread::<Chat>("crash").await.unwrap();
-        // A step reported committed is there; at most the one being
-        // reported when the kill landed is there beyond it.
         assert!(
-            t.seq() == reported || t.seq() == reported + 1,
-            "round {round}: reported {reported}, stored {}",
+            committed <= t.seq() && t.seq() <= written + 1,
+            "round {round}: written {written}, committed {committed}, stored {}",
             t.seq()
         );
         reported = t.seq();
-        // No partial step: every stored step decodes, numbers are dense,
-        // and the state is their replay.
         let history = store.history("crash", ..).await.unwrap();
         let seqs: Vec<u64> = history.iter().map(|s| s.seq).collect();
         assert_eq!(seqs, (1..=t.seq()).collect::<Vec<_>>());
@@ -118,4 +145,14 @@ async fn killed_writer_loses_no_committed_step() {
         }
         assert_eq!(&replayed, t.state());
     }
+}
+
+#[tokio::test]
+async fn killed_writer_loses_no_committed_step() {
+    killed_writer_rounds(false).await;
+}
+
+#[tokio::test]
+async fn a_killed_async_writer_leaves_a_prefix_with_every_durable_step() {
+    killed_writer_rounds(true).await;
 }

@@ -1,21 +1,14 @@
 //! `Durability::Async` on a SQLite file: a thread's steps answered before
-//! their commit. What `sync` returns is durable and read by others; a
-//! stale writer is refused with its state unchanged; watchers hear the
-//! steps once durable; and a writer killed with SIGKILL leaves a prefix
-//! of its steps, at least every one it saw durable, never a gap (the
-//! child is this test binary run again, as in `crash.rs`).
+//! their commit. What `sync` returns is durable and read by others, and by
+//! the handle's own reload; a stale writer is refused with its state
+//! unchanged; watchers hear the steps once durable. (A writer killed with
+//! SIGKILL: `crash.rs`.)
 
-use crate::support;
 use crate::support::states::Chat;
 use futures::StreamExt;
 use state_core::{Message, State};
 use state_store::{Durability, Store, StoreError};
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
-
-const DB_ENV: &str = "ASYNC_WRITER_DB";
 
 fn step(n: u64) -> <Chat as State>::Delta {
     Chat::delta()
@@ -105,110 +98,5 @@ async fn a_watcher_hears_async_steps_once_durable() {
             .expect("the stream goes on")
             .unwrap();
         assert_eq!(step.seq, expected);
-    }
-}
-
-/// Appends steps under `Durability::Async`, printing `written N` when an
-/// apply returns and `durable N` after each `sync` (every third step); as
-/// a child (with `DB_ENV`) until it is killed, else a few steps.
-#[tokio::test]
-async fn async_writer_appends_and_reports() {
-    let child_db = std::env::var(DB_ENV).ok();
-    let dir = tempfile::tempdir().unwrap();
-    let path = child_db
-        .clone()
-        .unwrap_or_else(|| dir.path().join("w.db").display().to_string());
-    let limit = if child_db.is_some() { u64::MAX } else { 7 };
-    let store = Store::sqlite(&path).await.unwrap();
-    let mut t = store.thread::<Chat>("crash").await.unwrap();
-    t.set_durability(Durability::Async);
-    let start = t.seq();
-    while t.seq() - start < limit {
-        let n = t.seq() + 1;
-        let text = format!("step {n} {}", "x".repeat(4000));
-        let seq = t
-            .apply(
-                Chat::delta()
-                    .messages(vec![Message::human(text)])
-                    .transcript(vec![n.to_string()]),
-            )
-            .await
-            .unwrap();
-        println!("written {seq}");
-        if seq % 3 == 0 {
-            t.sync().await.unwrap();
-            println!("durable {seq}");
-        }
-    }
-    t.sync().await.unwrap();
-    let again = Store::sqlite(&path)
-        .await
-        .unwrap()
-        .thread::<Chat>("crash")
-        .await
-        .unwrap();
-    assert_eq!(again.state(), t.state());
-}
-
-/// Runs the writer until it reports `after` durable steps, kills it with
-/// SIGKILL, and returns the last steps it reported written and durable.
-fn run_and_kill(db: &Path, after: u64, extra_delay: Duration) -> (u64, u64) {
-    let mut child = support::child::only(module_path!(), "async_writer_appends_and_reports")
-        .env(DB_ENV, db)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    let (mut written, mut durable, mut seen) = (0, 0, 0);
-    let mut read = |line: &str, seen: &mut u64| {
-        if let Some(seq) = line.strip_prefix("written ") {
-            written = seq.parse().unwrap();
-        } else if let Some(seq) = line.strip_prefix("durable ") {
-            durable = seq.parse().unwrap();
-            *seen += 1;
-        }
-    };
-    while seen < after {
-        let line = lines.next().expect("the writer reports steps").unwrap();
-        read(&line, &mut seen);
-    }
-    std::thread::sleep(extra_delay);
-    child.kill().unwrap(); // SIGKILL on Unix
-    child.wait().unwrap();
-    for line in lines.map_while(Result::ok) {
-        read(&line, &mut seen);
-    }
-    (written, durable)
-}
-
-#[tokio::test]
-async fn a_killed_async_writer_leaves_a_prefix_with_every_durable_step() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("crash.db");
-    for (round, delay_ms) in [0u64, 2, 5].into_iter().enumerate() {
-        let (written, durable) =
-            run_and_kill(&db, 4 + round as u64 * 3, Duration::from_millis(delay_ms));
-        let store = Store::sqlite(&db).await.unwrap();
-        let t = store.thread::<Chat>("crash").await.unwrap();
-        // Every step it saw durable is there; beyond what it saw written,
-        // at most the one in flight.
-        assert!(
-            durable <= t.seq() && t.seq() <= written + 1,
-            "round {round}: written {written}, durable {durable}, stored {}",
-            t.seq()
-        );
-        // A prefix: numbers dense, the state their replay.
-        let history = store.history("crash", ..).await.unwrap();
-        let seqs: Vec<u64> = history.iter().map(|s| s.seq).collect();
-        assert_eq!(seqs, (1..=t.seq()).collect::<Vec<_>>());
-        let expected: Vec<String> = (1..=t.seq()).map(|n| n.to_string()).collect();
-        assert_eq!(t.state().transcript, expected);
-        let mut replayed = Chat::default();
-        for step in history {
-            replayed.apply_json(step.body).unwrap();
-        }
-        assert_eq!(&replayed, t.state());
     }
 }
