@@ -194,24 +194,6 @@ impl Handed {
     }
 }
 
-impl Worker {
-    /// The next run claimed for this process as it was created, its lease
-    /// renewed first if it waited long (every worker was busy when it was
-    /// handed): one whose lease is lost (taken over) is another's now.
-    async fn take_handed(&self) -> Option<(Claim, RunWatch)> {
-        while let Some((claim, watch, handed)) = self.handed.take() {
-            if handed.elapsed() < self.lease / 3 {
-                return Some((claim, watch));
-            }
-            match self.store.renew_run(&claim, self.lease).await {
-                Ok(LeaseState::Lost) | Err(_) => continue,
-                Ok(_) => return Some((claim, watch)),
-            }
-        }
-        None
-    }
-}
-
 /// The events a run's claim stores with it: its `metadata` (none for a run
 /// whose rollback was asked of a worker that died: rolled back before
 /// anything is written).
@@ -319,6 +301,22 @@ impl Worker {
         while let Some((claim, watch)) = self.take_handed().await {
             self.execute(claim, watch).await;
         }
+    }
+
+    /// The next run claimed for this process as it was created, its lease
+    /// renewed first if it waited long (every worker was busy when it was
+    /// handed): one whose lease is lost (taken over) is another's now.
+    async fn take_handed(&self) -> Option<(Claim, RunWatch)> {
+        while let Some((claim, watch, handed)) = self.handed.take() {
+            if handed.elapsed() < self.lease / 3 {
+                return Some((claim, watch));
+            }
+            match self.store.renew_run(&claim, self.lease).await {
+                Ok(LeaseState::Lost) | Err(_) => continue,
+                Ok(_) => return Some((claim, watch)),
+            }
+        }
+        None
     }
 }
 

@@ -271,8 +271,8 @@ pub(crate) use crons::{CronRow, CronScan};
 // methods for them.
 mod runs;
 pub(crate) use runs::{
-    Cancelled, ClaimAtCreation, Created, Fence, NewRunRow, OnInflight, RecordScan, RolledBack,
-    RunRow, RunScan, ThreadRecordRow, merged_metadata,
+    Cancelled, ClaimAtCreation, ClaimEvents, Created, Fence, NewRunRow, OnInflight, RecordScan,
+    RolledBack, RunRow, RunScan, ThreadRecordRow, merged_metadata,
 };
 #[cfg(feature = "postgres")]
 pub(crate) use sql_runs::RUNS_CHANNEL;

@@ -128,44 +128,52 @@ fn append_step(
     }))
 }
 
-/// Why a claim at creation failed: a statement, or its events' closure.
-enum ClaimFailed {
-    Sql(rusqlite::Error),
-    Events(StoreError),
-}
-
 /// Run `run_id`, just created, claimed for `claim.worker` if it is due (as
-/// a claim picks it: its thread runs nothing else and no older run of it
-/// waits), with its events and its thread marked busy; `None`: it waits.
+/// a claim picks it: its thread's turn), with what a claim writes
+/// ([`claimed`]); `None`: it waits.
 fn claim_created(
     conn: &Connection,
     run_id: &str,
     claim: &ClaimAtCreation,
     now: i64,
-) -> Result<Option<RunRow>, ClaimFailed> {
+    context: &dyn Fn() -> String,
+) -> Result<Option<RunRow>, StoreError> {
     let row = first(
         conn,
         CLAIM_CREATED_SQLITE,
         &[&claim.worker, &now, &claim.until, &run_id],
         run_of,
     )
-    .map_err(ClaimFailed::Sql)?;
-    let Some(row) = row else {
-        return Ok(None);
-    };
-    let made = (claim.events)(&row).map_err(ClaimFailed::Events)?;
+    .map_err(failed(context))?;
+    if let Some(row) = &row {
+        claimed(conn, row, &claim.worker, &claim.events, now, context)?;
+    }
+    Ok(row)
+}
+
+/// What a claim writes besides the run's row, in its transaction: the
+/// events made from the run as claimed, and its thread marked busy.
+fn claimed(
+    conn: &Connection,
+    row: &RunRow,
+    worker: &str,
+    events: &ClaimEvents,
+    now: i64,
+    context: &dyn Fn() -> String,
+) -> Result<(), StoreError> {
+    let made = events(row)?;
     if !made.is_empty() {
         let fence = OwnedFence {
             run_id: row.run_id.clone(),
-            worker: claim.worker.clone(),
+            worker: worker.to_owned(),
             attempt: row.attempt,
         };
-        insert_events(conn, &fence, &made, now).map_err(ClaimFailed::Sql)?;
+        insert_events(conn, &fence, &made, now).map_err(failed(context))?;
     }
     if let Some(thread) = row.thread_id.as_deref() {
-        exec(conn, MARK_THREAD_BUSY, &[&thread, &now]).map_err(ClaimFailed::Sql)?;
+        exec(conn, MARK_THREAD_BUSY, &[&thread, &now]).map_err(failed(context))?;
     }
-    Ok(Some(row))
+    Ok(())
 }
 
 /// A row read as the tuple of its columns (`RunTuple`, `StepTuple`, ...).
@@ -541,12 +549,9 @@ impl HotPath for SqliteHot {
                 // Claimed at once, when asked and due (its row checked as a
                 // claim checks it): one write, one commit, instead of two.
                 let claimed = match &claim {
-                    Some(claim) => claim_created(conn, &run.run_id, claim, now)
-                        .map_err(|e| match e {
-                            ClaimFailed::Sql(e) => failed(context)(e),
-                            ClaimFailed::Events(e) => e,
-                        })?
-                        .map(Box::new),
+                    Some(claim) => {
+                        claim_created(conn, &run.run_id, claim, now, &context)?.map(Box::new)
+                    }
                     None => None,
                 };
                 Ok(Written::Keep(Created::Run {
@@ -589,19 +594,9 @@ impl HotPath for SqliteHot {
                 else {
                     return Ok(Written::Undo(None));
                 };
-                let made = events(&row)?;
-                if !made.is_empty() {
-                    let fence = OwnedFence {
-                        run_id: row.run_id.clone(),
-                        worker: worker.clone(),
-                        attempt: row.attempt,
-                    };
-                    insert_events(conn, &fence, &made, now).map_err(failed(context))?;
-                }
-                // The thread marked in the claim's own transaction.
-                if let Some(thread) = row.thread_id.as_deref() {
-                    exec(conn, MARK_THREAD_BUSY, &[&thread, &now]).map_err(failed(context))?;
-                }
+                // Its events and its thread marked in the claim's own
+                // transaction.
+                claimed(conn, &row, &worker, &events, now, &context)?;
                 Ok(Written::Keep(Some((row, due.len() > 1))))
             })
             .await

@@ -24,7 +24,8 @@ pub use wake::{RunWakeups, RunWatch, Wake};
 
 use crate::Store;
 use crate::backend::{
-    Cancelled, ClaimAtCreation, Created, Fence, NewRunRow, OnInflight, RolledBack, RunRow, RunScan,
+    Cancelled, ClaimAtCreation, ClaimEvents, Created, Fence, NewRunRow, OnInflight, RolledBack,
+    RunRow, RunScan,
 };
 use crate::error::StoreError;
 use crate::ids::check_id;
@@ -799,6 +800,61 @@ fn visible(owner: Option<&str>, row_owner: Option<&str>) -> bool {
     owner.is_none() || owner == row_owner
 }
 
+/// A claim's events, made in the claim's transaction from the run as
+/// claimed ([`ClaimDecoded::new`]'s closure, which the backends call once,
+/// for the run they claim), and the run decoded there kept for the
+/// [`Claim`] ([`ClaimDecoded::claim`]), with whether it had events (its
+/// followers are woken only then).
+struct ClaimDecoded(Arc<OnceLock<(Run, bool)>>);
+
+impl ClaimDecoded {
+    fn new(
+        events: impl Fn(&Run) -> Vec<RunEventIn> + Send + Sync + 'static,
+    ) -> (ClaimDecoded, ClaimEvents) {
+        let decoded: Arc<OnceLock<(Run, bool)>> = Arc::default();
+        let kept = decoded.clone();
+        let made = move |row: &RunRow| -> Result<Vec<(String, String)>, StoreError> {
+            let run = Run::from_row(row.clone())?;
+            let rows: Vec<(String, String)> = events(&run)
+                .into_iter()
+                .map(|e| (e.event, e.data.to_string()))
+                .collect();
+            let _ = kept.set((run, !rows.is_empty()));
+            Ok(rows)
+        };
+        (ClaimDecoded(decoded), Arc::new(made))
+    }
+
+    /// The claim of `row`, announced: its watchers, and its followers if
+    /// events were stored with it.
+    fn claim(
+        self,
+        store: &Store,
+        row: RunRow,
+        worker: &str,
+        others_due: bool,
+    ) -> Result<Claim, StoreError> {
+        // Alone by now (the backend dropped its events' closure once it ran).
+        let decoded = match Arc::try_unwrap(self.0) {
+            Ok(decoded) => decoded.into_inner(),
+            Err(shared) => shared.get().cloned(),
+        };
+        let (run, stored) = match decoded {
+            Some((run, stored)) if run.run_id == row.run_id => (run, stored),
+            _ => (Run::from_row(row)?, false),
+        };
+        store.hub.runs.announce_opened(&run.run_id, false);
+        if stored {
+            store.hub.runs.announce_events(&run.run_id);
+        }
+        Ok(Claim {
+            run,
+            worker: worker.to_owned(),
+            others_due,
+        })
+    }
+}
+
 fn micros_of(d: Duration) -> i64 {
     i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
 }
@@ -885,29 +941,15 @@ impl Store {
         events: impl Fn(&Run) -> Vec<RunEventIn> + Send + Sync + 'static,
     ) -> Result<(Run, Option<Claim>), StoreError> {
         let until = now_micros().saturating_add(micros_of(lease));
-        let made = move |row: &RunRow| -> Result<Vec<(String, String)>, StoreError> {
-            let run = Run::from_row(row.clone())?;
-            Ok(events(&run)
-                .into_iter()
-                .map(|e| (e.event, e.data.to_string()))
-                .collect())
-        };
+        let (decoded, events) = ClaimDecoded::new(events);
         let claim = ClaimAtCreation {
             worker: worker.to_owned(),
             until,
-            events: Arc::new(made),
+            events,
         };
         let (run, claimed) = self.create(new, Some(claim)).await?;
         let claim = match claimed {
-            Some(row) => {
-                let run = Run::from_row(*row)?;
-                self.hub.runs.announce_events(&run.run_id);
-                Some(Claim {
-                    run,
-                    worker: worker.to_owned(),
-                    others_due: false,
-                })
-            }
+            Some(row) => Some(decoded.claim(self, *row, worker, false)?),
             None => None,
         };
         Ok((run, claim))
@@ -982,10 +1024,11 @@ impl Store {
                 touched,
                 claimed,
             } => {
-                // Claimed here, no worker needs waking for it.
-                self.hub
-                    .runs
-                    .announce_opened(&row.run_id, claimed.is_none());
+                // Claimed here, no worker needs waking for it (its claim
+                // announces it).
+                if claimed.is_none() {
+                    self.hub.runs.announce_opened(&row.run_id, true);
+                }
                 for id in &touched {
                     self.hub.runs.announce(Some(id), true);
                 }
@@ -1085,47 +1128,12 @@ impl Store {
     ) -> Result<Option<Claim>, StoreError> {
         let now = now_micros();
         let until = now.saturating_add(micros_of(lease));
-        // The run decoded once, where its events are made (the backends
-        // make them once, for the run they claim), and whether it had any
-        // (its followers are woken only then).
-        let decoded: Arc<OnceLock<(Run, bool)>> = Arc::default();
-        let made = {
-            let decoded = decoded.clone();
-            move |row: &RunRow| -> Result<Vec<(String, String)>, StoreError> {
-                let run = Run::from_row(row.clone())?;
-                let rows: Vec<(String, String)> = events(&run)
-                    .into_iter()
-                    .map(|e| (e.event, e.data.to_string()))
-                    .collect();
-                let _ = decoded.set((run, !rows.is_empty()));
-                Ok(rows)
-            }
-        };
-        let Some((row, others_due)) = self
-            .backend
-            .claim_run(worker, now, until, Arc::new(made))
-            .await?
+        let (decoded, events) = ClaimDecoded::new(events);
+        let Some((row, others_due)) = self.backend.claim_run(worker, now, until, events).await?
         else {
             return Ok(None);
         };
-        // Alone by now (the backend dropped its events' closure once it ran).
-        let decoded = match Arc::try_unwrap(decoded) {
-            Ok(decoded) => decoded.into_inner(),
-            Err(shared) => shared.get().cloned(),
-        };
-        let (run, stored) = match decoded {
-            Some((run, stored)) if run.run_id == row.run_id => (run, stored),
-            _ => (Run::from_row(row)?, false),
-        };
-        self.hub.runs.announce_opened(&run.run_id, false);
-        if stored {
-            self.hub.runs.announce_events(&run.run_id);
-        }
-        Ok(Some(Claim {
-            run,
-            worker: worker.to_owned(),
-            others_due,
-        }))
+        decoded.claim(self, row, worker, others_due).map(Some)
     }
 
     /// Extends the claim's lease to `lease` from now, if it still holds:
