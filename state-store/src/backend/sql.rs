@@ -30,8 +30,15 @@ use crate::error::StoreError;
 /// (`REWIND_COLUMNS`); a version 6 program would ignore them and miss
 /// rewinds, so it is told to upgrade instead. 8: the Agent Server's
 /// crons (`Store::create_cron`), a table of its own (`sql_crons.rs`);
-/// no older table changed.
-pub(crate) const SCHEMA_VERSION: i64 = 8;
+/// no older table changed. 9: fewer pages a run's commits write: the
+/// runs' and thread records' status indexes keep only the rows looked up
+/// by them (`PARTIAL_INDEXES`). 10: SQLite's threads and thread records
+/// are `WITHOUT ROWID` tables (`SQLITE_WITHOUT_ROWID`): one B-tree each,
+/// where a table and its key's index made two; PostgreSQL's tables have
+/// no rowid (nothing changes). Both read and write the same rows as
+/// version 8: an older program refuses the upgraded database all the
+/// same, as it refuses any newer one.
+pub(crate) const SCHEMA_VERSION: i64 = 10;
 
 /// The version table, created first: it says which migrations to run.
 const CREATE_SCHEMA_TABLE: &str = "CREATE TABLE IF NOT EXISTS state_store_schema (
@@ -78,7 +85,8 @@ fn migrations(
     item_tables: &'static [&'static str],
     run_base: &'static [&'static str],
     rewind_columns: &'static [&'static str],
-) -> [(i64, &'static [&'static str]); 8] {
+    without_rowid: &'static [&'static str],
+) -> [(i64, &'static [&'static str]); 10] {
     // 2 changed no table (see SCHEMA_VERSION).
     [
         (1, &LOG_TABLES),
@@ -89,8 +97,54 @@ fn migrations(
         (6, &super::sql_assistants::ASSISTANT_TABLES),
         (7, rewind_columns),
         (8, &super::sql_crons::CRON_TABLES),
+        (9, &super::sql_runs::PARTIAL_INDEXES),
+        (10, without_rowid),
     ]
 }
+
+/// Version 10 on SQLite: the threads and the thread records, the tables
+/// every run writes by their text key, rebuilt as `WITHOUT ROWID` tables
+/// (their rows are small: a head and times; metadata and a status). A
+/// rowid table with a `TEXT PRIMARY KEY` is two B-trees, the rows by
+/// rowid and an index from the key to the rowid: each write looked the
+/// key up in one and changed the other, two pages or more a commit where
+/// one does. The rows are copied as they are, in the migration's
+/// transaction. (Steps, snapshots, runs and events keep their rowid:
+/// their rows can be larger than a `WITHOUT ROWID` page keeps in place.)
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+const SQLITE_WITHOUT_ROWID: [&str; 9] = [
+    "CREATE TABLE state_store_threads_v10 (
+        thread_id TEXT PRIMARY KEY,
+        head BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        parent_thread TEXT,
+        parent_seq BIGINT,
+        rewinds BIGINT NOT NULL DEFAULT 0,
+        rewound_to BIGINT NOT NULL DEFAULT 0
+    ) WITHOUT ROWID",
+    "INSERT INTO state_store_threads_v10 \
+     SELECT thread_id, head, created_at, updated_at, parent_thread, parent_seq, rewinds, rewound_to \
+     FROM state_store_threads",
+    "DROP TABLE state_store_threads",
+    "ALTER TABLE state_store_threads_v10 RENAME TO state_store_threads",
+    "CREATE TABLE state_store_thread_records_v10 (
+        thread_id TEXT PRIMARY KEY,
+        metadata TEXT NOT NULL,
+        status TEXT NOT NULL,
+        owner TEXT,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+    ) WITHOUT ROWID",
+    "INSERT INTO state_store_thread_records_v10 \
+     SELECT thread_id, metadata, status, owner, created_at, updated_at \
+     FROM state_store_thread_records",
+    "DROP TABLE state_store_thread_records",
+    "ALTER TABLE state_store_thread_records_v10 RENAME TO state_store_thread_records",
+    // Its index went with the table it was on.
+    "CREATE INDEX IF NOT EXISTS state_store_thread_records_unsettled \
+     ON state_store_thread_records (status) WHERE status <> 'idle'",
+];
 
 /// Version 7: a thread's rewinds, counted, and the step of the last one
 /// (`Rewinds`). PostgreSQL's skip columns that exist (as version 5's: a
@@ -390,7 +444,7 @@ macro_rules! sql_backend {
         append_in_one_call = $append_in_one_call:path,
         move_head = $move_head:expr, delete_thread = $delete_thread:expr, create_fork = $create_fork:expr,
         lock_head = $lock_head:expr, rewind_head = $rewind_head:expr,
-        rewind_columns = $rewind_columns:expr,
+        rewind_columns = $rewind_columns:expr, without_rowid = $without_rowid:expr,
         item_tables = $item_tables:expr, run_base = $run_base:expr, dialect = $dialect:expr,
         claim = $claim:expr, run_state = $run_state:expr, record = $record:expr, notify = $notify:expr
     ) => {
@@ -459,7 +513,7 @@ macro_rules! sql_backend {
                     });
                 }
                 let upgrading = || format!("upgrading the store's tables to version {SCHEMA_VERSION}");
-                for (version, statements) in migrations(&$item_tables, &$run_base, &$rewind_columns) {
+                for (version, statements) in migrations(&$item_tables, &$run_base, &$rewind_columns, &$without_rowid) {
                     if found.is_some_and(|found| found >= version) {
                         continue;
                     }
@@ -1106,6 +1160,7 @@ mod sqlite {
         lock_head = SELECT_HEAD,
         rewind_head = REWIND_HEAD,
         rewind_columns = SQLITE_REWIND_COLUMNS,
+        without_rowid = SQLITE_WITHOUT_ROWID,
         item_tables = crate::backend::sql_items::SQLITE_ITEM_TABLES,
         run_base = crate::backend::sql_runs::SQLITE_RUN_BASE,
         dialect = crate::backend::sql_items::Dialect::Sqlite,
@@ -1458,6 +1513,8 @@ mod postgres {
         lock_head = SELECT_HEAD_FOR_UPDATE,
         rewind_head = REWIND_HEAD_NOTIFY,
         rewind_columns = POSTGRES_REWIND_COLUMNS,
+        // Its tables have no rowid.
+        without_rowid = [],
         item_tables = crate::backend::sql_items::POSTGRES_ITEM_TABLES,
         run_base = crate::backend::sql_runs::POSTGRES_RUN_BASE,
         dialect = crate::backend::sql_items::Dialect::Postgres,

@@ -1,5 +1,5 @@
-//! The SQL of runs, their stream events and thread records (schema version
-//! 4), for both SQL backends: one text per statement, the two databases
+//! The SQL of runs, their stream events and thread records (schema
+//! versions 4, 5 and 9), for both SQL backends: one text per statement, the two databases
 //! differing only in the row lock a claim or a transition takes
 //! (PostgreSQL's `FOR UPDATE`; SQLite's `BEGIN IMMEDIATE` has the whole
 //! database already) and in `NOTIFY`. The methods that run them are in
@@ -71,6 +71,27 @@ pub(crate) const SQLITE_RUN_BASE: [&str; 1] =
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) const POSTGRES_RUN_BASE: [&str; 1] =
     ["ALTER TABLE state_store_runs ADD COLUMN IF NOT EXISTS base_seq BIGINT"];
+
+/// Version 9, the same in both databases: the indexes a run's or a
+/// thread's status change moves across, kept to the rows that are looked
+/// up by them. A claim looks for pending runs by their time and for
+/// running runs by their lease's end, never for ended ones, which
+/// version 4's `(status, available_at)` kept too (each run's end moved
+/// its entry to the ended runs' end of the index, one more page a
+/// commit). Threads are never looked up by an idle status (a search by
+/// status reads the records in their order), so only the others are
+/// indexed. The claim's and `NEXT_DUE`'s conditions name the statuses as
+/// the indexes do, which is what lets both databases use them.
+pub(crate) const PARTIAL_INDEXES: [&str; 5] = [
+    "DROP INDEX IF EXISTS state_store_runs_due",
+    "CREATE INDEX IF NOT EXISTS state_store_runs_pending \
+     ON state_store_runs (available_at) WHERE status = 'pending'",
+    "CREATE INDEX IF NOT EXISTS state_store_runs_leases \
+     ON state_store_runs (lease_expires_at) WHERE status = 'running'",
+    "DROP INDEX IF EXISTS state_store_thread_records_by_status",
+    "CREATE INDEX IF NOT EXISTS state_store_thread_records_unsettled \
+     ON state_store_thread_records (status) WHERE status <> 'idle'",
+];
 
 /// The PostgreSQL channel on which run changes are announced, for
 /// workers and stream readers in other processes. The payload is

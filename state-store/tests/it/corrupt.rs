@@ -204,7 +204,7 @@ async fn data_from_a_newer_version_is_refused() {
     let err = Store::sqlite(&path).await.unwrap_err();
     assert_eq!(
         err.to_string(),
-        "the database's state-store tables: written by version 99, but this program knows versions up to 8; upgrade it"
+        "the database's state-store tables: written by version 99, but this program knows versions up to 10; upgrade it"
     );
 }
 

@@ -873,7 +873,7 @@ async fn a_sqlite_database_at_version_seven_gets_the_crons_table() {
         .fetch_one(&raw)
         .await
         .unwrap();
-    assert_eq!(version, (8,));
+    assert_eq!(version, (10,));
     let index: (i64,) = sqlx::query_as(
         "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'state_store_crons_due'",
     )
@@ -919,7 +919,7 @@ async fn a_postgres_database_at_version_seven_gets_the_crons_table() {
             .fetch_one(&raw)
             .await
             .unwrap();
-    assert_eq!(version, (8, 1));
+    assert_eq!(version, (10, 1));
     stores[0]
         .create_cron(NewCron::new("c1", "a1", "@hourly").next_run_at(5))
         .await

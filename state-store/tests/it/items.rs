@@ -1172,7 +1172,7 @@ where
     let (a, b) = tokio::join!(open(), open());
     let store = a.unwrap();
     b.unwrap();
-    assert_eq!(schema_version(db).await, (8, 1), "{}", db.kind);
+    assert_eq!(schema_version(db).await, (10, 1), "{}", db.kind);
     // Version 4's run tables are there.
     store
         .create_run(state_store::NewRun::new("run-1", "agent"))
@@ -1225,18 +1225,18 @@ where
     );
     assert_eq!(
         schema_version(db).await,
-        (8, 1),
+        (10, 1),
         "opening again changes nothing"
     );
 
-    raw_sql(db, &["UPDATE state_store_schema SET version = 9"]).await;
+    raw_sql(db, &["UPDATE state_store_schema SET version = 11"]).await;
     let err = open().await.unwrap_err();
     assert!(
         matches!(
             err,
             StoreError::TooNew {
-                found: 9,
-                known: 8,
+                found: 11,
+                known: 10,
                 ..
             }
         ),
@@ -1244,7 +1244,7 @@ where
     );
     assert_eq!(
         err.to_string(),
-        "the database's state-store tables: written by version 9, but this program knows versions up to 8; upgrade it"
+        "the database's state-store tables: written by version 11, but this program knows versions up to 10; upgrade it"
     );
 }
 
@@ -1266,7 +1266,7 @@ async fn schema_version(db: &Db) -> (i64, i64) {
 }
 
 #[tokio::test]
-async fn a_version_two_sqlite_database_is_upgraded_to_eight() {
+async fn a_version_two_sqlite_database_is_upgraded_to_ten() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v2.db");
     // An empty file for the raw connection.
@@ -1286,7 +1286,7 @@ async fn a_version_two_sqlite_database_is_upgraded_to_eight() {
 }
 
 #[tokio::test]
-async fn a_version_two_postgres_database_is_upgraded_to_eight() {
+async fn a_version_two_postgres_database_is_upgraded_to_ten() {
     let fresh = support::postgres::shared().fresh_database("items_v2");
     let db = Db {
         kind: "postgres",

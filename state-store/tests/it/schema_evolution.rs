@@ -255,12 +255,12 @@ async fn pg_schema_version(raw: &sqlx::PgPool) -> (i64, i64) {
 }
 
 #[tokio::test]
-async fn a_store_schema_version_one_database_is_upgraded_to_eight() {
+async fn a_store_schema_version_one_database_is_upgraded_to_ten() {
     let (_dir, path) = fixture_copy();
     assert_eq!(sqlite_schema_version(&path).await, (1, 1));
 
     let store = Store::sqlite(&path).await.unwrap();
-    assert_eq!(sqlite_schema_version(&path).await, (8, 1));
+    assert_eq!(sqlite_schema_version(&path).await, (10, 1));
     // Readable as before, and a pending step can be written to it.
     let mut t = store.thread::<Profile>("ada").await.unwrap();
     assert_eq!(t.seq(), 5);
@@ -279,7 +279,7 @@ async fn a_store_schema_version_one_database_is_upgraded_to_eight() {
 
     // Opening it again changes nothing more.
     Store::sqlite(&path).await.unwrap();
-    assert_eq!(sqlite_schema_version(&path).await, (8, 1));
+    assert_eq!(sqlite_schema_version(&path).await, (10, 1));
 }
 
 #[tokio::test]
@@ -294,7 +294,7 @@ async fn workers_opening_a_version_one_database_at_once_upgrade_it_once() {
     for open in opens {
         open.await.unwrap().unwrap();
     }
-    assert_eq!(sqlite_schema_version(&path).await, (8, 1));
+    assert_eq!(sqlite_schema_version(&path).await, (10, 1));
     let store = Store::sqlite(&path).await.unwrap();
     assert_eq!(store.thread::<Profile>("ada").await.unwrap().seq(), 5);
 }
@@ -345,7 +345,7 @@ async fn a_newer_store_schema_is_refused() {
     let raw = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
         .await
         .unwrap();
-    sqlx::query("UPDATE state_store_schema SET version = 9")
+    sqlx::query("UPDATE state_store_schema SET version = 11")
         .execute(&raw)
         .await
         .unwrap();
@@ -355,8 +355,8 @@ async fn a_newer_store_schema_is_refused() {
         matches!(
             err,
             StoreError::TooNew {
-                found: 9,
-                known: 8,
+                found: 11,
+                known: 10,
                 ..
             }
         ),
@@ -364,18 +364,22 @@ async fn a_newer_store_schema_is_refused() {
     );
     assert_eq!(
         err.to_string(),
-        "the database's state-store tables: written by version 9, but this program knows versions up to 8; upgrade it"
+        "the database's state-store tables: written by version 11, but this program knows versions up to 10; upgrade it"
     );
-    assert_eq!(sqlite_schema_version(&path).await, (9, 1), "left as it was");
+    assert_eq!(
+        sqlite_schema_version(&path).await,
+        (11, 1),
+        "left as it was"
+    );
 }
 
 #[tokio::test]
-async fn postgres_store_schema_one_is_upgraded_and_nine_refused() {
+async fn postgres_store_schema_one_is_upgraded_and_eleven_refused() {
     let db = support::postgres::shared().fresh_database("schema");
-    // A new database is created at version 8.
+    // A new database is created at version 10.
     Store::postgres(&db.url).await.unwrap();
     let raw = sqlx::PgPool::connect(&db.url).await.unwrap();
-    assert_eq!(pg_schema_version(&raw).await, (8, 1));
+    assert_eq!(pg_schema_version(&raw).await, (10, 1));
 
     // Version 1 had the same log tables (and version 3's item tables are
     // created if missing): this is a version-1 database, with a thread in
@@ -401,11 +405,11 @@ async fn postgres_store_schema_one_is_upgraded_and_nine_refused() {
     for open in opens {
         stores.push(open.await.unwrap().unwrap());
     }
-    assert_eq!(pg_schema_version(&raw).await, (8, 1));
+    assert_eq!(pg_schema_version(&raw).await, (10, 1));
     let t = stores[0].thread::<Chat>("t").await.unwrap();
     assert_eq!(t.state().transcript, ["one"]);
 
-    sqlx::query("UPDATE state_store_schema SET version = 9")
+    sqlx::query("UPDATE state_store_schema SET version = 11")
         .execute(&raw)
         .await
         .unwrap();
@@ -414,12 +418,226 @@ async fn postgres_store_schema_one_is_upgraded_and_nine_refused() {
         matches!(
             err,
             StoreError::TooNew {
-                found: 9,
-                known: 8,
+                found: 11,
+                known: 10,
                 ..
             }
         ),
         "{err}"
     );
-    assert_eq!(pg_schema_version(&raw).await, (9, 1), "left as it was");
+    assert_eq!(pg_schema_version(&raw).await, (11, 1), "left as it was");
+}
+
+/// Sets a SQLite store of the current version back to version 8: its
+/// threads and thread records rowid tables again, and version 8's status
+/// indexes in place of version 9's.
+const SQLITE_BACK_TO_EIGHT: [&str; 13] = [
+    "CREATE TABLE threads_v8 (thread_id TEXT PRIMARY KEY, head BIGINT NOT NULL, \
+     created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL, parent_thread TEXT, \
+     parent_seq BIGINT, rewinds BIGINT NOT NULL DEFAULT 0, rewound_to BIGINT NOT NULL DEFAULT 0)",
+    "INSERT INTO threads_v8 SELECT * FROM state_store_threads",
+    "DROP TABLE state_store_threads",
+    "ALTER TABLE threads_v8 RENAME TO state_store_threads",
+    "CREATE TABLE records_v8 (thread_id TEXT PRIMARY KEY, metadata TEXT NOT NULL, \
+     status TEXT NOT NULL, owner TEXT, created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL)",
+    "INSERT INTO records_v8 SELECT * FROM state_store_thread_records",
+    "DROP TABLE state_store_thread_records",
+    "ALTER TABLE records_v8 RENAME TO state_store_thread_records",
+    "CREATE INDEX state_store_thread_records_by_status ON state_store_thread_records (status)",
+    "DROP INDEX state_store_runs_pending",
+    "DROP INDEX state_store_runs_leases",
+    "CREATE INDEX state_store_runs_due ON state_store_runs (status, available_at)",
+    "UPDATE state_store_schema SET version = 8",
+];
+
+/// The names of the store's indexes on runs and thread records, and the
+/// SQL of its threads' and records' tables (SQLite's schema table).
+async fn sqlite_layout(raw: &sqlx::SqlitePool) -> (Vec<String>, Vec<String>) {
+    let indexes = sqlx::query_scalar(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL \
+         AND tbl_name IN ('state_store_runs', 'state_store_thread_records') ORDER BY name",
+    )
+    .fetch_all(raw)
+    .await
+    .unwrap();
+    let tables = sqlx::query_scalar(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' \
+         AND name IN ('state_store_threads', 'state_store_thread_records') ORDER BY name",
+    )
+    .fetch_all(raw)
+    .await
+    .unwrap();
+    (indexes, tables)
+}
+
+const INDEXES_NOW: [&str; 5] = [
+    "state_store_runs_by_thread",
+    "state_store_runs_leases",
+    "state_store_runs_one_running",
+    "state_store_runs_pending",
+    "state_store_thread_records_unsettled",
+];
+
+/// A store's runs and thread records as a version-8 program left them:
+/// thread `t` with a step and a record, run `r1` claimed on it, `r2`
+/// pending after it, and thread `idle`'s record.
+async fn version_eight_rows(store: &Store) {
+    use state_store::{IfExists, NewRun};
+    let mut t = store.thread::<Chat>("t").await.unwrap();
+    t.apply(Chat::delta().transcript(vec!["one".into()]))
+        .await
+        .unwrap();
+    for (id, kind) in [("t", "busy"), ("idle", "idle")] {
+        store
+            .create_thread_record(id, json!({ "kind": kind }), None, IfExists::Raise)
+            .await
+            .unwrap();
+    }
+    for run in ["r1", "r2"] {
+        store
+            .create_run(NewRun::new(run, "agent").thread("t"))
+            .await
+            .unwrap();
+    }
+    let claim = store
+        .claim_run("w1", std::time::Duration::from_secs(60))
+        .await
+        .unwrap()
+        .expect("r1 is claimed");
+    assert_eq!(claim.run().run_id, "r1");
+}
+
+/// What a version-8 store's rows are after the upgrade: the log, the
+/// records and the runs as they were, and the queue going on from there.
+async fn rows_kept_after_the_upgrade(store: &Store) {
+    use state_store::{RunStatus, ThreadStatus};
+    let t = store.thread::<Chat>("t").await.unwrap();
+    assert_eq!(
+        (t.seq(), t.state().transcript.clone()),
+        (1, vec!["one".into()])
+    );
+    let busy = store.thread_record("t", None).await.unwrap().unwrap();
+    assert_eq!(busy.status, ThreadStatus::Busy);
+    let idle = store.thread_record("idle", None).await.unwrap().unwrap();
+    assert_eq!(
+        (idle.status, idle.metadata),
+        (ThreadStatus::Idle, json!({"kind": "idle"}))
+    );
+    let r1 = store.get_run("r1", None).await.unwrap().unwrap();
+    assert_eq!(r1.status, RunStatus::Running);
+    // `r2` waits for `r1`, still running on its thread.
+    assert!(
+        store
+            .claim_run("w2", std::time::Duration::from_secs(60))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // A new thread's run is claimed by the new index.
+    store
+        .create_run(
+            state_store::NewRun::new("r3", "agent")
+                .thread("new")
+                .if_not_exists(state_store::IfNotExists::Create),
+        )
+        .await
+        .unwrap();
+    let claim = store
+        .claim_run("w2", std::time::Duration::from_secs(60))
+        .await
+        .unwrap()
+        .expect("r3 is claimed");
+    assert_eq!(claim.run().run_id, "r3");
+}
+
+#[tokio::test]
+async fn a_version_eight_sqlite_database_gets_leaner_tables_with_its_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.db");
+    let store = Store::sqlite(&path).await.unwrap();
+    version_eight_rows(&store).await;
+    drop(store);
+    let raw = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    let mut tx = raw.begin().await.unwrap();
+    for sql in SQLITE_BACK_TO_EIGHT {
+        sqlx::query(sql).execute(&mut *tx).await.unwrap();
+    }
+    tx.commit().await.unwrap();
+    let (indexes, tables) = sqlite_layout(&raw).await;
+    assert!(indexes.contains(&"state_store_runs_due".to_owned()));
+    assert!(tables.iter().all(|sql| !sql.contains("WITHOUT ROWID")));
+
+    let store = Store::sqlite(&path).await.unwrap();
+    let (indexes, tables) = sqlite_layout(&raw).await;
+    assert_eq!(indexes, INDEXES_NOW);
+    assert_eq!(tables.len(), 2);
+    assert!(
+        tables.iter().all(|sql| sql.ends_with("WITHOUT ROWID")),
+        "{tables:?}"
+    );
+    assert_eq!(
+        sqlx::query_as::<_, (i64, i64)>("SELECT MAX(version), COUNT(*) FROM state_store_schema")
+            .fetch_one(&raw)
+            .await
+            .unwrap(),
+        (10, 1)
+    );
+    // A claim's search for due runs reads the new index.
+    let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(
+        "EXPLAIN QUERY PLAN SELECT run_id FROM state_store_runs \
+         WHERE status = 'pending' AND available_at <= 5",
+    )
+    .fetch_all(&raw)
+    .await
+    .unwrap();
+    assert!(
+        plan.iter()
+            .any(|(_, _, _, detail)| detail.contains("state_store_runs_pending")),
+        "{plan:?}"
+    );
+    rows_kept_after_the_upgrade(&store).await;
+    raw.close().await;
+}
+
+#[tokio::test]
+async fn a_version_eight_postgres_database_gets_the_partial_indexes_with_its_rows() {
+    let db = support::postgres::shared().fresh_database("leaner");
+    let store = Store::postgres(&db.url).await.unwrap();
+    version_eight_rows(&store).await;
+    drop(store);
+    let raw = sqlx::PgPool::connect(&db.url).await.unwrap();
+    for sql in [
+        "DROP INDEX state_store_runs_pending",
+        "DROP INDEX state_store_runs_leases",
+        "DROP INDEX state_store_thread_records_unsettled",
+        "CREATE INDEX state_store_runs_due ON state_store_runs (status, available_at)",
+        "CREATE INDEX state_store_thread_records_by_status ON state_store_thread_records (status)",
+        "UPDATE state_store_schema SET version = 8",
+    ] {
+        sqlx::query(sql).execute(&raw).await.unwrap();
+    }
+    // Workers opening it at once: each succeeds, the upgrade made once.
+    let opens: Vec<_> = (0..4)
+        .map(|_| {
+            let url = db.url.clone();
+            tokio::spawn(async move { Store::postgres(&url).await })
+        })
+        .collect();
+    let mut stores = Vec::new();
+    for open in opens {
+        stores.push(open.await.unwrap().unwrap());
+    }
+    assert_eq!(pg_schema_version(&raw).await, (10, 1));
+    let indexes: Vec<String> = sqlx::query_scalar(
+        "SELECT indexname FROM pg_indexes WHERE tablename IN \
+         ('state_store_runs', 'state_store_thread_records') \
+         AND indexname NOT LIKE '%_pkey' ORDER BY indexname",
+    )
+    .fetch_all(&raw)
+    .await
+    .unwrap();
+    assert_eq!(indexes, INDEXES_NOW);
+    rows_kept_after_the_upgrade(&stores[0]).await;
 }
