@@ -310,7 +310,7 @@ impl HotPath for SqliteHot {
         }
         let thread = thread.to_owned();
         self.writer
-            .write(move |conn| {
+            .write_refusing_first(move |conn| {
                 exec(conn, OPEN_THREAD, &[&thread, &now])
                     .map_err(failed(|| format!("opening thread \"{thread}\"")))?;
                 Ok(Written::Keep(()))
@@ -420,14 +420,14 @@ impl HotPath for SqliteHot {
     async fn append(&self, thread: &str, step: &StepRow) -> Result<Appended, StoreError> {
         let (thread, step) = (thread.to_owned(), step.clone());
         self.writer
-            .write(move |conn| append_step(conn, &thread, &step))
+            .write_refusing_first(move |conn| append_step(conn, &thread, &step))
             .await
     }
 
     async fn insert_thread_record(&self, row: &ThreadRecordRow) -> Result<bool, StoreError> {
         let row = row.clone();
         self.writer
-            .write(move |conn| {
+            .write_refusing_first(move |conn| {
                 let inserted = exec(
                     conn,
                     INSERT_RECORD,
@@ -572,7 +572,7 @@ impl HotPath for SqliteHot {
     ) -> Result<Option<(RunRow, bool)>, StoreError> {
         let worker = worker.to_owned();
         self.writer
-            .write(move |conn| {
+            .write_refusing_first(move |conn| {
                 let context = || format!("claiming a run for worker \"{worker}\"");
                 // The runs due, up to two, looked for here rather than on a
                 // reader first: the writer's pages are current (a reader's
@@ -610,7 +610,7 @@ impl HotPath for SqliteHot {
     ) -> Result<Option<Option<String>>, StoreError> {
         let fence = OwnedFence::from(fence);
         self.writer
-            .write(move |conn| {
+            .write_refusing_first(move |conn| {
                 let row = first(
                     conn,
                     RENEW_RUN,
@@ -642,7 +642,7 @@ impl HotPath for SqliteHot {
             .map(|(event, data)| (event.to_owned(), data))
             .collect();
         self.writer
-            .write(move |conn| {
+            .write_refusing_first(move |conn| {
                 let context = || format!("finishing run \"{}\"", fence.run_id);
                 // The last events first, under the same fence: a lost lease
                 // writes neither them nor the end.
@@ -660,6 +660,8 @@ impl HotPath for SqliteHot {
                     |row| row.get::<_, Option<String>>(0),
                 )
                 .map_err(failed(context))?;
+                // Not after the events: their fence is this one, in the
+                // same transaction (a write refusing first).
                 let Some(thread) = thread else {
                     return Ok(Written::Undo(None));
                 };
@@ -686,7 +688,7 @@ impl HotPath for SqliteHot {
             .map(|(event, data)| (event.to_owned(), data))
             .collect();
         self.writer
-            .write(move |conn| {
+            .write_refusing_first(move |conn| {
                 let last = insert_events(conn, &fence, &events, now).map_err(failed(|| {
                     format!("appending events to run \"{}\"", fence.run_id)
                 }))?;

@@ -15,7 +15,10 @@
 //! durable. A writer whose statements fail (or that asks to undo them)
 //! is rolled back to its savepoint, the others' writes kept; a failed
 //! commit fails every writer of the group. Nothing is visible to readers
-//! before it is durable.
+//! before it is durable. The hot writes (a step, a run's events, its
+//! claim and end) refuse only before they change a row
+//! ([`Writer::write_refusing_first`]): they need no savepoint, whose
+//! statements and page copies were ~5% of a run's CPU.
 //!
 //! The store's other writes (rare ones: a fork, a compaction, items,
 //! assistants) still run through sqlx on the write pool's connection: they
@@ -88,6 +91,9 @@ enum Job {
 trait Work: Send {
     /// Runs the write's statements; whether to keep them.
     fn run(&mut self, conn: &Connection) -> bool;
+    /// Whether the write undoes (or fails) only before it changes a row,
+    /// so that it needs no savepoint of its own.
+    fn refuses_first(&self) -> bool;
     /// Tells the writer how its group ended.
     fn tell(self: Box<Self>, committed: Result<(), String>);
 }
@@ -105,6 +111,8 @@ struct Task<T, F> {
     reply: Option<oneshot::Sender<Answer<T>>>,
     /// An early write's commit, told when its group ends.
     early: Option<Early>,
+    /// See [`Work::refuses_first`].
+    refuses_first: bool,
 }
 
 /// What an early write ([`Writer::write_early`]) hears of its commit.
@@ -144,6 +152,10 @@ where
             }
         }
         keep
+    }
+
+    fn refuses_first(&self) -> bool {
+        self.refuses_first
     }
 
     fn tell(self: Box<Self>, committed: Result<(), String>) {
@@ -252,7 +264,20 @@ impl Writer {
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<Written<T>, StoreError> + Send + 'static,
     {
-        self.queue(work, None).await
+        self.queue(work, None, false).await
+    }
+
+    /// [`write`](Writer::write) for a write that undoes itself (or fails)
+    /// only before it changes a row: a step whose thread moved on, a run
+    /// whose lease is lost, nothing to claim. It runs without a savepoint
+    /// of its own; should it fail after changing rows all the same, its
+    /// whole group fails (nothing of it is committed).
+    pub(crate) async fn write_refusing_first<T, F>(&self, work: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<Written<T>, StoreError> + Send + 'static,
+    {
+        self.queue(work, None, true).await
     }
 
     /// [`write`](Writer::write), answered as soon as its statements are
@@ -263,7 +288,10 @@ impl Writer {
     /// failed commit undoes its whole group: a later write that depends on
     /// this one (a step after a step: the thread's head) then finds it
     /// missing and is refused. A write undone (or failed) is answered once
-    /// its group ended, as by `write`.
+    /// its group ended, as by `write`. Its statements must refuse only
+    /// before they change a row (see
+    /// [`write_refusing_first`](Writer::write_refusing_first)): a step's
+    /// append does.
     pub(crate) async fn write_early<T, F>(
         &self,
         work: F,
@@ -278,12 +306,17 @@ impl Writer {
             committed,
             on_commit,
         };
-        let answer = self.queue(work, Some(early)).await?;
+        let answer = self.queue(work, Some(early), true).await?;
         Ok((answer, Committing(committing)))
     }
 
     /// Queues `work` and waits for its answer.
-    async fn queue<T, F>(&self, work: F, early: Option<Early>) -> Result<T, StoreError>
+    async fn queue<T, F>(
+        &self,
+        work: F,
+        early: Option<Early>,
+        refuses_first: bool,
+    ) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<Written<T>, StoreError> + Send + 'static,
@@ -294,6 +327,7 @@ impl Writer {
             done: None,
             reply: Some(reply),
             early,
+            refuses_first,
         };
         self.jobs
             .send(Job::Write(Box::new(task)))
@@ -355,6 +389,7 @@ fn serve(conn: Connection, queue: mpsc::Receiver<Job>, commits: &AtomicU64) {
                                     false
                                 }),
                             },
+                            true if work.refuses_first() => unguarded(&conn, work.as_mut()),
                             true => in_savepoint(&conn, work.as_mut()).map(|()| true),
                         };
                         match done {
@@ -410,6 +445,27 @@ fn in_savepoint(conn: &Connection, work: &mut dyn Work) -> Result<(), String> {
         run(conn, "ROLLBACK TO writer")?;
     }
     run(conn, "RELEASE writer")
+}
+
+/// Runs `work`, which refuses only before it changes a row, without a
+/// savepoint: kept, or undone having changed nothing, the group goes on.
+/// Undone (or failed, or panicked) after changing rows, or ended by SQLite
+/// rolling the transaction back (an I/O error, say), it fails the whole
+/// group: its rows cannot be undone alone, and nothing half written is
+/// committed. (`total_changes` counts the rows of the statements that
+/// completed; one that failed was undone by SQLite itself.)
+fn unguarded(conn: &Connection, work: &mut dyn Work) -> Result<bool, String> {
+    let before = conn.total_changes();
+    let keep = work.run(conn);
+    if conn.is_autocommit() {
+        return Err("SQLite rolled the group's transaction back during a write".to_owned());
+    }
+    if !keep && conn.total_changes() != before {
+        return Err(
+            "a write failed after changing rows, and had no savepoint to undo them".to_owned(),
+        );
+    }
+    Ok(keep)
 }
 
 /// Runs one statement without parameters or rows, prepared once.
@@ -549,6 +605,94 @@ mod tests {
         assert_eq!(last.await.unwrap().unwrap(), "last");
         assert_eq!(rows(&file), [1, 4]);
         assert_eq!(writer.commits.load(Ordering::Relaxed), 1, "one group");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_refusing_first_needs_no_savepoint_and_keeps_the_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, file) = database(&dir);
+        // Queued in this order behind a turn: one group.
+        let turn = writer.turn().await.unwrap();
+        let mut kept = Box::pin(write(&writer, 1));
+        // Refused before it changed a row: nothing to undo.
+        let mut refused = Box::pin(writer.write_refusing_first(|conn| {
+            let found: i64 = conn
+                .query_row("SELECT COUNT(*) FROM t WHERE n = 1", [], |r| r.get(0))
+                .map_err(|error| StoreError::backend("counting", error))?;
+            Ok(Written::Undo(found))
+        }));
+        // Its one statement failed: SQLite undid it.
+        let mut failed =
+            Box::pin(writer.write_refusing_first(|conn| insert(conn, 1).map(Written::Keep)));
+        let mut last =
+            Box::pin(writer.write_refusing_first(|conn| insert(conn, 2).map(Written::Keep)));
+        assert!(futures::poll!(&mut kept).is_pending());
+        assert!(futures::poll!(&mut refused).is_pending());
+        assert!(futures::poll!(&mut failed).is_pending());
+        assert!(futures::poll!(&mut last).is_pending());
+        drop(turn);
+        kept.await.unwrap();
+        assert_eq!(
+            refused.await.unwrap(),
+            1,
+            "it saw the group's earlier write"
+        );
+        let error = failed.await.unwrap_err();
+        assert!(error.to_string().contains("inserting 1"), "{error}");
+        last.await.unwrap();
+        assert_eq!(rows(&file), [1, 2]);
+        assert_eq!(writer.commits.load(Ordering::Relaxed), 1, "one group");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_refusing_first_that_fails_after_changing_rows_fails_its_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, file) = database(&dir);
+        write(&writer, 0).await.unwrap();
+        // Queued in this order behind a turn: one group.
+        let turn = writer.turn().await.unwrap();
+        let mut kept = Box::pin(write(&writer, 1));
+        // Broke its promise: a row changed, then undone.
+        let mut undone = Box::pin(
+            writer.write_refusing_first(|conn| insert(conn, 2).map(|()| Written::Undo("undone"))),
+        );
+        let mut later = Box::pin(write(&writer, 3));
+        assert!(futures::poll!(&mut kept).is_pending());
+        assert!(futures::poll!(&mut undone).is_pending());
+        assert!(futures::poll!(&mut later).is_pending());
+        drop(turn);
+        // The group is rolled back whole: the write kept before it fails,
+        // the one after it does not run; it hears its own answer.
+        assert!(kept.await.is_err());
+        assert_eq!(undone.await.unwrap(), "undone");
+        assert!(later.await.is_err());
+        assert_eq!(rows(&file), [0], "nothing of the group committed");
+
+        // A panic after a row: the same.
+        let turn = writer.turn().await.unwrap();
+        let mut kept = Box::pin(write(&writer, 4));
+        assert!(futures::poll!(&mut kept).is_pending());
+        let panicking = writer.clone();
+        let mut panicked = tokio::spawn(async move {
+            panicking
+                .write_refusing_first(|conn| {
+                    insert(conn, 5)?;
+                    panic!("a closure panicked after a row");
+                    #[allow(unreachable_code)]
+                    Ok(Written::Keep(()))
+                })
+                .await
+        });
+        // The spawned write queued (second) before the turn ends.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(futures::poll!(&mut panicked).is_pending());
+        drop(turn);
+        assert!(kept.await.is_err());
+        assert!(panicked.await.unwrap_err().is_panic());
+        assert_eq!(rows(&file), [0]);
+        // The writer goes on.
+        write(&writer, 6).await.unwrap();
+        assert_eq!(rows(&file), [0, 6]);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
