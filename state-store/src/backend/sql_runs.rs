@@ -168,6 +168,10 @@ pub(crate) const SELECT_RUN: &str = concat!(
     run_columns!(),
     " FROM state_store_runs WHERE run_id = $1"
 );
+/// Whether run `$1` exists (a SQLite file's creation looks before it
+/// changes a row).
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+pub(crate) const RUN_EXISTS: &str = "SELECT 1 FROM state_store_runs WHERE run_id = $1";
 /// The runs of a thread (`$1`), newest first, by status (`$2`) and owner
 /// (`$3`) when given; `LIMIT $4 OFFSET $5`.
 pub(crate) const LIST_THREAD_RUNS: &str = concat!(

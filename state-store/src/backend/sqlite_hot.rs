@@ -456,9 +456,16 @@ impl HotPath for SqliteHot {
         let owner = new.owner.map(str::to_owned);
         let thread_metadata = new.thread_metadata.cloned();
         let claim = new.claim.clone();
+        // Every refusal (the run exists, its thread is missing or busy)
+        // comes before the first row changed: no savepoint.
         self.writer
-            .write(move |conn| {
+            .write_refusing_first(move |conn| {
                 let context = || format!("creating run \"{}\"", run.run_id);
+                let found =
+                    first(conn, RUN_EXISTS, &[&run.run_id], |_| Ok(())).map_err(failed(context))?;
+                if found.is_some() {
+                    return Ok(Written::Undo(Created::Exists));
+                }
                 let mut touched = Vec::new();
                 if let Some(thread) = run.thread_id.as_deref() {
                     if create_thread {
@@ -481,23 +488,25 @@ impl HotPath for SqliteHot {
                         }
                         _ => return Ok(Written::Undo(Created::NoThread)),
                     };
-                    if let Some(patch) = &thread_metadata
-                        && let Some(merged) = super::merged_metadata(thread, &metadata, patch)?
-                    {
-                        exec(conn, UPDATE_RECORD_METADATA, &[&thread, &merged, &now])
-                            .map_err(failed(context))?;
-                    }
                     let inflight = all(conn, INFLIGHT_RUNS, &[&thread], |row| {
                         Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
                     })
                     .map_err(failed(context))?;
+                    if on_inflight == OnInflight::Reject && !inflight.is_empty() {
+                        return Ok(Written::Undo(Created::ThreadBusy));
+                    }
+                    // Read before any row changes: a record whose metadata
+                    // is corrupt refuses the run with nothing written.
+                    let merged = match &thread_metadata {
+                        Some(patch) => super::merged_metadata(thread, &metadata, patch)?,
+                        None => None,
+                    };
+                    if let Some(merged) = merged {
+                        exec(conn, UPDATE_RECORD_METADATA, &[&thread, &merged, &now])
+                            .map_err(failed(context))?;
+                    }
                     match on_inflight {
-                        OnInflight::Enqueue => {}
-                        OnInflight::Reject => {
-                            if !inflight.is_empty() {
-                                return Ok(Written::Undo(Created::ThreadBusy));
-                            }
-                        }
+                        OnInflight::Enqueue | OnInflight::Reject => {}
                         OnInflight::Cancel(action) => {
                             for (id, status) in inflight {
                                 if status == "pending" && action == "rollback" {
@@ -542,7 +551,9 @@ impl HotPath for SqliteHot {
                 );
                 match inserted {
                     Ok(1) => {}
-                    // The strategy's changes undone with it.
+                    // Not reached (looked for first, in the same write);
+                    // the group fails rather than keep the strategy's
+                    // changes.
                     Ok(_) => return Ok(Written::Undo(Created::Exists)),
                     Err(error) => return Err(failed(context)(error)),
                 }

@@ -217,6 +217,32 @@ async fn multitask_strategies(ts: TestStore) {
         "Thread is already running a task. Wait for it to finish or choose a different multitask strategy."
     );
     assert!(store.get_run("c", None).await.unwrap().is_none());
+    // Refused with a metadata patch, or made again under an id taken with
+    // a strategy that cancels: nothing of it written either.
+    let before = store.thread_record("t", None).await.unwrap().unwrap();
+    let busy = store
+        .create_run(
+            on("t", "c")
+                .multitask_strategy(MultitaskStrategy::Reject)
+                .thread_metadata(json!({"patched": true})),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(busy, StoreError::ThreadBusy { .. }), "{busy}");
+    let taken = store
+        .create_run(
+            on("t", "b")
+                .multitask_strategy(MultitaskStrategy::Interrupt)
+                .thread_metadata(json!({"patched": true})),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(taken, StoreError::RunExists { .. }), "{taken}");
+    let after = store.thread_record("t", None).await.unwrap().unwrap();
+    assert_eq!(after.metadata, before.metadata, "{}", ts.name);
+    assert_eq!(status(store, "b").await, Some(RunStatus::Pending));
+    let a_now = store.get_run("a", None).await.unwrap().unwrap();
+    assert_eq!(a_now.cancel, None, "{}: a not asked to stop", ts.name);
 
     // interrupt: the pending b is interrupted at once, the running a gets
     // the request.
