@@ -310,7 +310,7 @@ impl HotPath for SqliteHot {
         }
         let thread = thread.to_owned();
         self.writer
-            .write_refusing_first(move |conn| {
+            .write(move |conn| {
                 exec(conn, OPEN_THREAD, &[&thread, &now])
                     .map_err(failed(|| format!("opening thread \"{thread}\"")))?;
                 Ok(Written::Keep(()))
@@ -420,14 +420,14 @@ impl HotPath for SqliteHot {
     async fn append(&self, thread: &str, step: &StepRow) -> Result<Appended, StoreError> {
         let (thread, step) = (thread.to_owned(), step.clone());
         self.writer
-            .write_refusing_first(move |conn| append_step(conn, &thread, &step))
+            .write(move |conn| append_step(conn, &thread, &step))
             .await
     }
 
     async fn insert_thread_record(&self, row: &ThreadRecordRow) -> Result<bool, StoreError> {
         let row = row.clone();
         self.writer
-            .write_refusing_first(move |conn| {
+            .write(move |conn| {
                 let inserted = exec(
                     conn,
                     INSERT_RECORD,
@@ -457,9 +457,9 @@ impl HotPath for SqliteHot {
         let thread_metadata = new.thread_metadata.cloned();
         let claim = new.claim.clone();
         // Every refusal (the run exists, its thread is missing or busy)
-        // comes before the first row changed: no savepoint.
+        // comes before the first row changed (see `Writer::write`).
         self.writer
-            .write_refusing_first(move |conn| {
+            .write(move |conn| {
                 let context = || format!("creating run \"{}\"", run.run_id);
                 let found =
                     first(conn, RUN_EXISTS, &[&run.run_id], |_| Ok(())).map_err(failed(context))?;
@@ -583,7 +583,7 @@ impl HotPath for SqliteHot {
     ) -> Result<Option<(RunRow, bool)>, StoreError> {
         let worker = worker.to_owned();
         self.writer
-            .write_refusing_first(move |conn| {
+            .write(move |conn| {
                 let context = || format!("claiming a run for worker \"{worker}\"");
                 // The runs due, up to two, looked for here rather than on a
                 // reader first: the writer's pages are current (a reader's
@@ -621,7 +621,7 @@ impl HotPath for SqliteHot {
     ) -> Result<Option<Option<String>>, StoreError> {
         let fence = OwnedFence::from(fence);
         self.writer
-            .write_refusing_first(move |conn| {
+            .write(move |conn| {
                 let row = first(
                     conn,
                     RENEW_RUN,
@@ -653,7 +653,7 @@ impl HotPath for SqliteHot {
             .map(|(event, data)| (event.to_owned(), data))
             .collect();
         self.writer
-            .write_refusing_first(move |conn| {
+            .write(move |conn| {
                 let context = || format!("finishing run \"{}\"", fence.run_id);
                 // The last events first, under the same fence: a lost lease
                 // writes neither them nor the end.
@@ -699,7 +699,7 @@ impl HotPath for SqliteHot {
             .map(|(event, data)| (event.to_owned(), data))
             .collect();
         self.writer
-            .write_refusing_first(move |conn| {
+            .write(move |conn| {
                 let last = insert_events(conn, &fence, &events, now).map_err(failed(|| {
                     format!("appending events to run \"{}\"", fence.run_id)
                 }))?;

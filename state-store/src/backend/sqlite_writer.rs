@@ -10,15 +10,16 @@
 //! a write.
 //!
 //! Group commit comes with it: the thread takes every write queued, runs
-//! each in a savepoint of one transaction, and commits them together,
-//! one fsync for all; each writer hears back only once that commit is
-//! durable. A writer whose statements fail (or that asks to undo them)
-//! is rolled back to its savepoint, the others' writes kept; a failed
-//! commit fails every writer of the group. Nothing is visible to readers
-//! before it is durable. The hot writes (a step, a run's events, its
-//! claim and end) refuse only before they change a row
-//! ([`Writer::write_refusing_first`]): they need no savepoint, whose
-//! statements and page copies were ~5% of a run's CPU.
+//! them in one transaction, and commits them together, one fsync for
+//! all; each writer hears back only once that commit is durable. A write
+//! refuses (or fails) only before it changes a row: a step whose thread
+//! moved on, a run whose lease is lost, nothing to claim. Refused, it
+//! leaves the others' writes as they are; should one fail after changing
+//! rows all the same (an I/O error), its whole group fails, as a failed
+//! commit fails every writer of the group. So no write needs a savepoint
+//! of its own (their statements and page copies were ~13% of a run's
+//! CPU, BENCHMARKS.md section 16). Nothing is visible to readers before
+//! it is durable.
 //!
 //! The store's other writes (rare ones: a fork, a compaction, items,
 //! assistants) still run through sqlx on the write pool's connection: they
@@ -47,8 +48,9 @@ const CHECKPOINT_PAGES: i64 = 10_000;
 pub(crate) enum Written<T> {
     /// Kept: committed with the group.
     Keep(T),
-    /// Undone (rolled back to the write's savepoint); `T` is still the
-    /// answer (a conflict found half way, say).
+    /// Undone: nothing of it committed; `T` is still the answer (a
+    /// conflict found, say). Only before the write changed a row (see
+    /// [`Writer::write`]).
     Undo(T),
 }
 
@@ -91,9 +93,6 @@ enum Job {
 trait Work: Send {
     /// Runs the write's statements; whether to keep them.
     fn run(&mut self, conn: &Connection) -> bool;
-    /// Whether the write undoes (or fails) only before it changes a row,
-    /// so that it needs no savepoint of its own.
-    fn refuses_first(&self) -> bool;
     /// Tells the writer how its group ended.
     fn tell(self: Box<Self>, committed: Result<(), String>);
 }
@@ -111,8 +110,6 @@ struct Task<T, F> {
     reply: Option<oneshot::Sender<Answer<T>>>,
     /// An early write's commit, told when its group ends.
     early: Option<Early>,
-    /// See [`Work::refuses_first`].
-    refuses_first: bool,
 }
 
 /// What an early write ([`Writer::write_early`]) hears of its commit.
@@ -152,10 +149,6 @@ where
             }
         }
         keep
-    }
-
-    fn refuses_first(&self) -> bool {
-        self.refuses_first
     }
 
     fn tell(self: Box<Self>, committed: Result<(), String>) {
@@ -238,8 +231,8 @@ impl Writer {
             conn.pragma_update(None, "synchronous", pragmas.synchronous)?;
             conn.pragma_update(None, "foreign_keys", pragmas.foreign_keys)?;
             conn.busy_timeout(pragmas.busy_timeout)?;
-            // The savepoints and commits of every group, and the hot
-            // writes' statements, stay prepared.
+            // The begins and commits of every group, and the hot writes'
+            // statements, stay prepared.
             conn.set_prepared_statement_cache_capacity(64);
             conn.pragma_update(None, "wal_autocheckpoint", CHECKPOINT_PAGES)?;
             Ok(conn)
@@ -255,29 +248,19 @@ impl Writer {
         Ok(Writer { jobs, commits })
     }
 
-    /// Runs `work` on the writer's thread, in a savepoint of the open
-    /// group, and returns its answer once the group is durably committed
-    /// (or at once, for a write undone). A caller that goes away does not
-    /// stop the write: it may land, as a commit cut short may.
+    /// Runs `work` on the writer's thread, in the open group, and returns
+    /// its answer once the group is durably committed (or once it ended,
+    /// for a write undone). `work` must refuse ([`Written::Undo`], or an
+    /// error) only before it changes a row: undone or failed after, it
+    /// fails its whole group (nothing of it is committed), unless it is
+    /// the group's first. A caller that goes away does not stop the
+    /// write: it may land, as a commit cut short may.
     pub(crate) async fn write<T, F>(&self, work: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<Written<T>, StoreError> + Send + 'static,
     {
-        self.queue(work, None, false).await
-    }
-
-    /// [`write`](Writer::write) for a write that undoes itself (or fails)
-    /// only before it changes a row: a step whose thread moved on, a run
-    /// whose lease is lost, nothing to claim. It runs without a savepoint
-    /// of its own; should it fail after changing rows all the same, its
-    /// whole group fails (nothing of it is committed).
-    pub(crate) async fn write_refusing_first<T, F>(&self, work: F) -> Result<T, StoreError>
-    where
-        T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<Written<T>, StoreError> + Send + 'static,
-    {
-        self.queue(work, None, true).await
+        self.queue(work, None).await
     }
 
     /// [`write`](Writer::write), answered as soon as its statements are
@@ -288,10 +271,7 @@ impl Writer {
     /// failed commit undoes its whole group: a later write that depends on
     /// this one (a step after a step: the thread's head) then finds it
     /// missing and is refused. A write undone (or failed) is answered once
-    /// its group ended, as by `write`. Its statements must refuse only
-    /// before they change a row (see
-    /// [`write_refusing_first`](Writer::write_refusing_first)): a step's
-    /// append does.
+    /// its group ended, as by `write`.
     pub(crate) async fn write_early<T, F>(
         &self,
         work: F,
@@ -306,17 +286,12 @@ impl Writer {
             committed,
             on_commit,
         };
-        let answer = self.queue(work, Some(early), true).await?;
+        let answer = self.queue(work, Some(early)).await?;
         Ok((answer, Committing(committing)))
     }
 
     /// Queues `work` and waits for its answer.
-    async fn queue<T, F>(
-        &self,
-        work: F,
-        early: Option<Early>,
-        refuses_first: bool,
-    ) -> Result<T, StoreError>
+    async fn queue<T, F>(&self, work: F, early: Option<Early>) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<Written<T>, StoreError> + Send + 'static,
@@ -327,7 +302,6 @@ impl Writer {
             done: None,
             reply: Some(reply),
             early,
-            refuses_first,
         };
         self.jobs
             .send(Job::Write(Box::new(task)))
@@ -359,7 +333,7 @@ fn serve(conn: Connection, queue: mpsc::Receiver<Job>, commits: &AtomicU64) {
         // (then it is rolled back whole, and its writers told why).
         let mut began = false;
         // Whether a write of the open transaction is kept (the next one
-        // runs in a savepoint of its own).
+        // cannot be undone alone: see `after_others`).
         let mut kept = false;
         let mut failed: Option<String> = None;
         let mut turn = None;
@@ -378,10 +352,8 @@ fn serve(conn: Connection, queue: mpsc::Receiver<Job>, commits: &AtomicU64) {
                     }
                     if failed.is_none() {
                         let done = match kept {
-                            // The transaction holds this write alone: no
-                            // savepoint needed to undo only its statements
-                            // (two statements less, and no page copied to
-                            // a savepoint's journal); undone, it ends.
+                            // The transaction holds this write alone:
+                            // undone (even half way), it ends.
                             false => match work.run(&conn) {
                                 true => Ok(true),
                                 false => run(&conn, "ROLLBACK").map(|()| {
@@ -389,8 +361,7 @@ fn serve(conn: Connection, queue: mpsc::Receiver<Job>, commits: &AtomicU64) {
                                     false
                                 }),
                             },
-                            true if work.refuses_first() => unguarded(&conn, work.as_mut()),
-                            true => in_savepoint(&conn, work.as_mut()).map(|()| true),
+                            true => after_others(&conn, work.as_mut()),
                         };
                         match done {
                             Ok(kept_any) => kept = kept || kept_any,
@@ -436,34 +407,21 @@ fn serve(conn: Connection, queue: mpsc::Receiver<Job>, commits: &AtomicU64) {
     }
 }
 
-/// Runs `work` in a savepoint: released if kept, rolled back if not. An
-/// error here (not the write's own) fails the whole group: a write that
-/// could not be undone must not be committed.
-fn in_savepoint(conn: &Connection, work: &mut dyn Work) -> Result<(), String> {
-    run(conn, "SAVEPOINT writer")?;
-    if !work.run(conn) {
-        run(conn, "ROLLBACK TO writer")?;
-    }
-    run(conn, "RELEASE writer")
-}
-
-/// Runs `work`, which refuses only before it changes a row, without a
-/// savepoint: kept, or undone having changed nothing, the group goes on.
+/// Runs `work` after the group's earlier writes, which it cannot undo
+/// alone: kept, or undone having changed nothing, the group goes on.
 /// Undone (or failed, or panicked) after changing rows, or ended by SQLite
 /// rolling the transaction back (an I/O error, say), it fails the whole
 /// group: its rows cannot be undone alone, and nothing half written is
 /// committed. (`total_changes` counts the rows of the statements that
 /// completed; one that failed was undone by SQLite itself.)
-fn unguarded(conn: &Connection, work: &mut dyn Work) -> Result<bool, String> {
+fn after_others(conn: &Connection, work: &mut dyn Work) -> Result<bool, String> {
     let before = conn.total_changes();
     let keep = work.run(conn);
     if conn.is_autocommit() {
         return Err("SQLite rolled the group's transaction back during a write".to_owned());
     }
     if !keep && conn.total_changes() != before {
-        return Err(
-            "a write failed after changing rows, and had no savepoint to undo them".to_owned(),
-        );
+        return Err("a write failed after changing rows, which cannot be undone alone".to_owned());
     }
     Ok(keep)
 }
@@ -565,67 +523,23 @@ mod tests {
         );
     }
 
-    /// Holds the writer's thread in a turn while `queue` queues writes,
-    /// so that they are one group.
-    async fn one_group<T>(writer: &Writer, queue: impl FnOnce() -> T) -> T {
-        let turn = writer.turn().await.unwrap();
-        let queued = queue();
-        // Let the spawned writes reach the queue.
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        drop(turn);
-        queued
-    }
-
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_failed_or_undone_writer_undoes_only_its_own_writes() {
-        let dir = tempfile::tempdir().unwrap();
-        let (writer, file) = database(&dir);
-        let [kept, failed, undone, last] = one_group(&writer, || {
-            let spawn = |work: fn(&Connection) -> Result<Written<&'static str>, StoreError>| {
-                let writer = writer.clone();
-                tokio::spawn(async move { writer.write(work).await })
-            };
-            [
-                spawn(|conn| insert(conn, 1).map(|()| Written::Keep("kept"))),
-                // Its first row is undone with its failed second.
-                spawn(|conn| {
-                    insert(conn, 2)?;
-                    insert(conn, 2)?;
-                    Ok(Written::Keep("failed"))
-                }),
-                spawn(|conn| insert(conn, 3).map(|()| Written::Undo("undone"))),
-                spawn(|conn| insert(conn, 4).map(|()| Written::Keep("last"))),
-            ]
-        })
-        .await;
-        assert_eq!(kept.await.unwrap().unwrap(), "kept");
-        let error = failed.await.unwrap().unwrap_err();
-        assert!(error.to_string().contains("inserting 2"), "{error}");
-        assert_eq!(undone.await.unwrap().unwrap(), "undone");
-        assert_eq!(last.await.unwrap().unwrap(), "last");
-        assert_eq!(rows(&file), [1, 4]);
-        assert_eq!(writer.commits.load(Ordering::Relaxed), 1, "one group");
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_write_refusing_first_needs_no_savepoint_and_keeps_the_group() {
+    async fn a_write_refused_before_changing_a_row_leaves_the_group_as_it_was() {
         let dir = tempfile::tempdir().unwrap();
         let (writer, file) = database(&dir);
         // Queued in this order behind a turn: one group.
         let turn = writer.turn().await.unwrap();
         let mut kept = Box::pin(write(&writer, 1));
         // Refused before it changed a row: nothing to undo.
-        let mut refused = Box::pin(writer.write_refusing_first(|conn| {
+        let mut refused = Box::pin(writer.write(|conn| {
             let found: i64 = conn
                 .query_row("SELECT COUNT(*) FROM t WHERE n = 1", [], |r| r.get(0))
                 .map_err(|error| StoreError::backend("counting", error))?;
             Ok(Written::Undo(found))
         }));
         // Its one statement failed: SQLite undid it.
-        let mut failed =
-            Box::pin(writer.write_refusing_first(|conn| insert(conn, 1).map(Written::Keep)));
-        let mut last =
-            Box::pin(writer.write_refusing_first(|conn| insert(conn, 2).map(Written::Keep)));
+        let mut failed = Box::pin(writer.write(|conn| insert(conn, 1).map(Written::Keep)));
+        let mut last = Box::pin(writer.write(|conn| insert(conn, 2).map(Written::Keep)));
         assert!(futures::poll!(&mut kept).is_pending());
         assert!(futures::poll!(&mut refused).is_pending());
         assert!(futures::poll!(&mut failed).is_pending());
@@ -645,7 +559,7 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_write_refusing_first_that_fails_after_changing_rows_fails_its_group() {
+    async fn a_write_that_fails_after_changing_rows_fails_its_group() {
         let dir = tempfile::tempdir().unwrap();
         let (writer, file) = database(&dir);
         write(&writer, 0).await.unwrap();
@@ -653,9 +567,8 @@ mod tests {
         let turn = writer.turn().await.unwrap();
         let mut kept = Box::pin(write(&writer, 1));
         // Broke its promise: a row changed, then undone.
-        let mut undone = Box::pin(
-            writer.write_refusing_first(|conn| insert(conn, 2).map(|()| Written::Undo("undone"))),
-        );
+        let mut undone =
+            Box::pin(writer.write(|conn| insert(conn, 2).map(|()| Written::Undo("undone"))));
         let mut later = Box::pin(write(&writer, 3));
         assert!(futures::poll!(&mut kept).is_pending());
         assert!(futures::poll!(&mut undone).is_pending());
@@ -675,7 +588,7 @@ mod tests {
         let panicking = writer.clone();
         let mut panicked = tokio::spawn(async move {
             panicking
-                .write_refusing_first(|conn| {
+                .write(|conn| {
                     insert(conn, 5)?;
                     panic!("a closure panicked after a row");
                     #[allow(unreachable_code)]
@@ -723,29 +636,31 @@ mod tests {
     async fn a_panicking_write_panics_in_its_caller_and_the_writer_goes_on() {
         let dir = tempfile::tempdir().unwrap();
         let (writer, file) = database(&dir);
-        let (panicked, kept) = one_group(&writer, || {
-            let panics = writer.clone();
-            let keeps = writer.clone();
-            (
-                tokio::spawn(async move {
-                    panics
-                        .write(|conn| {
-                            insert(conn, 1)?;
-                            panic!("a user's closure panicked");
-                            #[allow(unreachable_code)]
-                            Ok(Written::Keep(()))
-                        })
-                        .await
-                }),
-                tokio::spawn(async move { write(&keeps, 2).await }),
-            )
-        })
-        .await;
+        // The group's first: undone alone (a panic after others: see
+        // `a_write_that_fails_after_changing_rows_fails_its_group`).
+        let turn = writer.turn().await.unwrap();
+        let panics = writer.clone();
+        let panicked = tokio::spawn(async move {
+            panics
+                .write(|conn| {
+                    insert(conn, 1)?;
+                    panic!("a user's closure panicked");
+                    #[allow(unreachable_code)]
+                    Ok(Written::Keep(()))
+                })
+                .await
+        });
+        // The spawned write queued first.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let mut kept = Box::pin(write(&writer, 2));
+        assert!(futures::poll!(&mut kept).is_pending());
+        drop(turn);
         let panic = panicked.await.unwrap_err();
         assert!(panic.is_panic());
-        kept.await.unwrap().unwrap();
+        kept.await.unwrap();
         write(&writer, 3).await.unwrap();
         assert_eq!(rows(&file), [2, 3]);
+        assert_eq!(writer.commits.load(Ordering::Relaxed), 2);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
