@@ -36,7 +36,8 @@ macro_rules! sql_runs {
             /// Appends `events` to the run `fence` holds, numbered after
             /// its last, with the events' notice: `None` when the fence no
             /// longer holds (nothing written). The fence and the numbers in
-            /// one statement, then one `INSERT` per `EVENTS_PER_INSERT`.
+            /// one statement (`RESERVE_EVENTS`, `FENCED_LAST_EVENT`), then
+            /// one `INSERT` per `EVENTS_PER_INSERT`.
             async fn insert_events<E: AsRef<str> + Sync>(
                 conn: &mut <$db as sqlx::Database>::Connection,
                 fence: $crate::backend::runs::Fence<'_>,
@@ -45,31 +46,27 @@ macro_rules! sql_runs {
             ) -> Result<Option<i64>, sqlx::Error> {
                 use $crate::backend::sql_runs::*;
                 let count = i64::try_from(events.len()).unwrap_or(i64::MAX);
-                // SQLite: the numbers and the rows in one call (one round
-                // trip to the connection's thread, not two).
-                if !$notify && !events.is_empty() && events.len() <= EVENTS_PER_INSERT {
-                    let sql = reserve_and_insert_events_sql(events.len());
-                    let mut query = sqlx::query_as::<_, (i64,)>(&sql)
+                // SQLite numbers on from the stored events (its writes are
+                // one at a time); PostgreSQL reserves numbers in the run's
+                // locked row.
+                let last: Option<(i64,)> = if $notify {
+                    sqlx::query_as(RESERVE_EVENTS)
                         .bind(fence.run_id)
                         .bind(fence.worker)
                         .bind(fence.attempt)
                         .bind(count)
-                        .bind(now);
-                    for (event, data) in events {
-                        query = query.bind(event.as_ref()).bind(data.as_str());
-                    }
-                    // All rows: every statement of the call runs.
-                    let rows = query.fetch_all(&mut *conn).await?;
-                    return Ok(rows.first().map(|(last,)| *last));
-                }
-                let last: Option<(i64,)> = sqlx::query_as(RESERVE_EVENTS)
-                    .bind(fence.run_id)
-                    .bind(fence.worker)
-                    .bind(fence.attempt)
-                    .bind(count)
-                    .bind(now)
-                    .fetch_optional(&mut *conn)
-                    .await?;
+                        .bind(now)
+                        .fetch_optional(&mut *conn)
+                        .await?
+                } else {
+                    sqlx::query_as(FENCED_LAST_EVENT)
+                        .bind(fence.run_id)
+                        .bind(fence.worker)
+                        .bind(fence.attempt)
+                        .fetch_optional(&mut *conn)
+                        .await?
+                        .map(|(stored,): (i64,)| (stored + count,))
+                };
                 let Some((last,)) = last else {
                     return Ok(None);
                 };

@@ -322,43 +322,28 @@ pub(crate) const FENCED_RUN_BASE_FOR_UPDATE: &str = concat!(
     fenced!(),
     " FOR UPDATE"
 );
-/// Reserves `$4` sequence numbers for events; returns the last.
+/// Reserves `$4` sequence numbers for events; returns the last
+/// (PostgreSQL: the run's row locked, so that a worker whose lease was
+/// lost and the one that has it now never number two events alike).
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) const RESERVE_EVENTS: &str = concat!(
     "UPDATE state_store_runs SET last_seq = last_seq + $4, updated_at = $5",
     fenced!(),
     " RETURNING last_seq"
 );
-/// SQLite's `RESERVE_EVENTS` and the `INSERT` of `rows` events (1 to
-/// [`EVENTS_PER_INSERT`]) in one call: the run's new last number, and its
-/// events numbered up to it (`$6`, `$7`: the first's name and data, and
-/// so on), inserted only if the fence held (`changes()`: the `UPDATE`
-/// before it matched its run). SQLite runs the statements of one call in
-/// order; parameters `$N` name the same value in each.
+/// SQLite's numbering: the run's last event's number (0 before its
+/// first), if the fence holds. SQLite's writes are one at a time, so
+/// the events are numbered on from the stored ones; the run's row is
+/// only read (`RESERVE_EVENTS` rewrote it, its arguments and all, for
+/// every batch of events: a sixth of a run's instructions). `last_seq`
+/// stays 0 on SQLite. A run's events are deleted only with the run or
+/// once it ended, so a number is never given twice.
 #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
-pub(crate) fn reserve_and_insert_events_sql(rows: usize) -> String {
-    use std::fmt::Write as _;
-    let mut sql = String::with_capacity(320 + rows * 40);
-    sql.push_str(RESERVE_EVENTS);
-    sql.push_str(
-        "; INSERT INTO state_store_run_events (run_id, seq, event, data, recorded_at) \
-         SELECT r.run_id, r.last_seq - $4 + e.k, e.event, e.data, $5 \
-         FROM state_store_runs r, (",
-    );
-    for row in 0..rows {
-        let p = 6 + row * 2;
-        if row > 0 {
-            sql.push_str(" UNION ALL ");
-        }
-        let _ = write!(
-            sql,
-            "SELECT {} AS k, ${p} AS event, ${} AS data",
-            row + 1,
-            p + 1
-        );
-    }
-    sql.push_str(") e WHERE r.run_id = $1 AND changes() = 1");
-    sql
-}
+pub(crate) const FENCED_LAST_EVENT: &str = concat!(
+    "SELECT (SELECT COALESCE(MAX(e.seq), 0) FROM state_store_run_events e \
+     WHERE e.run_id = state_store_runs.run_id) FROM state_store_runs",
+    fenced!()
+);
 
 /// How many events one `INSERT` writes at most (5 parameters each: far
 /// below SQLite's and PostgreSQL's limits on parameters).
@@ -558,10 +543,5 @@ mod tests {
     fn an_insert_of_events_numbers_its_parameters() {
         assert!(insert_events_sql(1).ends_with("VALUES ($1, $2, $3, $4, $5)"));
         assert!(insert_events_sql(2).ends_with("($1, $2, $3, $4, $5), ($6, $7, $8, $9, $10)"));
-        let both = reserve_and_insert_events_sql(2);
-        assert!(both.starts_with(RESERVE_EVENTS));
-        assert!(both.contains(
-            "(SELECT 1 AS k, $6 AS event, $7 AS data UNION ALL SELECT 2 AS k, $8 AS event, $9 AS data) e"
-        ));
     }
 }

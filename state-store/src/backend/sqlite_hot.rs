@@ -247,25 +247,24 @@ fn run_of(row: &Row<'_>) -> rusqlite::Result<RunRow> {
     columns::<RunTuple>(row).map(run_row)
 }
 
-/// Appends `events` to the run `fence` holds, numbered after its last:
-/// the new last number, `None` when the fence no longer holds.
+/// Appends `events` to the run `fence` holds, numbered after its last
+/// stored (`FENCED_LAST_EVENT`): the new last number, `None` when the
+/// fence no longer holds.
 fn insert_events(
     conn: &Connection,
     fence: &OwnedFence,
     events: &[(String, String)],
     now: i64,
 ) -> rusqlite::Result<Option<i64>> {
-    let count = i64::try_from(events.len()).unwrap_or(i64::MAX);
-    let last = first(
+    let stored = first(
         conn,
-        RESERVE_EVENTS,
-        &[&fence.run_id, &fence.worker, &fence.attempt, &count, &now],
+        FENCED_LAST_EVENT,
+        &[&fence.run_id, &fence.worker, &fence.attempt],
         |row| row.get::<_, i64>(0),
     )?;
-    let Some(last) = last else {
+    let Some(mut seq) = stored else {
         return Ok(None);
     };
-    let mut seq = last - count;
     for chunk in events.chunks(EVENTS_PER_INSERT) {
         let mut values: Vec<&dyn ToSql> = Vec::with_capacity(chunk.len() * 5);
         let numbers: Vec<i64> = (1..=chunk.len() as i64).map(|k| seq + k).collect();
@@ -275,7 +274,7 @@ fn insert_events(
         exec(conn, &insert_events_sql(chunk.len()), &values)?;
         seq += chunk.len() as i64;
     }
-    Ok(Some(last))
+    Ok(Some(seq))
 }
 
 /// `SETTLE_THREAD`: whether runs are still in flight on `thread` (also
