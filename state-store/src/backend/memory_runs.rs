@@ -400,7 +400,6 @@ impl MemoryRuns {
             s.events
                 .insert(s.last_seq, ((*event).to_owned(), data.clone(), now));
         }
-        s.row.updated_at = now;
         Ok(Some(s.last_seq))
     }
 

@@ -55,7 +55,6 @@ macro_rules! sql_runs {
                         .bind(fence.worker)
                         .bind(fence.attempt)
                         .bind(count)
-                        .bind(now)
                         .fetch_optional(&mut *conn)
                         .await?
                 } else {

@@ -327,7 +327,7 @@ pub(crate) const FENCED_RUN_BASE_FOR_UPDATE: &str = concat!(
 /// lost and the one that has it now never number two events alike).
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) const RESERVE_EVENTS: &str = concat!(
-    "UPDATE state_store_runs SET last_seq = last_seq + $4, updated_at = $5",
+    "UPDATE state_store_runs SET last_seq = last_seq + $4",
     fenced!(),
     " RETURNING last_seq"
 );

@@ -417,7 +417,8 @@ pub struct Run {
     /// When it was created.
     #[serde(with = "iso")]
     pub created_at: SystemTime,
-    /// When it last changed.
+    /// When it last changed: created, claimed, its lease renewed, a
+    /// cancel asked, ended (not when its events are stored).
     #[serde(with = "iso")]
     pub updated_at: SystemTime,
     /// Who created it.
