@@ -436,6 +436,13 @@ pub struct Run {
 
 impl Run {
     fn from_row(row: RunRow) -> Result<Run, StoreError> {
+        Run::decode(row, None)
+    }
+
+    /// `row` decoded; its metadata and kwargs are `values` when given: the
+    /// values its text was just written from (a run created is not parsed
+    /// back from what it was written as).
+    fn decode(row: RunRow, values: Option<(Value, Value)>) -> Result<Run, StoreError> {
         let corrupt = |column: &'static str, detail: String| StoreError::CorruptRun {
             what: format!("run \"{}\"", row.run_id),
             column,
@@ -461,11 +468,13 @@ impl Run {
             serde_json::from_str::<Value>(text)
                 .map_err(|e| corrupt(column, format!("not JSON: {e}")))
         };
-        let metadata = json("metadata", &row.metadata)?;
+        let (metadata, kwargs) = match values {
+            Some(values) => values,
+            None => (json("metadata", &row.metadata)?, json("kwargs", &row.kwargs)?),
+        };
         if !metadata.is_object() {
             return Err(corrupt("metadata", "not a JSON object".into()));
         }
-        let kwargs = json("kwargs", &row.kwargs)?;
         let attempt = u32::try_from(row.attempt)
             .map_err(|_| corrupt("attempt", format!("{} is not an attempt", row.attempt)))?;
         let cancel = match row.cancel_action.as_deref() {
@@ -1033,7 +1042,7 @@ impl Store {
                 for id in &touched {
                     self.hub.runs.announce(Some(id), true);
                 }
-                Ok((Run::from_row(*row)?, claimed))
+                Ok((Run::decode(*row, Some((new.metadata, new.kwargs)))?, claimed))
             }
             Created::ThreadBusy => Err(StoreError::ThreadBusy {
                 thread: new.thread_id.unwrap_or_default(),
