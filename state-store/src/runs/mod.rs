@@ -470,7 +470,10 @@ impl Run {
         };
         let (metadata, kwargs) = match values {
             Some(values) => values,
-            None => (json("metadata", &row.metadata)?, json("kwargs", &row.kwargs)?),
+            None => (
+                json("metadata", &row.metadata)?,
+                json("kwargs", &row.kwargs)?,
+            ),
         };
         if !metadata.is_object() {
             return Err(corrupt("metadata", "not a JSON object".into()));
@@ -1042,7 +1045,10 @@ impl Store {
                 for id in &touched {
                     self.hub.runs.announce(Some(id), true);
                 }
-                Ok((Run::decode(*row, Some((new.metadata, new.kwargs)))?, claimed))
+                Ok((
+                    Run::decode(*row, Some((new.metadata, new.kwargs)))?,
+                    claimed,
+                ))
             }
             Created::ThreadBusy => Err(StoreError::ThreadBusy {
                 thread: new.thread_id.unwrap_or_default(),
