@@ -128,14 +128,10 @@ const SQLITE_WITHOUT_ROWID: [&str; 9] = [
      FROM state_store_threads",
     "DROP TABLE state_store_threads",
     "ALTER TABLE state_store_threads_v10 RENAME TO state_store_threads",
-    "CREATE TABLE state_store_thread_records_v10 (
-        thread_id TEXT PRIMARY KEY,
-        metadata TEXT NOT NULL,
-        status TEXT NOT NULL,
-        owner TEXT,
-        created_at BIGINT NOT NULL,
-        updated_at BIGINT NOT NULL
-    ) WITHOUT ROWID",
+    super::sql_runs::thread_records_table!(
+        "CREATE TABLE state_store_thread_records_v10",
+        " WITHOUT ROWID"
+    ),
     "INSERT INTO state_store_thread_records_v10 \
      SELECT thread_id, metadata, status, owner, created_at, updated_at \
      FROM state_store_thread_records",

@@ -12,6 +12,27 @@
 //! Times are microseconds since the Unix epoch, JSON is stored as text,
 //! statuses by their lowercase names.
 
+/// The thread records' table, `$create` (its `CREATE TABLE` and name)
+/// followed by `$options`: version 4's, and SQLite's rebuild of it at
+/// version 10 (`WITHOUT ROWID`), from one list of columns.
+macro_rules! thread_records_table {
+    ($create:literal, $options:literal) => {
+        concat!(
+            $create,
+            " (
+        thread_id TEXT PRIMARY KEY,
+        metadata TEXT NOT NULL,
+        status TEXT NOT NULL,
+        owner TEXT,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+    )",
+            $options
+        )
+    };
+}
+pub(crate) use thread_records_table;
+
 /// The tables and indexes of version 4, the same in both databases.
 pub(crate) const RUN_TABLES: [&str; 7] = [
     "CREATE TABLE IF NOT EXISTS state_store_runs (
@@ -49,14 +70,7 @@ pub(crate) const RUN_TABLES: [&str; 7] = [
         recorded_at BIGINT NOT NULL,
         PRIMARY KEY (run_id, seq)
     )",
-    "CREATE TABLE IF NOT EXISTS state_store_thread_records (
-        thread_id TEXT PRIMARY KEY,
-        metadata TEXT NOT NULL,
-        status TEXT NOT NULL,
-        owner TEXT,
-        created_at BIGINT NOT NULL,
-        updated_at BIGINT NOT NULL
-    )",
+    thread_records_table!("CREATE TABLE IF NOT EXISTS state_store_thread_records", ""),
     "CREATE INDEX IF NOT EXISTS state_store_thread_records_by_status \
      ON state_store_thread_records (status)",
 ];
