@@ -904,16 +904,7 @@ async fn a_postgres_database_at_version_seven_gets_the_crons_table() {
         sqlx::query(sql).execute(&raw).await.unwrap();
     }
     // Many workers open it at once: each succeeds, the upgrade is made once.
-    let opens: Vec<_> = (0..4)
-        .map(|_| {
-            let url = db.url.clone();
-            tokio::spawn(async move { Store::postgres(&url).await })
-        })
-        .collect();
-    let mut stores = Vec::new();
-    for open in opens {
-        stores.push(open.await.unwrap().unwrap());
-    }
+    let stores = support::postgres::open_at_once(&db.url, 4).await;
     let version: (i64, i64) =
         sqlx::query_as("SELECT MAX(version), COUNT(*) FROM state_store_schema")
             .fetch_one(&raw)

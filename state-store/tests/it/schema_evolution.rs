@@ -395,16 +395,7 @@ async fn postgres_store_schema_one_is_upgraded_and_eleven_refused() {
         .unwrap();
     // Many workers open it at once: each succeeds, the upgrade is recorded
     // once.
-    let opens: Vec<_> = (0..8)
-        .map(|_| {
-            let url = db.url.clone();
-            tokio::spawn(async move { Store::postgres(&url).await })
-        })
-        .collect();
-    let mut stores = Vec::new();
-    for open in opens {
-        stores.push(open.await.unwrap().unwrap());
-    }
+    let stores = support::postgres::open_at_once(&db.url, 8).await;
     assert_eq!(pg_schema_version(&raw).await, (10, 1));
     let t = stores[0].thread::<Chat>("t").await.unwrap();
     assert_eq!(t.state().transcript, ["one"]);
@@ -619,16 +610,7 @@ async fn a_version_eight_postgres_database_gets_the_partial_indexes_with_its_row
         sqlx::query(sql).execute(&raw).await.unwrap();
     }
     // Workers opening it at once: each succeeds, the upgrade made once.
-    let opens: Vec<_> = (0..4)
-        .map(|_| {
-            let url = db.url.clone();
-            tokio::spawn(async move { Store::postgres(&url).await })
-        })
-        .collect();
-    let mut stores = Vec::new();
-    for open in opens {
-        stores.push(open.await.unwrap().unwrap());
-    }
+    let stores = support::postgres::open_at_once(&db.url, 4).await;
     assert_eq!(pg_schema_version(&raw).await, (10, 1));
     let indexes: Vec<String> = sqlx::query_scalar(
         "SELECT indexname FROM pg_indexes WHERE tablename IN \

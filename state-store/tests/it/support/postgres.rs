@@ -1029,3 +1029,19 @@ fn describe(command: &Command) -> String {
     }
     text
 }
+
+/// `n` stores opening the database at `url` at once, as workers started
+/// together do; each must succeed.
+pub async fn open_at_once(url: &str, n: usize) -> Vec<state_store::Store> {
+    let opens: Vec<_> = (0..n)
+        .map(|_| {
+            let url = url.to_owned();
+            tokio::spawn(async move { state_store::Store::postgres(&url).await })
+        })
+        .collect();
+    let mut stores = Vec::new();
+    for open in opens {
+        stores.push(open.await.unwrap().unwrap());
+    }
+    stores
+}
