@@ -274,6 +274,18 @@ pub(crate) fn add_to_list<M: MessageLike, S: BuildHasher + Default>(
 ) -> Result<(), ReduceError> {
     let clear = take_tail(&mut update);
     assign_ids(&mut update, &mut new_id);
+    // The common update (appends and replacements on a history whose
+    // messages all have ids) cannot fail and has no history ids to give:
+    // each message goes in as it comes, its id hashed once, no plan.
+    if (clear || list.unindexed() == 0) && !update.iter().any(MessageLike::is_removal) {
+        if clear {
+            list.clear();
+        }
+        for message in update {
+            list.upsert(message);
+        }
+        return Ok(());
+    }
     let plan = if clear {
         plan(&update, 0, |_| None)?
     } else {
@@ -779,6 +791,45 @@ mod tests {
             "100 appends touched messages {cost} times"
         );
         assert_eq!(list.len(), BIG as usize + 102);
+    }
+
+    thread_local! {
+        /// Ids hashed by a `CountingHasher` list, on this thread.
+        static HASHED: Cell<u64> = const { Cell::new(0) };
+    }
+
+    /// SipHash, as the default, counting each id it hashes.
+    #[derive(Default, Clone)]
+    struct CountingHasher(std::hash::RandomState);
+
+    impl BuildHasher for CountingHasher {
+        type Hasher = std::hash::DefaultHasher;
+        fn build_hasher(&self) -> Self::Hasher {
+            HASHED.with(|h| h.set(h.get() + 1));
+            self.0.build_hasher()
+        }
+    }
+
+    #[test]
+    fn appends_and_replacements_hash_each_id_once() {
+        let mut list: IdList<Message, CountingHasher> =
+            IdList::from_items([h("1", "hi"), a("2", "hello")]);
+        let hashed = |list: &mut IdList<Message, CountingHasher>, update| {
+            let before = HASHED.with(Cell::get);
+            add_to_list(list, update, counter(), HistoryIds::Fresh).unwrap();
+            HASHED.with(Cell::get) - before
+        };
+        // Two appends, a replacement, and an id given twice in the update
+        // (appended, then replaced in place): one hash per message.
+        let update = vec![a("3", "x"), a("2", "hello!"), a("4", "y"), a("3", "x!")];
+        assert_eq!(hashed(&mut list, update), 4);
+        let texts: Vec<_> = list.items().iter().map(Message::text).collect();
+        assert_eq!(texts, ["hi", "hello!", "x!", "y"]);
+        // After a remove-all, the same.
+        let update = vec![Message::remove_all(), a("5", "z"), a("5", "z!")];
+        assert_eq!(hashed(&mut list, update), 2);
+        assert_eq!(list.items().len(), 1);
+        assert_eq!(list.position("5"), Some(0));
     }
 
     #[test]

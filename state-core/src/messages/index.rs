@@ -76,6 +76,11 @@ impl<M, S> IdList<M, S> {
     pub(crate) fn len(&self) -> usize {
         self.items.len()
     }
+
+    /// How many messages have no id (none is indexed).
+    pub(crate) fn unindexed(&self) -> usize {
+        self.unindexed
+    }
 }
 
 impl<M: MessageLike, S: BuildHasher> IdList<M, S> {
@@ -87,17 +92,35 @@ impl<M: MessageLike, S: BuildHasher> IdList<M, S> {
     {
         let mut list = IdList::default();
         for item in items {
-            match item.id().and_then(|id| list.position(id)) {
-                Some(at) => list.replace_at(at, item),
-                None => list.push_new(item),
-            }
+            list.upsert(item);
         }
         list
     }
 
+    /// Puts `item` in place of the message with its id, or appends it (as
+    /// one without an id). Its id is hashed once for both.
+    pub(crate) fn upsert(&mut self, item: M) {
+        let Some(id) = item.id() else {
+            self.unindexed += 1;
+            return self.items.push(item);
+        };
+        let hash = self.hasher.hash_one(id);
+        match self.position_hashed(hash, id) {
+            Some(at) => self.items[at] = item,
+            None => {
+                self.index(hash, self.items.len());
+                self.items.push(item);
+            }
+        }
+    }
+
     /// The position of the message with this id. O(1).
     pub(crate) fn position(&self, id: &str) -> Option<usize> {
-        let hash = self.hasher.hash_one(id);
+        self.position_hashed(self.hasher.hash_one(id), id)
+    }
+
+    /// [`position`](IdList::position), the id's hash given.
+    fn position_hashed(&self, hash: u64, id: &str) -> Option<usize> {
         let holds = |at: &usize| self.items.get(*at).and_then(MessageLike::id) == Some(id);
         if let Some(at) = self.slots.get(&hash).filter(|at| holds(at)) {
             return Some(*at);
