@@ -820,14 +820,25 @@ fn visible(owner: Option<&str>, row_owner: Option<&str>) -> bool {
 /// followers are woken only then).
 struct ClaimDecoded(Arc<OnceLock<(Run, bool)>>);
 
+/// A run being created, claimed as it is: its id, and the metadata and
+/// arguments its row's text is written from. A claim changes neither, so
+/// the claimed row is decoded with them, not parsed back.
+type Creating = (String, Value, Value);
+
 impl ClaimDecoded {
     fn new(
         events: impl Fn(&Run) -> Vec<RunEventIn> + Send + Sync + 'static,
+        creating: Option<Creating>,
     ) -> (ClaimDecoded, ClaimEvents) {
         let decoded: Arc<OnceLock<(Run, bool)>> = Arc::default();
         let kept = decoded.clone();
+        let creating = std::sync::Mutex::new(creating);
         let made = move |row: &RunRow| -> Result<Vec<(String, String)>, StoreError> {
-            let run = Run::from_row(row.clone())?;
+            let values = match creating.lock().map(|mut c| c.take()) {
+                Ok(Some((id, metadata, kwargs))) if id == row.run_id => Some((metadata, kwargs)),
+                _ => None,
+            };
+            let run = Run::decode(row.clone(), values)?;
             let rows: Vec<(String, String)> = events(&run)
                 .into_iter()
                 .map(|e| (e.event, e.data.to_string()))
@@ -954,7 +965,8 @@ impl Store {
         events: impl Fn(&Run) -> Vec<RunEventIn> + Send + Sync + 'static,
     ) -> Result<(Run, Option<Claim>), StoreError> {
         let until = now_micros().saturating_add(micros_of(lease));
-        let (decoded, events) = ClaimDecoded::new(events);
+        let creating = (new.run_id.clone(), new.metadata.clone(), new.kwargs.clone());
+        let (decoded, events) = ClaimDecoded::new(events, Some(creating));
         let claim = ClaimAtCreation {
             worker: worker.to_owned(),
             until,
@@ -1144,7 +1156,7 @@ impl Store {
     ) -> Result<Option<Claim>, StoreError> {
         let now = now_micros();
         let until = now.saturating_add(micros_of(lease));
-        let (decoded, events) = ClaimDecoded::new(events);
+        let (decoded, events) = ClaimDecoded::new(events, None);
         let Some((row, others_due)) = self.backend.claim_run(worker, now, until, events).await?
         else {
             return Ok(None);

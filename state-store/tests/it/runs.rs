@@ -1275,8 +1275,15 @@ async fn a_run_claimed_as_it_is_created(ts: TestStore) {
     let store = &ts.store;
     let events =
         |run: &state_store::Run| vec![RunEventIn::new("metadata", json!({"attempt": run.attempt}))];
+    let (metadata, kwargs) = (
+        json!({"b": 1, "a": [true, null], "é": "tab\there"}),
+        json!({"input": {"messages": [{"type": "human", "content": "hi \"there\""}]}}),
+    );
+    let first = on("t", "r1")
+        .metadata(metadata.clone())
+        .kwargs(kwargs.clone());
     let (run, claim) = store
-        .create_run_claimed(on("t", "r1"), "w", LEASE, events)
+        .create_run_claimed(first, "w", LEASE, events)
         .await
         .unwrap();
     assert_eq!(run.status, RunStatus::Pending);
@@ -1289,6 +1296,12 @@ async fn a_run_claimed_as_it_is_created(ts: TestStore) {
         (claim.run().status, claim.attempt()),
         (RunStatus::Running, 1)
     );
+    // The claimed run carries what the run was created with, as a read
+    // of the stored row gives it.
+    let read = store.get_run("r1", None).await.unwrap().expect("stored");
+    for (what, got) in [("claimed", claim.run()), ("read", &read)] {
+        assert_eq!((&got.metadata, &got.kwargs), (&metadata, &kwargs), "{what}");
+    }
     assert_eq!(claim.worker(), "w");
     assert_eq!(status(store, "r1").await, Some(RunStatus::Running));
     assert_eq!(thread_status(store, "t").await, ThreadStatus::Busy);
