@@ -492,6 +492,25 @@ mod tests {
             .map_err(|error| StoreError::backend(format!("inserting {n}"), error))
     }
 
+    /// A write, on a task of its own, that inserts `n`, then panics (a
+    /// user's closure that panicked after changing a row).
+    fn spawn_panicking_write(
+        writer: &Writer,
+        n: i64,
+    ) -> tokio::task::JoinHandle<Result<(), StoreError>> {
+        let writer = writer.clone();
+        tokio::spawn(async move {
+            writer
+                .write(move |conn| {
+                    insert(conn, n)?;
+                    panic!("a closure panicked after inserting {n}");
+                    #[allow(unreachable_code)]
+                    Ok(Written::Keep(()))
+                })
+                .await
+        })
+    }
+
     async fn write(writer: &Writer, n: i64) -> Result<(), StoreError> {
         writer
             .write(move |conn| insert(conn, n).map(Written::Keep))
@@ -585,17 +604,7 @@ mod tests {
         let turn = writer.turn().await.unwrap();
         let mut kept = Box::pin(write(&writer, 4));
         assert!(futures::poll!(&mut kept).is_pending());
-        let panicking = writer.clone();
-        let mut panicked = tokio::spawn(async move {
-            panicking
-                .write(|conn| {
-                    insert(conn, 5)?;
-                    panic!("a closure panicked after a row");
-                    #[allow(unreachable_code)]
-                    Ok(Written::Keep(()))
-                })
-                .await
-        });
+        let mut panicked = spawn_panicking_write(&writer, 5);
         // The spawned write queued (second) before the turn ends.
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(futures::poll!(&mut panicked).is_pending());
@@ -639,17 +648,7 @@ mod tests {
         // The group's first: undone alone (a panic after others: see
         // `a_write_that_fails_after_changing_rows_fails_its_group`).
         let turn = writer.turn().await.unwrap();
-        let panics = writer.clone();
-        let panicked = tokio::spawn(async move {
-            panics
-                .write(|conn| {
-                    insert(conn, 1)?;
-                    panic!("a user's closure panicked");
-                    #[allow(unreachable_code)]
-                    Ok(Written::Keep(()))
-                })
-                .await
-        });
+        let panicked = spawn_panicking_write(&writer, 1);
         // The spawned write queued first.
         tokio::time::sleep(Duration::from_millis(50)).await;
         let mut kept = Box::pin(write(&writer, 2));

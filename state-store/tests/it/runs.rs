@@ -220,24 +220,26 @@ async fn multitask_strategies(ts: TestStore) {
     // Refused with a metadata patch, or made again under an id taken with
     // a strategy that cancels: nothing of it written either.
     let before = store.thread_record("t", None).await.unwrap().unwrap();
-    let busy = store
-        .create_run(
-            on("t", "c")
-                .multitask_strategy(MultitaskStrategy::Reject)
-                .thread_metadata(json!({"patched": true})),
-        )
-        .await
-        .unwrap_err();
-    assert!(matches!(busy, StoreError::ThreadBusy { .. }), "{busy}");
-    let taken = store
-        .create_run(
-            on("t", "b")
-                .multitask_strategy(MultitaskStrategy::Interrupt)
-                .thread_metadata(json!({"patched": true})),
-        )
-        .await
-        .unwrap_err();
-    assert!(matches!(taken, StoreError::RunExists { .. }), "{taken}");
+    let busy = |e: &StoreError| matches!(e, StoreError::ThreadBusy { .. });
+    let taken = |e: &StoreError| matches!(e, StoreError::RunExists { .. });
+    for (run, strategy, expected) in [
+        (
+            "c",
+            MultitaskStrategy::Reject,
+            busy as fn(&StoreError) -> bool,
+        ),
+        ("b", MultitaskStrategy::Interrupt, taken),
+    ] {
+        let refused = store
+            .create_run(
+                on("t", run)
+                    .multitask_strategy(strategy)
+                    .thread_metadata(json!({"patched": true})),
+            )
+            .await
+            .unwrap_err();
+        assert!(expected(&refused), "{run}: {refused}");
+    }
     let after = store.thread_record("t", None).await.unwrap().unwrap();
     assert_eq!(after.metadata, before.metadata, "{}", ts.name);
     assert_eq!(status(store, "b").await, Some(RunStatus::Pending));
