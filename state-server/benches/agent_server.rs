@@ -25,6 +25,12 @@
 //! - **Interrupt + resume**: one client, `POST /threads`, then
 //!   `runs/wait` on `hitl` (answers `__interrupt__`) and `runs/wait` with
 //!   `command: {"resume": ..}`: the two waits' time.
+//! - **Same runs** (ours on memory, after LangGraph's server): a fresh
+//!   server on `Store::memory()` driven by the load's `CLIENTS` clients
+//!   until they have started as many runs as LangGraph's served in its
+//!   warm-up and load, then its `VmRSS`: the memory after the same load
+//!   (a memory store keeps every run, and ours serves many more in the
+//!   load's time).
 //! - **Curve** (ours on SQLite): runs/s with 1 to 64 clients.
 //! - **Worker processes on PostgreSQL** (`agent_server/postgres.rs`): one
 //!   API process (`Server::workers(0)`) and 1, then 2 worker processes on
@@ -36,7 +42,9 @@
 //! `AGENT_BENCH_MAIN=0` ours on memory and SQLite (the first tables),
 //! `AGENT_BENCH_MEMORY=0` ours on memory only,
 //! `AGENT_BENCH_CURVE=0` the curve, `AGENT_BENCH_PG=0` the PostgreSQL
-//! workers; `AGENT_BENCH_SECS` sets the load's length, 15 by default;
+//! workers, `AGENT_BENCH_SAME_RUNS=0` the same runs (`=<n>`: n runs when
+//! LangGraph's server is left out); `AGENT_BENCH_SECS` sets the load's
+//! length, 15 by default;
 //! `AGENT_SERVER_NODELAY=0` serves without `TCP_NODELAY`, as
 //! `axum::serve` does by default). It prints the tables and writes
 //! `target/agent-server-bench.json` (the PostgreSQL part
@@ -54,7 +62,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 // The throwaway PostgreSQL cluster of state-store's tests and benches
@@ -521,11 +529,26 @@ impl Load {
     }
 }
 
+/// When a load stops.
+#[derive(Clone, Copy)]
+enum Until {
+    /// After this long (the runs in flight then end first).
+    Time(Duration),
+    /// Once this many runs are started (counted over all the clients).
+    Runs(usize),
+}
+
 /// `clients` clients, each creating a thread and waiting on a run of
-/// the tool loop in a loop, for `time`.
-async fn load(server: &Served, client: &Client, clients: usize, time: Duration) -> Load {
+/// the tool loop in a loop, `until` a time or a number of runs.
+async fn load(server: &Served, client: &Client, clients: usize, until: Until) -> Load {
     let pid = server.child.id();
     let stop = Arc::new(AtomicBool::new(false));
+    // The runs started, and how many to start.
+    let started = Arc::new(AtomicUsize::new(0));
+    let limit = match until {
+        Until::Time(_) => usize::MAX,
+        Until::Runs(n) => n,
+    };
     let cpu0 = cpu_seconds(pid);
     let own0 = own_cpu_seconds();
     let start = Instant::now();
@@ -534,10 +557,13 @@ async fn load(server: &Served, client: &Client, clients: usize, time: Duration) 
             let client = client.clone();
             let base = server.base.clone();
             let stop = stop.clone();
+            let started = started.clone();
             tokio::spawn(async move {
                 let mut times = Vec::new();
                 let mut errors = Vec::new();
-                while !stop.load(Ordering::Relaxed) {
+                while !stop.load(Ordering::Relaxed)
+                    && started.fetch_add(1, Ordering::Relaxed) < limit
+                {
                     let t = Instant::now();
                     match one_run(&client, &base).await {
                         Ok(()) => times.push(t.elapsed()),
@@ -548,8 +574,10 @@ async fn load(server: &Served, client: &Client, clients: usize, time: Duration) 
             })
         })
         .collect();
-    tokio::time::sleep(time).await;
-    stop.store(true, Ordering::Relaxed);
+    if let Until::Time(time) = until {
+        tokio::time::sleep(time).await;
+        stop.store(true, Ordering::Relaxed);
+    }
     let mut times = Vec::new();
     let mut errors = Vec::new();
     for task in tasks {
@@ -755,6 +783,9 @@ struct Plan {
     hitl_ours: usize,
     hitl_langgraph: usize,
     curve: Vec<usize>,
+    /// `AGENT_BENCH_SAME_RUNS`: 0 leaves the same runs out; n is their
+    /// count when LangGraph's server is left out (its count otherwise).
+    same_runs: Option<usize>,
 }
 
 fn main() {
@@ -783,6 +814,9 @@ fn main() {
         } else {
             vec![1, 2, 4, 8, 16, 32, 64]
         },
+        same_runs: std::env::var("AGENT_BENCH_SAME_RUNS")
+            .ok()
+            .and_then(|n| n.parse().ok()),
     };
     let with_langgraph = std::env::var("AGENT_BENCH_LANGGRAPH").as_deref() != Ok("0");
     let with_main = std::env::var("AGENT_BENCH_MAIN").as_deref() != Ok("0");
@@ -801,7 +835,7 @@ fn main() {
 }
 
 async fn run(plan: &Plan, with_main: bool, with_langgraph: bool) {
-    if !with_main && !with_langgraph && plan.curve.is_empty() {
+    if !with_main && !with_langgraph && plan.curve.is_empty() && plan.same_runs.is_none() {
         return; // only the PostgreSQL workers asked for
     }
     let dir = tempfile::tempdir().expect("a temporary directory");
@@ -839,9 +873,15 @@ async fn run(plan: &Plan, with_main: bool, with_langgraph: bool) {
         let ours = !server.name.starts_with("LangGraph");
         // Warm-up: the first runs load the graphs (LangGraph) and fill
         // the connection pool.
-        let warm = load(&server, &client, CLIENTS, Duration::from_secs(3)).await;
+        let warm = load(
+            &server,
+            &client,
+            CLIENTS,
+            Until::Time(Duration::from_secs(3)),
+        )
+        .await;
         println!("{}: load ...", server.name);
-        let l = load(&server, &client, CLIENTS, plan.time).await;
+        let l = load(&server, &client, CLIENTS, Until::Time(plan.time)).await;
         println!("{}: first events ...", server.name);
         let n = if ours {
             plan.first_ours
@@ -869,6 +909,25 @@ async fn run(plan: &Plan, with_main: bool, with_langgraph: bool) {
         });
     }
 
+    // Ours on memory after as many runs as LangGraph's server served.
+    let langgraph = measured
+        .iter()
+        .find(|m| m.name.starts_with("LangGraph"))
+        .map(|m| (m.warm_runs + m.load.runs, m.load.rss_after));
+    let same_runs = match (plan.same_runs, langgraph) {
+        (Some(0), _) | (None, None) => None,
+        (_, Some((n, _))) | (Some(n), None) => Some(n),
+    };
+    let same = match same_runs {
+        Some(n) => {
+            let server = start_ours("ours, Store::memory()", "memory", None);
+            ready(&server, &client).await;
+            println!("{}: {n} runs (the same runs) ...", server.name);
+            Some(load(&server, &client, CLIENTS, Until::Runs(n)).await)
+        }
+        None => None,
+    };
+
     // The curve on SQLite: a fresh server per point, default workers and
     // as many workers as clients.
     let mut curve = Vec::new();
@@ -884,8 +943,14 @@ async fn run(plan: &Plan, with_main: bool, with_langgraph: bool) {
                 workers,
             );
             ready(&server, &client).await;
-            let _ = load(&server, &client, clients, Duration::from_secs(1)).await;
-            let l = load(&server, &client, clients, plan.time / 3).await;
+            let _ = load(
+                &server,
+                &client,
+                clients,
+                Until::Time(Duration::from_secs(1)),
+            )
+            .await;
+            let l = load(&server, &client, clients, Until::Time(plan.time / 3)).await;
             curve.push((workers, l));
         }
     }
@@ -909,6 +974,24 @@ async fn run(plan: &Plan, with_main: bool, with_langgraph: bool) {
             "{} | {served} runs | {:.1} KiB a run",
             m.name,
             m.load.rss_after * 1024.0 / served as f64
+        );
+    }
+    if let Some(l) = &same {
+        let errors = match &l.first_error {
+            Some(e) => format!(" ({} errors, first: {e})", l.errors),
+            None => String::new(),
+        };
+        let theirs = langgraph.map_or(String::new(), |(runs, rss)| {
+            let ratio = rss / l.rss_after;
+            format!(", LangGraph {runs} runs {rss:.1} MiB: {ratio:.1}x less")
+        });
+        let what = match langgraph {
+            Some(_) => "the same runs as LangGraph's",
+            None => "AGENT_BENCH_SAME_RUNS runs",
+        };
+        println!(
+            "RSS after {what}: ours, Store::memory() {} runs {:.1} MiB{theirs}{errors}",
+            l.runs, l.rss_after
         );
     }
     println!();
@@ -971,6 +1054,11 @@ async fn run(plan: &Plan, with_main: bool, with_langgraph: bool) {
             "name": m.name, "warm_up_runs": m.warm_runs, "load": load_json(&m.load),
             "first_event": times_json(&m.first), "interrupt_resume": times_json(&m.hitl),
         })).collect::<Vec<_>>(),
+        "same_runs": same.as_ref().map(|l| json!({
+            "ours_memory": load_json(l),
+            "langgraph": langgraph.map(|(runs, rss)| json!({"runs": runs, "rss_after_mib": rss})),
+            "rss_less": langgraph.map(|(_, rss)| rss / l.rss_after),
+        })),
         "curve_sqlite": curve.iter().map(|(w, l)| json!({"workers": w, "load": load_json(l)})).collect::<Vec<_>>(),
     });
     let out = root().join("target/agent-server-bench.json");
