@@ -158,7 +158,8 @@ impl<D> Command<D> {
     /// # let _ = (one, both, done);
     /// ```
     pub fn goto(targets: impl IntoGoto) -> Self {
-        let mut goto = Vec::new();
+        // Room for one: a handoff's list made once, to its size.
+        let mut goto = Vec::with_capacity(1);
         targets.into_goto(&mut goto);
         Command {
             update: None,

@@ -158,11 +158,22 @@ impl<S: State, C> Plan<S, C> {
                 )
                 .collect(),
         };
+        // One name (a handoff): its target, without going through the
+        // general loop below.
+        if let [Goto::Node(name)] = goto.as_slice() {
+            return match declared.targets.iter().find(|(n, _)| n == name) {
+                Some((_, target)) => Ok(Resolved {
+                    targets: vec![(node, *target)],
+                    sends: Vec::new(),
+                }),
+                None => Err(undeclared(name)),
+            };
+        }
         let mut resolved = Resolved::default();
         for target in goto {
             match target {
                 Goto::Node(name) => match declared.targets.iter().find(|(n, _)| *n == name) {
-                    Some((_, target)) => resolved.targets.push(*target),
+                    Some((_, target)) => resolved.targets.push((node, *target)),
                     None => return Err(undeclared(&name)),
                 },
                 Goto::Dispatch(dispatch) => {
@@ -321,6 +332,8 @@ impl<S: State, C> Plan<S, C> {
 /// A command's targets, resolved against the node's destinations.
 #[derive(Default)]
 pub(crate) struct Resolved {
-    pub targets: Vec<Target>,
+    /// (the node whose command chose it, the target): the cursor's own
+    /// form, so the runner takes a lone command's list as it is.
+    pub targets: Vec<(usize, Target)>,
     pub sends: Vec<Sent>,
 }

@@ -260,17 +260,25 @@ impl<D: Delta> Prior<D> {
                 targets: Vec::new(),
                 sends: cursor.sends.into_iter().map(|(_, sent)| sent).collect(),
             };
-            for to in &write.goto {
-                resolved.targets.push(if to == END {
-                    Target::End
-                } else {
-                    Target::Node(plan.node(to).ok_or_else(|| {
-                        log(format!(
-                            "the pending write of \"{}\" goes to \"{to}\", which this graph does not have",
-                            write.task.node
-                        ))
-                    })?)
-                });
+            let missing = |name: &str| {
+                log(format!(
+                    "the pending write of \"{}\" goes to \"{name}\", which this graph does not have",
+                    write.task.node
+                ))
+            };
+            if !write.goto.is_empty() {
+                // The node whose command chose them: the task's.
+                let chooser = plan
+                    .node(&write.task.node)
+                    .ok_or_else(|| missing(&write.task.node))?;
+                for to in &write.goto {
+                    let target = if to == END {
+                        Target::End
+                    } else {
+                        Target::Node(plan.node(to).ok_or_else(|| missing(to))?)
+                    };
+                    resolved.targets.push((chooser, target));
+                }
             }
             prior.writes.insert(
                 write.task,

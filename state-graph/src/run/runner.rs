@@ -265,8 +265,7 @@ where
                         .get_or_insert_with(Vec::new)
                         .extend(output.handoff.into_iter().flatten());
                 }
-                next.goto
-                    .extend(output.resolved.targets.into_iter().map(|t| (task.node, t)));
+                take_all(&mut next.goto, output.resolved.targets);
                 next.sends
                     .extend(output.resolved.sends.into_iter().map(|s| (task.node, s)));
                 if let Some(handed) = handed {
@@ -422,7 +421,7 @@ where
                         .resolved
                         .targets
                         .iter()
-                        .map(|t| match t {
+                        .map(|(_, t)| match t {
                             Target::Node(n) => plan.nodes[*n].name.clone(),
                             Target::End => crate::END.to_owned(),
                         })
@@ -569,4 +568,14 @@ where
         };
         sink.send(event);
     }))
+}
+
+/// Moves `more` to the end of `into`: the list itself when `into` is
+/// empty (a superstep's one command: no copy, no allocation).
+pub(crate) fn take_all<T>(into: &mut Vec<T>, mut more: Vec<T>) {
+    if into.is_empty() {
+        *into = more;
+    } else {
+        into.append(&mut more);
+    }
 }

@@ -427,8 +427,7 @@ where
                 next.sources.push(Some(task.node));
             }
             if let Some(output) = prior.writes.remove(&key) {
-                next.goto
-                    .extend(output.resolved.targets.into_iter().map(|t| (task.node, t)));
+                super::runner::take_all(&mut next.goto, output.resolved.targets);
                 next.sends
                     .extend(output.resolved.sends.into_iter().map(|s| (task.node, s)));
                 nodes.push((
