@@ -268,9 +268,12 @@ impl<D: Delta> Prior<D> {
             };
             if !write.goto.is_empty() {
                 // The node whose command chose them: the task's.
-                let chooser = plan
-                    .node(&write.task.node)
-                    .ok_or_else(|| missing(&write.task.node))?;
+                let chooser = plan.node(&write.task.node).ok_or_else(|| {
+                    log(format!(
+                        "a pending write of \"{}\", a node this graph does not have",
+                        write.task.node
+                    ))
+                })?;
                 for to in &write.goto {
                     let target = if to == END {
                         Target::End
@@ -366,4 +369,75 @@ pub(crate) fn answer_interrupts<D>(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Command, START, StateGraph};
+
+    #[derive(state_core::AgentState, Debug, Clone, PartialEq)]
+    struct S {
+        n: u64,
+    }
+
+    fn plan() -> std::sync::Arc<Plan<S, ()>> {
+        let mut g = StateGraph::<S>::new();
+        g.add_node("a", |_: &S| Command::goto("x").update(S::delta().n(1)))
+            .destinations(["x", END]);
+        g.add_node("x", |_: &S| S::delta());
+        g.add_edge(START, "a");
+        g.add_edge("x", END);
+        g.compile().expect("compiles").plan
+    }
+
+    /// A pending body whose one write is `write` (JSON).
+    fn decode(write: Value) -> Result<Prior<SDelta>, GraphError> {
+        let mut body: PendingBody = serde_json::from_value(serde_json::json!({
+            "from": ["__start__"],
+            "writes": [write],
+        }))
+        .expect("a pending body");
+        Prior::decode(&mut body, &plan(), |reason| GraphError::Log {
+            thread: "t".to_owned(),
+            seq: 1,
+            reason,
+        })
+    }
+
+    /// A finished task's command is replayed with its node as the
+    /// chooser of its targets; a target or a task this graph does not
+    /// have is the log's error, naming it.
+    #[test]
+    fn a_pending_writes_targets_name_their_chooser() {
+        let plan = plan();
+        let (a, x) = (plan.node("a").expect("a"), plan.node("x").expect("x"));
+        let write = |node: &str, goto: &[&str]| serde_json::json!({"task": {"node": node}, "delta": {"n": 1}, "goto": goto});
+        let prior = decode(write("a", &["x", END])).expect("decodes");
+        let key = TaskKey {
+            node: "a".to_owned(),
+            send: None,
+        };
+        assert_eq!(
+            prior.writes[&key].resolved.targets,
+            [(a, Target::Node(x)), (a, Target::End)]
+        );
+        let unknown_target = decode(write("a", &["z"])).err().expect("refused");
+        assert!(
+            unknown_target.to_string().contains(
+                "the pending write of \"a\" goes to \"z\", which this graph does not have"
+            ),
+            "{unknown_target}"
+        );
+        let unknown_task = decode(write("gone", &["x"])).err().expect("refused");
+        assert!(
+            unknown_task
+                .to_string()
+                .contains("a pending write of \"gone\", a node this graph does not have"),
+            "{unknown_task}"
+        );
+        // Without targets, no node is looked up (as before).
+        let quiet = serde_json::json!({"task": {"node": "gone"}, "delta": {"n": 1}});
+        assert!(decode(quiet).is_ok());
+    }
 }
