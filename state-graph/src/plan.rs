@@ -158,18 +158,11 @@ impl<S: State, C> Plan<S, C> {
                 )
                 .collect(),
         };
-        // One name (a handoff): its target, without going through the
-        // general loop below.
-        if let [Goto::Node(name)] = goto.as_slice() {
-            return match declared.targets.iter().find(|(n, _)| n == name) {
-                Some((_, target)) => Ok(Resolved {
-                    targets: vec![(node, *target)],
-                    sends: Vec::new(),
-                }),
-                None => Err(undeclared(name)),
-            };
-        }
-        let mut resolved = Resolved::default();
+        // Sized once: a handoff's one target makes one small list.
+        let mut resolved = Resolved {
+            targets: Vec::with_capacity(goto.len()),
+            sends: Vec::new(),
+        };
         for target in goto {
             match target {
                 Goto::Node(name) => match declared.targets.iter().find(|(n, _)| *n == name) {

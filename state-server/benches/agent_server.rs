@@ -538,9 +538,17 @@ enum Until {
     Runs(usize),
 }
 
+/// A load of a fixed time, as most are.
+impl From<Duration> for Until {
+    fn from(time: Duration) -> Until {
+        Until::Time(time)
+    }
+}
+
 /// `clients` clients, each creating a thread and waiting on a run of
 /// the tool loop in a loop, `until` a time or a number of runs.
-async fn load(server: &Served, client: &Client, clients: usize, until: Until) -> Load {
+async fn load(server: &Served, client: &Client, clients: usize, until: impl Into<Until>) -> Load {
+    let until = until.into();
     let pid = server.child.id();
     let stop = Arc::new(AtomicBool::new(false));
     // The runs started, and how many to start.
@@ -873,15 +881,9 @@ async fn run(plan: &Plan, with_main: bool, with_langgraph: bool) {
         let ours = !server.name.starts_with("LangGraph");
         // Warm-up: the first runs load the graphs (LangGraph) and fill
         // the connection pool.
-        let warm = load(
-            &server,
-            &client,
-            CLIENTS,
-            Until::Time(Duration::from_secs(3)),
-        )
-        .await;
+        let warm = load(&server, &client, CLIENTS, Duration::from_secs(3)).await;
         println!("{}: load ...", server.name);
-        let l = load(&server, &client, CLIENTS, Until::Time(plan.time)).await;
+        let l = load(&server, &client, CLIENTS, plan.time).await;
         println!("{}: first events ...", server.name);
         let n = if ours {
             plan.first_ours
@@ -943,14 +945,8 @@ async fn run(plan: &Plan, with_main: bool, with_langgraph: bool) {
                 workers,
             );
             ready(&server, &client).await;
-            let _ = load(
-                &server,
-                &client,
-                clients,
-                Until::Time(Duration::from_secs(1)),
-            )
-            .await;
-            let l = load(&server, &client, clients, Until::Time(plan.time / 3)).await;
+            let _ = load(&server, &client, clients, Duration::from_secs(1)).await;
+            let l = load(&server, &client, clients, plan.time / 3).await;
             curve.push((workers, l));
         }
     }

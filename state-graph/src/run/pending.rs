@@ -260,12 +260,6 @@ impl<D: Delta> Prior<D> {
                 targets: Vec::new(),
                 sends: cursor.sends.into_iter().map(|(_, sent)| sent).collect(),
             };
-            let missing = |name: &str| {
-                log(format!(
-                    "the pending write of \"{}\" goes to \"{name}\", which this graph does not have",
-                    write.task.node
-                ))
-            };
             if !write.goto.is_empty() {
                 // The node whose command chose them: the task's.
                 let chooser = plan.node(&write.task.node).ok_or_else(|| {
@@ -278,7 +272,12 @@ impl<D: Delta> Prior<D> {
                     let target = if to == END {
                         Target::End
                     } else {
-                        Target::Node(plan.node(to).ok_or_else(|| missing(to))?)
+                        Target::Node(plan.node(to).ok_or_else(|| {
+                            log(format!(
+                                "the pending write of \"{}\" goes to \"{to}\", which this graph does not have",
+                                write.task.node
+                            ))
+                        })?)
                     };
                     resolved.targets.push((chooser, target));
                 }

@@ -37,8 +37,8 @@
 //! by a restart of the cluster).
 
 use super::{
-    Load, Served, Until, cpu_seconds, load, load_average, load_json, ms, pg_cluster, ready, root,
-    rss_mib, server, spawn_ours, start_ours,
+    Load, Served, cpu_seconds, load, load_average, load_json, ms, pg_cluster, ready, root, rss_mib,
+    server, spawn_ours, start_ours,
 };
 use reqwest::Client;
 use serde_json::json;
@@ -204,7 +204,7 @@ pub async fn run(time: Duration) {
             .collect();
         ready(&api, &client).await;
         println!("postgres workers: pair {pair}, {processes} worker process(es): load ...");
-        let _warm = load(&api, &client, clients, Until::Time(Duration::from_secs(3))).await;
+        let _warm = load(&api, &client, clients, Duration::from_secs(3)).await;
         if statements {
             cluster.psql(
                 &db.name,
@@ -215,7 +215,7 @@ pub async fn run(time: Duration) {
         let counters0 = database_counters(&cluster, &db.name);
         let workers_cpu0: f64 = workers.iter().map(|w| cpu_seconds(w.child.id())).sum();
         let pg_cpu0 = cpu_seconds(pg);
-        let l = load(&api, &client, clients, Until::Time(time)).await;
+        let l = load(&api, &client, clients, time).await;
         // The backends report their counters within a second or so.
         let database = database_counters(&cluster, &db.name)
             .into_iter()
