@@ -6,6 +6,7 @@ mod branch;
 mod breakpoints;
 mod child;
 mod cursor;
+mod out_of_line;
 mod pending;
 mod position;
 mod runner;

@@ -6,6 +6,7 @@
 
 use super::backing::Backing;
 use super::cursor::{LoggedRoutes, LoggedSend, step_metadata};
+use super::out_of_line::out_of_line;
 use super::pending::{
     Breakpoint, ChildPending, Failure, PendingBody, PendingInterrupt, PendingWrite, Prior,
     TaskAnswers,
@@ -304,13 +305,17 @@ where
                     sink.delta_messages(task, delta, &mut written);
                 }
             }
+            // The commit is polled out of line: inlined, a thread's whole
+            // commit made this loop's code larger than the cache.
             match (adopted, adopt) {
                 (Some(state), true) => backing.adopt(state)?,
                 (Some(state), false) => match steps {
-                    Some((node, steps)) => backing.commit_steps(node, steps, routes, state).await?,
-                    None => backing.commit_adopted(nodes, routes, state).await?,
+                    Some((node, steps)) => {
+                        out_of_line(backing.commit_steps(node, steps, routes, state)).await?
+                    }
+                    None => out_of_line(backing.commit_adopted(nodes, routes, state)).await?,
                 },
-                (None, false) => backing.commit(nodes, routes).await?,
+                (None, false) => out_of_line(backing.commit(nodes, routes)).await?,
                 // Its state was handed over: its writes have nothing to
                 // apply to.
                 (None, true) => {
