@@ -131,6 +131,15 @@ impl<S: State, C> Plan<S, C> {
         self.by_name.get(name).copied()
     }
 
+    /// The target named `name`, as logged: `END` or a node.
+    pub fn target(&self, name: &str) -> Option<Target> {
+        if name == crate::END {
+            Some(Target::End)
+        } else {
+            self.node(name).map(Target::Node)
+        }
+    }
+
     /// A source's name, as logged.
     pub fn source_name(&self, source: Source) -> &str {
         match source {

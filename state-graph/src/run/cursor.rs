@@ -16,7 +16,7 @@
 //! logs one at every superstep. Pending bodies always name the node.
 
 use crate::plan::{Cursor, Plan, Sent, Target};
-use crate::spec::{END, START};
+use crate::spec::START;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use state_core::State;
@@ -126,11 +126,9 @@ impl LoggedRoutes {
         for (from, targets) in &self.goto {
             let from = node(from)?;
             for to in targets {
-                let target = if to == END {
-                    Target::End
-                } else {
-                    Target::Node(node(to)?)
-                };
+                let target = plan.target(to).ok_or_else(|| {
+                    format!("the log names node \"{to}\", which this graph does not have")
+                })?;
                 cursor.goto.push((from, target));
             }
         }

@@ -7,10 +7,9 @@
 
 use crate::error::GraphError;
 use crate::outcome::{Interrupt, Resume};
-use crate::plan::{Plan, Resolved, Target};
+use crate::plan::{Plan, Resolved};
 use crate::run::cursor::{LoggedRoutes, LoggedSend};
 use crate::run::superstep::Output;
-use crate::spec::END;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use state_core::{Delta, State};
@@ -269,16 +268,12 @@ impl<D: Delta> Prior<D> {
                     ))
                 })?;
                 for to in &write.goto {
-                    let target = if to == END {
-                        Target::End
-                    } else {
-                        Target::Node(plan.node(to).ok_or_else(|| {
-                            log(format!(
-                                "the pending write of \"{}\" goes to \"{to}\", which this graph does not have",
-                                write.task.node
-                            ))
-                        })?)
-                    };
+                    let target = plan.target(to).ok_or_else(|| {
+                        log(format!(
+                            "the pending write of \"{}\" goes to \"{to}\", which this graph does not have",
+                            write.task.node
+                        ))
+                    })?;
                     resolved.targets.push((chooser, target));
                 }
             }
@@ -373,7 +368,8 @@ pub(crate) fn answer_interrupts<D>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Command, START, StateGraph};
+    use crate::plan::Target;
+    use crate::{Command, END, START, StateGraph};
 
     #[derive(state_core::AgentState, Debug, Clone, PartialEq)]
     struct S {
