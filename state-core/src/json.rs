@@ -10,6 +10,7 @@
 //! The common case costs one scan: only output that contains a `null` is
 //! walked again, looking for the float behind it.
 
+use crate::State;
 use serde::Serialize;
 use serde::ser::{self, Error as _};
 use serde_json::{Error, Value};
@@ -46,6 +47,45 @@ pub fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String, Error> {
     // A non-finite float is written as `null`; text without one has none.
     if text.contains("null") {
         check_finite(&ByRef(value))?;
+    }
+    Ok(text)
+}
+
+/// [`to_string`] of a state, written by [`State::write_json`]: each field
+/// on its own type (the derive's), not through `erased_serde`. The same
+/// text, the same refusal of values JSON cannot hold.
+///
+/// ```
+/// use state_core::{AgentState, State};
+///
+/// #[derive(AgentState)]
+/// struct Eval {
+///     answer: String,
+///     score: f64,
+/// }
+///
+/// let mut eval = Eval::default();
+/// eval.answer = "42".into();
+/// let text = state_core::json::state_to_string(&eval).unwrap();
+/// assert_eq!(text, state_core::json::to_string(&eval).unwrap());
+///
+/// eval.score = f64::NAN;
+/// let err = state_core::json::state_to_string(&eval).unwrap_err();
+/// assert_eq!(err.to_string(), "NaN has no JSON form (JSON numbers are finite), at score");
+/// ```
+///
+/// # Errors
+///
+/// As [`to_value`].
+pub fn state_to_string<S: State + Serialize>(state: &S) -> Result<String, Error> {
+    let mut out = Vec::with_capacity(128);
+    state.write_json(&mut out)?;
+    // `serde_json` writes UTF-8 only (bytes as arrays of numbers).
+    let text = String::from_utf8(out)
+        .map_err(|e| Error::custom(format!("the state's JSON is not UTF-8: {e}")))?;
+    // As `to_string`: a non-finite float is written as `null`.
+    if text.contains("null") {
+        check_finite(&ByRef(state))?;
     }
     Ok(text)
 }

@@ -366,6 +366,40 @@ pub trait State: Default {
         Ok(state)
     }
 
+    /// Appends this state as JSON text to `out`: the text
+    /// `serde_json::to_writer` writes of it (a non-finite float as `null`,
+    /// as `serde_json` writes one; [`json::state_to_string`](crate::json::state_to_string)
+    /// refuses it). `#[derive(AgentState)]` writes each field on its own
+    /// type, faster than through [`Serialize`](serde::Serialize), which
+    /// goes through `erased_serde`; with `#[state(serde = "user")]` it is
+    /// the user's `Serialize`. What a store writes as a snapshot.
+    ///
+    /// ```
+    /// use state_core::{AgentState, Message, Messages, State};
+    ///
+    /// #[derive(AgentState)]
+    /// struct Chat {
+    ///     #[reducer(add_messages)]
+    ///     messages: Messages,
+    ///     turns: u32,
+    /// }
+    ///
+    /// let mut chat = Chat::default();
+    /// chat.apply(Chat::delta().messages(vec![Message::human("hi").with_id("m1")]).turns(1u32))?;
+    /// let mut text = Vec::new();
+    /// chat.write_json(&mut text)?;
+    /// assert_eq!(text, serde_json::to_vec(&chat)?);
+    /// assert!(text.starts_with(br#"{"messages":[{"#));
+    /// assert!(text.ends_with(br#""turns":1}"#));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error>
+    where
+        Self: serde::Serialize,
+    {
+        serde_json::to_writer(out, self)
+    }
+
     /// The field table the derive writes, erased. A method of `State`,
     /// so that a type parameter bounded by `State` is known to have one
     /// where the derive probes a field's type for being a nested state.

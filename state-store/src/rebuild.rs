@@ -238,8 +238,8 @@ fn decode_snapshot<S: State>(
 }
 
 /// The state's JSON text, as a snapshot stores it.
-pub(crate) fn state_text<S: Serialize>(id: &str, state: &S) -> Result<String, StoreError> {
-    state_core::json::to_string(state).map_err(|source| StoreError::Encode {
+pub(crate) fn state_text<S: State + Serialize>(id: &str, state: &S) -> Result<String, StoreError> {
+    state_core::json::state_to_string(state).map_err(|source| StoreError::Encode {
         thread: id.to_owned(),
         what: "state",
         source,

@@ -28,6 +28,11 @@ pub trait ErasedValue {
     /// The value, for any serde serializer.
     fn as_serialize(&self) -> &dyn erased_serde::Serialize;
 
+    /// Appends the value as JSON to `out`: `serde_json` called on its own
+    /// type, not through `erased_serde`, whose dynamic call per value
+    /// costs more than the writing (a state's `write_json`).
+    fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error>;
+
     /// Replaces the value with one read from any serde deserializer; on
     /// error the value is left as it was.
     fn deserialize_erased(
@@ -51,6 +56,10 @@ impl<T: Serialize + DeserializeOwned> ErasedValue for T {
 
     fn as_serialize(&self) -> &dyn erased_serde::Serialize {
         self
+    }
+
+    fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        serde_json::to_writer(out, self)
     }
 
     fn deserialize_erased(

@@ -321,6 +321,28 @@ pub fn serialize<S: serde::Serializer>(
     })
 }
 
+/// `State::write_json`: the text `serialize` writes through `serde_json`
+/// (every field, flattened bases' included, in declaration order), each
+/// value written on its own type (see [`ErasedValue::write_json`]).
+pub fn write_json(state: &dyn Fields, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+    out.push(b'{');
+    let mut first = true;
+    let mut result = Ok(());
+    visit(state, &mut |key, value| {
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        result = serde_json::to_writer(&mut *out, key).and_then(|()| {
+            out.push(b':');
+            value.write_json(out)
+        });
+        result.is_ok()
+    });
+    out.push(b'}');
+    result
+}
+
 /// `field_ref::<T>`: the field at `key` (a name or a dotted path into
 /// nested states) as `&T`, if it is one.
 pub fn field_ref<'s, T: Any>(state: &'s (dyn Fields + 'static), key: &str) -> Option<&'s T> {

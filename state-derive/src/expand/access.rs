@@ -1,5 +1,6 @@
-//! Dict-like access: `get`, `set`, `to_json`, `field_ref` and `field_mut`
-//! call the table-driven runtime (see `table`); only `keys` is written out.
+//! Dict-like access: `get`, `set`, `to_json`, `write_json`, `field_ref`
+//! and `field_mut` call the table-driven runtime (see `table`); only
+//! `keys` is written out.
 
 use super::{key, private};
 use crate::model::{Member, Model};
@@ -12,7 +13,7 @@ pub fn methods(model: &Model) -> TokenStream {
     // The table-driven runtime, or, with `#[state(serde = "user")]`, the
     // user's serde impls, through which every path reads and writes the
     // whole state (and `from_json` too).
-    let (get, set, to_json, from_json) = if model.user_serde.is_some() {
+    let (get, set, to_json, from_json, write_json) = if model.user_serde.is_some() {
         let from_json = quote! {
             #[inline]
             fn from_json(value: #p::serde_json::Value) -> #p::Result<Self, #p::StateError> {
@@ -24,6 +25,7 @@ pub fn methods(model: &Model) -> TokenStream {
             quote!(#p::user_serde::set),
             quote!(#p::user_serde::to_json),
             from_json,
+            TokenStream::new(),
         )
     } else {
         (
@@ -31,6 +33,12 @@ pub fn methods(model: &Model) -> TokenStream {
             quote!(#p::table::set),
             quote!(#p::table::to_json_object),
             TokenStream::new(),
+            quote! {
+                #[inline]
+                fn write_json(&self, __out: &mut #p::Vec<u8>) -> #p::Result<(), #p::serde_json::Error> {
+                    #p::table::write_json(self, __out)
+                }
+            },
         )
     };
 
@@ -51,6 +59,8 @@ pub fn methods(model: &Model) -> TokenStream {
         }
 
         #from_json
+
+        #write_json
 
         #[inline]
         fn keys() -> &'static [&'static str] {

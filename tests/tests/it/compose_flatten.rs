@@ -306,6 +306,10 @@ fn serialization_follows_declaration_order_with_bases_in_place() {
     );
     assert_eq!(serialized, state.to_json().unwrap());
     assert_eq!(serialized["group"]["step"], json!(4));
+    // What a store snapshots: the same text, written field by field.
+    let mut written = Vec::new();
+    state.write_json(&mut written).unwrap();
+    assert_eq!(written, serde_json::to_vec(&state).unwrap());
     let back: Tagged<u8> = serde_json::from_value(serialized).unwrap();
     assert_eq!(back, state);
 }

@@ -298,6 +298,10 @@ proptest! {
         if all.is_err() {
             prop_assert_eq!(&via_all, &start(), "all or nothing");
         }
+        // What a store snapshots: the state's text `Serialize` writes,
+        // written field by field on their own types.
+        let text = state_core::json::to_string(&via_all).unwrap();
+        prop_assert_eq!(state_core::json::state_to_string(&via_all).unwrap(), text);
 
         // A third delta: lists of three writes, and merges of merges.
         if let Ok(three) = merged.merge(c) {

@@ -97,6 +97,27 @@ fn to_json_and_from_json_are_the_users_serde() {
     assert!(matches!(err, StateError::NotAnObject { .. }), "{err}");
 }
 
+/// `State::write_json` (what a store snapshots) is the user's serde text,
+/// alone and nested in a derived state.
+#[test]
+fn write_json_is_the_users_serde_text() {
+    let session = session();
+    let mut text = Vec::new();
+    session.write_json(&mut text).unwrap();
+    assert_eq!(text, serde_json::to_vec(&session).unwrap());
+    let agent = Agent {
+        session,
+        name: "planner".into(),
+    };
+    let mut text = Vec::new();
+    agent.write_json(&mut text).unwrap();
+    assert_eq!(text, serde_json::to_vec(&agent).unwrap());
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&text).unwrap()["session"]["timeBudget"],
+        json!(1.5)
+    );
+}
+
 #[test]
 fn get_and_set_read_and_write_the_same_json() {
     let mut session = session();
