@@ -56,7 +56,11 @@
 //!   `paired.rs`), with the load average, and prints the mean of each, the
 //!   ratio of the means and the median of the per-pair ratios: handoff
 //!   `command` / `router`, `subgraph` and `mapped` / `direct` per
-//!   superstep, `get_state` / `load`; and on `Store::memory()`,
+//!   superstep (and per superstep *inside* the subgraph,
+//!   `subgraph/<backend>/<variant>/inside`: each run at N = 100 timed
+//!   right after one at N = 10, `(T(100) - T(10)) / 90`, so that the
+//!   invocation's fixed cost cancels out),
+//!   `get_state` / `load`; and on `Store::memory()`,
 //!   `get_state` right after a step (the step untimed: the store's kept
 //!   state brought up to date) / `load`. One round of a side is a batch of
 //!   runs (or calls) timed together. It writes them to
@@ -750,17 +754,17 @@ fn agents_paired(rt: &Runtime) {
     // Subgraphs: per superstep of the loop.
     let sqlite = rt.block_on(SqliteStore::open());
     for backend in [Backend::NoStore, Backend::Memory, Backend::Sqlite] {
+        let store = (backend == Backend::Sqlite).then_some(&sqlite.store);
+        let on = |app: CompiledGraph<Loop>| match store {
+            Some(s) => app.with_store(s.clone()),
+            None => app,
+        };
         for &n in &SUB_SIZES {
             let (rounds, runs) = match (backend, n) {
                 (Backend::Sqlite, 10) => (40, 3),
                 (Backend::Sqlite, _) => (12, 1),
                 (_, 10) => (300, 40),
                 (_, _) => (200, 4),
-            };
-            let store = (backend == Backend::Sqlite).then_some(&sqlite.store);
-            let on = |app: CompiledGraph<Loop>| match store {
-                Some(s) => app.with_store(s.clone()),
-                None => app,
             };
             let direct = on(sub_graph(Sub::Direct, n));
             for variant in [Sub::Subgraph, Sub::Mapped] {
@@ -792,6 +796,45 @@ fn agents_paired(rt: &Runtime) {
                 row["n"] = json!(n);
                 report.push(row);
             }
+        }
+        // A superstep inside the subgraph, counted alone: what one more
+        // superstep of the loop adds to a run. Each run at N = 100 is
+        // timed right after one at N = 10 of the same graph, and the
+        // difference taken, divided by 90: the invocation's fixed cost
+        // cancels out, and so does a host that changes speed between
+        // rounds. What grows with the loop stays in (for `mapped`, the
+        // messages `from_child` writes back, which the parent logs again).
+        let (small, large) = (SUB_SIZES[0], SUB_SIZES[1]);
+        let (rounds, runs) = match backend {
+            Backend::Sqlite => (12, 1),
+            _ => (200, 4),
+        };
+        let grown = |variant: Sub| (on(sub_graph(variant, small)), on(sub_graph(variant, large)));
+        let run_of = |app: &CompiledGraph<Loop>, n: u64| {
+            timed_run(rt, app, backend, store, loop_input, |s| check_loop(s, n))
+        };
+        let direct = grown(Sub::Direct);
+        for variant in [Sub::Subgraph, Sub::Mapped] {
+            let nested = grown(variant);
+            let label = format!("subgraph/{}/{}/inside", backend.name(), variant.name());
+            let added = |(at_small, at_large): &(CompiledGraph<Loop>, CompiledGraph<Loop>)| {
+                batch(runs, large - small, || {
+                    let before = run_of(at_small, small);
+                    run_of(at_large, large).saturating_sub(before)
+                })
+            };
+            let mut row = pair(
+                &label,
+                (variant.name(), "direct"),
+                "per superstep inside",
+                rounds,
+                || added(&nested),
+                || added(&direct),
+            );
+            row["workload"] = json!("subgraph_inside");
+            row["backend"] = json!(backend.name());
+            row["variant"] = json!(variant.name());
+            report.push(row);
         }
     }
 
