@@ -6,7 +6,9 @@
 //! field's index to its slot, erased behind [`ErasedSlot`], and one from an
 //! index to the decoding of that field (which needs the field's reducer).
 
-use super::flatten::{KeyTree, Member, in_declaration_order, key_index, serialize_map};
+use super::flatten::{
+    KeyTree, Member, in_declaration_order, key_index, serialize_map, write_object,
+};
 use super::serde_delta::UpdateInput;
 use crate::dynamic::describe;
 use crate::error::StateError;
@@ -176,25 +178,11 @@ pub fn serialize<S: serde::Serializer>(
 /// each value written on its own type (see [`ErasedSlot::write_json`]).
 /// A non-finite float is written as `null`, as `serde_json` writes it.
 pub fn write_json(delta: &dyn DeltaTable, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
-    out.push(b'{');
-    let mut first = true;
-    let mut result = Ok(());
-    visit(delta, &mut |key, slot| {
-        if slot.written().is_none() {
-            return true;
-        }
-        if !first {
-            out.push(b',');
-        }
-        first = false;
-        result = serde_json::to_writer(&mut *out, key).and_then(|()| {
-            out.push(b':');
-            slot.write_json(out)
+    write_object(out, |entry| {
+        visit(delta, &mut |key, slot| {
+            slot.written().is_none() || entry(key, &|out| slot.write_json(out))
         });
-        result.is_ok()
-    });
-    out.push(b'}');
-    result
+    })
 }
 
 /// Reads `value` into the slot of `key`, an own field's or a flattened

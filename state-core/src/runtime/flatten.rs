@@ -145,6 +145,35 @@ pub fn serialize_map<S: serde::Serializer>(
     }
 }
 
+/// The JSON object text of the entries `entries` hands to its callback,
+/// in order, each value written by its own function (on its own type, not
+/// through `erased_serde`), appended to `out`; the first error stops it.
+/// What `serialize_map` makes through `serde_json`, byte for byte.
+pub fn write_object(
+    out: &mut Vec<u8>,
+    entries: impl FnOnce(&mut dyn FnMut(&'static str, WriteValue<'_>) -> bool),
+) -> Result<(), serde_json::Error> {
+    out.push(b'{');
+    let mut first = true;
+    let mut result = Ok(());
+    entries(&mut |key, write| {
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        result = serde_json::to_writer(&mut *out, key).and_then(|()| {
+            out.push(b':');
+            write(out)
+        });
+        result.is_ok()
+    });
+    out.push(b'}');
+    result
+}
+
+/// How [`write_object`] is handed one value: a function appending its JSON.
+pub type WriteValue<'a> = &'a dyn Fn(&mut Vec<u8>) -> Result<(), serde_json::Error>;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,7 +9,7 @@
 //! that derives one.
 
 use super::fields::{base_index, own_index};
-use super::flatten::{Member, in_declaration_order, serialize_map};
+use super::flatten::{Member, in_declaration_order, serialize_map, write_object};
 use crate::dynamic::{split_path, walk, walk_mut};
 use crate::error::StateError;
 use crate::state::State;
@@ -325,22 +325,11 @@ pub fn serialize<S: serde::Serializer>(
 /// (every field, flattened bases' included, in declaration order), each
 /// value written on its own type (see [`ErasedValue::write_json`]).
 pub fn write_json(state: &dyn Fields, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
-    out.push(b'{');
-    let mut first = true;
-    let mut result = Ok(());
-    visit(state, &mut |key, value| {
-        if !first {
-            out.push(b',');
-        }
-        first = false;
-        result = serde_json::to_writer(&mut *out, key).and_then(|()| {
-            out.push(b':');
-            value.write_json(out)
+    write_object(out, |entry| {
+        visit(state, &mut |key, value| {
+            entry(key, &|out| value.write_json(out))
         });
-        result.is_ok()
-    });
-    out.push(b'}');
-    result
+    })
 }
 
 /// `field_ref::<T>`: the field at `key` (a name or a dotted path into
