@@ -43,12 +43,7 @@ pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, Error> {
 ///
 /// As [`to_value`].
 pub fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String, Error> {
-    let text = serde_json::to_string(value)?;
-    // A non-finite float is written as `null`; text without one has none.
-    if text.contains("null") {
-        check_finite(&ByRef(value))?;
-    }
-    Ok(text)
+    refuse_hidden_in_text(serde_json::to_string(value)?, value)
 }
 
 /// [`to_string`] of a state, written by [`State::write_json`]: each field
@@ -83,9 +78,14 @@ pub fn state_to_string<S: State + Serialize>(state: &S) -> Result<String, Error>
     // `serde_json` writes UTF-8 only (bytes as arrays of numbers).
     let text = String::from_utf8(out)
         .map_err(|e| Error::custom(format!("the state's JSON is not UTF-8: {e}")))?;
-    // As `to_string`: a non-finite float is written as `null`.
+    refuse_hidden_in_text(text, state)
+}
+
+/// `text` is what `serde_json` wrote of `value`: an error if one of its
+/// `null`s stands for a non-finite float (text without one has none).
+fn refuse_hidden_in_text<T: Serialize + ?Sized>(text: String, value: &T) -> Result<String, Error> {
     if text.contains("null") {
-        check_finite(&ByRef(state))?;
+        check_finite(&ByRef(value))?;
     }
     Ok(text)
 }
