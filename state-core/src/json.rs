@@ -4,7 +4,7 @@
 //! reads back as an error (`f64`) or as `None` (`Option<f64>`): in a
 //! checkpoint, that is a value lost without a word. [`to_value`] and
 //! [`to_string`] are `serde_json`'s, except that such a value is an error
-//! naming it. [`State::to_json`](crate::State::to_json) and the stores write
+//! naming it. [`State::to_json`] and the stores write
 //! through them.
 //!
 //! The common case costs one scan: only output that contains a `null` is
