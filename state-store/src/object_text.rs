@@ -33,8 +33,9 @@ use serde::Serialize;
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ObjectText {
-    /// `{` and the fields so far, comma-separated; the closing brace is
-    /// added by [`into_string`](ObjectText::into_string).
+    /// `{` and the fields so far, comma-separated, or nothing before the
+    /// first field (an empty object allocates nothing); the closing brace
+    /// is added by [`into_string`](ObjectText::into_string).
     text: Vec<u8>,
 }
 
@@ -45,21 +46,22 @@ impl Default for ObjectText {
 }
 
 impl ObjectText {
-    /// An object with no field yet.
+    /// An object with no field yet; nothing is allocated until one is
+    /// written.
     pub fn new() -> ObjectText {
-        ObjectText::with_capacity(64)
+        ObjectText { text: Vec::new() }
     }
 
     /// An object with no field yet, with room for `bytes` of text.
     pub fn with_capacity(bytes: usize) -> ObjectText {
-        let mut text = Vec::with_capacity(bytes.max(2));
-        text.push(b'{');
-        ObjectText { text }
+        ObjectText {
+            text: Vec::with_capacity(bytes),
+        }
     }
 
     /// Whether no field was written.
     pub fn is_empty(&self) -> bool {
-        self.text.len() == 1
+        self.text.is_empty()
     }
 
     /// Writes `key: value`. On error (a value serde cannot write, or a
@@ -69,7 +71,7 @@ impl ObjectText {
         key: &str,
         value: &T,
     ) -> Result<&mut Self, serde_json::Error> {
-        let mark = self.key(key)?;
+        let mark = self.key(key);
         let start = self.text.len();
         let written = serde_json::to_writer(&mut self.text, value).and_then(|()| {
             // A non-finite float is written as `null`: only text with one
@@ -95,6 +97,35 @@ impl ObjectText {
         I: IntoIterator<Item = &'a T>,
     {
         self.items_field(key, items, |item, text| serde_json::to_writer(text, item))
+    }
+
+    /// Writes `key: [strings...]`, each a JSON string (a step's node
+    /// names): the same text as [`array_field`](ObjectText::array_field)
+    /// gives them, without its check for a non-finite float, which a
+    /// string cannot hold. Never fails: serde writes any string.
+    ///
+    /// ```
+    /// use state_store::ObjectText;
+    ///
+    /// let mut metadata = ObjectText::new();
+    /// metadata.strings_field("nodes", ["agent", "say \"hi\""]);
+    /// assert_eq!(metadata.into_string(), r#"{"nodes":["agent","say \"hi\""]}"#);
+    /// ```
+    pub fn strings_field<I>(&mut self, key: &str, strings: I) -> &mut Self
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        self.key(key);
+        self.text.push(b'[');
+        for (i, string) in strings.into_iter().enumerate() {
+            if i > 0 {
+                self.text.push(b',');
+            }
+            write_string(&mut self.text, string.as_ref());
+        }
+        self.text.push(b']');
+        self
     }
 
     /// Writes `key: [deltas...]`, each delta written by
@@ -126,7 +157,7 @@ impl ObjectText {
         T: Serialize + ?Sized + 'a,
         I: IntoIterator<Item = &'a T>,
     {
-        let mark = self.key(key)?;
+        let mark = self.key(key);
         let written = write_array(&mut self.text, items, write);
         self.settle(mark, written)
     }
@@ -134,11 +165,8 @@ impl ObjectText {
     /// Writes `key: [deltas...]` from deltas already written as text
     /// ([`DeltasText`]), copied as they are.
     pub fn deltas_text_field(&mut self, key: &str, deltas: &DeltasText) -> &mut Self {
-        // A key is refused only when serde cannot write it as a string,
-        // which it always can.
-        if self.key(key).is_ok() {
-            self.text.extend_from_slice(deltas.text.as_bytes());
-        }
+        self.key(key);
+        self.text.extend_from_slice(deltas.text.as_bytes());
         self
     }
 
@@ -152,50 +180,44 @@ impl ObjectText {
 
     /// Writes every field of `other` after this object's own.
     pub fn extend(&mut self, other: &ObjectText) -> &mut Self {
-        if !other.is_empty() {
-            if !self.is_empty() {
-                self.text.push(b',');
-            }
-            self.text.extend_from_slice(&other.text[1..]);
+        // `other`'s fields, after its `{`.
+        if let Some(fields) = other.text.get(1..) {
+            self.open_field();
+            self.text.extend_from_slice(fields);
         }
         self
     }
 
     /// The object's text.
     pub fn into_string(mut self) -> String {
+        if self.text.is_empty() {
+            return "{}".to_owned();
+        }
         self.text.push(b'}');
         utf8(self.text)
     }
 
-    /// Writes `,"key":` (or `"key":` first); returns where the field
-    /// starts, to undo it.
-    fn key(&mut self, key: &str) -> Result<usize, serde_json::Error> {
-        let mark = self.text.len();
-        if !self.is_empty() {
+    /// Starts a field: `{` before the first (with room for a few small
+    /// fields, allocated once), `,` before any other.
+    fn open_field(&mut self) {
+        if self.text.is_empty() {
+            if self.text.capacity() == 0 {
+                self.text.reserve(64);
+            }
+            self.text.push(b'{');
+        } else {
             self.text.push(b',');
         }
-        // The common key (printable ASCII, no quote or backslash) is its
-        // own JSON text: copied, not escaped.
-        if key
-            .bytes()
-            .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
-        {
-            self.text.reserve(key.len() + 3);
-            self.text.push(b'"');
-            self.text.extend_from_slice(key.as_bytes());
-            self.text.extend_from_slice(b"\":");
-            return Ok(mark);
-        }
-        match serde_json::to_writer(&mut self.text, key) {
-            Ok(()) => {
-                self.text.push(b':');
-                Ok(mark)
-            }
-            Err(e) => {
-                self.text.truncate(mark);
-                Err(e)
-            }
-        }
+    }
+
+    /// Writes `,"key":` (or `"key":` first); returns where the field
+    /// starts, to undo it.
+    fn key(&mut self, key: &str) -> usize {
+        let mark = self.text.len();
+        self.open_field();
+        write_string(&mut self.text, key);
+        self.text.push(b':');
+        mark
     }
 
     fn settle(
@@ -295,6 +317,24 @@ where
     Ok(())
 }
 
+/// Writes `string` as a JSON string. The common one (printable ASCII, no
+/// quote or backslash: a key, a node's name) is its own JSON text, copied,
+/// not escaped; any other is serde_json's.
+fn write_string(text: &mut Vec<u8>, string: &str) {
+    if string
+        .bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+    {
+        text.reserve(string.len() + 3);
+        text.push(b'"');
+        text.extend_from_slice(string.as_bytes());
+        text.push(b'"');
+        return;
+    }
+    // Writing a string into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *text, string);
+}
+
 /// Text serde_json wrote, which is UTF-8 only: the lossy branch is never
 /// taken.
 fn utf8(text: Vec<u8>) -> String {
@@ -383,6 +423,31 @@ mod tests {
         let nan = [Probe::delta().score(f64::NAN)];
         assert!(fast.delta_array_field("more", nan.iter()).is_err());
         assert_eq!(fast, before);
+    }
+
+    #[test]
+    fn an_empty_object_is_written_whatever_led_to_it() {
+        let text = |o: ObjectText| o.into_string();
+        assert_eq!(text(ObjectText::new()), "{}");
+        assert_eq!(text(ObjectText::with_capacity(64)), "{}");
+        // Its first field refused: still empty, and extended later.
+        let mut object = ObjectText::new();
+        assert!(object.field("x", &f64::NAN).is_err());
+        assert!(object.is_empty());
+        assert_eq!(text(object.clone()), "{}");
+        object.extend(&ObjectText::new());
+        assert_eq!(text(object.clone()), "{}");
+        let mut one = ObjectText::new();
+        one.field("a", &1).unwrap();
+        object.extend(&one);
+        assert_eq!(text(object.clone()), r#"{"a":1}"#);
+        object.extend(&one).strings_field("nodes", ["n"]);
+        assert_eq!(text(object), r#"{"a":1,"a":1,"nodes":["n"]}"#);
+        // A copy with room of an empty one is empty too.
+        let mut copy = ObjectText::new().clone_with_room(8);
+        assert!(copy.is_empty());
+        copy.strings_field("nodes", Vec::<String>::new());
+        assert_eq!(text(copy), r#"{"nodes":[]}"#);
     }
 
     #[test]

@@ -692,14 +692,14 @@ impl Metadata {
     }
 
     /// Adds the node names of a superstep under `"nodes"`.
-    pub fn nodes(&mut self, names: Vec<Value>) {
+    pub fn nodes(&mut self, names: Vec<String>) {
         match self {
             Metadata::Map(map) => {
+                let names = names.into_iter().map(Value::String).collect();
                 map.insert("nodes".to_owned(), Value::Array(names));
             }
-            // Strings always serialize.
             Metadata::Text(text) => {
-                let _ = text.array_field("nodes", names.iter());
+                text.strings_field("nodes", &names);
             }
         }
     }

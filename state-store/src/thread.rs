@@ -581,10 +581,20 @@ where
     ) -> Result<u64, StoreError> {
         self.settle().await?;
         let encoded = Encoded::superstep::<S>(&self.id, &deltas)?;
-        let mut merged = S::delta();
-        for delta in deltas {
-            merged = state_core::Delta::merge(merged, delta).map_err(|e| self.refused(e))?;
-        }
+        // A lone delta is the superstep's write as it is: merging it into
+        // an empty one would only move it.
+        let mut deltas = deltas.into_iter();
+        let merged = match (deltas.next(), deltas.len()) {
+            (Some(delta), 0) => delta,
+            (first, _) => {
+                let mut merged = S::delta();
+                for delta in first.into_iter().chain(deltas) {
+                    merged =
+                        state_core::Delta::merge(merged, delta).map_err(|e| self.refused(e))?;
+                }
+                merged
+            }
+        };
         let checked = self.state().check(merged).map_err(|e| self.refused(e))?;
         self.write(encoded, metadata, |state| {
             state.change(|state| state.commit(checked))
@@ -1006,7 +1016,7 @@ where
         state: Arc<S>,
         mut metadata: Metadata,
     ) -> Result<u64, StoreError> {
-        metadata.nodes(vec![Value::String(node)]);
+        metadata.nodes(vec![node]);
         self.settle().await?;
         let encoded = Encoded::sequence(&steps);
         drop(steps);
@@ -1179,9 +1189,9 @@ fn named_deltas<N: Into<String>, D>(
     nodes: impl IntoIterator<Item = (N, D)>,
     metadata: &mut Metadata,
 ) -> Vec<D> {
-    let (names, deltas): (Vec<Value>, Vec<D>) = nodes
+    let (names, deltas): (Vec<String>, Vec<D>) = nodes
         .into_iter()
-        .map(|(name, delta)| (Value::String(name.into()), delta))
+        .map(|(name, delta)| (name.into(), delta))
         .unzip();
     metadata.nodes(names);
     deltas

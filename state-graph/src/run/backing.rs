@@ -6,7 +6,7 @@
 use crate::error::GraphError;
 use crate::graph_state::GraphState;
 use crate::subgraph::{ChildLog, LogFuture};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use state_core::{Delta, State, StateError};
 use state_store::{DeltasText, Durability, ObjectText, StoreError, Thread};
 use std::sync::Arc;
@@ -290,7 +290,7 @@ impl<S: GraphState> Backing<S> {
     pub async fn commit(
         &mut self,
         nodes: Vec<(&str, S::Delta)>,
-        routes: Map<String, Value>,
+        routes: Routes,
     ) -> Result<(), GraphError> {
         // Who wrote what, to name both nodes of a concurrent write.
         let fields: Vec<(&str, state_core::FieldNames)> = if nodes.len() > 1 {
@@ -304,7 +304,7 @@ impl<S: GraphState> Backing<S> {
             }
             Backing::Child(child) => return child.commit(nodes, routes, &fields, None).await,
             Backing::Thread(thread) => match thread
-                .with_metadata(Value::Object(routes))
+                .with_metadata_text(routes.unwrap_or_default())
                 .apply_nodes(nodes)
                 .await
             {
@@ -324,7 +324,7 @@ impl<S: GraphState> Backing<S> {
     pub async fn commit_adopted(
         &mut self,
         nodes: Vec<(&str, S::Delta)>,
-        routes: Map<String, Value>,
+        routes: Routes,
         state: Arc<S>,
     ) -> Result<(), GraphError> {
         match self {
@@ -334,7 +334,7 @@ impl<S: GraphState> Backing<S> {
             }
             Backing::Child(child) => child.commit(nodes, routes, &[], Some(state)).await,
             Backing::Thread(thread) => match thread
-                .with_metadata(Value::Object(routes))
+                .with_metadata_text(routes.unwrap_or_default())
                 .adopt_nodes(nodes, state)
                 .await
             {
@@ -354,13 +354,13 @@ impl<S: GraphState> Backing<S> {
         &mut self,
         node: &str,
         steps: Vec<DeltasText>,
-        routes: Map<String, Value>,
+        routes: Routes,
         state: Arc<S>,
     ) -> Result<(), GraphError> {
         match self {
             Backing::Thread(thread) => {
                 thread
-                    .with_metadata(Value::Object(routes))
+                    .with_metadata_text(routes.unwrap_or_default())
                     .adopt_steps(node, steps, state)
                     .await?;
                 Ok(())
@@ -419,7 +419,7 @@ impl<S: GraphState> Child<S> {
     async fn commit(
         &mut self,
         nodes: Vec<(&str, S::Delta)>,
-        routes: Map<String, Value>,
+        routes: Routes,
         fields: &[(&str, state_core::FieldNames)],
         made: Option<Arc<S>>,
     ) -> Result<(), GraphError> {
@@ -488,7 +488,7 @@ impl<S: GraphState> Child<S> {
     fn logged(
         &self,
         nodes: &[(&str, S::Delta)],
-        routes: Map<String, Value>,
+        routes: Routes,
     ) -> Result<(ObjectText, ObjectText, Option<DeltasText>), GraphError> {
         let written = nodes.iter().map(|(_, delta)| delta);
         // Written once either way: as text kept for the parent, or straight
@@ -509,21 +509,25 @@ impl<S: GraphState> Child<S> {
             Some(tags) => tags.clone_with_room(64),
             None => ObjectText::new(),
         };
-        let metadata_error = |e| {
-            unstorable(
-                "the subgraph's step metadata cannot be stored".to_owned(),
-                "metadata",
-                e,
-            )
-        };
-        metadata
-            .array_field("nodes", nodes.iter().map(|(node, _)| node))
-            .map_err(metadata_error)?;
-        for (key, value) in &routes {
-            metadata.field(key, value).map_err(metadata_error)?;
+        metadata.strings_field("nodes", nodes.iter().map(|(node, _)| node));
+        if let Some(routes) = &routes {
+            metadata.extend(routes);
         }
         Ok((body, metadata, deltas))
     }
+}
+
+/// A superstep's routes as its step's metadata text (`step_metadata`),
+/// made only when the step is logged; the store adds the nodes.
+pub(crate) type Routes = Option<ObjectText>;
+
+/// A step's metadata that cannot be written (its routes).
+pub(crate) fn unstorable_metadata(error: serde_json::Error) -> GraphError {
+    unstorable(
+        "the step's metadata cannot be stored".to_owned(),
+        "metadata",
+        error,
+    )
 }
 
 /// A subgraph's step that cannot be stored: `field` cannot be written.

@@ -20,6 +20,7 @@ use crate::spec::START;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use state_core::State;
+use state_store::ObjectText;
 use std::collections::BTreeMap;
 
 /// The cursor's keys, as logged; `nodes` is written by whoever logs the
@@ -185,51 +186,61 @@ impl LoggedRoutes {
     }
 }
 
-/// `cursor`'s routes as a step's metadata, built straight from it: a
-/// command's targets are logged at every superstep it routes, so this is
-/// kept small. A step whose tasks are all of one node logs its targets
-/// alone (`"goto": "worker"`, or a list of names); others name the node
-/// each target is from (`{"a": ["x"]}`, which [`LoggedRoutes::from_metadata`]
-/// reads in either case).
-pub(crate) fn step_metadata<S: State, C>(plan: &Plan<S, C>, cursor: &Cursor) -> Map<String, Value> {
-    let name = |n: usize| Value::String(plan.nodes[n].name.clone());
-    let mut metadata = Map::new();
-    if let Some(goto) = goto_metadata(plan, cursor) {
-        metadata.insert("goto".to_owned(), goto);
-    }
+/// `cursor`'s routes as a step's metadata text, written straight from it
+/// (no map of values made and dropped): a command's targets are logged at
+/// every superstep it routes, so this is kept small. A step whose tasks
+/// are all of one node logs its targets alone (`"goto": "worker"`, or a
+/// list of names); others name the node each target is from
+/// (`{"a": ["x"]}`, which [`LoggedRoutes::from_metadata`] reads in either
+/// case). The keys are written in the order `goto`, `sends`, `joins`.
+pub(crate) fn step_metadata<S: State, C>(
+    plan: &Plan<S, C>,
+    cursor: &Cursor,
+) -> Result<ObjectText, serde_json::Error> {
+    let name = |n: usize| plan.nodes[n].name.as_str();
+    let mut metadata = ObjectText::new();
+    write_goto(&mut metadata, plan, cursor)?;
     if !cursor.sends.is_empty() {
-        let sends = cursor.sends.iter().map(|(from, sent)| {
-            let mut send = Map::new();
-            send.insert("from".to_owned(), name(*from));
-            send.insert("to".to_owned(), name(sent.worker));
-            send.insert("input".to_owned(), sent.logged.clone());
-            Value::Object(send)
+        #[derive(Serialize)]
+        struct Send<'a> {
+            from: &'a str,
+            to: &'a str,
+            input: &'a Value,
+        }
+        let sends = cursor.sends.iter().map(|(from, sent)| Send {
+            from: name(*from),
+            to: name(sent.worker),
+            input: &sent.logged,
         });
-        metadata.insert("sends".to_owned(), Value::Array(sends.collect()));
+        metadata.array_field("sends", sends.collect::<Vec<_>>().iter())?;
     }
-    let mut joins: Vec<(&str, Value)> = plan
-        .joins
-        .iter()
-        .zip(&cursor.joins)
-        .filter(|(_, seen)| seen.iter().any(|s| *s))
-        .map(|(join, seen)| {
-            let ran = join.sources.iter().zip(seen).filter(|(_, s)| **s);
-            let ran = ran.map(|(n, _)| name(*n)).collect();
-            (join.key.as_str(), Value::Array(ran))
-        })
-        .collect();
-    if !joins.is_empty() {
-        joins.sort_by(|a, b| a.0.cmp(b.0));
-        let joins = joins.into_iter().map(|(k, v)| (k.to_owned(), v));
-        metadata.insert("joins".to_owned(), Value::Object(joins.collect()));
+    let seen = || {
+        plan.joins
+            .iter()
+            .zip(&cursor.joins)
+            .filter(|(_, seen)| seen.iter().any(|s| *s))
+    };
+    // Most steps have no join waiting: nothing built for them.
+    if seen().next().is_some() {
+        let joins: BTreeMap<&str, Vec<&str>> = seen()
+            .map(|(join, seen)| {
+                let ran = join.sources.iter().zip(seen).filter(|(_, s)| **s);
+                (join.key.as_str(), ran.map(|(n, _)| name(*n)).collect())
+            })
+            .collect();
+        metadata.field("joins", &joins)?;
     }
-    metadata
+    Ok(metadata)
 }
 
 /// The `goto` of [`step_metadata`], if a command chose a node (`END` adds
 /// no task, so it is not logged).
-fn goto_metadata<S: State, C>(plan: &Plan<S, C>, cursor: &Cursor) -> Option<Value> {
-    let name = |n: usize| Value::String(plan.nodes[n].name.clone());
+fn write_goto<S: State, C>(
+    metadata: &mut ObjectText,
+    plan: &Plan<S, C>,
+    cursor: &Cursor,
+) -> Result<(), serde_json::Error> {
+    let name = |n: usize| plan.nodes[n].name.as_str();
     let routed = || {
         cursor
             .goto
@@ -239,26 +250,23 @@ fn goto_metadata<S: State, C>(plan: &Plan<S, C>, cursor: &Cursor) -> Option<Valu
                 Target::End => None,
             })
     };
-    let (first, _) = routed().next()?;
+    let Some((first, _)) = routed().next() else {
+        return Ok(());
+    };
     if cursor.sources == [Some(first)] {
         let mut targets = routed().map(|(_, to)| name(to));
-        return Some(match (targets.next(), targets.next()) {
-            (Some(one), None) => one,
-            (one, two) => Value::Array(one.into_iter().chain(two).chain(targets).collect()),
-        });
+        match (targets.next(), targets.next()) {
+            (Some(one), None) => metadata.field("goto", one)?,
+            (one, two) => metadata.strings_field("goto", one.into_iter().chain(two).chain(targets)),
+        };
+        return Ok(());
     }
-    let mut sources: Vec<&str> = routed()
-        .map(|(from, _)| plan.nodes[from].name.as_str())
-        .collect();
-    sources.sort_unstable();
-    sources.dedup();
-    let by_source = sources.into_iter().map(|source| {
-        let targets = routed()
-            .filter(|(from, _)| plan.nodes[*from].name == source)
-            .map(|(_, to)| name(to));
-        (source.to_owned(), Value::Array(targets.collect()))
-    });
-    Some(Value::Object(by_source.collect()))
+    let mut by_source: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (from, to) in routed() {
+        by_source.entry(name(from)).or_default().push(name(to));
+    }
+    metadata.field("goto", &by_source)?;
+    Ok(())
 }
 
 /// A logged `goto`: by source (`{"a": ["x"]}`), or the targets alone of a
@@ -345,8 +353,9 @@ mod tests {
                 goto,
                 sends: Vec::new(),
             };
-            let metadata = step_metadata(&plan, &cursor);
-            assert_eq!(serde_json::to_string(&metadata).expect("text"), text);
+            let written = step_metadata(&plan, &cursor).expect("writes").into_string();
+            assert_eq!(written, text);
+            let metadata: Map<String, Value> = serde_json::from_str(&written).expect("an object");
             let read = LoggedRoutes::from_metadata(&metadata, &nodes)
                 .and_then(|routes| routes.cursor(&plan, &nodes))
                 .expect("reads back");

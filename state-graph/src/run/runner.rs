@@ -4,7 +4,7 @@
 //! go on until no task is left, a node pauses or fails, or the recursion
 //! limit. Where it stops is the caller's to record ([`Stop`]).
 
-use super::backing::Backing;
+use super::backing::{Backing, unstorable_metadata};
 use super::cursor::{LoggedRoutes, LoggedSend, step_metadata};
 use super::out_of_line::out_of_line;
 use super::pending::{
@@ -294,9 +294,9 @@ where
             next.joins = plan.mark_joins(joins, &ran);
             // Named for the log only: a run in memory never reads them.
             let routes = if backing.logs() {
-                step_metadata(plan, &next)
+                Some(step_metadata(plan, &next).map_err(unstorable_metadata)?)
             } else {
-                serde_json::Map::new()
+                None
             };
             // The messages the deltas write, streamed once committed.
             let mut written = Vec::new();

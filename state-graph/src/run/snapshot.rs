@@ -3,6 +3,7 @@
 //! after one logged step, with what runs next and what is pending there.
 
 use super::CompiledGraph;
+use super::backing::unstorable_metadata;
 use super::cursor::step_metadata;
 use super::pending::{Breakpoint, PendingBody, PendingWrite};
 use super::position::Loaded;
@@ -14,7 +15,7 @@ use crate::spec::{Body, START};
 use crate::subgraph::{SubCall, SubgraphSnapshot};
 use serde_json::{Map, Value, json};
 use state_core::State;
-use state_store::{StepKind, StepRecord};
+use state_store::{ObjectText, StepKind, StepRecord};
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::Arc;
@@ -349,7 +350,7 @@ where
         mut body: PendingBody,
         writer: &str,
         delta: S::Delta,
-        mut metadata: Map<String, Value>,
+        metadata: Map<String, Value>,
     ) -> Result<u64, GraphError> {
         let task = body
             .interrupts
@@ -438,10 +439,15 @@ where
         }
         let ran: Vec<usize> = tasks.iter().map(|t: &Task| t.node).collect();
         next.joins = self.plan.mark_joins(joins, &ran);
-        let routes = step_metadata(&self.plan, &next);
-        metadata.extend(routes);
+        // The edit's own keys, then the routes it leaves (never the same
+        // keys: `step_metadata` writes only `goto`, `sends` and `joins`).
+        let mut text = ObjectText::new();
+        for (key, value) in &metadata {
+            text.field(key, value).map_err(unstorable_metadata)?;
+        }
+        text.extend(&step_metadata(&self.plan, &next).map_err(unstorable_metadata)?);
         let seq = handle
-            .with_metadata(Value::Object(metadata))
+            .with_metadata_text(text)
             .apply_nodes(nodes)
             .await
             .map_err(state_refused)?;
