@@ -367,6 +367,36 @@ mod tests {
         }
     }
 
+    /// A step's `Send`s are logged with their inputs, and read back.
+    #[test]
+    fn sends_are_written_and_read_back() {
+        let plan = plan();
+        let node = |name: &str| plan.node(name).expect("a node");
+        let (a, x, y) = (node("a"), node("x"), node("y"));
+        let sent = |worker: usize, logged: Value| Sent {
+            worker,
+            input: std::sync::Arc::new(()),
+            logged,
+        };
+        let cursor = Cursor {
+            joins: plan.mark_joins(Vec::new(), &[a]),
+            sources: vec![Some(a)],
+            goto: vec![(a, Target::Node(y))],
+            sends: vec![
+                (a, sent(x, serde_json::json!({"topic": "tea \"green\""}))),
+                (a, sent(y, Value::Null)),
+            ],
+        };
+        let written = step_metadata(&plan, &cursor).expect("writes").into_string();
+        assert_eq!(
+            written,
+            r#"{"goto":"y","sends":[{"from":"a","to":"x","input":{"topic":"tea \"green\""}},{"from":"a","to":"y","input":null}]}"#
+        );
+        let metadata: Map<String, Value> = serde_json::from_str(&written).expect("an object");
+        let read = LoggedRoutes::from_metadata(&metadata, &["a".to_owned()]).expect("reads");
+        assert_eq!(read, LoggedRoutes::of(&plan, &cursor));
+    }
+
     /// The log before the targets alone: every `goto` by source.
     #[test]
     fn goto_by_source_still_reads() {
