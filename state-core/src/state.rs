@@ -171,11 +171,7 @@ pub trait State: Default {
         &mut self,
         deltas: impl IntoIterator<Item = Self::Delta>,
     ) -> Result<(), StateError> {
-        let mut merged = Self::Delta::default();
-        for delta in deltas {
-            merged = merged.merge(delta)?;
-        }
-        self.apply(merged)
+        self.apply(Self::Delta::merge_all(deltas)?)
     }
 
     /// Starts a new turn: every turn-scoped field goes back to its default;
@@ -521,6 +517,45 @@ pub trait Delta: Default {
     /// ```
     fn merge(self, other: Self) -> Result<Self, StateError> {
         self.merge_with(other, crate::__private::MergeMode::Concurrent)
+    }
+
+    /// The writes of one superstep combined, in order, as
+    /// [`merge`](Delta::merge) combines two: what
+    /// [`State::apply_all`] applies. A lone delta is returned as it is
+    /// (merging it into an empty one would only move it); none gives the
+    /// empty delta.
+    ///
+    /// ```
+    /// use state_core::{AgentState, Delta, State, StateError};
+    ///
+    /// #[derive(AgentState)]
+    /// struct Research {
+    ///     #[reducer(append)]
+    ///     findings: Vec<String>,
+    ///     next: String,
+    /// }
+    ///
+    /// let step = [
+    ///     Research::delta().findings(["web"]).next("write"),
+    ///     Research::delta().findings(["docs"]),
+    /// ];
+    /// let merged = ResearchDelta::merge_all(step)?;
+    /// assert_eq!(merged.fields(), ["findings", "next"]);
+    /// let mut state = Research::default();
+    /// state.apply(merged)?;
+    /// assert_eq!(state.findings, ["web", "docs"]);
+    /// assert!(ResearchDelta::merge_all([]).is_ok_and(|d| d.is_empty()));
+    ///
+    /// let clash = [Research::delta().next("a"), Research::delta().next("b")];
+    /// assert!(matches!(ResearchDelta::merge_all(clash), Err(StateError::ConcurrentWrite { .. })));
+    /// # Ok::<(), StateError>(())
+    /// ```
+    fn merge_all(deltas: impl IntoIterator<Item = Self>) -> Result<Self, StateError> {
+        let mut deltas = deltas.into_iter();
+        let Some(first) = deltas.next() else {
+            return Ok(Self::default());
+        };
+        deltas.try_fold(first, Delta::merge)
     }
 
     /// Combines two deltas written one after the other into one with the

@@ -581,20 +581,8 @@ where
     ) -> Result<u64, StoreError> {
         self.settle().await?;
         let encoded = Encoded::superstep::<S>(&self.id, &deltas)?;
-        // A lone delta is the superstep's write as it is: merging it into
-        // an empty one would only move it.
-        let mut deltas = deltas.into_iter();
-        let merged = match (deltas.next(), deltas.len()) {
-            (Some(delta), 0) => delta,
-            (first, _) => {
-                let mut merged = S::delta();
-                for delta in first.into_iter().chain(deltas) {
-                    merged =
-                        state_core::Delta::merge(merged, delta).map_err(|e| self.refused(e))?;
-                }
-                merged
-            }
-        };
+        let merged =
+            <S::Delta as state_core::Delta>::merge_all(deltas).map_err(|e| self.refused(e))?;
         let checked = self.state().check(merged).map_err(|e| self.refused(e))?;
         self.write(encoded, metadata, |state| {
             state.change(|state| state.commit(checked))
@@ -1035,11 +1023,9 @@ where
         let deltas = named_deltas(nodes, &mut metadata);
         self.settle().await?;
         let encoded = Encoded::superstep::<S>(&self.id, &deltas)?;
+        // Merged only to refuse a concurrent write: `state` is what they make.
         if deltas.len() > 1 {
-            let mut merged = S::delta();
-            for delta in deltas {
-                merged = state_core::Delta::merge(merged, delta).map_err(|e| self.refused(e))?;
-            }
+            <S::Delta as state_core::Delta>::merge_all(deltas).map_err(|e| self.refused(e))?;
         }
         self.write(encoded, metadata, |cell| {
             *cell = Cell::Shared(state, <S as Clone>::clone);

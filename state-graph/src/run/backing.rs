@@ -428,21 +428,8 @@ impl<S: GraphState> Child<S> {
             None => None,
         };
         let keep_writes = self.kept.wants_writes();
-        // A lone node's delta is the superstep's write as it is: merging
-        // it into an empty one would only move it.
-        let mut nodes = nodes.into_iter();
-        let merged = match (nodes.next(), nodes.len()) {
-            (Some((_, delta)), 0) => delta,
-            (first, _) => {
-                let mut merged = S::Delta::default();
-                for (_, delta) in first.into_iter().chain(nodes) {
-                    merged = merged
-                        .merge(delta)
-                        .map_err(|source| conflict(source, fields))?;
-                }
-                merged
-            }
-        };
+        let merged = S::Delta::merge_all(nodes.into_iter().map(|(_, delta)| delta))
+            .map_err(|source| conflict(source, fields))?;
         let kept = match made {
             Some(state) => {
                 self.state = state;

@@ -515,12 +515,8 @@ fn replay<T: GraphState>(
             .map_err(|e| err(format!("a subgraph's deltas cannot be written again: {e}")))?;
         steps.push(text);
     }
-    let mut merged = T::Delta::default();
-    for delta in deltas {
-        merged = merged
-            .merge(delta)
-            .map_err(|e| err(format!("a subgraph's superstep does not merge: {e}")))?;
-    }
+    let merged = T::Delta::merge_all(deltas)
+        .map_err(|e| err(format!("a subgraph's superstep does not merge: {e}")))?;
     if child.kept.wants_writes() {
         child
             .kept
